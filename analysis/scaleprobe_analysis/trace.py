@@ -1,0 +1,240 @@
+"""Load and validate scaleprobe HDF5 traces (schema: docs/trace-schema.md).
+
+A trace is one HDF5 file per run. Every top-level group except ``/provenance`` is a table
+(one 1-D dataset per column); this module turns each table into a pandas DataFrame with
+strings decoded, and the root and provenance attributes into plain Python dicts.
+
+Validation mirrors the C++ ``trace_check``: a file is refused when it is missing, named
+``*.partial``, not HDF5 (corrupt or truncated), not a scaleprobe trace, of another schema
+version, incomplete, or when a table's columns disagree in length. Every refusal is a
+:class:`TraceError` whose ``str()`` is a single line ``<file>: <problem>``, so callers can
+print it as is.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pandas as pd
+
+SCHEMA_NAME = "scaleprobe-trace"
+SCHEMA_VERSION = 1
+TABLE_SCOPES = ("shared", "per_rank")
+
+
+class TraceError(Exception):
+    """A file that is not a usable scaleprobe trace; ``str(e)`` is ``'<file>: <problem>'``."""
+
+    def __init__(self, path: str | Path, problem: str):
+        self.path = str(path)
+        self.problem = " ".join(str(problem).split())  # always one line
+        super().__init__(f"{self.path}: {self.problem}")
+
+
+@dataclass(frozen=True)
+class TableMeta:
+    """What the schema stores next to a table: scope, description and per-column units."""
+
+    scope: str
+    description: str
+    units: dict[str, str]
+    descriptions: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Trace:
+    """One validated trace: root attributes, provenance and every table as a DataFrame."""
+
+    path: Path
+    attrs: dict
+    provenance: dict
+    env: dict
+    slurm: dict
+    tables: dict[str, pd.DataFrame]
+    meta: dict[str, TableMeta]
+
+    @property
+    def kind(self) -> str:
+        return self.attrs["kind"]
+
+    @property
+    def nranks(self) -> int:
+        return int(self.attrs["nranks"])
+
+    @property
+    def machine(self) -> str:
+        return self.attrs.get("machine") or self.provenance.get("hostname", "unknown machine")
+
+    @property
+    def simulated(self) -> bool:
+        """True unless the root attribute says the data was measured (``simulated == 0``)."""
+        return int(self.attrs.get("simulated", 1)) != 0
+
+    @property
+    def name(self) -> str:
+        """Short label for file names and headings: the file name without ``.h5``."""
+        return self.path.name[: -len(".h5")] if self.path.name.endswith(".h5") else self.path.name
+
+    def table(self, name: str) -> pd.DataFrame:
+        """The table ``name``; a missing table is a :class:`TraceError` naming the file."""
+        if name not in self.tables:
+            raise TraceError(self.path, f"no '{name}' table (kind '{self.kind}')")
+        return self.tables[name]
+
+    def memory_copy_GBps(self) -> float | None:
+        """Per-rank STREAM-style copy bandwidth from ``/provenance``, or None if not measured."""
+        raw = self.provenance.get("memory_copy_GBps_per_rank", "")
+        try:
+            value = float(raw)
+        except ValueError:
+            return None
+        return value if value > 0 else None
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """Every trace found under one directory, in sorted path order."""
+
+    root: Path
+    traces: list[Trace] = field(default_factory=list)
+
+    def of_kind(self, kind: str) -> list[Trace]:
+        return [t for t in self.traces if t.kind == kind]
+
+
+def _decode(value):
+    """HDF5 attribute value → plain Python (bytes → str, numpy scalars → int/float)."""
+    if isinstance(value, (bytes, np.bytes_)):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, np.ndarray) and value.shape == ():
+        return _decode(value[()])
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, np.ndarray):
+        return [_decode(v) for v in value]
+    return value
+
+
+def _attrs(obj) -> dict:
+    return {k: _decode(v) for k, v in obj.attrs.items()}
+
+
+def _column(path: Path, table: str, name: str, ds) -> np.ndarray:
+    """Read one column dataset; strings become a Python-str object array."""
+    if not isinstance(ds, h5py.Dataset):
+        raise TraceError(path, f"table '{table}' member '{name}' is not a dataset")
+    if ds.ndim != 1:
+        raise TraceError(path, f"table '{table}' column '{name}' is {ds.ndim}-D, expected 1-D")
+    kind = ds.dtype.kind
+    if kind not in "iufS":
+        raise TraceError(path, f"table '{table}' column '{name}' has unsupported type {ds.dtype}")
+    values = ds[()]
+    if kind == "S":
+        values = np.array([v.decode("utf-8", errors="replace") for v in values], dtype=object)
+    return values
+
+
+def _read_table(path: Path, name: str, group, nranks: int) -> tuple[pd.DataFrame, TableMeta]:
+    """Read and check one table group: rows attribute, equal column lengths, scope, ranks."""
+    attrs = _attrs(group)
+    if "rows" not in attrs:
+        raise TraceError(path, f"table '{name}' has no 'rows' attribute")
+    rows = int(attrs["rows"])
+    scope = attrs.get("scope", "")
+    if scope not in TABLE_SCOPES:
+        raise TraceError(path, f"table '{name}' has unknown scope '{scope}'")
+    columns, units, descriptions = {}, {}, {}
+    for col in group:  # h5py iterates in link creation order when it is tracked
+        ds = group[col]
+        if isinstance(ds, h5py.Dataset) and ds.ndim == 1 and ds.shape[0] != rows:
+            raise TraceError(path, f"table '{name}' column '{col}' has {ds.shape[0]} rows, expected {rows}")
+        columns[col] = _column(path, name, col, ds)
+        col_attrs = _attrs(ds)
+        units[col] = col_attrs.get("unit", "")
+        descriptions[col] = col_attrs.get("description", "")
+    if scope == "per_rank" and rows > 0:
+        if "rank" not in columns:
+            raise TraceError(path, f"per-rank table '{name}' has no 'rank' column")
+        ranks = columns["rank"]
+        if ranks.min() < 0 or ranks.max() >= nranks:
+            bad = int(ranks.max() if ranks.max() >= nranks else ranks.min())
+            raise TraceError(path, f"table '{name}' names rank {bad} of {nranks}")
+    frame = pd.DataFrame(columns) if columns else pd.DataFrame(index=range(rows))
+    return frame, TableMeta(scope, attrs.get("description", ""), units, descriptions)
+
+
+def _read_open_file(path: Path, f: h5py.File) -> Trace:
+    attrs = _attrs(f)
+    schema = attrs.get("schema")
+    if schema != SCHEMA_NAME:
+        found = "no schema attribute" if schema is None else f"schema='{schema}'"
+        raise TraceError(path, f"not a scaleprobe trace ({found}, expected '{SCHEMA_NAME}')")
+    version = attrs.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise TraceError(path, f"unsupported trace schema version {version} (this reader reads version {SCHEMA_VERSION})")
+    if attrs.get("complete") != 1:
+        raise TraceError(path, f"incomplete trace (complete={attrs.get('complete')}: the run did not finish writing it)")
+    for key in ("kind", "nranks"):
+        if key not in attrs:
+            raise TraceError(path, f"missing root attribute '{key}'")
+    if "provenance" not in f or not isinstance(f["provenance"], h5py.Group):
+        raise TraceError(path, "missing /provenance group")
+    prov = f["provenance"]
+    sub = {k: _attrs(prov[k]) for k in ("env", "slurm") if k in prov}
+    tables, meta = {}, {}
+    for name in f:
+        if name == "provenance":
+            continue
+        if not isinstance(f[name], h5py.Group):
+            raise TraceError(path, f"unexpected top-level dataset '/{name}' (tables are groups)")
+        tables[name], meta[name] = _read_table(path, name, f[name], int(attrs["nranks"]))
+    return Trace(path=path, attrs=attrs, provenance=_attrs(prov), env=sub.get("env", {}),
+                 slurm=sub.get("slurm", {}), tables=tables, meta=meta)
+
+
+def load_trace(path: str | Path) -> Trace:
+    """Load and validate one trace; raise :class:`TraceError` (one line) if it is not usable."""
+    path = Path(path)
+    if not path.exists():
+        raise TraceError(path, "trace file not found")
+    if path.name.endswith(".partial"):
+        raise TraceError(path, "incomplete trace (a run still writing it, or one that died)")
+    if path.is_dir():
+        raise TraceError(path, "is a directory, not a trace file")
+    try:
+        if not h5py.is_hdf5(path):
+            raise TraceError(path, "not a readable HDF5 file (corrupt or truncated)")
+        with h5py.File(path, "r") as f:
+            return _read_open_file(path, f)
+    except TraceError:
+        raise
+    except (OSError, KeyError, ValueError, RuntimeError, TypeError) as exc:
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise TraceError(path, f"not a readable HDF5 file (corrupt or truncated): {detail}") from exc
+
+
+def find_traces(directory: str | Path) -> list[Path]:
+    """Every ``*.h5`` file under ``directory`` (recursively), sorted."""
+    return sorted(p for p in Path(directory).rglob("*.h5") if p.is_file())
+
+
+def load_campaign(directory: str | Path) -> Campaign:
+    """Load every trace under ``directory``; the first bad file raises :class:`TraceError`.
+
+    A ``*.h5.partial`` file anywhere under the directory is refused too: it means a run is
+    still writing (or died), so a report would silently miss it.
+    """
+    root = Path(directory)
+    if not root.is_dir():
+        raise TraceError(root, "campaign directory not found")
+    partials = sorted(p for p in root.rglob("*.partial") if p.is_file())
+    if partials:
+        raise TraceError(partials[0], "incomplete trace (a run still writing it, or one that died)")
+    files = find_traces(root)
+    if not files:
+        raise TraceError(root, "no *.h5 traces in the campaign directory")
+    return Campaign(root=root, traces=[load_trace(p) for p in files])

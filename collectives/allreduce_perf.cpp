@@ -1,0 +1,205 @@
+// allreduce_perf: latency and bandwidth of every allreduce algorithm over a message-size sweep,
+// each checked against a sequential reference after its timed loop. One table row per case on
+// stdout (rank 0), every sample in the HDF5 trace. Exit 1 if any element was wrong.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <tuple>
+
+#include "collectives/allreduce.hpp"
+#include "collectives/harness.hpp"
+#include "core/log.hpp"
+#include "core/membw.hpp"
+#include "core/options.hpp"
+#include "core/program.hpp"
+#include "core/provenance.hpp"
+#include "core/samples.hpp"
+#include "core/sizes.hpp"
+#include "core/trace.hpp"
+
+namespace {
+
+using namespace sp;
+using namespace sp::coll;
+
+struct Options {
+  SizeOptions sizes;
+  RunOptions run;
+  std::string algorithms = "all", dtypes = "f32", op = "sum", placement = "out", chunk = "1M";
+  bool membw = true;
+};
+
+std::vector<std::string> algorithm_names() {
+  std::vector<std::string> v;
+  for (const Algorithm& a : algorithms()) v.emplace_back(a.name);
+  return v;
+}
+
+// The summary table, one row per case (also what stdout shows).
+struct SummaryTable {
+  Table t;
+  void add(std::int64_t id, const CaseSpec& c, int iters, int warmup, const std::string& sync,
+           const CaseStats& st, double vs_mpi, long long wrong, int nranks) {
+    double bytes = double(c.bytes());
+    double algbw = st.mean.mean > 0 ? bytes / st.mean.mean / 1e9 : 0;
+    t.ints("case", "", "case id (samples.case refers to it)").push_back(id);
+    t.strings("algorithm", "allreduce algorithm").emplace_back(c.algorithm->name);
+    t.strings("dtype", "element type").emplace_back(name(c.dtype));
+    t.strings("op", "reduction operator").emplace_back(name(c.op));
+    t.strings("placement", "in (in place) or out (out of place)").emplace_back(c.in_place ? "in" : "out");
+    t.ints("bytes", "B", "message size").push_back(static_cast<std::int64_t>(c.bytes()));
+    t.ints("count", "", "elements").push_back(static_cast<std::int64_t>(c.count));
+    t.ints("iters", "", "timed iterations").push_back(iters);
+    t.ints("warmup", "", "untimed warm-up iterations").push_back(warmup);
+    t.strings("sync", "synchronisation between iterations").push_back(sync);
+    t.reals("t_min_us", "us", "fastest rank's mean time").push_back(st.mean.min * 1e6);
+    t.reals("t_mean_us", "us", "mean over ranks of each rank's mean time").push_back(st.mean.mean * 1e6);
+    t.reals("t_max_us", "us", "slowest rank's mean time").push_back(st.mean.max * 1e6);
+    t.ints("slowest_rank", "", "rank with the largest mean time").push_back(st.mean.slowest_rank);
+    t.reals("p50_us", "us", "median over iterations of the slowest rank's time").push_back(st.iteration.median * 1e6);
+    t.reals("p99_us", "us", "99th percentile over iterations of the slowest rank's time").push_back(st.iteration.p99 * 1e6);
+    t.reals("algbw_GBps", "GB/s", "bytes / t_mean").push_back(algbw);
+    t.reals("busbw_GBps", "GB/s", "algbw * 2(n-1)/n").push_back(algbw * allreduce_busbw_factor(nranks));
+    t.reals("cpu_mean_us", "us", "mean thread CPU time per iteration").push_back(st.cpu_mean_s * 1e6);
+    t.reals("runqueue_wait_us", "us", "mean run-queue wait per iteration (-1 unknown)")
+        .push_back(st.runqueue_wait_s < 0 ? -1 : st.runqueue_wait_s * 1e6);
+    t.reals("vs_mpi", "", "t_mean / t_mean of MPI_Allreduce for the same size, dtype, op, placement (NaN if not run)")
+        .push_back(vs_mpi);
+    t.ints("wrong", "", "elements wrong in verification, summed over ranks").push_back(wrong);
+  }
+};
+
+void print_header(const Session& s, const Options& o, const Provenance& prov, const CopyBandwidth& bw) {
+  fmt::print("# allreduce_perf: {} ranks on {} host(s) [{}], {} OpenMP thread(s) per rank\n", s.size,
+             *prov.find("nhosts"), *prov.find("hosts"), *prov.find("omp_max_threads"));
+  fmt::print("# MPI: {}\n", *prov.find("mpi_library_version"));
+  fmt::print("# sync between iterations: {}; off-cache: {}; pipelining chunk: {}\n", o.run.sync,
+             o.run.off_cache ? "yes" : "no", o.chunk);
+  fmt::print("# times are per call; t_min/t_mean/t_max: across ranks of each rank's mean; p50/p99: over\n"
+             "# iterations of the slowest rank's time. algbw = bytes/t_mean; busbw = algbw * 2(n-1)/n\n"
+             "# (= algbw * {:.3f} here). cpu/wall: thread CPU time / wall time (< 1: waiting or contention).\n",
+             allreduce_busbw_factor(s.size));
+  if (bw.best_GBps > 0)
+    fmt::print("# memory copy bandwidth (STREAM-style copy, all ranks at once): {:.2f} GB/s per rank (best), "
+               "{:.2f} GB/s (median)\n", bw.best_GBps, bw.median_GBps);
+  fmt::print("#{:>9} {:>10} {:>5} {:>4} {:>3} {:>12} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8} "
+             "{:>6} {:>7} {:>6}\n", "size", "count", "type", "op", "ip", "algorithm", "iters", "t_min(us)",
+             "t_mean(us)", "t_max(us)", "p50(us)", "p99(us)", "algbw", "busbw", "cpu/w", "vs_mpi", "#wrong");
+  std::fflush(stdout);
+}
+
+int run(Session& s) {
+  Options o;
+  CLI::App app{"allreduce_perf: allreduce latency/bandwidth sweep over algorithms, sizes and dtypes"};
+  o.sizes.add_to(app);
+  o.run.add_to(app);
+  app.add_option("-a,--algorithms", o.algorithms, "comma list of algorithms or 'all' (mpi, naive, tree, ring, rabenseifner)")
+      ->capture_default_str();
+  app.add_option("-d,--dtypes", o.dtypes, "comma list of f32, f64, i32, bf16 or 'all'")->capture_default_str();
+  app.add_option("--op", o.op, "reduction: sum, max or min")->check(CLI::IsMember({"sum", "max", "min"}))
+      ->capture_default_str();
+  app.add_option("--placement", o.placement, "out (out of place), in (in place) or both")
+      ->check(CLI::IsMember({"out", "in", "both"}))->capture_default_str();
+  app.add_option("--chunk", o.chunk, "pipelining segment size for ring/tree")->capture_default_str();
+  app.add_flag("!--no-membw", o.membw, "skip the memory-bandwidth probe at start-up");
+  if (!parse_command_line(app, s)) return 0;
+  if (o.run.quiet) log::set_level(log::Level::warn);
+
+  std::vector<std::uint64_t> sizes = o.sizes.resolve();
+  std::vector<std::string> algos = parse_choice_list(o.algorithms, algorithm_names(), "algorithm");
+  std::vector<std::string> dtypes = parse_choice_list(o.dtypes, {"f32", "f64", "i32", "bf16"}, "dtype");
+  std::size_t chunk = 0;
+  try {
+    chunk = parse_size(o.chunk);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+  if (chunk == 0) throw UsageError("--chunk must be at least 1 byte");
+  std::vector<bool> placements;
+  if (o.placement != "in") placements.push_back(false);
+  if (o.placement != "out") placements.push_back(true);
+  // The reference runs first so every other algorithm's row can show its ratio to it.
+  std::stable_partition(algos.begin(), algos.end(), [](const std::string& a) { return a == "mpi"; });
+
+  Provenance prov = collect_provenance(s);
+  // Every rank copies at once: the bandwidth a rank gets while its peers also use memory.
+  CopyBandwidth local_bw, bw;
+  if (o.membw) {
+    SP_MPI_CHECK(MPI_Barrier(s.comm));
+    local_bw = measure_copy_bandwidth();
+    bw.best_GBps = spread_across_ranks(local_bw.best_GBps, s.comm).mean;
+    bw.median_GBps = spread_across_ranks(local_bw.median_GBps, s.comm).mean;
+    prov.add("memory_copy_GBps_per_rank", fmt::format("{:.3f}", bw.best_GBps));
+  }
+  TraceWriter trace(s, o.run.trace_path(prov), "allreduce", prov);
+  trace.set_attribute("busbw_factor", allreduce_busbw_factor(s.size));
+  if (s.rank == 0) print_header(s, o, prov, bw);
+
+  SampleLog samples({{std::string("allreduce"), std::string("one allreduce call")}});
+  SummaryTable summary;
+  std::map<std::tuple<std::uint64_t, std::string, bool>, double> mpi_time;
+  Workspace ws;
+  long long total_wrong = 0;
+  std::string first_wrong;
+  std::int64_t case_id = 0;
+  for (std::uint64_t bytes : sizes) {
+    for (const std::string& dt : dtypes) {
+      for (bool in_place : placements) {
+        for (const std::string& an : algos) {
+          CaseSpec c{&find_algorithm(an), parse_dtype(dt), parse_op(o.op), in_place, bytes / size_of(parse_dtype(dt)), chunk};
+          int iters = o.run.iters > 0 ? o.run.iters : auto_iters(c.bytes());
+          int warmup = o.run.warmup >= 0 ? o.run.warmup : auto_warmup(iters);
+          log::debug("case {}: {} {} {} B", case_id, an, dt, c.bytes());
+          TimedRun r = time_case(c, {o.run.iters, o.run.warmup, o.run.barrier(), o.run.off_cache}, iters, warmup, s.comm, ws);
+          long long wrong = verify_case(c, s.comm, ws);
+          CaseStats st = case_stats(r, s.comm);
+          auto key = std::make_tuple(bytes, dt, in_place);
+          if (an == "mpi") mpi_time[key] = st.mean.mean;
+          double vs = mpi_time.count(key) && mpi_time[key] > 0 ? st.mean.mean / mpi_time[key] : std::nan("");
+          for (std::size_t i = 0; i < r.samples.size(); ++i) samples.add(case_id, static_cast<std::int64_t>(i), 0, -1, r.samples[i]);
+          summary.add(case_id, c, iters, warmup, o.run.sync, st, vs, wrong, s.size);
+          if (wrong && first_wrong.empty()) first_wrong = fmt::format("{} {} {} {} B {}", an, dt, o.op, c.bytes(), in_place ? "in place" : "out of place");
+          total_wrong += wrong;
+          if (s.rank == 0) {
+            double algbw = st.mean.mean > 0 ? double(c.bytes()) / st.mean.mean / 1e9 : 0;
+            double cpu_ratio = st.mean.mean > 0 ? st.cpu_mean_s / st.mean.mean : 0;
+            fmt::print(" {:>9} {:>10} {:>5} {:>4} {:>3} {:>12} {:>6} {:>10.2f} {:>10.2f} {:>10.2f} {:>10.2f} {:>10.2f} "
+                       "{:>8.3f} {:>8.3f} {:>6.2f} {:>7} {:>6}\n", format_size(c.bytes()), c.count, dt, o.op,
+                       in_place ? "in" : "out", an, iters, st.mean.min * 1e6, st.mean.mean * 1e6, st.mean.max * 1e6,
+                       st.iteration.median * 1e6, st.iteration.p99 * 1e6, algbw, algbw * allreduce_busbw_factor(s.size),
+                       cpu_ratio, std::isnan(vs) ? std::string("-") : fmt::format("{:.2f}", vs), wrong);
+            std::fflush(stdout);
+          }
+          ++case_id;
+        }
+      }
+    }
+  }
+  Table ranks = rank_map_row();
+  ranks.reals("memory_copy_GBps", "GB/s", "this rank's STREAM-style copy bandwidth (0 if not measured)")
+      .push_back(local_bw.best_GBps);
+  trace.write_table("summary", summary.t, TableScope::shared, "one row per benchmark case");
+  trace.write_table("phases", samples.phases_table(), TableScope::shared, "phase ids used in samples");
+  trace.write_table("samples", samples.samples_table(), TableScope::per_rank, "every timed iteration of every rank");
+  trace.write_table("ranks", ranks, TableScope::per_rank, "rank -> host -> core map");
+  trace.set_attribute("wrong_elements", static_cast<std::int64_t>(total_wrong));
+  auto path = trace.commit();
+  if (s.rank == 0) {
+    fmt::print("# trace: {}\n", path.string());
+    std::fflush(stdout);
+  }
+  if (total_wrong > 0) {
+    if (s.rank == 0)
+      std::fprintf(stderr, "allreduce_perf: error: verification failed: %lld wrong element(s), first in %s\n",
+                   total_wrong, first_wrong.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return sp::run_program(argc, argv, "allreduce_perf", MPI_THREAD_SINGLE, run); }

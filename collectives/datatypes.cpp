@@ -1,0 +1,90 @@
+// Element types, reduction operators and the local (on-node) reduction every algorithm uses.
+#include <algorithm>
+#include <array>
+
+#include "allreduce.hpp"
+#include "bf16.hpp"
+#include "core/error.hpp"
+
+namespace sp::coll {
+namespace {
+
+constexpr std::array kDtypeNames{"f32", "f64", "i32", "bf16"};
+constexpr std::array kOpNames{"sum", "max", "min"};
+
+template <typename T, typename F>
+void combine(void* inout, const void* in, std::size_t n, F f) {
+  T* a = static_cast<T*>(inout);
+  const T* b = static_cast<const T*>(in);
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) a[i] = f(a[i], b[i]);
+}
+
+template <typename T>
+void reduce_typed(void* inout, const void* in, std::size_t n, Op o) {
+  switch (o) {
+    case Op::sum: return combine<T>(inout, in, n, [](T x, T y) { return T(x + y); });
+    case Op::max: return combine<T>(inout, in, n, [](T x, T y) { return std::max(x, y); });
+    case Op::min: return combine<T>(inout, in, n, [](T x, T y) { return std::min(x, y); });
+  }
+}
+
+}  // namespace
+
+std::string_view name(Dtype d) { return kDtypeNames[static_cast<int>(d)]; }
+std::string_view name(Op o) { return kOpNames[static_cast<int>(o)]; }
+
+Dtype parse_dtype(std::string_view s) {
+  for (std::size_t i = 0; i < kDtypeNames.size(); ++i)
+    if (s == kDtypeNames[i]) return static_cast<Dtype>(i);
+  fail("unknown dtype '{}' (choose f32, f64, i32, bf16)", s);
+}
+
+Op parse_op(std::string_view s) {
+  for (std::size_t i = 0; i < kOpNames.size(); ++i)
+    if (s == kOpNames[i]) return static_cast<Op>(i);
+  fail("unknown reduction op '{}' (choose sum, max, min)", s);
+}
+
+std::size_t size_of(Dtype d) {
+  switch (d) {
+    case Dtype::f32: return 4;
+    case Dtype::f64: return 8;
+    case Dtype::i32: return 4;
+    case Dtype::bf16: return 2;
+  }
+  return 0;
+}
+
+MPI_Datatype transport_type(Dtype d) {
+  switch (d) {
+    case Dtype::f32: return MPI_FLOAT;
+    case Dtype::f64: return MPI_DOUBLE;
+    case Dtype::i32: return MPI_INT32_T;
+    case Dtype::bf16: return MPI_UINT16_T;
+  }
+  return MPI_DATATYPE_NULL;
+}
+
+void reduce_local(void* inout, const void* in, std::size_t count, Dtype d, Op o) {
+  switch (d) {
+    case Dtype::f32: return reduce_typed<float>(inout, in, count, o);
+    case Dtype::f64: return reduce_typed<double>(inout, in, count, o);
+    case Dtype::i32:
+      // Sum through uint32 so overflow wraps instead of being undefined behaviour.
+      if (o == Op::sum) return reduce_typed<std::uint32_t>(inout, in, count, o);
+      return reduce_typed<std::int32_t>(inout, in, count, o);
+    case Dtype::bf16: {
+      auto* a = static_cast<std::uint16_t*>(inout);
+      const auto* b = static_cast<const std::uint16_t*>(in);
+      for (std::size_t i = 0; i < count; ++i) {
+        float x = bf16_to_float(a[i]), y = bf16_to_float(b[i]);
+        float r = o == Op::sum ? x + y : o == Op::max ? std::max(x, y) : std::min(x, y);
+        a[i] = float_to_bf16(r);
+      }
+      return;
+    }
+  }
+}
+
+}  // namespace sp::coll

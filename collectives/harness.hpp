@@ -1,0 +1,86 @@
+// The allreduce benchmark harness shared by allreduce_perf and bucket_sweep: case buffers
+// (including the off-cache rotation), the timed loop, verification against a sequential
+// reference, and statistics across ranks. Algorithms know nothing of any of this.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "collectives/allreduce.hpp"
+#include "core/stats.hpp"
+#include "core/timer.hpp"
+
+namespace sp::coll {
+
+struct CaseSpec {
+  const Algorithm* algorithm = nullptr;
+  Dtype dtype = Dtype::f32;
+  Op op = Op::sum;
+  bool in_place = false;
+  std::size_t count = 0;
+  std::size_t chunk_bytes = 1 << 20;
+  std::size_t bytes() const { return count * size_of(dtype); }
+};
+
+struct TimingOptions {
+  int iters = 0;         // 0: adapt to the message size (auto_iters)
+  int warmup = -1;       // -1: adapt to iters (auto_warmup)
+  bool barrier = false;  // MPI_Barrier before every timed iteration (not timed)
+  bool off_cache = false;  // rotate through buffers larger than 2x the last-level cache
+};
+
+// About 256 MiB of traffic per case, at least 10 and at most 1000 iterations.
+int auto_iters(std::size_t bytes);
+int auto_warmup(int iters);
+
+// Send/receive memory for the timed loop. With off_cache, iteration i uses slot i % slots of an
+// arena whose total size exceeds twice the last-level cache, so no iteration finds its data in
+// cache from the previous one (IMB's off-cache idea).
+class CaseBuffers {
+ public:
+  CaseBuffers(std::size_t bytes, bool in_place, bool off_cache);
+  void* send(int iter) { return send_.data() + slot(iter); }
+  void* recv(int iter) { return in_place_ ? send(iter) : recv_.data() + slot(iter); }
+  int slots() const { return slots_; }
+
+ private:
+  std::size_t slot(int iter) const { return static_cast<std::size_t>(iter % slots_) * stride_; }
+  bool in_place_;
+  std::size_t stride_;
+  int slots_ = 1;
+  std::vector<std::byte> send_, recv_;
+};
+
+// Times one case: warm-up, then iters timed calls, each bracketed by a PhaseTimer.
+struct TimedRun {
+  std::vector<PhaseSample> samples;  // one per iteration, this rank
+  double runqueue_wait_s = -1;       // this rank's run-queue wait over the timed loop (-1 unknown)
+};
+TimedRun time_case(const CaseSpec& spec, const TimingOptions& opt, int iters, int warmup,
+                   MPI_Comm comm, Workspace& ws);
+
+// Verification, outside the timer: rank r's element i is a small integer from (r, i), so every
+// reduction is exact in every dtype and the expected result is computed locally. Returns the
+// number of wrong elements summed over all ranks (collective).
+long long verify_case(const CaseSpec& spec, MPI_Comm comm, Workspace& ws);
+
+// Test helpers, also used by verify_case.
+void fill_pattern(void* buf, std::size_t count, Dtype d, int rank, int nranks);
+void fill_expected(void* buf, std::size_t count, Dtype d, Op o, int nranks);
+std::size_t count_mismatches(const void* got, const void* want, std::size_t count, Dtype d);
+
+// Across-rank statistics of one timed case (collective; identical on every rank).
+struct CaseStats {
+  RankSpread mean;      // per-rank mean wall time, across ranks (t_min/t_mean/t_max, slowest rank)
+  Summary iteration;    // per-iteration time = slowest rank's time in that iteration
+  double cpu_mean_s = 0;         // mean over ranks and iterations of thread CPU time
+  double runqueue_wait_s = -1;   // mean over ranks, per iteration (-1 unknown)
+};
+CaseStats case_stats(const TimedRun& run, MPI_Comm comm);
+
+// Bus bandwidth factor for allreduce: each rank sends and receives 2(n-1)/n of the data in a
+// bandwidth-optimal algorithm, so busbw = algbw * 2(n-1)/n is comparable with link bandwidth.
+inline double allreduce_busbw_factor(int nranks) { return nranks > 1 ? 2.0 * (nranks - 1) / nranks : 0.0; }
+
+}  // namespace sp::coll

@@ -1,0 +1,76 @@
+#include "options.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "program.hpp"
+#include "provenance.hpp"
+#include "sizes.hpp"
+
+namespace sp {
+
+void SizeOptions::add_to(CLI::App& app) {
+  app.add_option("-b,--min-bytes", min, "smallest message size (K/M/G suffixes)")->capture_default_str();
+  app.add_option("-e,--max-bytes", max, "largest message size")->capture_default_str();
+  app.add_option("-f,--factor", factor, "multiplication factor between sizes (> 1)")->capture_default_str();
+  app.add_option("--sizes", list, "explicit comma-separated size list, e.g. 8,1K,64K (overrides -b/-e/-f)");
+}
+
+std::vector<std::uint64_t> SizeOptions::resolve() const {
+  try {
+    if (!list.empty()) return parse_size_list(list);
+    return size_range(parse_size(min), parse_size(max), factor);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+}
+
+void RunOptions::add_to(CLI::App& app) {
+  app.add_option("-n,--iters", iters, "timed iterations per case (0 = adapt to size)")
+      ->check(CLI::Range(0, 100000000))->capture_default_str();
+  app.add_option("-w,--warmup", warmup, "untimed warm-up iterations per case (-1 = adapt)")
+      ->check(CLI::Range(-1, 1000000))->capture_default_str();
+  app.add_option("--sync", sync, "synchronisation between timed iterations: none or barrier (untimed)")
+      ->check(CLI::IsMember({"none", "barrier"}))->capture_default_str();
+  app.add_flag("--off-cache", off_cache, "rotate through buffers larger than 2x the last-level cache");
+  app.add_option("-o,--trace", trace, "HDF5 trace path (default traces/<program>-<time>.h5)");
+  app.add_flag("-q,--quiet", quiet, "print only the result table (no progress on stderr)");
+}
+
+std::string RunOptions::trace_path(const Provenance& prov) const {
+  if (!trace.empty()) return trace;
+  std::string stamp = *prov.find("start_time_utc");
+  stamp.erase(std::remove(stamp.begin(), stamp.end(), ':'), stamp.end());
+  std::string name = *prov.find("program") + "-" + stamp;
+  for (auto& [k, v] : prov.slurm)
+    if (k == "SLURM_JOB_ID") name += "-job" + v;
+  const char* dir = std::getenv("SCALEPROBE_TRACE_DIR");
+  return std::string(dir && *dir ? dir : "traces") + "/" + name + ".h5";
+}
+
+std::vector<std::string> split_list(const std::string& text, const std::string& what) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    std::size_t comma = std::min(text.find(',', pos), text.size());
+    out.push_back(text.substr(pos, comma - pos));
+    if (out.back().empty()) throw UsageError(fmt::format("malformed {} '{}': empty item", what, text));
+    pos = comma + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> parse_choice_list(const std::string& text, const std::vector<std::string>& all_values,
+                                           const std::string& what) {
+  if (text == "all") return all_values;
+  std::vector<std::string> out = split_list(text, what + " list");
+  for (const std::string& item : out) {
+    if (std::find(all_values.begin(), all_values.end(), item) == all_values.end()) {
+      std::string choices;
+      for (auto& v : all_values) choices += (choices.empty() ? "" : ", ") + v;
+      throw UsageError(fmt::format("unknown {} '{}' in '{}' (choose from {}, or all)", what, item, text, choices));
+    }
+  }
+  return out;
+}
+}  // namespace sp

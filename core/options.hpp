@@ -1,0 +1,41 @@
+// Command-line options shared by every benchmark binary (CLI11), so all of them accept the same
+// flags: -b/-e/-f or --sizes for message sizes, -n/-w for iterations, --sync, --off-cache, -o.
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sp {
+
+struct Provenance;
+
+struct SizeOptions {
+  std::string min = "8", max = "64M";
+  double factor = 2;
+  std::string list;  // explicit list; overrides min/max/factor
+  void add_to(CLI::App& app);
+  std::vector<std::uint64_t> resolve() const;  // throws UsageError on malformed input
+};
+
+struct RunOptions {
+  int iters = 0;     // 0 = adapt to size
+  int warmup = -1;   // -1 = adapt to iters
+  std::string sync = "none";
+  bool off_cache = false;
+  std::string trace;  // output path; default traces/<program>-<UTC time>[-job<id>].h5
+  bool quiet = false;
+  void add_to(CLI::App& app);
+  bool barrier() const { return sync == "barrier"; }
+  // The trace path to use: the -o value, or the default built from provenance (same on all ranks).
+  std::string trace_path(const Provenance& prov) const;
+};
+
+// Splits "a,b,c" on commas; an empty item is a UsageError naming `what`.
+std::vector<std::string> split_list(const std::string& text, const std::string& what);
+// Splits "a,b,c"; "all" expands to all_values. Unknown items are a UsageError naming them.
+std::vector<std::string> parse_choice_list(const std::string& text, const std::vector<std::string>& all_values,
+                                           const std::string& what);
+
+}  // namespace sp

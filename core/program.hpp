@@ -1,0 +1,46 @@
+// What every scaleprobe binary's main() shares: MPI start-up and shutdown, command-line parsing
+// with one-line errors, and the exit-code convention:
+//   0 success, 1 a failed run (wrong result, I/O error), 2 bad usage (flag out of range, ...).
+#pragma once
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "error.hpp"
+
+namespace sp {
+
+// An error every rank raises together (all ranks agreed on it, e.g. through a broadcast), so
+// rank 0 alone reports it and no abort is needed. Exit code 1.
+struct CollectiveError : Error {
+  using Error::Error;
+};
+// A usage error: every rank sees the same bad input, so rank 0 alone reports it. Exit code 2.
+struct UsageError : CollectiveError {
+  using CollectiveError::CollectiveError;
+};
+
+struct Session {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  int rank = 0;
+  int size = 1;
+  int thread_level = MPI_THREAD_SINGLE;  // what MPI provided
+  std::string program;
+  std::vector<std::string> argv;  // the command line as given, for provenance
+};
+
+// Runs body inside an MPI session. Catches sp::Error and friends, prints one line
+// "<program>: error: <message>" to stderr and turns them into the exit codes above. A local
+// failure on one rank (any other exception) aborts the whole job so no rank is left waiting.
+int run_program(int argc, char** argv, std::string program, int required_thread_level,
+                const std::function<int(Session&)>& body);
+
+// app.parse() with CLI11's multi-line error output turned into a one-line UsageError and --help
+// printed on rank 0. Returns false when help was printed (the caller returns 0).
+bool parse_command_line(CLI::App& app, const Session& session);
+
+}  // namespace sp

@@ -1,0 +1,182 @@
+#include "provenance.hpp"
+
+#include <fmt/format.h>
+#include <hdf5.h>
+#include <omp.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <set>
+
+#include "core/build_info.hpp"
+#include "error.hpp"
+#include "program.hpp"
+
+extern char** environ;
+
+namespace sp {
+namespace {
+
+std::string read_first_line(const char* path) {
+  std::ifstream f(path);
+  std::string line;
+  std::getline(f, line);
+  return line;
+}
+
+bool has_prefix(std::string_view s, std::initializer_list<std::string_view> prefixes) {
+  return std::any_of(prefixes.begin(), prefixes.end(), [&](auto p) { return s.starts_with(p); });
+}
+
+// Broadcast rank 0's key/value list so every rank writes identical attributes.
+void broadcast(KeyValues& kv, MPI_Comm comm) {
+  std::string blob;
+  for (auto& [k, v] : kv) blob += k + '\0' + v + '\0';
+  unsigned long long n = blob.size();
+  SP_MPI_CHECK(MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, comm));
+  blob.resize(n);
+  SP_MPI_CHECK(MPI_Bcast(blob.data(), static_cast<int>(n), MPI_CHAR, 0, comm));
+  kv.clear();
+  for (std::size_t pos = 0; pos < blob.size();) {
+    std::string k(blob.c_str() + pos);
+    pos += k.size() + 1;
+    std::string v(blob.c_str() + pos);
+    pos += v.size() + 1;
+    kv.emplace_back(std::move(k), std::move(v));
+  }
+}
+
+std::string mpi_library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(text, &len);
+  std::string s(text, len);
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\0')) s.pop_back();
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  return s;
+}
+
+}  // namespace
+
+const std::string* Provenance::find(const std::string& key) const {
+  for (auto& [k, v] : run)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  for (std::string line; std::getline(f, line);)
+    if (line.starts_with("model name")) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+std::string load_average() {
+  std::string l = read_first_line("/proc/loadavg");
+  std::size_t cut = 0;
+  for (int i = 0; i < 3 && cut != std::string::npos; ++i) cut = l.find(' ', cut + 1);
+  return l.substr(0, cut);
+}
+
+std::size_t last_level_cache_bytes() {
+  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
+    long v = sysconf(name);
+    if (v > 0) return static_cast<std::size_t>(v);
+  }
+  return 0;
+}
+
+std::string cpu_affinity_list() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return "unknown";
+  std::string out;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &set)) continue;
+    int end = c;
+    while (end + 1 < CPU_SETSIZE && CPU_ISSET(end + 1, &set)) ++end;
+    out += (out.empty() ? "" : ",") + (end == c ? std::to_string(c) : fmt::format("{}-{}", c, end));
+    c = end;
+  }
+  return out;
+}
+
+std::string utc_timestamp() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+Provenance collect_provenance(const Session& s) {
+  Provenance p;
+  std::string cmd;
+  for (auto& a : s.argv) cmd += (cmd.empty() ? "" : " ") + a;
+  // Host names of all ranks (small; provenance, not samples).
+  std::string me = host_name();
+  me.resize(255, '\0');
+  std::vector<char> all(256 * static_cast<std::size_t>(s.size));
+  SP_MPI_CHECK(MPI_Allgather(me.data(), 256, MPI_CHAR, all.data(), 256, MPI_CHAR, s.comm));
+  std::set<std::string> hosts;
+  for (int r = 0; r < s.size; ++r) hosts.insert(std::string(all.data() + 256 * r));
+  std::string host_list;
+  for (auto& h : hosts) host_list += (host_list.empty() ? "" : ",") + h;
+
+  unsigned h5maj = 0, h5min = 0, h5rel = 0;
+  H5get_libversion(&h5maj, &h5min, &h5rel);
+  int mpi_major = 0, mpi_minor = 0;
+  MPI_Get_version(&mpi_major, &mpi_minor);
+
+  p.add("program", s.program);
+  p.add("command_line", cmd);
+  p.add("start_time_utc", utc_timestamp());
+  p.add("hostname", host_name());
+  p.add("hosts", host_list);
+  p.add("nhosts", std::to_string(hosts.size()));
+  p.add("nranks", std::to_string(s.size));
+  p.add("omp_max_threads", std::to_string(omp_get_max_threads()));
+  p.add("online_cpus", std::to_string(sysconf(_SC_NPROCESSORS_ONLN)));
+  p.add("cpu_model", cpu_model());
+  p.add("last_level_cache_bytes", std::to_string(last_level_cache_bytes()));
+  p.add("mpi_library_version", mpi_library_version());
+  p.add("mpi_standard_version", fmt::format("{}.{}", mpi_major, mpi_minor));
+  p.add("mpi_thread_level", std::to_string(s.thread_level));
+  p.add("hdf5_version", fmt::format("{}.{}.{}", h5maj, h5min, h5rel));
+  p.add("fmt_version", std::to_string(FMT_VERSION));
+  p.add("compiler", build_info::compiler);
+  p.add("cxx_flags", build_info::cxx_flags);
+  p.add("build_type", build_info::build_type);
+  p.add("git_revision", build_info::git_revision());
+  p.add("scaleprobe_version", build_info::version);
+  p.add("clock_source", "std::chrono::steady_clock (CLOCK_MONOTONIC); kernel clocksource " +
+                            read_first_line("/sys/devices/system/clocksource/clocksource0/current_clocksource"));
+  p.add("cpu_clock", "CLOCK_THREAD_CPUTIME_ID (per thread)");
+  p.add("load_average_start", load_average());
+  for (char** e = environ; *e; ++e) {
+    std::string_view kv(*e);
+    auto eq = kv.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string k(kv.substr(0, eq)), v(kv.substr(eq + 1));
+    if (k.starts_with("SLURM_")) p.slurm.emplace_back(k, v);
+    else if (has_prefix(k, {"OMP_", "OPENBLAS_", "OMPI_", "MPICH_", "I_MPI_", "UCX_", "NCCL_", "PMIX_RANK"}))
+      p.env.emplace_back(k, v);
+  }
+  std::sort(p.slurm.begin(), p.slurm.end());
+  std::sort(p.env.begin(), p.env.end());
+  broadcast(p.run, s.comm);
+  broadcast(p.slurm, s.comm);
+  broadcast(p.env, s.comm);
+  return p;
+}
+
+}  // namespace sp

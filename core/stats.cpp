@@ -1,0 +1,58 @@
+#include "stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "error.hpp"
+
+namespace sp {
+
+double quantile_sorted(std::span<const double> s, double q) {
+  if (s.empty()) return 0;
+  double pos = q * double(s.size() - 1);
+  std::size_t lo = static_cast<std::size_t>(std::floor(pos));
+  std::size_t hi = std::min(lo + 1, s.size() - 1);
+  return s[lo] + (pos - double(lo)) * (s[hi] - s[lo]);
+}
+
+Summary summarize(std::span<const double> values) {
+  Summary r;
+  r.n = values.size();
+  if (values.empty()) return r;
+  std::vector<double> sorted(values.begin(), values.end());
+  std::sort(sorted.begin(), sorted.end());
+  r.min = sorted.front();
+  r.max = sorted.back();
+  r.mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / double(r.n);
+  r.median = quantile_sorted(sorted, 0.5);
+  r.p99 = quantile_sorted(sorted, 0.99);
+  double ss = 0;
+  for (double v : sorted) ss += (v - r.mean) * (v - r.mean);
+  r.stddev = r.n > 1 ? std::sqrt(ss / double(r.n - 1)) : 0;
+  return r;
+}
+
+RankSpread spread_across_ranks(double local, MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  std::vector<double> all(size);
+  SP_MPI_CHECK(MPI_Allgather(&local, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, comm));
+  RankSpread r;
+  auto mx = std::max_element(all.begin(), all.end());
+  r.max = *mx;
+  r.slowest_rank = static_cast<int>(mx - all.begin());
+  r.min = *std::min_element(all.begin(), all.end());
+  r.mean = std::accumulate(all.begin(), all.end(), 0.0) / double(size);
+  return r;
+}
+
+std::vector<double> max_across_ranks(std::span<const double> local, MPI_Comm comm) {
+  std::vector<double> out(local.size());
+  if (!local.empty())
+    SP_MPI_CHECK(MPI_Allreduce(local.data(), out.data(), static_cast<int>(local.size()), MPI_DOUBLE,
+                               MPI_MAX, comm));
+  return out;
+}
+
+}  // namespace sp

@@ -1,0 +1,162 @@
+#include <algorithm>
+#include <cstring>
+#include <system_error>
+
+#include "error.hpp"
+#include "log.hpp"
+#include "program.hpp"
+#include "trace.hpp"
+
+namespace sp {
+namespace {
+
+// Rows [offset, offset+count) of a 1-D dataset of total rows, written collectively.
+void write_rows(hid_t group, const std::string& name, hid_t mem_type, hid_t file_type,
+                const void* data, hsize_t offset, hsize_t count, hsize_t total) {
+  h5::Dataspace file_space(h5::check(H5Screate_simple(1, &total, nullptr), "H5Screate_simple"));
+  h5::Dataset ds(h5::check(H5Dcreate2(group, name.c_str(), file_type, file_space, H5P_DEFAULT,
+                                      H5P_DEFAULT, H5P_DEFAULT), ("create dataset " + name).c_str()));
+  if (total == 0) return;  // an empty table: nothing to write (every rank agrees)
+  hsize_t mem_rows = std::max<hsize_t>(count, 1);
+  h5::Dataspace mem_space(h5::check(H5Screate_simple(1, &mem_rows, nullptr), "H5Screate_simple"));
+  if (count > 0) {
+    h5::check_status(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &offset, nullptr, &count, nullptr), "select");
+  } else {
+    H5Sselect_none(file_space);
+    H5Sselect_none(mem_space);
+  }
+  h5::PropertyList xfer(h5::check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate"));
+  h5::check_status(H5Pset_dxpl_mpio(xfer, H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
+  static const std::int64_t dummy = 0;
+  h5::check_status(H5Dwrite(ds, mem_type, mem_space, file_space, xfer, data ? data : &dummy),
+                   ("write dataset " + name).c_str());
+}
+
+}  // namespace
+
+TraceWriter::TraceWriter(const Session& session, std::filesystem::path final_path, std::string kind,
+                         const Provenance& prov)
+    : comm_(session.comm), rank_(session.rank), size_(session.size), final_path_(std::move(final_path)) {
+  h5::quiet_errors();
+  partial_path_ = final_path_;
+  partial_path_ += ".partial";
+  // Rank 0 creates the directory; everyone learns whether that worked.
+  int ok = 1;
+  std::string why;
+  if (rank_ == 0 && final_path_.has_parent_path()) {
+    std::error_code ec;
+    std::filesystem::create_directories(final_path_.parent_path(), ec);
+    if (ec) ok = 0, why = ec.message();
+  }
+  SP_MPI_CHECK(MPI_Bcast(&ok, 1, MPI_INT, 0, comm_));
+  if (!ok) throw CollectiveError(fmt::format("cannot create trace directory '{}': {}",
+                                             final_path_.parent_path().string(), why));
+
+  h5::PropertyList fapl(h5::check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"));
+  h5::check_status(H5Pset_fapl_mpio(fapl, comm_, MPI_INFO_NULL), "H5Pset_fapl_mpio");
+  // Opening is collective: it fails on every rank or on none.
+  hid_t f = H5Fcreate(partial_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  if (f < 0) throw CollectiveError(fmt::format("cannot create trace file '{}'", partial_path_.string()));
+  file_ = h5::File(f);
+
+  h5::write_attribute(file_, "schema", std::string(kTraceSchemaName));
+  h5::write_attribute(file_, "schema_version", kTraceSchemaVersion);
+  h5::write_attribute(file_, "kind", kind);
+  h5::write_attribute(file_, "complete", std::int64_t{0});
+  h5::write_attribute(file_, "simulated", std::int64_t{0});
+  h5::write_attribute(file_, "nranks", std::int64_t{size_});
+  const std::string* host = prov.find("hostname");
+  h5::write_attribute(file_, "machine", (host ? *host : std::string("?")) + " (" + cpu_model() + ")");
+  const std::string* program = prov.find("program");
+  h5::write_attribute(file_, "program", program ? *program : std::string("?"));
+
+  h5::Group g = h5::create_group(file_, "provenance");
+  for (auto& [k, v] : prov.run) h5::write_attribute(g, k, v);
+  h5::Group slurm = h5::create_group(g, "slurm");
+  for (auto& [k, v] : prov.slurm) h5::write_attribute(slurm, k, v);
+  h5::Group env = h5::create_group(g, "env");
+  for (auto& [k, v] : prov.env) h5::write_attribute(env, k, v);
+}
+
+TraceWriter::~TraceWriter() {
+  // Not committed means an error is unwinding and the job is about to abort. Closing is
+  // collective in parallel HDF5 and other ranks may never join, so the handle is abandoned;
+  // the .partial file stays behind and readers refuse it.
+  if (!committed_) file_.release();
+}
+
+void TraceWriter::write_table(const std::string& name, const Table& table, TableScope scope,
+                              const std::string& description) {
+  std::size_t local_rows = table.rows();
+  if (scope == TableScope::shared && rank_ != 0) local_rows = 0;
+  unsigned long long mine = local_rows, offset = 0, total = 0;
+  SP_MPI_CHECK(MPI_Exscan(&mine, &offset, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm_));
+  if (rank_ == 0) offset = 0;  // MPI_Exscan leaves rank 0's result undefined
+  SP_MPI_CHECK(MPI_Allreduce(&mine, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm_));
+
+  h5::Group g = h5::create_group(file_, name);
+  h5::write_attribute(g, "rows", static_cast<std::int64_t>(total));
+  h5::write_attribute(g, "scope", std::string(scope == TableScope::shared ? "shared" : "per_rank"));
+  h5::write_attribute(g, "description", description);
+
+  auto finish_column = [&](const std::string& col, const std::string& unit, const std::string& desc) {
+    h5::Dataset ds(h5::check(H5Dopen2(g, col.c_str(), H5P_DEFAULT), "H5Dopen2"));
+    h5::write_attribute(ds, "unit", unit);
+    h5::write_attribute(ds, "description", desc);
+  };
+
+  if (scope == TableScope::per_rank) {
+    std::vector<std::int64_t> rank_col(local_rows, rank_);
+    write_rows(g, "rank", H5T_NATIVE_INT64, H5T_STD_I64LE, rank_col.data(), offset, mine, total);
+    finish_column("rank", "", "MPI rank (in MPI_COMM_WORLD) that recorded the row");
+  }
+  for (const Column& c : table.columns()) {
+    if (const auto* v = std::get_if<std::vector<std::int64_t>>(&c.values)) {
+      write_rows(g, c.name, H5T_NATIVE_INT64, H5T_STD_I64LE, v->data(), offset, mine, total);
+    } else if (const auto* v = std::get_if<std::vector<double>>(&c.values)) {
+      write_rows(g, c.name, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, v->data(), offset, mine, total);
+    } else {
+      const auto& s = std::get<std::vector<std::string>>(c.values);
+      unsigned long long len = 1;
+      for (std::size_t i = 0; i < local_rows; ++i) len = std::max<unsigned long long>(len, s[i].size());
+      SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &len, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm_));
+      std::vector<char> packed(local_rows * len, '\0');
+      for (std::size_t i = 0; i < local_rows; ++i) std::memcpy(packed.data() + i * len, s[i].data(), s[i].size());
+      h5::Datatype t = h5::fixed_string_type(len);
+      write_rows(g, c.name, t, t, packed.data(), offset, mine, total);
+    }
+    finish_column(c.name, c.unit, c.description);
+  }
+}
+
+void TraceWriter::set_attribute(const std::string& name, const std::string& value) {
+  h5::write_attribute(file_, name, value);
+}
+void TraceWriter::set_attribute(const std::string& name, std::int64_t value) {
+  h5::write_attribute(file_, name, value);
+}
+void TraceWriter::set_attribute(const std::string& name, double value) {
+  h5::write_attribute(file_, name, value);
+}
+
+std::filesystem::path TraceWriter::commit() {
+  h5::write_attribute(file_, "load_average_end", load_average());
+  h5::write_attribute(file_, "finished_utc", utc_timestamp());
+  h5::write_attribute(file_, "complete", std::int64_t{1});
+  file_.close("close trace file");
+  SP_MPI_CHECK(MPI_Barrier(comm_));
+  int ok = 1;
+  std::string why;
+  if (rank_ == 0) {
+    std::error_code ec;
+    std::filesystem::rename(partial_path_, final_path_, ec);
+    if (ec) ok = 0, why = ec.message();
+  }
+  SP_MPI_CHECK(MPI_Bcast(&ok, 1, MPI_INT, 0, comm_));
+  if (!ok)
+    throw CollectiveError(fmt::format("cannot rename '{}' to '{}': {}", partial_path_.string(), final_path_.string(), why));
+  committed_ = true;
+  return final_path_;
+}
+
+}  // namespace sp

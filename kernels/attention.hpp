@@ -1,0 +1,20 @@
+// Causal multi-head self-attention over a fused qkv tensor.
+#pragma once
+
+namespace sp::kernels {
+
+// qkv: [B, T, 3C]  per position: q = qkv[b,t,0:C], k = qkv[b,t,C:2C], v = qkv[b,t,2C:3C];
+//                  head h uses channels h*hs .. (h+1)*hs-1 of each, hs = C / NH (C % NH == 0).
+// out: [B, T, C]   out[b,t,h*hs:(h+1)*hs] = sum_{t2<=t} att[b,h,t,t2] * v[b,t2,h]
+// att: [B, NH, T, T] (written, saved for backward)
+//      att[b,h,t,:] = softmax_{t2<=t}(q[b,t,h] . k[b,t2,h] / sqrt(hs)); entries t2 > t are 0.
+// Parallel over B*NH. Cost: 4*B*C*T(T+1)/2 flop (QK^T and att·V on the causal triangle).
+void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH);
+
+// dqkv [B, T, 3C] += gradient w.r.t. qkv (dq, dk, dv in the same layout as qkv).
+// dout: [B, T, C]; qkv and att as in/from attention_forward. Parallel over B*NH (each (b, h)
+// owns its own channel slice of dqkv, so there are no races). Cost: 8*B*C*T(T+1)/2 flop.
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att,
+                        int B, int T, int C, int NH);
+
+}  // namespace sp::kernels

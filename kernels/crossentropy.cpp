@@ -1,0 +1,41 @@
+#include "kernels/crossentropy.hpp"
+
+#include <cmath>
+#include <cstddef>
+
+namespace sp::kernels {
+
+void softmax_crossentropy_forward(float* losses, float* probs, const float* logits,
+                                  const int* targets, int B, int T, int V) {
+  const int N = B * T;
+#pragma omp parallel for
+  for (int n = 0; n < N; n++) {
+    const float* z = logits + (size_t)n * V;
+    float* p = probs + (size_t)n * V;
+    float maxval = -INFINITY;
+    for (int v = 0; v < V; v++) maxval = z[v] > maxval ? z[v] : maxval;
+    float sum = 0.0f;
+    for (int v = 0; v < V; v++) {
+      p[v] = std::exp(z[v] - maxval);
+      sum += p[v];
+    }
+    const float inv_sum = 1.0f / sum;
+    for (int v = 0; v < V; v++) p[v] *= inv_sum;
+    // -log softmax(z)[target] = log(sum_v exp(z_v - max)) + max - z[target]
+    losses[n] = std::log(sum) + maxval - z[targets[n]];
+  }
+}
+
+void softmax_crossentropy_backward(float* dlogits, const float* probs, const int* targets,
+                                   float dloss, int B, int T, int V) {
+  const int N = B * T;
+#pragma omp parallel for
+  for (int n = 0; n < N; n++) {
+    const float* p = probs + (size_t)n * V;
+    float* dz = dlogits + (size_t)n * V;
+    for (int v = 0; v < V; v++) dz[v] += dloss * p[v];
+    dz[targets[n]] -= dloss;
+  }
+}
+
+}  // namespace sp::kernels

@@ -1,0 +1,61 @@
+#include "kernels/matmul.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstddef>
+
+namespace sp::kernels {
+
+void matmul_forward(float* out, const float* inp, const float* weight, const float* bias,
+                    int B, int T, int C, int OC) {
+  const int N = B * T;
+  // With a bias, pre-fill every row of out with it and let the GEMM add to it (beta = 1):
+  // one pass over out instead of a second one after the GEMM.
+  float beta = 0.0f;
+  if (bias != nullptr) {
+#pragma omp parallel for
+    for (int n = 0; n < N; n++) {
+      float* out_row = out + (size_t)n * OC;
+      for (int o = 0; o < OC; o++) out_row[o] = bias[o];
+    }
+    beta = 1.0f;
+  }
+  // out[N, OC] = inp[N, C] · weight[OC, C]^T  (+ out when beta = 1)
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C,
+              1.0f, inp, C, weight, C, beta, out, OC);
+}
+
+void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                     const float* inp, const float* weight, int B, int T, int C, int OC) {
+  const int N = B * T;
+  if (dinp != nullptr) {
+    // dinp[N, C] += dout[N, OC] · weight[OC, C]
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, OC,
+                1.0f, dout, OC, weight, C, 1.0f, dinp, C);
+  }
+  // dweight[OC, C] += dout[N, OC]^T · inp[N, C]
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, N,
+              1.0f, dout, OC, inp, C, 1.0f, dweight, C);
+
+  if (dbias != nullptr) {
+    // Column sums of dout. Each OpenMP iteration owns a block of columns and walks all rows
+    // (contiguous reads within a row), so no two threads write the same dbias entry and the
+    // summation order does not depend on the thread count.
+    constexpr int kBlock = 64;
+    const int nblocks = (OC + kBlock - 1) / kBlock;
+#pragma omp parallel for
+    for (int blk = 0; blk < nblocks; blk++) {
+      const int o0 = blk * kBlock;
+      const int width = std::min(kBlock, OC - o0);
+      float acc[kBlock] = {};
+      for (int n = 0; n < N; n++) {
+        const float* dout_row = dout + (size_t)n * OC + o0;
+        for (int j = 0; j < width; j++) acc[j] += dout_row[j];
+      }
+      for (int j = 0; j < width; j++) dbias[o0 + j] += acc[j];
+    }
+  }
+}
+
+}  // namespace sp::kernels

@@ -1,0 +1,24 @@
+// Linear layer (nn.Linear): out = inp · weight^T + bias, computed with cblas_sgemm.
+// The GEMMs always go through OpenBLAS; only the bias broadcast and the bias-gradient column sum
+// are written here.
+#pragma once
+
+namespace sp::kernels {
+
+// out:    [B*T, OC]  (written, not accumulated)
+// inp:    [B*T, C]
+// weight: [OC, C]    (PyTorch nn.Linear layout: one row per output channel)
+// bias:   [OC] or nullptr (no bias)
+// out[n, o] = bias[o] + sum_c inp[n, c] * weight[o, c]
+void matmul_forward(float* out, const float* inp, const float* weight, const float* bias,
+                    int B, int T, int C, int OC);
+
+// Gradients ACCUMULATE (llm.c convention):
+//   dinp    [B*T, C]  += dout · weight            (skipped when dinp == nullptr, e.g. first layer)
+//   dweight [OC, C]   += dout^T · inp             (required)
+//   dbias   [OC]      += column sums of dout      (skipped when dbias == nullptr: no bias)
+// dout: [B*T, OC]; inp and weight as in matmul_forward.
+void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                     const float* inp, const float* weight, int B, int T, int C, int OC);
+
+}  // namespace sp::kernels

@@ -1,0 +1,46 @@
+#include "kernels/optim.hpp"
+
+#include <cassert>
+#include <cmath>
+
+namespace sp::kernels {
+
+void adamw_update(float* params, const float* grads, float* m, float* v, size_t n,
+                  const AdamWConfig& cfg, long step) {
+  assert(step >= 1);
+  // Bias corrections in double: beta2^step is close to 1 for thousands of steps.
+  const float bc1 = (float)(1.0 - std::pow((double)cfg.beta1, (double)step));
+  const float bc2 = (float)(1.0 - std::pow((double)cfg.beta2, (double)step));
+#pragma omp parallel for
+  for (size_t i = 0; i < n; i++) {
+    const float g = grads[i];
+    const float mi = cfg.beta1 * m[i] + (1.0f - cfg.beta1) * g;
+    const float vi = cfg.beta2 * v[i] + (1.0f - cfg.beta2) * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    const float m_hat = mi / bc1;
+    const float v_hat = vi / bc2;
+    params[i] -= cfg.lr * (m_hat / (std::sqrt(v_hat) + cfg.eps) + cfg.weight_decay * params[i]);
+  }
+}
+
+void sgd_update(float* params, const float* grads, float* momentum_buf, size_t n,
+                const SGDConfig& cfg, long step) {
+  assert(step >= 1);
+  assert(cfg.momentum == 0.0f || momentum_buf != nullptr);
+  assert(!cfg.nesterov || (cfg.momentum > 0.0f && cfg.dampening == 0.0f));
+  const bool use_momentum = cfg.momentum != 0.0f;
+  const bool first = step == 1;
+#pragma omp parallel for
+  for (size_t i = 0; i < n; i++) {
+    float g = grads[i] + cfg.weight_decay * params[i];
+    if (use_momentum) {
+      const float buf = first ? g : cfg.momentum * momentum_buf[i] + (1.0f - cfg.dampening) * g;
+      momentum_buf[i] = buf;
+      g = cfg.nesterov ? g + cfg.momentum * buf : buf;
+    }
+    params[i] -= cfg.lr * g;
+  }
+}
+
+}  // namespace sp::kernels

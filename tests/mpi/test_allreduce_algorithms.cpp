@@ -1,0 +1,130 @@
+// Every registered allreduce algorithm against an exactly known answer, at whatever rank count
+// mpiexec started (CTest runs 1, 2, 3, 4, 5 and 8). Inputs are small integers generated from
+// (rank, index), so every rank computes the expected reduction itself, and every sum is exact in
+// every dtype (|sum| <= 8 ranks * 8 = 64, well inside bf16's 8-bit significand): results must
+// match exactly.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "collectives/allreduce.hpp"
+#include "collectives/bf16.hpp"
+
+namespace sp::coll {
+namespace {
+
+constexpr Dtype kDtypes[] = {Dtype::f32, Dtype::f64, Dtype::i32, Dtype::bf16};
+constexpr Op kOps[] = {Op::sum, Op::max, Op::min};
+
+// Rank `rank`'s input at index i: an integer in [-8, 8].
+long input_value(int rank, std::size_t i) {
+  return static_cast<long>((static_cast<std::size_t>(rank) * 7 + i * 3) % 17) - 8;
+}
+
+long expected_value(int nranks, std::size_t i, Op op) {
+  long r = input_value(0, i);
+  for (int k = 1; k < nranks; ++k) {
+    const long v = input_value(k, i);
+    r = op == Op::sum ? r + v : op == Op::max ? std::max(r, v) : std::min(r, v);
+  }
+  return r;
+}
+
+template <typename T>
+void put(std::byte* at, T x) { std::memcpy(at, &x, sizeof x); }
+template <typename T>
+T get(const std::byte* at) { T x; std::memcpy(&x, at, sizeof x); return x; }
+
+void store(std::byte* buf, std::size_t i, Dtype d, long v) {
+  std::byte* at = buf + i * size_of(d);
+  switch (d) {
+    case Dtype::f32: return put(at, static_cast<float>(v));
+    case Dtype::f64: return put(at, static_cast<double>(v));
+    case Dtype::i32: return put(at, static_cast<std::int32_t>(v));
+    case Dtype::bf16: return put(at, float_to_bf16(static_cast<float>(v)));
+  }
+}
+
+// Every value in this test is an integer that every dtype holds exactly, and so does a double.
+double load(const std::byte* buf, std::size_t i, Dtype d) {
+  const std::byte* at = buf + i * size_of(d);
+  switch (d) {
+    case Dtype::f32: return get<float>(at);
+    case Dtype::f64: return get<double>(at);
+    case Dtype::i32: return get<std::int32_t>(at);
+    case Dtype::bf16: return bf16_to_float(get<std::uint16_t>(at));
+  }
+  return 0;
+}
+
+struct Case {
+  Dtype dtype;
+  Op op;
+  std::size_t count;
+  std::size_t chunk_bytes;
+  bool in_place;
+};
+
+// Runs one allreduce on every rank and checks this rank's result and send buffer.
+void run_case(const Algorithm& algo, const Case& c, Workspace& workspace, int rank, int p) {
+  const std::size_t bytes = c.count * size_of(c.dtype);
+  std::vector<std::byte> input(bytes), output(bytes, std::byte{0xA5});  // 0xA5: never a result
+  for (std::size_t i = 0; i < c.count; ++i) store(input.data(), i, c.dtype, input_value(rank, i));
+  const std::vector<std::byte> original = input;
+  std::byte* result = c.in_place ? input.data() : output.data();
+
+  algo.run(AllreduceArgs{input.data(), result, c.count, c.dtype, c.op, MPI_COMM_WORLD, &workspace,
+                         c.chunk_bytes});
+
+  const std::string what = fmt::format(
+      "{} dtype={} op={} count={} chunk_bytes={} {} ranks={} rank={}", algo.name, name(c.dtype),
+      name(c.op), c.count, c.chunk_bytes, c.in_place ? "in-place" : "out-of-place", p, rank);
+  std::size_t wrong = 0, first = 0;
+  for (std::size_t i = 0; i < c.count; ++i)
+    if (load(result, i, c.dtype) != static_cast<double>(expected_value(p, i, c.op)) && wrong++ == 0)
+      first = i;
+  // Failures on any rank are printed with the rank by mpi_gtest_main.cpp.
+  if (wrong)
+    ADD_FAILURE() << fmt::format("{}: {} wrong elements, first at index {}: got {}, expected {}",
+                                 what, wrong, first, load(result, first, c.dtype),
+                                 expected_value(p, first, c.op));
+  if (!c.in_place && input != original) ADD_FAILURE() << what << ": the send buffer was modified";
+}
+
+class AllreduceAlgorithms : public ::testing::TestWithParam<Algorithm> {};
+
+TEST_P(AllreduceAlgorithms, ExactForEveryDtypeOpCountAndPlacement) {
+  int rank = 0, p = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  const std::size_t P = static_cast<std::size_t>(p);
+  // Empty, fewer elements than ranks (empty blocks), around p (uneven blocks), odd sizes, large.
+  const std::size_t counts[] = {0, 1, P - 1, P, P + 1, 7, 1000, 4099, 300000};
+  Workspace workspace;  // shared by all calls, as in the benchmark's timed loop
+
+  // Every rank walks the same cases in the same order (results never change the control flow), so
+  // a failure on one rank cannot leave the others waiting in a collective.
+  for (Dtype dtype : kDtypes)
+    for (Op op : kOps)
+      for (std::size_t count : counts) {
+        // 64-byte segments exercise the pipelining paths. At the large count they would only add
+        // thousands of tiny messages per call, which oversubscribed ranks pay for in context
+        // switches; 4 KiB still cuts that buffer into many segments.
+        const std::size_t small_chunk = count > 10000 ? 4096 : 64;
+        for (std::size_t chunk : {small_chunk, AllreduceArgs{}.chunk_bytes})
+          for (bool in_place : {true, false})
+            run_case(GetParam(), Case{dtype, op, count, chunk, in_place}, workspace, rank, p);
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, AllreduceAlgorithms, ::testing::ValuesIn(algorithms()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace sp::coll

@@ -1,0 +1,56 @@
+"""Constants and helpers shared by the Python tests (imported by conftest and test modules)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+ANALYSIS = REPO / "analysis"
+
+ALLREDUCE_SIZES = "8,256,4K,64K"
+ALLREDUCE_ALGORITHMS = ["mpi", "naive", "tree", "ring", "rabenseifner"]
+ALLREDUCE_ITERS = 10
+BUCKET_ALGORITHMS = ["ring", "mpi"]
+BUCKET_CAPS = ["tensor", "1", "all"]
+BUCKET_ITERS = 3
+NRANKS = 2
+# A small gradient layout (6 tensors, 2.2 MiB as f32) so the sweep takes about a second.
+TINY_LAYOUT = """conv.weight 64x3x7x7
+bn.weight 64
+bn.bias 64
+fc.weight 1000x512
+fc.bias 1000
+head.weight 256x256
+"""
+
+
+def build_dir() -> Path:
+    path = Path(os.environ.get("SCALEPROBE_BUILD_DIR", "build/release"))
+    return path if path.is_absolute() else REPO / path
+
+
+def mpi_env() -> dict:
+    env = dict(os.environ)
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+    return env
+
+
+def run_mpi(cmd: list[str]) -> None:
+    proc = subprocess.run(cmd, env=mpi_env(), capture_output=True, text=True, timeout=180)
+    if proc.returncode != 0:
+        pytest.fail(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr[-3000:]}")
+
+
+def run_cli(*args: str, wrapper: bool = False) -> subprocess.CompletedProcess:
+    """Run scaleprobe-analyze in a child process (module form, or the shell wrapper)."""
+    if wrapper:
+        cmd = [str(ANALYSIS / "scaleprobe-analyze"), *args]
+    else:
+        cmd = [sys.executable, "-m", "scaleprobe_analysis", *args]
+    env = dict(os.environ, PYTHONPATH=str(ANALYSIS))
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Bad command-line input must give a non-zero exit and exactly one line on stderr naming the
+# problem. Usage: cli_errors.sh <collectives bin dir> <core bin dir>
+set -u
+coll=$1 core=$2
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+failures=0 checks=0
+expect_error() {  # expect_error <pattern the one line must contain> <command...>
+  local pattern=$1; shift
+  checks=$((checks + 1))
+  "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+  local lines; lines=$(grep -c . "$tmp/err")
+  if [ $rc -eq 0 ] || [ "$lines" -ne 1 ] || ! grep -qF -- "$pattern" "$tmp/err"; then
+    echo "FAIL: '$*' rc=$rc, $lines stderr line(s), wanted one containing '$pattern':"; sed 's/^/    /' "$tmp/err"
+    failures=$((failures + 1))
+  fi
+}
+A=$coll/allreduce_perf B=$coll/bucket_sweep
+expect_error "malformed size 'x'"        $A --sizes 8,x
+expect_error "empty item"                $A --sizes 8,,16
+expect_error "unknown suffix"            $A -e 64Q
+expect_error "larger than maximum"       $A -b 1M -e 1K
+expect_error "factor must be greater"    $A -f 1
+expect_error "--iters"                   $A -n -3
+expect_error "--warmup"                  $A -w -5
+expect_error "--sync"                    $A --sync sometimes
+expect_error "unknown algorithm 'foo'"   $A -a ring,foo
+expect_error "unknown dtype 'f16'"       $A -d f16
+expect_error "--op"                      $A --op prod
+expect_error "--chunk must be"           $A --chunk 0
+expect_error "not expected"              $A --bogus
+expect_error "cannot create trace"       $A --sizes 8 -n 1 -o /proc/forbidden/x.h5 --no-membw
+expect_error "malformed bucket cap"      $B -c 1,abc
+expect_error "empty item"                $B -c 1,,2
+expect_error "cannot open gradient layout file" $B -l /nonexistent/layout.txt
+printf 'w 64x0\n' > "$tmp/bad_layout.txt"
+expect_error "bad_layout.txt:1"          $B -l "$tmp/bad_layout.txt"
+expect_error "--dtype"                   $B -d i8
+expect_error "trace file not found"      $core/trace_check "$tmp/missing.h5"
+head -c 2000 /dev/urandom > "$tmp/garbage.h5"
+expect_error "not a readable HDF5 file"  $core/trace_check "$tmp/garbage.h5"
+touch "$tmp/run.h5.partial"
+expect_error "incomplete trace"          $core/trace_check "$tmp/run.h5.partial"
+# --help is not an error.
+checks=$((checks + 1))
+if ! $A --help >"$tmp/out" 2>&1 || ! grep -q -- "--sizes" "$tmp/out"; then echo "FAIL: --help"; failures=$((failures + 1)); fi
+echo "cli_errors: $((checks - failures)) passed, $failures failed"
+[ $failures -eq 0 ]

@@ -1,0 +1,18 @@
+# Unit tests of the compute kernels (kernels/), included from tests/unit/CMakeLists.txt.
+# Runs single-threaded so the finite-difference checks are exactly reproducible; the test
+# ThreadCountIndependent sets its own thread counts.
+include(GoogleTest)
+add_executable(test_kernels
+  ${CMAKE_CURRENT_LIST_DIR}/test_kernels_gradcheck.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/test_kernels_forward.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/test_kernels_optim.cpp
+)
+target_link_libraries(test_kernels PRIVATE scaleprobe_kernels GTest::gtest_main OpenMP::OpenMP_CXX)
+# gtest_discover_tests (CMake 3.25) flattens PROPERTIES, so ENVIRONMENT "A=1;B=1" would keep only
+# A=1 (B=1 is dropped, checked with ctest --show-only=json-v1). Hence one variable through
+# ENVIRONMENT and the other through ENVIRONMENT_MODIFICATION, each a single list element.
+# (The OpenMP build of OpenBLAS follows OMP_NUM_THREADS and ignores OPENBLAS_NUM_THREADS; the
+# latter matters only for a pthreads BLAS.)
+gtest_discover_tests(test_kernels PROPERTIES LABELS unit
+                     ENVIRONMENT "OMP_NUM_THREADS=1"
+                     ENVIRONMENT_MODIFICATION "OPENBLAS_NUM_THREADS=set:1")

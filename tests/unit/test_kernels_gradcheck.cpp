@@ -1,0 +1,268 @@
+// Finite-difference gradient checks for every backward kernel in sp::kernels.
+//
+// Method. For a kernel y = f(x1, x2, ...) take the scalar L = sum_i y_i * w_i with fixed random
+// weights w, so dL/dy = w. The analytic gradient is what <layer>_backward adds with dout = w;
+// gradient buffers start filled with random values and we subtract them afterwards, which also
+// checks the accumulate (+=) contract. The numeric gradient is the central difference
+//     dL/dx_j ~= (L(x_j + h) - L(x_j - h)) / ((x_j + h) - (x_j - h)),
+// with the denominator taken from the float values actually stored.
+//
+// Precision and tolerance. The kernels are float-only, so the forward passes run in float, but
+// L is summed in double. Outputs that do not depend on x_j come out bit-identical in both runs
+// (same code, same inputs, one thread) and cancel exactly, so only the O(1)-sized outputs that
+// do depend on x_j contribute rounding noise: about u * |y| * sqrt(#affected) / (2h) with
+// u = 2^-24, i.e. ~1e-5 for h = 1e-2. Truncation error of the central difference is
+// h^2/6 * |f'''| ~ 2e-5 * |f'''| for these smooth functions (inputs are O(1)). We accept
+//     |analytic - numeric| <= 1e-3 + 1e-2 * |numeric|   for every element,
+// at least 10x the errors observed (max abs error is printed per tensor; the largest is 1.1e-4,
+// layernorm dinp) and far below the O(|gradient|) error of a wrong formula (a missing term,
+// factor or index: each such mutation of the kernels was seen to fail these tests).
+// CatchesWrongGradient checks that the checker rejects a 5% error in a single element.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/kernels.hpp"
+
+namespace k = sp::kernels;
+
+namespace {
+
+constexpr float kStep = 1e-2f;      // h
+constexpr double kAbsTol = 1e-3;
+constexpr double kRelTol = 1e-2;
+
+// Small shapes; odd sizes catch transposed or mixed-up indices.
+constexpr int B = 2, T = 5, C = 8, NH = 2, V = 11, OC = 7;
+constexpr size_t BT = (size_t)B * T;
+
+std::vector<float> random_vec(size_t n, unsigned seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+double weighted_sum(const std::vector<float>& y, const std::vector<float>& w) {
+  double s = 0.0;
+  for (size_t i = 0; i < y.size(); i++) s += (double)y[i] * (double)w[i];
+  return s;
+}
+
+// Central-difference gradient of loss() w.r.t. every element of x (perturbed and restored).
+std::vector<double> numeric_grad(std::vector<float>& x, const std::function<double()>& loss) {
+  std::vector<double> g(x.size());
+  for (size_t j = 0; j < x.size(); j++) {
+    const float orig = x[j];
+    const float xp = orig + kStep;
+    const float xm = orig - kStep;
+    x[j] = xp;
+    const double lp = loss();
+    x[j] = xm;
+    const double lm = loss();
+    x[j] = orig;
+    g[j] = (lp - lm) / ((double)xp - (double)xm);
+  }
+  return g;
+}
+
+// What a backward call added to a gradient buffer: after - before.
+std::vector<float> added(const std::vector<float>& after, const std::vector<float>& before) {
+  std::vector<float> d(after.size());
+  for (size_t i = 0; i < d.size(); i++) d[i] = after[i] - before[i];
+  return d;
+}
+
+::testing::AssertionResult grads_match(const std::string& name, const std::vector<float>& analytic,
+                                       const std::vector<double>& numeric) {
+  if (analytic.size() != numeric.size()) return ::testing::AssertionFailure() << name << ": size";
+  double max_err = 0.0;
+  int bad = 0;
+  std::string first;
+  for (size_t i = 0; i < analytic.size(); i++) {
+    const double err = std::fabs((double)analytic[i] - numeric[i]);
+    max_err = std::max(max_err, err);
+    if (!(err <= kAbsTol + kRelTol * std::fabs(numeric[i]))) {  // also catches NaN
+      if (bad++ == 0) {
+        first = "element " + std::to_string(i) + ": analytic " + std::to_string(analytic[i]) +
+                " numeric " + std::to_string(numeric[i]);
+      }
+    }
+  }
+  std::printf("[gradcheck] %-22s max |analytic - numeric| = %.2e\n", name.c_str(), max_err);
+  if (bad > 0) {
+    return ::testing::AssertionFailure()
+           << name << ": " << bad << " of " << analytic.size() << " elements off, first " << first;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace
+
+TEST(GradCheck, CatchesWrongGradient) {
+  std::vector<float> x = random_vec(20, 1, -3.0f, 3.0f);
+  const std::vector<float> w = random_vec(20, 2);
+  std::vector<float> y(20);
+  auto loss = [&] {
+    k::gelu_forward(y.data(), x.data(), x.size());
+    return weighted_sum(y, w);
+  };
+  std::vector<float> dx(20, 0.0f);
+  k::gelu_backward(dx.data(), x.data(), w.data(), x.size());
+  const std::vector<double> num = numeric_grad(x, loss);
+  ASSERT_TRUE(grads_match("gelu (control)", dx, num));
+  // Pick an element with a sizeable gradient and make it 5% wrong.
+  size_t j = 0;
+  for (size_t i = 0; i < dx.size(); i++) j = std::fabs(dx[i]) > std::fabs(dx[j]) ? i : j;
+  dx[j] *= 1.05f;
+  EXPECT_FALSE(grads_match("gelu (5% off, expected to fail)", dx, num));
+}
+
+TEST(GradCheck, MatmulWithBias) {
+  std::vector<float> inp = random_vec(BT * C, 10), weight = random_vec((size_t)OC * C, 11);
+  std::vector<float> bias = random_vec(OC, 12);
+  const std::vector<float> w = random_vec(BT * OC, 13);
+  std::vector<float> out(BT * OC);
+  auto loss = [&] {
+    k::matmul_forward(out.data(), inp.data(), weight.data(), bias.data(), B, T, C, OC);
+    return weighted_sum(out, w);
+  };
+  const std::vector<float> dinp0 = random_vec(inp.size(), 14), dw0 = random_vec(weight.size(), 15);
+  const std::vector<float> db0 = random_vec(bias.size(), 16);
+  std::vector<float> dinp = dinp0, dw = dw0, db = db0;
+  k::matmul_backward(dinp.data(), dw.data(), db.data(), w.data(), inp.data(), weight.data(),
+                     B, T, C, OC);
+  EXPECT_TRUE(grads_match("matmul dinp", added(dinp, dinp0), numeric_grad(inp, loss)));
+  EXPECT_TRUE(grads_match("matmul dweight", added(dw, dw0), numeric_grad(weight, loss)));
+  EXPECT_TRUE(grads_match("matmul dbias", added(db, db0), numeric_grad(bias, loss)));
+}
+
+TEST(GradCheck, MatmulWithoutBiasAndWithoutDinp) {
+  std::vector<float> inp = random_vec(BT * C, 20), weight = random_vec((size_t)OC * C, 21);
+  const std::vector<float> w = random_vec(BT * OC, 22);
+  std::vector<float> out(BT * OC);
+  auto loss = [&] {
+    k::matmul_forward(out.data(), inp.data(), weight.data(), nullptr, B, T, C, OC);
+    return weighted_sum(out, w);
+  };
+  const std::vector<float> dw0 = random_vec(weight.size(), 23);
+  std::vector<float> dw = dw0;
+  k::matmul_backward(nullptr, dw.data(), nullptr, w.data(), inp.data(), weight.data(),
+                     B, T, C, OC);
+  EXPECT_TRUE(grads_match("matmul(no bias) dweight", added(dw, dw0), numeric_grad(weight, loss)));
+}
+
+TEST(GradCheck, Encoder) {
+  constexpr int maxT = T + 2;  // rows T..maxT-1 of wpe are unused: their gradient must stay 0
+  std::vector<int> tokens(BT);
+  for (size_t i = 0; i < BT; i++) tokens[i] = (int)((i * 7 + 3) % V);
+  tokens[BT - 1] = tokens[0];  // a repeated token: its dwte row must get both contributions
+  tokens[BT - 2] = tokens[0];
+  std::vector<float> wte = random_vec((size_t)V * C, 30), wpe = random_vec((size_t)maxT * C, 31);
+  const std::vector<float> w = random_vec(BT * C, 32);
+  std::vector<float> out(BT * C);
+  auto loss = [&] {
+    k::encoder_forward(out.data(), tokens.data(), wte.data(), wpe.data(), B, T, C);
+    return weighted_sum(out, w);
+  };
+  const std::vector<float> dwte0 = random_vec(wte.size(), 33), dwpe0 = random_vec(wpe.size(), 34);
+  std::vector<float> dwte = dwte0, dwpe = dwpe0;
+  k::encoder_backward(dwte.data(), dwpe.data(), w.data(), tokens.data(), B, T, C);
+  EXPECT_TRUE(grads_match("encoder dwte", added(dwte, dwte0), numeric_grad(wte, loss)));
+  EXPECT_TRUE(grads_match("encoder dwpe", added(dwpe, dwpe0), numeric_grad(wpe, loss)));
+}
+
+TEST(GradCheck, Layernorm) {
+  std::vector<float> inp = random_vec(BT * C, 40, -0.5f, 1.5f);  // non-zero mean
+  std::vector<float> weight = random_vec(C, 41, 0.5f, 1.5f), bias = random_vec(C, 42);
+  const std::vector<float> w = random_vec(BT * C, 43);
+  std::vector<float> out(BT * C), mean(BT), rstd(BT);
+  auto loss = [&] {
+    k::layernorm_forward(out.data(), mean.data(), rstd.data(), inp.data(), weight.data(),
+                         bias.data(), B, T, C);
+    return weighted_sum(out, w);
+  };
+  loss();  // mean and rstd of the unperturbed input, for the backward
+  const std::vector<float> dinp0 = random_vec(inp.size(), 44), dw0 = random_vec(C, 45);
+  const std::vector<float> db0 = random_vec(C, 46);
+  std::vector<float> dinp = dinp0, dw = dw0, db = db0;
+  k::layernorm_backward(dinp.data(), dw.data(), db.data(), w.data(), inp.data(), weight.data(),
+                        mean.data(), rstd.data(), B, T, C);
+  EXPECT_TRUE(grads_match("layernorm dinp", added(dinp, dinp0), numeric_grad(inp, loss)));
+  EXPECT_TRUE(grads_match("layernorm dweight", added(dw, dw0), numeric_grad(weight, loss)));
+  EXPECT_TRUE(grads_match("layernorm dbias", added(db, db0), numeric_grad(bias, loss)));
+}
+
+TEST(GradCheck, Gelu) {
+  std::vector<float> inp = random_vec(BT * 4 * C, 50, -4.0f, 4.0f);  // covers both tails
+  const std::vector<float> w = random_vec(inp.size(), 51);
+  std::vector<float> out(inp.size());
+  auto loss = [&] {
+    k::gelu_forward(out.data(), inp.data(), inp.size());
+    return weighted_sum(out, w);
+  };
+  const std::vector<float> dinp0 = random_vec(inp.size(), 52);
+  std::vector<float> dinp = dinp0;
+  k::gelu_backward(dinp.data(), inp.data(), w.data(), inp.size());
+  EXPECT_TRUE(grads_match("gelu dinp", added(dinp, dinp0), numeric_grad(inp, loss)));
+}
+
+TEST(GradCheck, Attention) {
+  std::vector<float> qkv = random_vec(BT * 3 * C, 60, -2.0f, 2.0f);  // peaked softmax rows
+  const std::vector<float> w = random_vec(BT * C, 61);
+  std::vector<float> out(BT * C), att((size_t)B * NH * T * T);
+  auto loss = [&] {
+    k::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
+    return weighted_sum(out, w);
+  };
+  loss();  // att of the unperturbed input, for the backward
+  const std::vector<float> dqkv0 = random_vec(qkv.size(), 62);
+  std::vector<float> dqkv = dqkv0;
+  k::attention_backward(dqkv.data(), w.data(), qkv.data(), att.data(), B, T, C, NH);
+  EXPECT_TRUE(grads_match("attention dqkv", added(dqkv, dqkv0), numeric_grad(qkv, loss)));
+}
+
+TEST(GradCheck, SoftmaxCrossEntropy) {
+  std::vector<float> logits = random_vec(BT * V, 70, -3.0f, 3.0f);
+  std::vector<int> targets(BT);
+  for (size_t i = 0; i < BT; i++) targets[i] = (int)((i * 5 + 2) % V);
+  // Any scale works; not 1 (so it must be applied) and not the trainer's 1/(B*T) = 0.1, which
+  // would shrink the gradients (~dloss/V) towards the absolute tolerance.
+  const float dloss = 0.7f;
+  std::vector<float> losses(BT), probs(BT * V);
+  auto loss = [&] {  // L = dloss * sum(losses)
+    k::softmax_crossentropy_forward(losses.data(), probs.data(), logits.data(), targets.data(),
+                                    B, T, V);
+    double s = 0.0;
+    for (float l : losses) s += l;
+    return (double)dloss * s;
+  };
+  loss();  // probs of the unperturbed logits, for the backward
+  const std::vector<float> dlogits0 = random_vec(logits.size(), 71);
+  std::vector<float> dlogits = dlogits0;
+  k::softmax_crossentropy_backward(dlogits.data(), probs.data(), targets.data(), dloss, B, T, V);
+  EXPECT_TRUE(grads_match("crossentropy dlogits", added(dlogits, dlogits0),
+                          numeric_grad(logits, loss)));
+}
+
+TEST(GradCheck, Residual) {
+  std::vector<float> a = random_vec(BT * C, 80), b = random_vec(BT * C, 81);
+  const std::vector<float> w = random_vec(BT * C, 82);
+  std::vector<float> out(BT * C);
+  auto loss = [&] {
+    k::residual_forward(out.data(), a.data(), b.data(), out.size());
+    return weighted_sum(out, w);
+  };
+  const std::vector<float> da0 = random_vec(a.size(), 83), db0 = random_vec(b.size(), 84);
+  std::vector<float> da = da0, db = db0;
+  k::residual_backward(da.data(), db.data(), w.data(), out.size());
+  EXPECT_TRUE(grads_match("residual da", added(da, da0), numeric_grad(a, loss)));
+  EXPECT_TRUE(grads_match("residual db", added(db, db0), numeric_grad(b, loss)));
+}
