@@ -93,7 +93,7 @@ void print_header(const Session& s, const Options& o, const Provenance& prov, co
 
 int run(Session& s) {
   Options o;
-  CLI::App app{"allreduce_perf: allreduce latency/bandwidth sweep over algorithms, sizes and dtypes"};
+  CLI::App app{"allreduce_perf: allreduce latency/bandwidth sweep over algorithms, sizes and dtypes", "allreduce_perf"};
   o.sizes.add_to(app);
   o.run.add_to(app);
   app.add_option("-a,--algorithms", o.algorithms, "comma list of algorithms or 'all' (mpi, naive, tree, ring, rabenseifner)")

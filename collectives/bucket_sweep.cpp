@@ -57,7 +57,7 @@ int run(Session& s) {
   RunOptions ro;
   std::string layout_name = "resnet50", caps_text = "tensor,1,5,25,100,all", algos_text = "ring", dtype_text = "f32";
   bool print_buckets = false;
-  CLI::App app{"bucket_sweep: per-iteration gradient allreduce latency vs DDP bucket cap"};
+  CLI::App app{"bucket_sweep: per-iteration gradient allreduce latency vs DDP bucket cap", "bucket_sweep"};
   ro.add_to(app);
   app.add_option("-l,--layout", layout_name, "gradient layout: resnet50, bert-base, or a file ('name 64x3x7x7' per line)")
       ->capture_default_str();

@@ -26,6 +26,8 @@ def campaign_dir(tmp_path_factory) -> Path:
     bins = build_dir() / "collectives"
     allreduce, bucket = bins / "allreduce_perf", bins / "bucket_sweep"
     missing = [str(p) for p in (allreduce, bucket) if not os.access(p, os.X_OK)]
+    if missing and os.environ.get("SCALEPROBE_REQUIRE_BINARIES") == "1":
+        pytest.fail(f"scaleprobe binaries not built: {', '.join(missing)} missing")
     if missing:
         pytest.skip(f"scaleprobe binaries not built: {', '.join(missing)} missing (set SCALEPROBE_BUILD_DIR "
                     f"or run: cmake --build build/release --target allreduce_perf bucket_sweep)")
