@@ -28,7 +28,7 @@ MPI_Datatype transport_type(Dtype d);
 void reduce_local(void* inout, const void* in, std::size_t count, Dtype d, Op o);
 
 // Scratch memory an algorithm may use; owned by the caller and reused across calls so the timed
-// loop never allocates. grow() keeps the contents only up to the old size.
+// loop never allocates. get() may move the buffer when it grows; contents are not preserved.
 class Workspace {
  public:
   std::byte* get(std::size_t bytes) {
@@ -47,7 +47,7 @@ struct AllreduceArgs {
   Op op;
   MPI_Comm comm;
   Workspace* workspace;
-  std::size_t chunk_bytes = 1 << 20;  // pipelining segment for algorithms that pipeline (ring)
+  std::size_t chunk_bytes = 1 << 20;  // pipelining segment for ring and tree; 0 = no pipelining
 };
 
 // Every rank calls it with identical count/dtype/op; on return recv holds the reduction on every

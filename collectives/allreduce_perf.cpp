@@ -59,8 +59,8 @@ struct SummaryTable {
     t.reals("t_mean_us", "us", "mean over ranks of each rank's mean time").push_back(st.mean.mean * 1e6);
     t.reals("t_max_us", "us", "slowest rank's mean time").push_back(st.mean.max * 1e6);
     t.ints("slowest_rank", "", "rank with the largest mean time").push_back(st.mean.slowest_rank);
-    t.reals("p50_us", "us", "median over iterations of the slowest rank's time").push_back(st.iteration.median * 1e6);
-    t.reals("p99_us", "us", "99th percentile over iterations of the slowest rank's time").push_back(st.iteration.p99 * 1e6);
+    t.reals("p50_us", "us", "median over iterations of the per-iteration maximum over ranks").push_back(st.iteration.median * 1e6);
+    t.reals("p99_us", "us", "99th percentile over iterations of the per-iteration maximum over ranks").push_back(st.iteration.p99 * 1e6);
     t.reals("algbw_GBps", "GB/s", "bytes / t_mean").push_back(algbw);
     t.reals("busbw_GBps", "GB/s", "algbw * 2(n-1)/n").push_back(algbw * allreduce_busbw_factor(nranks));
     t.reals("cpu_mean_us", "us", "mean thread CPU time per iteration").push_back(st.cpu_mean_s * 1e6);
@@ -136,6 +136,7 @@ int run(Session& s) {
   }
   TraceWriter trace(s, o.run.trace_path(prov), "allreduce", prov);
   trace.set_attribute("busbw_factor", allreduce_busbw_factor(s.size));
+  if (o.membw) trace.set_attribute("memory_copy_GBps", bw.best_GBps);
   if (s.rank == 0) print_header(s, o, prov, bw);
 
   SampleLog samples({{std::string("allreduce"), std::string("one allreduce call")}});

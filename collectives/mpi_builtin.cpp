@@ -1,5 +1,6 @@
 // The MPI library's own MPI_Allreduce: the reference every other algorithm is compared with.
 // bf16 has no MPI datatype, so it goes through a user-defined op on MPI_UINT16_T.
+#include <climits>
 #include <cstring>
 
 #include "allreduce.hpp"
@@ -34,6 +35,7 @@ MPI_Op mpi_op(Dtype d, Op o) {
 
 void allreduce_mpi(const AllreduceArgs& a) {
   if (a.count == 0) return;
+  if (a.count > static_cast<std::size_t>(INT_MAX)) fail("mpi allreduce: count {} exceeds INT_MAX", a.count);
   const void* send = a.send == a.recv ? MPI_IN_PLACE : a.send;
   SP_MPI_CHECK(MPI_Allreduce(send, a.recv, static_cast<int>(a.count), transport_type(a.dtype),
                              mpi_op(a.dtype, a.op), a.comm));

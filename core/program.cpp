@@ -16,6 +16,8 @@ int run_program(int argc, char** argv, std::string program, int required_thread_
     std::fprintf(stderr, "%s: error: MPI_Init_thread failed\n", s.program.c_str());
     return 1;
   }
+  // Errors come back as return codes, so SP_MPI_CHECK can name the failing call before aborting.
+  MPI_Comm_set_errhandler(s.comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(s.comm, &s.rank);
   MPI_Comm_size(s.comm, &s.size);
   log::set_rank(s.rank, s.size);
