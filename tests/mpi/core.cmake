@@ -1,0 +1,9 @@
+# Harness and trace tests (label mpi), included from tests/CMakeLists.txt.
+add_executable(test_trace ${CMAKE_CURRENT_LIST_DIR}/test_trace.cpp)
+target_link_libraries(test_trace PRIVATE scaleprobe_core sp_mpi_gtest_main)
+sp_add_mpi_test(trace test_trace RANKS 1 2 3 5)
+
+# The allreduce harness: verification, statistics across ranks, buffers.
+add_executable(test_harness ${CMAKE_CURRENT_LIST_DIR}/test_harness.cpp)
+target_link_libraries(test_harness PRIVATE scaleprobe_collectives sp_mpi_gtest_main)
+sp_add_mpi_test(harness test_harness RANKS 1 2 3)

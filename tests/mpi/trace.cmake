@@ -1,4 +1,0 @@
-# Trace writer/reader through parallel HDF5 (label mpi), included from tests/CMakeLists.txt.
-add_executable(test_trace ${CMAKE_CURRENT_LIST_DIR}/test_trace.cpp)
-target_link_libraries(test_trace PRIVATE scaleprobe_core sp_mpi_gtest_main)
-sp_add_mpi_test(trace test_trace RANKS 1 2 3 5)
