@@ -60,6 +60,11 @@ struct Algorithm {
   AllreduceFn run;
 };
 
+// The start every algorithm that builds its result in recv shares (tree, ring, rabenseifner):
+// learns rank and size, and copies the input into recv unless in place. Returns false when that
+// already completed the call (no elements, or a single rank).
+bool begin_in_recv(const AllreduceArgs& a, int& rank, int& nranks);
+
 // All registered algorithms, reference (MPI library) first.
 std::span<const Algorithm> algorithms();
 const Algorithm& find_algorithm(std::string_view name);  // throws sp::Error listing the choices

@@ -55,17 +55,9 @@ struct SummaryTable {
     t.ints("iters", "", "timed iterations").push_back(iters);
     t.ints("warmup", "", "untimed warm-up iterations").push_back(warmup);
     t.strings("sync", "synchronisation between iterations").push_back(sync);
-    t.reals("t_min_us", "us", "fastest rank's mean time").push_back(st.mean.min * 1e6);
-    t.reals("t_mean_us", "us", "mean over ranks of each rank's mean time").push_back(st.mean.mean * 1e6);
-    t.reals("t_max_us", "us", "slowest rank's mean time").push_back(st.mean.max * 1e6);
-    t.ints("slowest_rank", "", "rank with the largest mean time").push_back(st.mean.slowest_rank);
-    t.reals("p50_us", "us", "median over iterations of the per-iteration maximum over ranks").push_back(st.iteration.median * 1e6);
-    t.reals("p99_us", "us", "99th percentile over iterations of the per-iteration maximum over ranks").push_back(st.iteration.p99 * 1e6);
+    append_timing_columns(t, st, "call");
     t.reals("algbw_GBps", "GB/s", "bytes / t_mean").push_back(algbw);
     t.reals("busbw_GBps", "GB/s", "algbw * 2(n-1)/n").push_back(algbw * allreduce_busbw_factor(nranks));
-    t.reals("cpu_mean_us", "us", "mean thread CPU time per iteration").push_back(st.cpu_mean_s * 1e6);
-    t.reals("runqueue_wait_us", "us", "mean run-queue wait per iteration (-1 unknown)")
-        .push_back(st.runqueue_wait_s < 0 ? -1 : st.runqueue_wait_s * 1e6);
     t.reals("vs_mpi", "", "t_mean / t_mean of MPI_Allreduce for the same size, dtype, op, placement (NaN if not run)")
         .push_back(vs_mpi);
     t.ints("wrong", "", "elements wrong in verification, summed over ranks").push_back(wrong);

@@ -154,16 +154,8 @@ int run(Session& s) {
       summary.ints("bytes", "B", "gradient bytes per iteration").push_back(static_cast<std::int64_t>(bytes));
       summary.strings("dtype", "gradient element type").push_back(dtype_text);
       summary.ints("iters", "", "timed iterations").push_back(iters);
-      summary.reals("t_min_us", "us", "fastest rank's mean iteration time").push_back(st.mean.min * 1e6);
-      summary.reals("t_mean_us", "us", "mean over ranks of mean iteration time").push_back(st.mean.mean * 1e6);
-      summary.reals("t_max_us", "us", "slowest rank's mean iteration time").push_back(st.mean.max * 1e6);
-      summary.ints("slowest_rank", "", "rank with the largest mean").push_back(st.mean.slowest_rank);
-      summary.reals("p50_us", "us", "median over iterations of the per-iteration maximum over ranks").push_back(st.iteration.median * 1e6);
-      summary.reals("p99_us", "us", "99th percentile over iterations of the per-iteration maximum over ranks").push_back(st.iteration.p99 * 1e6);
+      append_timing_columns(summary, st, "iteration");
       summary.reals("busbw_GBps", "GB/s", "bytes / t_mean * 2(n-1)/n").push_back(busbw);
-      summary.reals("cpu_mean_us", "us", "mean thread CPU time per iteration").push_back(st.cpu_mean_s * 1e6);
-      summary.reals("runqueue_wait_us", "us", "mean run-queue wait per iteration (-1 unknown)")
-          .push_back(st.runqueue_wait_s < 0 ? -1 : st.runqueue_wait_s * 1e6);
       summary.ints("wrong", "", "elements wrong in verification, summed over ranks").push_back(wrong);
       for (std::size_t b = 0; b < c.buckets.size(); ++b) {
         bucket_table.ints("case", "", "summary row").push_back(id);

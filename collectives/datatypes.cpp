@@ -1,6 +1,7 @@
 // Element types, reduction operators and the local (on-node) reduction every algorithm uses.
 #include <algorithm>
 #include <array>
+#include <cstring>
 
 #include "allreduce.hpp"
 #include "bf16.hpp"
@@ -85,6 +86,14 @@ void reduce_local(void* inout, const void* in, std::size_t count, Dtype d, Op o)
       return;
     }
   }
+}
+
+bool begin_in_recv(const AllreduceArgs& a, int& rank, int& nranks) {
+  if (a.count == 0) return false;
+  SP_MPI_CHECK(MPI_Comm_rank(a.comm, &rank));
+  SP_MPI_CHECK(MPI_Comm_size(a.comm, &nranks));
+  if (a.send != a.recv) std::memcpy(a.recv, a.send, a.count * size_of(a.dtype));
+  return nranks > 1;
 }
 
 }  // namespace sp::coll

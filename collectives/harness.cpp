@@ -140,4 +140,19 @@ CaseStats case_stats(const TimedRun& run, MPI_Comm comm) {
   return st;
 }
 
+void append_timing_columns(Table& t, const CaseStats& st, const std::string& unit) {
+  auto us = [](double s) { return s * 1e6; };
+  t.reals("t_min_us", "us", "fastest rank's mean time per " + unit).push_back(us(st.mean.min));
+  t.reals("t_mean_us", "us", "mean over ranks of each rank's mean time per " + unit).push_back(us(st.mean.mean));
+  t.reals("t_max_us", "us", "slowest rank's mean time per " + unit).push_back(us(st.mean.max));
+  t.ints("slowest_rank", "", "rank with the largest mean time").push_back(st.mean.slowest_rank);
+  t.reals("p50_us", "us", "median over " + unit + "s of the per-" + unit + " maximum over ranks")
+      .push_back(us(st.iteration.median));
+  t.reals("p99_us", "us", "99th percentile over " + unit + "s of the per-" + unit + " maximum over ranks")
+      .push_back(us(st.iteration.p99));
+  t.reals("cpu_mean_us", "us", "mean thread CPU time per " + unit).push_back(us(st.cpu_mean_s));
+  t.reals("runqueue_wait_us", "us", "mean run-queue wait per " + unit + " (-1 unknown)")
+      .push_back(st.runqueue_wait_s < 0 ? -1 : us(st.runqueue_wait_s));
+}
+
 }  // namespace sp::coll

@@ -5,10 +5,12 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "collectives/allreduce.hpp"
 #include "core/stats.hpp"
+#include "core/table.hpp"
 #include "core/timer.hpp"
 
 namespace sp::coll {
@@ -78,6 +80,11 @@ struct CaseStats {
   double runqueue_wait_s = -1;   // mean over ranks, per iteration (-1 unknown)
 };
 CaseStats case_stats(const TimedRun& run, MPI_Comm comm);
+
+// Appends this case's row of the timing columns every summary table shares: t_min_us, t_mean_us,
+// t_max_us, slowest_rank, p50_us, p99_us, cpu_mean_us, runqueue_wait_us. `unit` names what one
+// timed sample is ("call", "iteration") in the column descriptions.
+void append_timing_columns(Table& t, const CaseStats& st, const std::string& unit);
 
 // Bus bandwidth factor for allreduce: each rank sends and receives 2(n-1)/n of the data in a
 // bandwidth-optimal algorithm, so busbw = algbw * 2(n-1)/n is comparable with link bandwidth.

@@ -37,16 +37,11 @@ struct Blocks {
 }  // namespace
 
 void allreduce_rabenseifner(const AllreduceArgs& a) {
-  if (a.count == 0) return;
   int rank = 0, p = 1;
-  SP_MPI_CHECK(MPI_Comm_rank(a.comm, &rank));
-  SP_MPI_CHECK(MPI_Comm_size(a.comm, &p));
+  if (!begin_in_recv(a, rank, p)) return;
   const std::size_t es = size_of(a.dtype);
   const MPI_Datatype type = transport_type(a.dtype);
   auto* data = static_cast<std::byte*>(a.recv);
-  // Work in recv from here on; send is only read by this copy.
-  if (a.send != a.recv) std::memcpy(a.recv, a.send, a.count * es);
-  if (p == 1) return;
   // Folding moves the whole buffer as one message, so it has to fit an MPI int count.
   if (a.count > static_cast<std::size_t>(INT_MAX))
     fail("rabenseifner allreduce: count {} does not fit in one MPI message", a.count);

@@ -71,15 +71,10 @@ void ring_step(const AllreduceArgs& a, const std::byte* out, std::size_t ns, std
 }  // namespace
 
 void allreduce_ring(const AllreduceArgs& a) {
-  if (a.count == 0) return;
   int rank = 0, p = 1;
-  SP_MPI_CHECK(MPI_Comm_rank(a.comm, &rank));
-  SP_MPI_CHECK(MPI_Comm_size(a.comm, &p));
+  if (!begin_in_recv(a, rank, p)) return;
   const std::size_t es = size_of(a.dtype);
   auto* data = static_cast<std::byte*>(a.recv);
-  // Work in recv from here on; send is only read by this copy.
-  if (a.send != a.recv) std::memcpy(a.recv, a.send, a.count * es);
-  if (p == 1) return;
 
   const std::size_t P = static_cast<std::size_t>(p), r = static_cast<std::size_t>(rank);
   const Blocks blocks{a.count, P};

@@ -24,16 +24,11 @@ constexpr int kTag = 0x5c02;  // distinct per algorithm so back-to-back calls ne
 }  // namespace
 
 void allreduce_tree(const AllreduceArgs& a) {
-  if (a.count == 0) return;
   int rank = 0, p = 1;
-  SP_MPI_CHECK(MPI_Comm_rank(a.comm, &rank));
-  SP_MPI_CHECK(MPI_Comm_size(a.comm, &p));
+  if (!begin_in_recv(a, rank, p)) return;
   const std::size_t es = size_of(a.dtype);
   const MPI_Datatype type = transport_type(a.dtype);
   auto* data = static_cast<std::byte*>(a.recv);
-  // Work in recv from here on; send is only read by this copy.
-  if (a.send != a.recv) std::memcpy(a.recv, a.send, a.count * es);
-  if (p == 1) return;
 
   // Segments of seg elements (the last one shorter). chunk_bytes == 0 means "do not pipeline".
   std::size_t seg = a.chunk_bytes == 0 ? a.count : std::max<std::size_t>(1, a.chunk_bytes / es);

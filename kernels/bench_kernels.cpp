@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/kernels.hpp"
+#include "kernels/random_fill.hpp"
 
 namespace k = sp::kernels;
 
@@ -20,13 +21,7 @@ namespace {
 constexpr int B = 8, T = 128, C = 256, NH = 4, V = 256;
 constexpr size_t N = (size_t)B * T;
 
-std::vector<float> random_vec(size_t n, unsigned seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
+using sp::kernels::random_vec;
 
 std::vector<int> random_tokens(size_t n, int vocab, unsigned seed) {
   std::mt19937 rng(seed);

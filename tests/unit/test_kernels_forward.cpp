@@ -11,18 +11,13 @@
 #include <vector>
 
 #include "kernels/kernels.hpp"
+#include "kernels/random_fill.hpp"
 
 namespace k = sp::kernels;
 
 namespace {
 
-std::vector<float> random_vec(size_t n, unsigned seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
+using sp::kernels::random_vec;
 
 // out = inp · weight^T + bias by the naive triple loop in double, and compares within the
 // standard float dot-product error bound |err| <= gamma_n * sum |terms| (gamma_n ~ n * 2^-24,

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "kernels/kernels.hpp"
+#include "kernels/random_fill.hpp"
 
 namespace k = sp::kernels;
 
@@ -42,13 +43,7 @@ constexpr double kRelTol = 1e-2;
 constexpr int B = 2, T = 5, C = 8, NH = 2, V = 11, OC = 7;
 constexpr size_t BT = (size_t)B * T;
 
-std::vector<float> random_vec(size_t n, unsigned seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
+using sp::kernels::random_vec;
 
 double weighted_sum(const std::vector<float>& y, const std::vector<float>& w) {
   double s = 0.0;
