@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # Install every Debian 12 package scaleprobe needs. Idempotent: installs only what is missing,
 # and does nothing (not even `apt-get update`) when everything is already present.
+#   SCALEPROBE_MPI=mpich   MPICH + libhdf5-mpich-dev instead of Open MPI (default: openmpi)
+#   SCALEPROBE_NO_TORCH=1  skip PyTorch (only the side-by-side comparison scripts use it)
 set -euo pipefail
+
+case "${SCALEPROBE_MPI:-openmpi}" in
+  openmpi) MPI_PACKAGES=(openmpi-bin libopenmpi-dev libpmix-dev libhdf5-openmpi-dev) ;;
+  mpich)   MPI_PACKAGES=(mpich libmpich-dev libhdf5-mpich-dev) ;;
+  *) echo "install-deps: SCALEPROBE_MPI must be openmpi or mpich" >&2; exit 2 ;;
+esac
 
 PACKAGES=(
   # build
   build-essential cmake ninja-build pkg-config git
-  # MPI + parallel HDF5 (Open MPI flavour), PMIx for srun --mpi=pmix
-  openmpi-bin libopenmpi-dev libpmix-dev libhdf5-openmpi-dev hdf5-tools
+  # MPI + parallel HDF5 of the same flavour (PMIx for srun --mpi=pmix with Open MPI)
+  "${MPI_PACKAGES[@]}" hdf5-tools
   # C++ libraries
   libfmt-dev libcli11-dev libopenblas-openmp-dev libgtest-dev libbenchmark-dev
   # analysis (Debian Python: use /usr/bin/python3)
@@ -15,7 +23,7 @@ PACKAGES=(
   # SLURM on one machine (tests and local campaigns)
   slurm-wlm munge
 )
-# Optional: PyTorch for the side-by-side trainer comparisons (large; SCALEPROBE_NO_TORCH=1 skips it).
+# PyTorch: the side-by-side trainer comparisons and a bucket-packing test use it (large).
 [ "${SCALEPROBE_NO_TORCH:-0}" = 1 ] || PACKAGES+=(python3-torch)
 
 missing=()
