@@ -98,7 +98,7 @@ int run(Session& s) {
   app.add_option("--chunk", o.chunk, "pipelining segment size for ring/tree")->capture_default_str();
   app.add_flag("!--no-membw", o.membw, "skip the memory-bandwidth probe at start-up");
   if (!parse_command_line(app, s)) return 0;
-  if (o.run.quiet) log::set_level(log::Level::warn);
+  o.run.apply_log_level();
 
   std::vector<std::uint64_t> sizes = o.sizes.resolve();
   std::vector<std::string> algos = parse_choice_list(o.algorithms, algorithm_names(), "algorithm");
@@ -127,6 +127,8 @@ int run(Session& s) {
     prov.add("memory_copy_GBps_per_rank", fmt::format("{:.3f}", bw.best_GBps));
   }
   TraceWriter trace(s, o.run.trace_path(prov), "allreduce", prov);
+  log::info("{} sizes x {} dtype(s) x {} placement(s) x {} algorithm(s); trace {}", sizes.size(), dtypes.size(),
+            placements.size(), algos.size(), trace.final_path().string());
   trace.set_attribute("busbw_factor", allreduce_busbw_factor(s.size));
   if (o.membw) trace.set_attribute("memory_copy_GBps", bw.best_GBps);
   if (s.rank == 0) print_header(s, o, prov, bw);
@@ -145,7 +147,8 @@ int run(Session& s) {
           CaseSpec c{&find_algorithm(an), parse_dtype(dt), parse_op(o.op), in_place, bytes / size_of(parse_dtype(dt)), chunk};
           int iters = o.run.iters > 0 ? o.run.iters : auto_iters(c.bytes());
           int warmup = o.run.warmup >= 0 ? o.run.warmup : auto_warmup(iters);
-          log::debug("case {}: {} {} {} B", case_id, an, dt, c.bytes());
+          log::debug("case {}: {} {} {} B {}, {} iterations", case_id, an, dt, c.bytes(),
+                     in_place ? "in place" : "out of place", iters);
           TimedRun r = time_case(c, {o.run.iters, o.run.warmup, o.run.barrier(), o.run.off_cache}, iters, warmup, s.comm, ws);
           long long wrong = verify_case(c, s.comm, ws);
           CaseStats st = case_stats(r, s.comm);

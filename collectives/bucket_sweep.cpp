@@ -70,7 +70,7 @@ int run(Session& s) {
       ->capture_default_str();
   app.add_flag("--print-buckets", print_buckets, "print every bucket's tensor indices (forward order) on stdout");
   if (!parse_command_line(app, s)) return 0;
-  if (ro.quiet) log::set_level(log::Level::warn);
+  ro.apply_log_level();
 
   GradientLayout layout;
   std::vector<BucketCap> caps;
@@ -90,6 +90,8 @@ int run(Session& s) {
 
   Provenance prov = collect_provenance(s);
   TraceWriter trace(s, ro.trace_path(prov), "bucket_sweep", prov);
+  log::info("{} algorithm(s) x {} cap(s), {} iterations each; trace {}", algos.size(), caps.size(), iters,
+            trace.final_path().string());
   trace.set_attribute("layout", layout.name);
   trace.set_attribute("busbw_factor", allreduce_busbw_factor(s.size));
   if (s.rank == 0) {
@@ -114,6 +116,7 @@ int run(Session& s) {
     for (const BucketCap& cap : caps) {
       std::int64_t id = static_cast<std::int64_t>(summary.rows());
       Case c{&find_algorithm(an), cap, pack_buckets(layout, size_of(dt), cap)};
+      log::debug("case {}: {} cap {} ({} buckets)", id, an, cap.label, c.buckets.size());
       std::fill(grads.begin(), grads.end(), std::byte{0});
       for (int i = 0; i < warmup; ++i) run_iteration(c, grads.data(), dt, s.comm, ws, nullptr, id, i, nullptr);
       std::vector<double> bucket_time(c.buckets.size(), 0.0);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "log.hpp"
 #include "program.hpp"
 #include "provenance.hpp"
 #include "sizes.hpp"
@@ -35,6 +36,12 @@ void RunOptions::add_to(CLI::App& app) {
   app.add_flag("--off-cache", off_cache, "rotate through buffers larger than 2x the last-level cache");
   app.add_option("-o,--trace", trace, "HDF5 trace path (default traces/<program>-<time>.h5)");
   app.add_flag("-q,--quiet", quiet, "print only the result table (no progress on stderr)");
+  app.add_flag("-v,--verbose", verbose, "also log every case as it starts (stderr)");
+}
+
+void RunOptions::apply_log_level() const {
+  if (quiet) log::set_level(log::Level::warn);
+  else if (verbose) log::set_level(log::Level::debug);
 }
 
 std::string RunOptions::trace_path(const Provenance& prov) const {

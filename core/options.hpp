@@ -26,7 +26,10 @@ struct RunOptions {
   bool off_cache = false;
   std::string trace;  // output path; default traces/<program>-<UTC time>[-job<id>].h5
   bool quiet = false;
+  bool verbose = false;
   void add_to(CLI::App& app);
+  // Sets the log level from -q/-v (call after parsing).
+  void apply_log_level() const;
   bool barrier() const { return sync == "barrier"; }
   // The trace path to use: the -o value, or the default built from provenance (same on all ranks).
   std::string trace_path(const Provenance& prov) const;
