@@ -1,4 +1,4 @@
-"""Command line: ``scaleprobe-analyze {check,fit,plot,report} ...``.
+"""Command line: ``scaleprobe-analyze {check,fit,plot,report,timeline,compare} ...``.
 
 Every refusal of a bad trace is reported as the single line
 ``scaleprobe-analyze: error: <file>: <problem>`` on stderr with exit status 1; usage errors
@@ -11,8 +11,10 @@ import sys
 from pathlib import Path
 
 from .alphabeta import fit_summary
+from .compare import IMPROVEMENT, REGRESSION, STATS, compare_campaigns, render
 from .plots import data_status, plot_campaign, trace_stem
 from .report import write_report
+from .timeline import CLOCK_NOTE, DEFAULT_MAX_EVENTS, write_timeline
 from .trace import Campaign, TraceError, load_campaign, load_trace
 
 PROG = "scaleprobe-analyze"
@@ -76,6 +78,45 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_timeline(args) -> int:
+    campaigns = [_campaign(p) for p in args.traces]
+    traces = [t for c in campaigns for t in c.traces]
+    labels = [trace_stem(c, t) for c in campaigns for t in c.traces]
+    for note in write_timeline(traces, args.output, args.max_events, labels):
+        print(f"{PROG}: note: {note}", file=sys.stderr)
+    print(f"{args.output}: {len(traces)} trace(s), one track per rank; open in https://ui.perfetto.dev "
+          f"or chrome://tracing ({CLOCK_NOTE})")
+    return 0
+
+
+def cmd_compare(args) -> int:
+    comparison = compare_campaigns(_campaign(args.base), _campaign(args.new), args.stat, args.threshold)
+    if not comparison.pairs:
+        _error(f"{args.base} and {args.new}: no pair of allreduce or bucket_sweep traces of the same kind to compare")
+        return 1
+    print(render(comparison), end="")
+    regressions = comparison.count(REGRESSION)
+    if args.fail_on_regression and regressions:
+        print(f"{PROG}: {regressions} regression(s) beyond {args.threshold:.1%} "
+              f"({comparison.count(IMPROVEMENT)} improvement(s))", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0 <= value < 10:
+        raise argparse.ArgumentTypeError(f"a relative change such as 0.05 (5%%), got {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="Analyse scaleprobe HDF5 traces.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -87,12 +128,41 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stat", default="t_mean_us", choices=["t_mean_us", "p50_us", "t_min_us"],
                    help="summary time column to fit (default t_mean_us)")
     p.set_defaults(func=cmd_fit)
-    for name, default, what in (("plot", "figures", "write PNG and SVG figures"),
-                                ("report", "report", "write report.md with figures and tables")):
+    for name, default, what in (("plot", "figures", "write PNG and SVG figures (latency, bandwidth, bucket cap, contention, per-rank imbalance)"),
+                                ("report", "report", "write report.md with figures and tables (incl. per-rank imbalance)")):
         p = sub.add_parser(name, help=what)
         p.add_argument("campaign", metavar="DIR", help="campaign directory (or one trace file)")
         p.add_argument("-o", "--output", metavar="OUT", help=f"output directory (default DIR/{default})")
         p.set_defaults(func=cmd_plot if name == "plot" else cmd_report)
+    p = sub.add_parser(
+        "timeline", help="export samples as Chrome trace-event JSON (Perfetto, chrome://tracing)",
+        description="One process per trace, one track per rank, one complete event per sample (bucket "
+                    "allreduces nested in their iteration). Sample start times are per-rank clocks, never "
+                    "comparable across ranks: every rank's track is shifted so its first sample starts at 0; "
+                    "compare positions within a track only.")
+    p.add_argument("traces", nargs="+", metavar="TRACE", help="trace file(s) or campaign directories")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.json", help="JSON file to write")
+    p.add_argument("--max-events", type=_positive_int, default=DEFAULT_MAX_EVENTS, metavar="N",
+                   help=f"write at most N events in all, shared equally among the traces (default "
+                        f"{DEFAULT_MAX_EVENTS}); whole iterations are kept, iteration 0 of every case "
+                        f"first, and what was dropped is printed")
+    p.set_defaults(func=cmd_timeline)
+    p = sub.add_parser(
+        "compare", help="compare two campaigns or traces row by row (regression / improvement / within noise)",
+        description="Match summary rows (allreduce: algorithm, dtype, op, placement, bytes; bucket_sweep: "
+                    "layout, algorithm, cap) and print base vs new as a markdown table. A row is a "
+                    "regression (improvement) when it changed by more than the threshold and a bootstrap "
+                    "95% interval of the ratio of per-iteration medians (slowest rank per iteration) excludes 1; "
+                    "otherwise it is within noise. The interval reflects the spread within each run only: "
+                    "run-to-run variation on a shared machine can be larger, so set the threshold from repeated "
+                    "runs. Exit status 1 with --fail-on-regression when any row regressed.")
+    p.add_argument("base", metavar="BASE", help="campaign directory or trace file")
+    p.add_argument("new", metavar="NEW", help="campaign directory or trace file")
+    p.add_argument("--threshold", type=_fraction, default=0.05, metavar="FRACTION",
+                   help="smallest relative change reported as a regression or improvement (default 0.05)")
+    p.add_argument("--stat", default="t_mean_us", choices=STATS, help="summary column compared (default t_mean_us)")
+    p.add_argument("--fail-on-regression", action="store_true", help="exit 1 if any row is a regression")
+    p.set_defaults(func=cmd_compare)
     return parser
 
 

@@ -10,6 +10,7 @@ axes.
 - :func:`busbw_figure`: bus bandwidth vs size with the memory copy bandwidth for reference.
 - :func:`bucket_figure`: bucket_sweep iteration time vs bucket cap, p50–p99 bars, best cap.
 - :func:`contention_figure`: CPU/wall ratio of the timing thread per case.
+- :func:`imbalance_figure`: heat map rank × case of each rank's mean time vs the mean over ranks.
 """
 from __future__ import annotations
 
@@ -18,9 +19,12 @@ from pathlib import Path
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from .alphabeta import fit_summary
+from .imbalance import imbalance_table, most_imbalanced
+from .samples import rank_means
 from .textfmt import format_bytes
 from .trace import Campaign, Trace
 from .views import best_caps, cap_order, contention, series
@@ -172,13 +176,56 @@ def contention_figure(trace: Trace) -> Figure:
     return fig
 
 
+IMBALANCE_MAX_CASES = 32  # columns of the heat map: more would make the labels unreadable
+
+
+def imbalance_figure(trace: Trace, max_cases: int = IMBALANCE_MAX_CASES) -> Figure:
+    """Heat map rank × case: each rank's mean time ÷ the mean over ranks − 1 (%), slowest rank ringed.
+
+    With more than ``max_cases`` cases only the most imbalanced are shown (in case order).
+    """
+    table = imbalance_table(trace)
+    shown = most_imbalanced(table, max_cases)
+    subset = "" if len(shown) == len(table) else f"; the {len(shown)} most imbalanced of {len(table)} cases shown"
+    fig, ax = _new_figure(trace, "per-rank imbalance: each rank's mean time vs the mean over ranks",
+                          "a rank that arrives late at a collective waits least: a long time often means "
+                          f"its peers were late{subset}")
+    means = rank_means(trace)
+    grid = means.pivot(index="rank", columns="case", values="rel").reindex(columns=shown["case"]) * 100
+    limit = max(float(np.nanmax(np.abs(grid.to_numpy()))) if grid.size else 0.0, 1.0)
+    image = ax.imshow(grid.to_numpy(), aspect="auto", cmap="RdBu_r", vmin=-limit, vmax=limit,
+                      interpolation="nearest")
+    fig.colorbar(image, ax=ax, label="rank mean ÷ mean over ranks − 1 (%)")
+    for col, row in enumerate(shown.itertuples()):
+        y = list(grid.index).index(row.slowest_rank)
+        ax.add_patch(Rectangle((col - 0.5, y - 0.5), 1, 1, fill=False, ec="black", lw=1.6,
+                               label="slowest rank (largest mean)" if col == 0 else None))
+    if grid.size <= 64:
+        for (r, c), value in np.ndenumerate(grid.to_numpy()):
+            ax.text(c, r, f"{value:+.2g}", ha="center", va="center", fontsize=6.5)
+    ax.grid(False)
+    for text in ax.texts[:1] if trace.simulated else []:
+        text.set_zorder(3)  # keep the SIMULATED/MODELLED watermark above the heat map
+    ax.set_xticks(range(len(shown)))
+    ax.set_xticklabels(shown["label"], rotation=60, ha="right", fontsize=7)
+    ax.set_yticks(range(len(grid.index)))
+    ax.set_yticklabels([str(r) for r in grid.index])
+    what = "bucket cap (MiB)" if trace.kind == "bucket_sweep" else "message size (bytes; K = 1024)"
+    ax.set_xlabel(f"case: algorithm and {what}")
+    ax.set_ylabel("rank (colour: % above/below the mean over ranks)")
+    if len(shown):
+        ax.legend(fontsize=8, loc="upper right")
+    return fig
+
+
 def figures_for(trace: Trace) -> dict[str, Figure]:
     """Every figure that applies to the trace's kind, by short name."""
     if trace.kind == "allreduce":
         return {"latency": latency_figure(trace), "busbw": busbw_figure(trace),
-                "contention": contention_figure(trace)}
+                "contention": contention_figure(trace), "imbalance": imbalance_figure(trace)}
     if trace.kind == "bucket_sweep":
-        return {"bucket_sweep": bucket_figure(trace), "contention": contention_figure(trace)}
+        return {"bucket_sweep": bucket_figure(trace), "contention": contention_figure(trace),
+                "imbalance": imbalance_figure(trace)}
     return {}
 
 

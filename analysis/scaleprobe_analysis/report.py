@@ -13,6 +13,8 @@ from pathlib import Path
 import pandas as pd
 
 from .alphabeta import fit_summary
+from .imbalance import imbalance_table
+from .samples import CASE_PHASE
 from .plots import SIMULATED_LABEL, figures_for, save_figure, trace_stem
 from .textfmt import format_bytes, markdown_table
 from .trace import Campaign, Trace
@@ -108,6 +110,25 @@ def _bucket_tables(trace: Trace) -> list[str]:
             markdown_table(best)]
 
 
+IMBALANCE_TABLE_ROWS = 10
+
+
+def _imbalance_lines(trace: Trace) -> list[str]:
+    """The most imbalanced cases: each rank's mean time (from ``samples``) vs the mean over ranks."""
+    if trace.kind not in CASE_PHASE:
+        return []
+    table = imbalance_table(trace)
+    if table.empty:
+        return []
+    shown = table.nlargest(IMBALANCE_TABLE_ROWS, "imbalance_pct")
+    which = "all cases" if len(shown) == len(table) else f"the {len(shown)} most imbalanced of {len(table)} cases"
+    return ["", "### Per-rank imbalance (figure: imbalance)",
+            f"Each rank's mean time per case (from `samples`) against the mean over ranks; {which}. "
+            "`imbalance_pct` = slowest rank's mean ÷ mean over ranks − 1. In a collective the rank "
+            "that arrives last waits least, so a slow rank often means its peers were late.", "",
+            markdown_table(shown)]
+
+
 def trace_section(campaign: Campaign, trace: Trace, out_dir: Path) -> str:
     """The report section for one trace; saves its figures under ``out_dir/figures``."""
     stem = trace_stem(campaign, trace)
@@ -131,6 +152,7 @@ def trace_section(campaign: Campaign, trace: Trace, out_dir: Path) -> str:
                   "Below 1 the thread waited (blocked, or runnable on a busy core); above 1 for "
                   "sub-µs calls is the cost of reading the CPU clock.", "",
                   markdown_table(contention(trace.table("summary"), trace.kind))]
+        lines += _imbalance_lines(trace)
     return "\n".join(lines) + "\n"
 
 

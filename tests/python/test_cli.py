@@ -57,7 +57,7 @@ def test_plot_single_file_default_output_dir(bucket_trace, tmp_path, capsys):
     assert main(["plot", str(trace)]) == 0
     written = sorted(capsys.readouterr().out.split())
     assert written == sorted(str(tmp_path / "figures" / f"sweep-{name}.{ext}")
-                             for name in ("bucket_sweep", "contention") for ext in ("png", "svg"))
+                             for name in ("bucket_sweep", "contention", "imbalance") for ext in ("png", "svg"))
 
 
 def test_usage_errors_exit_2(capsys):

@@ -27,7 +27,7 @@ def _title(fig):
 def test_allreduce_figures(allreduce_trace):
     trace = load_trace(allreduce_trace)
     figs = figures_for(trace)
-    assert set(figs) == {"latency", "busbw", "contention"}
+    assert set(figs) == {"latency", "busbw", "contention", "imbalance"}
     for fig in figs.values():
         ax = fig.axes[0]
         assert trace.machine in _title(fig) and f"{NRANKS} ranks" in _title(fig)
@@ -48,7 +48,7 @@ def test_allreduce_figures(allreduce_trace):
 
 def test_bucket_figure_marks_best_cap(bucket_trace):
     figs = figures_for(load_trace(bucket_trace))
-    assert set(figs) == {"bucket_sweep", "contention"}
+    assert set(figs) == {"bucket_sweep", "contention", "imbalance"}
     ax = figs["bucket_sweep"].axes[0]
     stars = [line for line in ax.get_lines() if line.get_marker() == "*"]
     assert len(stars) == len(BUCKET_ALGORITHMS)
@@ -59,7 +59,8 @@ def test_bucket_figure_marks_best_cap(bucket_trace):
 def test_plot_campaign_writes_png_and_svg(campaign_dir, tmp_path):
     written = plot_campaign(load_campaign(campaign_dir), tmp_path)
     assert set(written) == {("allreduce", "latency"), ("allreduce", "busbw"), ("allreduce", "contention"),
-                            ("sweep_bucket_sweep", "bucket_sweep"), ("sweep_bucket_sweep", "contention")}
+                            ("allreduce", "imbalance"), ("sweep_bucket_sweep", "bucket_sweep"),
+                            ("sweep_bucket_sweep", "contention"), ("sweep_bucket_sweep", "imbalance")}
     for png, svg in written.values():
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert "<svg" in svg.read_text()
@@ -69,7 +70,7 @@ def test_report_files_and_content(report, allreduce_trace):
     text = report.read_text()
     assert report.name == "report.md"
     images = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
-    assert len(images) == 5
+    assert len(images) == 7
     for rel in images + re.findall(r"\[SVG\]\(([^)]+)\)", text):
         assert (report.parent / rel).stat().st_size > 0
     trace = load_trace(allreduce_trace)
@@ -81,6 +82,8 @@ def test_report_files_and_content(report, allreduce_trace):
     assert "| series | stat | alpha_us | beta_us_per_byte | bandwidth_GBps |" in text
     assert "| algorithm | cap | buckets | t_mean_ms |" in text
     assert "cpu_wall" in text
+    assert text.count("### Per-rank imbalance") == 2
+    assert "| case | label | mean_us | slowest_rank | slowest_us | fastest_rank | fastest_us | imbalance_pct |" in text
 
 
 def test_simulated_trace_is_labelled(allreduce_trace, tmp_path):

@@ -1,0 +1,152 @@
+"""Export traces as Chrome trace-event JSON (opens in https://ui.perfetto.dev and chrome://tracing).
+
+Layout: one *process* (pid) per trace, one *thread* (tid) per rank, and every row of the
+``samples`` table as a complete event (``"ph": "X"``) named after its phase (``allreduce``,
+``iteration``) or ``bucket N`` for a bucket allreduce, with ``ts``/``dur`` in µs and
+``args`` holding case, iteration, bucket, wall and cpu (seconds) plus the case's algorithm
+and size (allreduce) or algorithm and cap (bucket_sweep). bucket_sweep's bucket events lie
+inside their ``iteration`` event, so the viewers nest them.
+
+**Clocks.** ``start_s`` is each rank's own monotonic clock; the schema says never to compare
+it across ranks. Each rank's track is therefore shifted so its first exported sample starts
+at 0: positions *within* a track are exact, but a horizontal line across tracks does not mean
+"at the same time". The JSON says so in ``otherData`` and in each track's name.
+
+**Size.** Viewers struggle above a few hundred thousand events, so at most ``max_events``
+samples are written (shared equally among the traces of one file). Whole (case, iteration) groups, all ranks together, are kept in the order
+iteration 0 of every case, then iteration 1 of every case, ...: every case stays visible,
+iterations are never cut in half, and the message says exactly which iterations were dropped.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .textfmt import format_bytes
+from .trace import Trace
+
+DEFAULT_MAX_EVENTS = 200_000
+CLOCK_NOTE = ("start times are per-rank monotonic clocks, never comparable across ranks: each rank's "
+              "track is shifted so its first sample starts at 0; compare positions within a track only")
+
+
+@dataclass(frozen=True)
+class Capped:
+    """Which samples of one trace were kept: the rows and a message if any were dropped."""
+
+    samples: pd.DataFrame
+    total: int
+    message: str | None
+
+
+def cap_samples(samples: pd.DataFrame, max_events: int) -> Capped:
+    """Keep whole (case, iteration) groups, iteration-major, while the total fits ``max_events``."""
+    total = len(samples)
+    if total <= max_events:
+        return Capped(samples, total, None)
+    sizes = samples.groupby(["iteration", "case"]).size()  # sorted: iteration-major
+    fits = sizes.index[np.cumsum(sizes.to_numpy()) <= max_events]
+    if len(fits) == 0:  # one iteration alone is too big: keep its first events
+        first = sizes.index[0]
+        part = samples[(samples["iteration"] == first[0]) & (samples["case"] == first[1])]
+        kept = part.sort_values(["rank", "start_s"]).head(max_events)
+        message = (f"kept {len(kept)} of {total} samples: only part of iteration {first[0]} of case {first[1]} "
+                   f"fits the cap of {max_events}")
+        return Capped(kept, total, message)
+    kept = samples[pd.MultiIndex.from_frame(samples[["iteration", "case"]]).isin(fits)]
+    last = int(fits[-1][0])  # the last iteration index kept
+    cases_kept = int((fits.get_level_values(0) == last).sum())
+    cases_all = int((sizes.index.get_level_values(0) == last).sum())
+    if cases_kept == cases_all:
+        which = f"timed iterations 0..{last} of every case"
+    else:
+        which = (f"timed iterations 0..{last - 1} of every case and iteration {last} of "
+                 f"{cases_kept} of {cases_all} cases" if last > 0 else
+                 f"iteration 0 of {cases_kept} of {cases_all} cases")
+    message = (f"kept {len(kept)} of {total} samples (cap {max_events}): {which}; "
+               f"dropped the other {total - len(kept)} samples")
+    return Capped(kept, total, message)
+
+
+def _case_args(trace: Trace) -> dict[int, dict]:
+    """Per case, the summary fields that identify it in an event's args."""
+    summary = trace.tables.get("summary")
+    if summary is None or "case" not in summary:  # e.g. kind train: one case, summary per phase
+        return {}
+    fields = (["algorithm", "dtype", "op", "placement", "bytes"] if trace.kind == "allreduce"
+              else ["algorithm", "cap", "buckets"] if trace.kind == "bucket_sweep" else ["algorithm"])
+    fields = [f for f in fields if f in summary]
+    out = {}
+    for row in summary.to_dict("records"):
+        args = {f: (int(row[f]) if isinstance(row[f], (np.integer, int)) else row[f]) for f in fields}
+        if "bytes" in args and trace.kind == "allreduce":
+            args["size"] = format_bytes(args["bytes"])
+        out[int(row["case"])] = args
+    return out
+
+
+def trace_events(trace: Trace, pid: int, max_events: int = DEFAULT_MAX_EVENTS,
+                 label: str | None = None) -> tuple[list[dict], Capped]:
+    """The metadata and complete events of one trace as process ``pid``."""
+    capped = cap_samples(trace.table("samples"), max_events)
+    s = capped.samples
+    phases = list(trace.table("phases")["name"])
+    label = label or trace.name
+    status = "SIMULATED/MODELLED" if trace.simulated else "measured"
+    events = [{"ph": "M", "pid": pid, "name": "process_name",
+               "args": {"name": f"{label}: {trace.kind}, {trace.nranks} ranks, {trace.machine} ({status})"}},
+              {"ph": "M", "pid": pid, "name": "process_sort_index", "args": {"sort_index": pid}}]
+    for rank in range(trace.nranks):
+        events += [{"ph": "M", "pid": pid, "tid": rank, "name": "thread_name",
+                    "args": {"name": f"rank {rank} (own clock, first sample at 0)"}},
+                   {"ph": "M", "pid": pid, "tid": rank, "name": "thread_sort_index", "args": {"sort_index": rank}}]
+    if s.empty:
+        return events, capped
+    origin = s.groupby("rank")["start_s"].transform("min")
+    ts = ((s["start_s"] - origin) * 1e6).to_numpy()
+    dur = (s["wall_s"] * 1e6).to_numpy()
+    case_args = _case_args(trace)
+    # parents before children at equal start: sort by rank, start, longest first
+    order = np.lexsort((-dur, ts, s["rank"].to_numpy()))
+    cols = {c: s[c].to_numpy() for c in ("rank", "case", "iteration", "phase", "bucket", "wall_s", "cpu_s")}
+    for i in order:
+        phase = phases[cols["phase"][i]] if 0 <= cols["phase"][i] < len(phases) else f"phase {cols['phase'][i]}"
+        bucket = int(cols["bucket"][i])
+        case = int(cols["case"][i])
+        args = {"case": case, "iteration": int(cols["iteration"][i]), "bucket": bucket,
+                "wall_s": float(cols["wall_s"][i]), "cpu_s": float(cols["cpu_s"][i]), **case_args.get(case, {})}
+        events.append({"ph": "X", "pid": pid, "tid": int(cols["rank"][i]), "cat": phase,
+                       "name": f"bucket {bucket}" if bucket >= 0 else phase,
+                       "ts": round(float(ts[i]), 4), "dur": round(float(dur[i]), 4), "args": args})
+    return events, capped
+
+
+def write_timeline(traces: list[Trace], out: str | Path, max_events: int = DEFAULT_MAX_EVENTS,
+                   labels: list[str] | None = None) -> list[str]:
+    """Write the Chrome trace JSON of ``traces`` to ``out``; return the messages about dropped samples.
+
+    ``max_events`` caps the samples in all; each trace gets an equal share of it.
+    """
+    events, notes, sources = [], [], []
+    share = max(1, max_events // max(1, len(traces)))
+    for pid, trace in enumerate(traces):
+        label = labels[pid] if labels else trace.name
+        trace_events_, capped = trace_events(trace, pid, share, label)
+        events += trace_events_
+        sources.append({"pid": pid, "file": str(trace.path), "kind": trace.kind, "nranks": trace.nranks,
+                        "simulated": trace.simulated, "samples": capped.total,
+                        "exported": len(capped.samples), "dropped": capped.message or ""})
+        if capped.message:
+            notes.append(f"{trace.path}: {capped.message}")
+    document = {"traceEvents": events, "displayTimeUnit": "ns",
+                "otherData": {"generator": "scaleprobe-analyze timeline", "clocks": CLOCK_NOTE,
+                              "units": "ts and dur in microseconds; args wall_s and cpu_s in seconds",
+                              "traces": sources}}
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w") as f:
+        json.dump(document, f, separators=(",", ":"))
+    return notes
