@@ -1,0 +1,348 @@
+# shellcheck shell=bash
+# jobs/lib/common.sh: the shared part of scaleprobe's SLURM job scripts (jobs/*.sbatch) and of
+# the sweep submitter (jobs/submit-sweep). Sourcing it only defines SP_ROOT and sp_* functions;
+# nothing runs. The job scripts call sp_job_main (one benchmark run) or sp_report_main.
+#
+# Settings, all optional (the job scripts read them from the environment, the submitter passes
+# them on every sbatch line with --export=ALL,NAME=value,...):
+#   SCALEPROBE_ROOT            repository (default: this file's ../..)
+#   SCALEPROBE_BUILD_DIR       build tree with the binaries (default <root>/build/release)
+#   SCALEPROBE_RESULTS         results root (default <root>/results)
+#   SCALEPROBE_CAMPAIGN        campaign folder below the results root (default: default)
+#   SCALEPROBE_LAUNCHER        srun (default) or mpirun (Open MPI's mpirun inside the allocation)
+#   SCALEPROBE_SRUN_MPI        srun --mpi plugin (default pmix)
+#   SCALEPROBE_SRUN_FLAGS      extra srun flags, word-split (e.g. "--cpu-bind=cores")
+#   SCALEPROBE_MPIRUN_FLAGS    extra mpirun flags, word-split (e.g. "--bind-to core")
+#   SCALEPROBE_SCALING         strong (default) or weak (sizes x number of ranks; docs/slurm.md)
+#   SCALEPROBE_GPUS_PER_NODE   0 (default: CPU path) or N > 0: the NCCL binaries (not in this version)
+#   SCALEPROBE_ARGS            benchmark arguments when the script gets none (word-split)
+#   SCALEPROBE_SITE_ENV        site file sourced first (default <root>/jobs/site.env if present)
+#   SCALEPROBE_ARRAY_POINTS    set by submit-sweep --array-mode: "NxTxC:NxTxC:..." indexed by
+#                              SLURM_ARRAY_TASK_ID; the task runs that point inside its allocation
+
+SP_ROOT=${SCALEPROBE_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+SP_PROG=${SP_PROG:-scaleprobe-job}
+
+sp_log()  { printf '%s: %s\n' "$SP_PROG" "$*"; }
+sp_warn() { printf '%s: warning: %s\n' "$SP_PROG" "$*" >&2; }
+# sp_die RC MESSAGE: exit RC (2 = bad configuration or usage, 1 = the run failed).
+sp_die()  { local rc=$1; shift; printf '%s: error: %s\n' "$SP_PROG" "$*" >&2; exit "$rc"; }
+
+# ---------------------------------------------------------------- naming (shared with submit-sweep)
+
+# sp_point_name BENCH NODES TASKS_PER_NODE CPUS_PER_TASK GPUS_PER_NODE SCALING LAUNCHER
+# e.g. allreduce_N2_t1_c1; non-default dimensions add _g<G>, _weak, _mpirun.
+sp_point_name() {
+  local name="$1_N$2_t$3_c$4"
+  [ "${5:-0}" = 0 ] || name+="_g$5"
+  [ "$6" = weak ] && name+=_weak
+  [ "$7" = mpirun ] && name+=_mpirun
+  printf '%s\n' "$name"
+}
+# sp_trace_name ...the 7 point arguments... JOBTAG  ->  allreduce_N2_t1_c1_j1234.h5
+sp_trace_name() { printf '%s_j%s.h5\n' "$(sp_point_name "${@:1:7}")" "$8"; }
+
+sp_is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+sp_is_posint() { [[ $1 =~ ^[1-9][0-9]*$ ]]; }
+
+# ---------------------------------------------------------------- settings
+
+# Source the site file: $SCALEPROBE_SITE_ENV (must exist), else <root>/jobs/site.env if present.
+sp_load_site() {
+  SP_SITE_FILE=""
+  if [ -n "${SCALEPROBE_SITE_ENV:-}" ]; then
+    [ -f "$SCALEPROBE_SITE_ENV" ] || sp_die 2 "SCALEPROBE_SITE_ENV=$SCALEPROBE_SITE_ENV: no such file"
+    SP_SITE_FILE=$SCALEPROBE_SITE_ENV
+  elif [ -f "$SP_ROOT/jobs/site.env" ]; then
+    SP_SITE_FILE=$SP_ROOT/jobs/site.env
+  fi
+  [ -n "$SP_SITE_FILE" ] || return 0
+  # Site files (module load ...) are rarely written for set -eu.
+  local saved=$-
+  set +eu
+  # shellcheck disable=SC1090
+  source "$SP_SITE_FILE"
+  local rc=$?
+  [[ $saved == *e* ]] && set -e
+  [[ $saved == *u* ]] && set -u
+  [ "$rc" = 0 ] || sp_die 2 "site file $SP_SITE_FILE failed (exit $rc)"
+}
+
+# Defaults and validation of the SCALEPROBE_* settings (after the site file).
+sp_settings() {
+  SP_BUILD=${SCALEPROBE_BUILD_DIR:-$SP_ROOT/build/release}
+  SP_RESULTS=${SCALEPROBE_RESULTS:-$SP_ROOT/results}
+  SP_CAMPAIGN=${SCALEPROBE_CAMPAIGN:-default}
+  SP_LAUNCHER=${SCALEPROBE_LAUNCHER:-srun}
+  SP_SRUN_MPI=${SCALEPROBE_SRUN_MPI:-pmix}
+  SP_SCALING=${SCALEPROBE_SCALING:-strong}
+  local g=${SCALEPROBE_GPUS_PER_NODE:-${SLURM_GPUS_PER_NODE:-0}}
+  SP_GPUS=${g##*:}                           # SLURM_GPUS_PER_NODE may read "a100:4"
+  sp_check_campaign "$SP_CAMPAIGN"
+  case $SP_LAUNCHER in srun|mpirun) ;; *) sp_die 2 "SCALEPROBE_LAUNCHER=$SP_LAUNCHER: use srun or mpirun";; esac
+  case $SP_SCALING in strong|weak) ;; *) sp_die 2 "SCALEPROBE_SCALING=$SP_SCALING: use strong or weak";; esac
+  sp_is_uint "$SP_GPUS" || sp_die 2 "SCALEPROBE_GPUS_PER_NODE=$SP_GPUS: not a GPU count"
+  SP_CAMPAIGN_DIR=$SP_RESULTS/$SP_CAMPAIGN
+}
+
+# Campaign names are folder names below results/ (slashes allowed, no '..', no commas).
+sp_check_campaign() {
+  [[ $1 =~ ^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$ && ! $1 =~ (^|/)\.\.?(/|$) ]] ||
+    sp_die 2 "campaign '$1': use letters, digits, '.', '_', '-' (and '/' for sub-folders)"
+}
+
+# ---------------------------------------------------------------- the allocation
+
+# Sets SP_NODES, SP_TPN, SP_CPT, SP_NTASKS (the point this job runs), SP_JOBTAG, SP_SUBSHAPE.
+sp_geometry() {
+  [ -n "${SLURM_JOB_ID:-}" ] ||
+    sp_die 2 "not inside a SLURM allocation: submit with sbatch (see docs/slurm.md)"
+  local nodes=${SLURM_JOB_NUM_NODES:-${SLURM_NNODES:-}} ntasks=${SLURM_NTASKS:-} tpn
+  local cpt=${SLURM_CPUS_PER_TASK:-1}
+  [ -n "$nodes" ] || sp_die 2 "SLURM_JOB_NUM_NODES is not set"
+  [ -n "$ntasks" ] ||
+    sp_die 2 "the allocation has no task count: submit with --nodes=N --ntasks-per-node=T"
+  if [ -n "${SLURM_NTASKS_PER_NODE:-}" ]; then
+    tpn=$SLURM_NTASKS_PER_NODE
+  elif [[ ${SLURM_TASKS_PER_NODE:-} =~ ^([0-9]+)(\(x[0-9]+\))?$ ]]; then
+    tpn=${BASH_REMATCH[1]}
+  else
+    sp_die 2 "uneven tasks per node (SLURM_TASKS_PER_NODE=${SLURM_TASKS_PER_NODE:-unset}): submit with --ntasks-per-node"
+  fi
+  [ "$ntasks" = $((nodes * tpn)) ] ||
+    sp_die 2 "SLURM_NTASKS=$ntasks is not nodes x tasks per node ($nodes x $tpn): submit with --nodes and --ntasks-per-node"
+  SP_NODES=$nodes SP_TPN=$tpn SP_CPT=$cpt SP_SUBSHAPE=0
+  SP_JOBTAG=$SLURM_JOB_ID
+  if [ -n "${SLURM_ARRAY_JOB_ID:-}" ]; then
+    SP_JOBTAG=${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}
+  fi
+  if [ -n "${SCALEPROBE_ARRAY_POINTS:-}" ]; then
+    # submit-sweep --array-mode: every task holds the grid's largest point and runs its own one.
+    [ -n "${SLURM_ARRAY_TASK_ID:-}" ] || sp_die 2 "SCALEPROBE_ARRAY_POINTS is set but this is not an array job"
+    local -a pts; IFS=: read -r -a pts <<<"$SCALEPROBE_ARRAY_POINTS"
+    local p=${pts[$SLURM_ARRAY_TASK_ID]:-}
+    [[ $p =~ ^([1-9][0-9]*)x([1-9][0-9]*)x([1-9][0-9]*)$ ]] ||
+      sp_die 2 "no point for array task $SLURM_ARRAY_TASK_ID in SCALEPROBE_ARRAY_POINTS=$SCALEPROBE_ARRAY_POINTS"
+    SP_NODES=${BASH_REMATCH[1]} SP_TPN=${BASH_REMATCH[2]} SP_CPT=${BASH_REMATCH[3]} SP_SUBSHAPE=1
+    [ "$SP_NODES" -le "$nodes" ] && [ "$SP_TPN" -le "$tpn" ] && [ "$SP_CPT" -le "$cpt" ] ||
+      sp_die 2 "point $p does not fit the allocation (${nodes}x${tpn}x${cpt})"
+  fi
+  SP_NTASKS=$((SP_NODES * SP_TPN))
+}
+
+# Threads: one OpenMP (and OpenBLAS) thread per allocated CPU of the task, placed on cores.
+sp_threads() {
+  export OMP_NUM_THREADS=$SP_CPT OPENBLAS_NUM_THREADS=$SP_CPT
+  export OMP_PROC_BIND=${OMP_PROC_BIND:-close} OMP_PLACES=${OMP_PLACES:-cores}
+}
+
+# SP_LAUNCH: the launcher command for SP_NTASKS ranks, SP_TPN per node, SP_CPT CPUs each.
+sp_launch_cmd() {
+  local -a extra
+  if [ "$SP_LAUNCHER" = srun ]; then
+    read -r -a extra <<<"${SCALEPROBE_SRUN_FLAGS:-}"
+    # 22.05's srun does not inherit --cpus-per-task from the job: always pass it.
+    SP_LAUNCH=(srun --export=ALL --nodes="$SP_NODES" --ntasks="$SP_NTASKS"
+               --ntasks-per-node="$SP_TPN" --cpus-per-task="$SP_CPT" --kill-on-bad-exit=1 "${extra[@]}")
+  else
+    read -r -a extra <<<"${SCALEPROBE_MPIRUN_FLAGS:-}"
+    local map="ppr:$SP_TPN:node"
+    [ "$SP_CPT" -gt 1 ] && map+=":PE=$SP_CPT"
+    SP_LAUNCH=(mpirun -np "$SP_NTASKS" --map-by "$map"
+               -x OMP_NUM_THREADS -x OMP_PROC_BIND -x OMP_PLACES -x OPENBLAS_NUM_THREADS "${extra[@]}")
+  fi
+}
+
+# ---------------------------------------------------------------- rank map
+
+# Print the rank -> node -> core map with the same launcher and layout as the benchmark, and
+# stop if the world it starts is not the allocation's.
+sp_rank_map() {
+  # shellcheck disable=SC2016
+  local probe='r=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-$SLURM_PROCID}}
+cpus=$(taskset -cp $$ 2>/dev/null) && cpus=${cpus##*: } || cpus=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/$$/status)
+echo "rankmap rank=$r node=${SLURMD_NODENAME:-?} nodeid=${SLURM_NODEID:-?} host=$(hostname) cpus=$cpus"'
+  local -a cmd=("${SP_LAUNCH[@]}")
+  [ "$SP_LAUNCHER" = srun ] && cmd+=(--mpi=none)
+  local out rc=0
+  out=$("${cmd[@]}" bash -c "$probe" 2>&1) || rc=$?
+  local map; map=$(grep '^rankmap ' <<<"$out" | sort -t= -k2,2n || true)
+  echo "# rank -> node -> cores ($SP_LAUNCHER)"
+  [ -z "$map" ] || printf '%s\n' "$map"
+  grep -v '^rankmap ' <<<"$out" | sed 's/^/# launcher: /' || true
+  [ "$rc" = 0 ] || sp_die 1 "the rank-map step ($SP_LAUNCHER) failed with exit $rc"
+  local nranks ndistinct nnodes
+  nranks=$(grep -c . <<<"$map" || true)
+  ndistinct=$(grep -o ' rank=[0-9]*' <<<"$map" | sort -u | grep -c . || true)
+  nnodes=$(grep -o ' node=[^ ]* nodeid=[^ ]*' <<<"$map" | sort -u | grep -c . || true)
+  local want="the allocation (SLURM_NTASKS=$SLURM_NTASKS)"
+  [ "$SP_SUBSHAPE" = 1 ] && want="this array task's point ($SP_NODES x $SP_TPN = $SP_NTASKS ranks)"
+  [ "$nranks" = "$SP_NTASKS" ] && [ "$ndistinct" = "$SP_NTASKS" ] ||
+    sp_die 1 "world size mismatch: $SP_LAUNCHER started $nranks ranks ($ndistinct distinct) but $want needs $SP_NTASKS; not running the benchmark"
+  [ "$nnodes" = "$SP_NODES" ] ||
+    sp_die 1 "node count mismatch: the ranks landed on $nnodes node(s), expected $SP_NODES"
+}
+
+# ---------------------------------------------------------------- weak scaling
+
+# sp_scale_size SIZE FACTOR -> SP_SIZE: bytes of SIZE (binary K/M/G suffix) times FACTOR.
+# (Sets a variable rather than printing, so a bad size stops the caller, not a subshell.)
+sp_scale_size() {
+  [[ $1 =~ ^([0-9]+)([KkMmGg]?)$ ]] || sp_die 2 "weak scaling: cannot scale size '$1'"
+  local n=${BASH_REMATCH[1]} m=1
+  case ${BASH_REMATCH[2]} in [Kk]) m=1024;; [Mm]) m=1048576;; [Gg]) m=1073741824;; esac
+  SP_SIZE=$((10#$n * m * $2))
+}
+
+# sp_scale_layout FILE FACTOR OUT: every tensor's element count times FACTOR ("name numel" lines).
+sp_scale_layout() {
+  awk -v f="$2" '
+    { sub(/#.*/, ""); if (NF == 0) next
+      if (NF > 2) { print "bad line " NR > "/dev/stderr"; exit 3 }
+      dims = $NF; name = (NF == 2) ? $1 : "t" NR
+      n = split(dims, d, "x"); numel = 1
+      for (i = 1; i <= n; i++) { if (d[i] !~ /^[0-9]+$/) { print "bad dims " dims > "/dev/stderr"; exit 3 }; numel *= d[i] }
+      printf "%s %.0f\n", name, numel * f }' "$1" >"$3" ||
+    sp_die 2 "weak scaling: cannot read layout file $1"
+}
+
+# sp_bench_args BENCH FACTOR [ARGS...] -> SP_ARGS. With SP_SCALING=weak the message sizes grow
+# with FACTOR (the number of ranks): allreduce sizes (--sizes, -b/-e) and bucket_sweep's layout
+# file; otherwise the arguments pass through. Refuses -o/--trace (the job names the trace).
+# SP_LAYOUT_OUT: where a scaled layout file goes.
+sp_bench_args() {
+  local bench=$1 f=$2; shift 2
+  SP_ARGS=()
+  local a v have_sizes=0 have_b=0 have_e=0 have_layout=0
+  while [ $# -gt 0 ]; do
+    a=$1; shift
+    case $a in
+      -o|--trace|--trace=*|-o?*) sp_die 2 "do not pass $a: the job script names the trace";;
+    esac
+    if [ "$SP_SCALING" != weak ]; then SP_ARGS+=("$a"); continue; fi
+    v=""
+    case "$bench:$a" in
+      allreduce:--sizes=*|allreduce:--min-bytes=*|allreduce:--max-bytes=*|bucket_sweep:--layout=*)
+        v=${a#*=}; a=${a%%=*};;
+      allreduce:--sizes|allreduce:-b|allreduce:--min-bytes|allreduce:-e|allreduce:--max-bytes|bucket_sweep:-l|bucket_sweep:--layout)
+        [ $# -gt 0 ] || sp_die 2 "$a needs a value"; v=$1; shift;;
+      *) SP_ARGS+=("$a"); continue;;
+    esac
+    case $a in
+      --sizes)
+        local -a sz out=(); IFS=, read -r -a sz <<<"$v"
+        local s; for s in "${sz[@]}"; do sp_scale_size "$s" "$f"; out+=("$SP_SIZE"); done
+        SP_ARGS+=(--sizes "$(IFS=,; echo "${out[*]}")"); have_sizes=1;;
+      -b|--min-bytes) sp_scale_size "$v" "$f"; SP_ARGS+=(-b "$SP_SIZE"); have_b=1;;
+      -e|--max-bytes) sp_scale_size "$v" "$f"; SP_ARGS+=(-e "$SP_SIZE"); have_e=1;;
+      -l|--layout)
+        [ -f "$v" ] || sp_die 2 "weak scaling of bucket_sweep needs a layout file (--layout FILE); '$v' is not a file (built-in layouts cannot be rescaled)"
+        if [ -n "${SP_LAYOUT_OUT:-}" ]; then
+          mkdir -p "$(dirname "$SP_LAYOUT_OUT")"
+          sp_scale_layout "$v" "$f" "$SP_LAYOUT_OUT"; SP_ARGS+=(--layout "$SP_LAYOUT_OUT")
+        else
+          sp_scale_layout "$v" "$f" /dev/null; SP_ARGS+=(--layout "$v")   # check only
+        fi
+        have_layout=1;;
+    esac
+  done
+  if [ "$SP_SCALING" = weak ]; then
+    if [ "$bench" = allreduce ] && [ $have_sizes = 0 ]; then   # the binary's defaults: -b 8 -e 64M
+      [ $have_b = 1 ] || { sp_scale_size 8 "$f"; SP_ARGS+=(-b "$SP_SIZE"); }
+      [ $have_e = 1 ] || { sp_scale_size 64M "$f"; SP_ARGS+=(-e "$SP_SIZE"); }
+    fi
+    [ "$bench" != bucket_sweep ] || [ $have_layout = 1 ] ||
+      sp_die 2 "weak scaling of bucket_sweep needs a layout file (--layout FILE); the default resnet50 cannot be rescaled"
+  fi
+  return 0
+}
+
+# ---------------------------------------------------------------- one benchmark job
+
+# sp_job_main BENCH BINARY(relative to the build dir) [BENCHMARK ARGS...]
+sp_job_main() {
+  local bench=$1 binrel=$2; shift 2
+  sp_load_site
+  sp_settings
+  sp_geometry
+  sp_threads
+
+  local bin=$SP_BUILD/$binrel
+  if [ "$SP_GPUS" -gt 0 ]; then
+    # The NCCL path: the GPU build of each benchmark is <binary>_nccl (not in this version).
+    bin=${bin}_nccl
+    [ -x "$bin" ] || sp_die 2 "--gpus-per-node=$SP_GPUS selects the NCCL build of $bench ($bin), which is not in this version; run without GPUs"
+    [ "$SP_TPN" = "$SP_GPUS" ] || sp_warn "$SP_TPN tasks per node for $SP_GPUS GPUs per node (one rank per GPU is usual)"
+  fi
+  [ -x "$bin" ] || sp_die 2 "no $bin: build first (cmake --preset release && cmake --build --preset release) or set SCALEPROBE_BUILD_DIR"
+  local check=$SP_BUILD/core/trace_check
+  [ -x "$check" ] || sp_die 2 "no $check in SCALEPROBE_BUILD_DIR=$SP_BUILD"
+
+  local -a given=("$@")
+  if [ ${#given[@]} = 0 ] && [ -n "${SCALEPROBE_ARGS:-}" ]; then read -r -a given <<<"$SCALEPROBE_ARGS"; fi
+  local name; name=$(sp_point_name "$bench" "$SP_NODES" "$SP_TPN" "$SP_CPT" "$SP_GPUS" "$SP_SCALING" "$SP_LAUNCHER")
+  SP_TRACE=$SP_CAMPAIGN_DIR/${name}_j$SP_JOBTAG.h5
+  SP_LAYOUT_OUT=$SP_CAMPAIGN_DIR/layouts/${name}_j$SP_JOBTAG.layout
+  sp_bench_args "$bench" "$SP_NTASKS" ${given[@]+"${given[@]}"}
+  mkdir -p "$SP_CAMPAIGN_DIR"
+  [ ! -e "$SP_TRACE" ] || sp_die 2 "$SP_TRACE already exists"
+  sp_launch_cmd
+
+  local launcher=$SP_LAUNCHER; [ "$SP_LAUNCHER" = srun ] && launcher+=" --mpi=$SP_SRUN_MPI"
+  sp_log "$bench job $SP_JOBTAG on ${SLURM_JOB_NODELIST:-?} (cluster ${SLURM_CLUSTER_NAME:-?})"
+  sp_log "point: nodes=$SP_NODES tasks_per_node=$SP_TPN cpus_per_task=$SP_CPT ranks=$SP_NTASKS gpus_per_node=$SP_GPUS scaling=$SP_SCALING launcher=$launcher"
+  [ "$SP_SUBSHAPE" = 0 ] || sp_log "array task $SLURM_ARRAY_TASK_ID runs its point inside a ${SLURM_JOB_NUM_NODES}x${SLURM_NTASKS_PER_NODE:-?}x${SLURM_CPUS_PER_TASK:-1} allocation"
+  sp_log "threads: OMP_NUM_THREADS=$OMP_NUM_THREADS OMP_PROC_BIND=$OMP_PROC_BIND OMP_PLACES=$OMP_PLACES"
+  sp_log "site file: ${SP_SITE_FILE:-none}"
+  sp_log "binary: $bin ${SP_ARGS[*]}"
+  sp_log "trace: $SP_TRACE"
+
+  sp_rank_map
+
+  # A job killed at its time limit gets SIGTERM first: move its partial trace aside so the
+  # campaign stays readable (scaleprobe-analyze refuses *.partial) and a resume reruns the point.
+  trap 'sp_quarantine; sp_die 1 "terminated (time limit or scancel)"' TERM INT
+  local -a run=("${SP_LAUNCH[@]}")
+  [ "$SP_LAUNCHER" = srun ] && run+=(--mpi="$SP_SRUN_MPI")
+  local rc=0
+  "${run[@]}" "$bin" ${SP_ARGS[@]+"${SP_ARGS[@]}"} -o "$SP_TRACE" || rc=$?
+  trap - TERM INT
+  if [ "$rc" != 0 ]; then
+    sp_quarantine
+    sp_die 1 "$bench exited with $rc (trace, if any, moved to *.failed)"
+  fi
+  local res
+  if ! res=$("$check" "$SP_TRACE" 2>&1); then
+    printf '%s\n' "$res"
+    sp_quarantine
+    sp_die 1 "trace_check rejected $SP_TRACE"
+  fi
+  printf '%s\n' "$res"
+  local n=""; [[ $res =~ ' ranks='([0-9]+) ]] && n=${BASH_REMATCH[1]}
+  if [ -n "$n" ] && [ "$n" != "$SP_NTASKS" ]; then
+    sp_quarantine
+    sp_die 1 "the trace has $n ranks, the point $SP_NTASKS"
+  fi
+  sp_log "OK $SP_TRACE"
+}
+
+# Move this job's trace (complete or partial) aside as *.failed.
+sp_quarantine() {
+  local f
+  for f in "$SP_TRACE" "$SP_TRACE.partial"; do
+    [ -e "$f" ] && mv -f "$f" "$f.failed" && sp_warn "moved $f to $f.failed"
+  done
+  return 0
+}
+
+# ---------------------------------------------------------------- the report job
+
+sp_report_main() {
+  sp_load_site
+  sp_settings
+  [ -d "$SP_CAMPAIGN_DIR" ] || sp_die 2 "no campaign folder $SP_CAMPAIGN_DIR"
+  sp_log "report of $SP_CAMPAIGN_DIR (job ${SLURM_JOB_ID:-none})"
+  "$SP_ROOT/analysis/scaleprobe-analyze" report "$SP_CAMPAIGN_DIR" "$@" ||
+    sp_die 1 "scaleprobe-analyze report $SP_CAMPAIGN_DIR failed"
+  sp_log "OK $SP_CAMPAIGN_DIR/report/report.md"
+}

@@ -1,0 +1,14 @@
+# SLURM tests (label slurm), included from tests/CMakeLists.txt.
+#  slurm_jobs_offline: the job scripts' and jobs/submit-sweep's logic without any daemon (seconds).
+#  slurm_sweep: a private local SLURM cluster (munged + slurmctld + 4 slurmd virtual nodes, needs
+#    root and slurm-wlm/munge from scripts/install-deps.sh; fails, never skips, without them), a
+#    real sweep of jobs/allreduce.sbatch and jobs/bucket_sweep.sbatch through jobs/submit-sweep,
+#    the report job and the resume path. A few minutes on 2 cores; every wait inside is bounded
+#    well below the TIMEOUT and the daemons are always stopped by PID.
+add_test(NAME slurm_jobs_offline
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_jobs_offline.sh ${PROJECT_BINARY_DIR})
+set_tests_properties(slurm_jobs_offline PROPERTIES LABELS slurm TIMEOUT 120)
+
+add_test(NAME slurm_sweep
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_slurm_sweep.sh ${PROJECT_BINARY_DIR})
+set_tests_properties(slurm_sweep PROPERTIES LABELS slurm TIMEOUT 900 RUN_SERIAL TRUE PROCESSORS 2)
