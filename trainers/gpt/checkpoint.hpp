@@ -1,0 +1,50 @@
+// GPT checkpoints in HDF5 (serial, written by one process under "<path>.partial" and renamed).
+//
+// Layout (format "scaleprobe-gpt-checkpoint", version 1):
+//   root attributes  format, format_version, model_name, vocab_size, max_seq_len, channels,
+//                    num_layers, num_heads, num_parameters, weight_layout ("nn.Linear [out, in]")
+//   /model/<name>    float32, one dataset per parameter with its shape, named as in PyTorch's
+//                    GPT-2 ("transformer.h.0.attn.c_attn.weight", ...). Linear weights are in
+//                    nn.Linear layout [out_features, in_features]; HF GPT-2 (Conv1D) stores the
+//                    transpose. The LM head is tied to transformer.wte.weight and not stored.
+//   /optimizer       exp_avg, exp_avg_sq: float32 [num_parameters], the flat AdamW moments in
+//                    the parameter-table order; attribute adam_step
+//   /train           attributes step, init_seed, data_seed, next_batch (data-loader state),
+//                    data_source, data_fingerprint
+//   /check           tokens int32 [1, T] and logits float32 [1, T, V]: what this model computed
+//                    on a fixed input, so another implementation can check it loads the weights
+//                    right (trainers/gpt/load_checkpoint.py)
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "trainers/gpt/model.hpp"
+
+namespace sp::gpt {
+
+struct TrainState {
+  std::int64_t step = 0;          // optimizer steps completed
+  std::uint64_t init_seed = 0;
+  std::uint64_t data_seed = 0;
+  std::int64_t next_batch = 0;    // DataLoader::next_index of the training loader
+  std::string data_source;        // file path or "synthetic:<bytes>"
+  std::string data_fingerprint;   // fingerprint() of the corpus bytes
+};
+
+// Writes everything above. Runs one small forward pass (B = 1) for /check, which overwrites the
+// model's activations (not its parameters, gradients or optimizer state).
+void save_checkpoint(const std::string& path, GPT& model, const TrainState& state);
+
+struct CheckpointInfo {
+  GPTConfig config;
+  TrainState state;
+};
+// Reads the configuration and training state; throws sp::Error
+// "cannot load checkpoint '<path>': <problem>" for a missing, corrupt or foreign file.
+CheckpointInfo read_checkpoint_info(const std::string& path);
+// Loads the parameters (and, with optimizer, the AdamW moments and step) into a model of the
+// same configuration; every dataset's shape is checked.
+void load_checkpoint(const std::string& path, GPT& model, bool optimizer);
+
+}  // namespace sp::gpt

@@ -1,0 +1,332 @@
+#include "trainers/gpt/model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/error.hpp"
+#include "kernels/kernels.hpp"
+
+namespace sp::gpt {
+
+namespace k = sp::kernels;
+
+GPTConfig gpt_preset(std::string_view name) {
+  if (name == "gpt-micro") return {"gpt-micro", 128, 16, 32, 2, 4};
+  if (name == "gpt-tiny") return {"gpt-tiny", 256, 128, 256, 4, 4};
+  if (name == "gpt-mini") return {"gpt-mini", 256, 256, 384, 6, 6};
+  fail("unknown model '{}' (choose from gpt-micro, gpt-tiny, gpt-mini)", name);
+}
+
+std::vector<std::string> gpt_preset_names() { return {"gpt-micro", "gpt-tiny", "gpt-mini"}; }
+
+void gpt_validate(const GPTConfig& c) {
+  if (c.vocab_size < 2) fail("vocab size must be at least 2 (got {})", c.vocab_size);
+  if (c.max_seq_len < 1) fail("context length must be at least 1 (got {})", c.max_seq_len);
+  if (c.channels < 1) fail("width must be at least 1 (got {})", c.channels);
+  if (c.num_layers < 1) fail("depth must be at least 1 layer (got {})", c.num_layers);
+  if (c.num_heads < 1) fail("heads must be at least 1 (got {})", c.num_heads);
+  if (c.channels % c.num_heads != 0)
+    fail("heads ({}) must divide the width ({})", c.num_heads, c.channels);
+  if (c.vocab_size > (1 << 24)) fail("vocab size {} is too large (at most 2^24)", c.vocab_size);
+  if (c.max_seq_len > 65536) fail("context length {} is too large (at most 65536)", c.max_seq_len);
+  if (c.channels > 65536) fail("width {} is too large (at most 65536)", c.channels);
+  // Matrix dimensions go to cBLAS as int: keep every product well inside int range.
+  double mlp = 4.0 * c.channels * c.channels;
+  double emb = double(c.vocab_size) * c.channels;
+  if (mlp > 2e9 || emb > 2e9) fail("model too large: a weight matrix exceeds 2^31 elements");
+  if (double(gpt_num_parameters(c)) > 4e9) fail("model too large: more than 4e9 parameters");
+}
+
+std::vector<TensorInfo> gpt_parameter_table(const GPTConfig& c) {
+  const std::int64_t V = c.vocab_size, T = c.max_seq_len, C = c.channels;
+  std::vector<TensorInfo> t;
+  std::size_t offset = 0;
+  auto add = [&](std::string name, std::vector<std::int64_t> shape) {
+    std::size_t n = 1;
+    for (auto d : shape) n *= static_cast<std::size_t>(d);
+    bool decay = shape.size() >= 2;
+    t.push_back({std::move(name), std::move(shape), offset, n, decay});
+    offset += n;
+  };
+  add("transformer.wte.weight", {V, C});
+  add("transformer.wpe.weight", {T, C});
+  for (int l = 0; l < c.num_layers; ++l) {
+    std::string p = "transformer.h." + std::to_string(l) + ".";
+    add(p + "ln_1.weight", {C});
+    add(p + "ln_1.bias", {C});
+    add(p + "attn.c_attn.weight", {3 * C, C});
+    add(p + "attn.c_attn.bias", {3 * C});
+    add(p + "attn.c_proj.weight", {C, C});
+    add(p + "attn.c_proj.bias", {C});
+    add(p + "ln_2.weight", {C});
+    add(p + "ln_2.bias", {C});
+    add(p + "mlp.c_fc.weight", {4 * C, C});
+    add(p + "mlp.c_fc.bias", {4 * C});
+    add(p + "mlp.c_proj.weight", {C, 4 * C});
+    add(p + "mlp.c_proj.bias", {C});
+  }
+  add("transformer.ln_f.weight", {C});
+  add("transformer.ln_f.bias", {C});
+  return t;
+}
+
+std::size_t gpt_num_parameters(const GPTConfig& c) {
+  const std::size_t V = c.vocab_size, T = c.max_seq_len, C = c.channels, L = c.num_layers;
+  return V * C + T * C + L * (12 * C * C + 13 * C) + 2 * C;
+}
+
+namespace {
+
+// Carves a buffer laid out as gpt_parameter_table into named pointers (table order).
+ParamView make_param_view(float* base, const GPTConfig& c, const std::vector<TensorInfo>& t) {
+  ParamView v;
+  std::size_t i = 0;
+  auto next = [&] { return base + t.at(i++).offset; };
+  v.wte = next();
+  v.wpe = next();
+  v.h.resize(c.num_layers);
+  for (auto& l : v.h) {
+    l.ln1w = next(); l.ln1b = next();
+    l.qkvw = next(); l.qkvb = next();
+    l.attprojw = next(); l.attprojb = next();
+    l.ln2w = next(); l.ln2b = next();
+    l.fcw = next(); l.fcb = next();
+    l.fcprojw = next(); l.fcprojb = next();
+  }
+  v.lnfw = next();
+  v.lnfb = next();
+  return v;
+}
+
+}  // namespace
+
+std::size_t gpt_activation_numel(const GPTConfig& c, int B, int T) {
+  const std::size_t BT = std::size_t(B) * T, C = c.channels, NH = c.num_heads, V = c.vocab_size;
+  const std::size_t per_layer = BT * C * 3 + BT * 2 + BT * 3 * C + BT * C + std::size_t(B) * NH * T * T +
+                                BT * C * 2 + BT * C + BT * 2 + BT * 4 * C * 2 + BT * C + BT * C;
+  return BT * C + c.num_layers * per_layer + BT * C + BT * 2 + BT * V * 2 + BT;
+}
+
+namespace {
+
+ActivationView make_activation_view(float* base, const GPTConfig& c, int B, int T) {
+  const std::size_t BT = std::size_t(B) * T, C = c.channels, NH = c.num_heads, V = c.vocab_size;
+  ActivationView a;
+  auto take = [&](std::size_t n) { float* p = base; base += n; return p; };
+  a.encoded = take(BT * C);
+  a.h.resize(c.num_layers);
+  for (auto& l : a.h) {
+    l.ln1 = take(BT * C); l.ln1_mean = take(BT); l.ln1_rstd = take(BT);
+    l.qkv = take(BT * 3 * C);
+    l.atty = take(BT * C);
+    l.att = take(std::size_t(B) * NH * T * T);
+    l.attproj = take(BT * C);
+    l.residual2 = take(BT * C);
+    l.ln2 = take(BT * C); l.ln2_mean = take(BT); l.ln2_rstd = take(BT);
+    l.fch = take(BT * 4 * C); l.fch_gelu = take(BT * 4 * C);
+    l.fcproj = take(BT * C);
+    l.residual3 = take(BT * C);
+  }
+  a.lnf = take(BT * C); a.lnf_mean = take(BT); a.lnf_rstd = take(BT);
+  a.logits = take(BT * V); a.probs = take(BT * V);
+  a.losses = take(BT);
+  return a;
+}
+
+// splitmix64: a small, well-mixed, platform-independent generator for initialisation.
+struct SplitMix64 {
+  std::uint64_t s;
+  std::uint64_t next() {
+    std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return double(next() >> 11) * 0x1.0p-53; }  // [0, 1)
+  // Box-Muller; one sample per call for simplicity.
+  double normal() {
+    double u1 = uniform(), u2 = uniform();
+    if (u1 < 1e-300) u1 = 1e-300;
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  }
+};
+
+void ensure_activations(GPT& m, int B, int T) {
+  if (m.B == B && m.T == T) return;
+  const std::size_t n = gpt_activation_numel(m.config, B, T);
+  if (m.acts.size() < n) {
+    m.acts.assign(n, 0.0f);
+    m.grad_acts.assign(n, 0.0f);
+  }
+  m.a = make_activation_view(m.acts.data(), m.config, B, T);
+  m.ga = make_activation_view(m.grad_acts.data(), m.config, B, T);
+  m.B = B;
+  m.T = T;
+}
+
+}  // namespace
+
+GPT gpt_create(const GPTConfig& config, std::uint64_t seed) {
+  gpt_validate(config);
+  GPT m;
+  m.config = config;
+  m.tensors = gpt_parameter_table(config);
+  m.num_parameters = gpt_num_parameters(config);
+  m.params.assign(m.num_parameters, 0.0f);
+  m.grads.assign(m.num_parameters, 0.0f);
+  m.m.assign(m.num_parameters, 0.0f);
+  m.v.assign(m.num_parameters, 0.0f);
+  m.p = make_param_view(m.params.data(), config, m.tensors);
+  m.g = make_param_view(m.grads.data(), config, m.tensors);
+  gpt_init_parameters(m, seed);
+  return m;
+}
+
+void gpt_init_parameters(GPT& m, std::uint64_t seed) {
+  const double proj_std = 0.02 / std::sqrt(2.0 * m.config.num_layers);
+  for (std::size_t i = 0; i < m.tensors.size(); ++i) {
+    const TensorInfo& t = m.tensors[i];
+    float* w = m.params.data() + t.offset;
+    // One stream per tensor, so a tensor's values do not depend on the tensors before it.
+    SplitMix64 rng{seed * 0x100000001B3ull + i};
+    const bool is_bias = t.name.ends_with(".bias");
+    const bool is_ln = t.name.find(".ln_") != std::string::npos;
+    if (is_bias) {
+      std::fill(w, w + t.numel, 0.0f);
+    } else if (is_ln) {
+      std::fill(w, w + t.numel, 1.0f);
+    } else {
+      const bool proj = t.name.ends_with("c_proj.weight");
+      const double sd = proj ? proj_std : 0.02;
+      for (std::size_t j = 0; j < t.numel; ++j) w[j] = float(sd * rng.normal());
+    }
+  }
+}
+
+double gpt_forward(GPT& m, const int* inputs, const int* targets, int B, int T) {
+  const GPTConfig& c = m.config;
+  if (B < 1 || T < 1 || T > c.max_seq_len)
+    fail("gpt_forward: batch {} x length {} outside 1..{}", B, T, c.max_seq_len);
+  const std::size_t BT = std::size_t(B) * T;
+  for (std::size_t i = 0; i < BT; ++i) {
+    if (inputs[i] < 0 || inputs[i] >= c.vocab_size) fail("gpt_forward: token {} outside the vocabulary", inputs[i]);
+    if (targets && (targets[i] < 0 || targets[i] >= c.vocab_size))
+      fail("gpt_forward: target {} outside the vocabulary", targets[i]);
+  }
+  ensure_activations(m, B, T);
+  m.inputs.assign(inputs, inputs + BT);
+  m.have_targets = targets != nullptr;
+  if (targets) m.targets.assign(targets, targets + BT);
+
+  const int C = c.channels, NH = c.num_heads, V = c.vocab_size;
+  const ParamView& p = m.p;
+  ActivationView& a = m.a;
+  k::encoder_forward(a.encoded, m.inputs.data(), p.wte, p.wpe, B, T, C);
+  const float* residual = a.encoded;
+  for (int l = 0; l < c.num_layers; ++l) {
+    const auto& w = p.h[l];
+    auto& x = a.h[l];
+    k::layernorm_forward(x.ln1, x.ln1_mean, x.ln1_rstd, residual, w.ln1w, w.ln1b, B, T, C);
+    k::matmul_forward(x.qkv, x.ln1, w.qkvw, w.qkvb, B, T, C, 3 * C);
+    k::attention_forward(x.atty, x.att, x.qkv, B, T, C, NH);
+    k::matmul_forward(x.attproj, x.atty, w.attprojw, w.attprojb, B, T, C, C);
+    k::residual_forward(x.residual2, residual, x.attproj, BT * C);
+    k::layernorm_forward(x.ln2, x.ln2_mean, x.ln2_rstd, x.residual2, w.ln2w, w.ln2b, B, T, C);
+    k::matmul_forward(x.fch, x.ln2, w.fcw, w.fcb, B, T, C, 4 * C);
+    k::gelu_forward(x.fch_gelu, x.fch, BT * 4 * C);
+    k::matmul_forward(x.fcproj, x.fch_gelu, w.fcprojw, w.fcprojb, B, T, 4 * C, C);
+    k::residual_forward(x.residual3, x.residual2, x.fcproj, BT * C);
+    residual = x.residual3;
+  }
+  k::layernorm_forward(a.lnf, a.lnf_mean, a.lnf_rstd, residual, p.lnfw, p.lnfb, B, T, C);
+  k::matmul_forward(a.logits, a.lnf, p.wte, nullptr, B, T, C, V);  // tied LM head
+  if (!targets) {
+    m.mean_loss = -1;
+    return m.mean_loss;
+  }
+  k::softmax_crossentropy_forward(a.losses, a.probs, a.logits, m.targets.data(), B, T, V);
+  double sum = 0;
+  for (std::size_t i = 0; i < BT; ++i) sum += a.losses[i];
+  m.mean_loss = sum / double(BT);
+  return m.mean_loss;
+}
+
+void gpt_backward(GPT& m) {
+  if (m.B == 0 || !m.have_targets) fail("gpt_backward: needs a gpt_forward with targets first");
+  const GPTConfig& c = m.config;
+  const int B = m.B, T = m.T, C = c.channels, NH = c.num_heads, V = c.vocab_size;
+  const std::size_t BT = std::size_t(B) * T;
+  // The kernels accumulate, so activation gradients start from zero every pass.
+  std::fill(m.grad_acts.begin(), m.grad_acts.begin() + gpt_activation_numel(c, B, T), 0.0f);
+  const ParamView& p = m.p;
+  const ParamView& g = m.g;
+  const ActivationView& a = m.a;
+  ActivationView& ga = m.ga;
+
+  k::softmax_crossentropy_backward(ga.logits, a.probs, m.targets.data(), 1.0f / float(BT), B, T, V);
+  k::matmul_backward(ga.lnf, g.wte, nullptr, ga.logits, a.lnf, p.wte, B, T, C, V);
+  const int L = c.num_layers;
+  const float* last = a.h[L - 1].residual3;
+  float* dlast = ga.h[L - 1].residual3;
+  k::layernorm_backward(dlast, g.lnfw, g.lnfb, ga.lnf, last, p.lnfw, a.lnf_mean, a.lnf_rstd, B, T, C);
+  for (int l = L - 1; l >= 0; --l) {
+    const auto& w = p.h[l];
+    const auto& dw = g.h[l];
+    const auto& x = a.h[l];
+    auto& dx = ga.h[l];
+    const float* residual = l == 0 ? a.encoded : a.h[l - 1].residual3;
+    float* dresidual = l == 0 ? ga.encoded : ga.h[l - 1].residual3;
+    k::residual_backward(dx.residual2, dx.fcproj, dx.residual3, BT * C);
+    k::matmul_backward(dx.fch_gelu, dw.fcprojw, dw.fcprojb, dx.fcproj, x.fch_gelu, w.fcprojw, B, T, 4 * C, C);
+    k::gelu_backward(dx.fch, x.fch, dx.fch_gelu, BT * 4 * C);
+    k::matmul_backward(dx.ln2, dw.fcw, dw.fcb, dx.fch, x.ln2, w.fcw, B, T, C, 4 * C);
+    k::layernorm_backward(dx.residual2, dw.ln2w, dw.ln2b, dx.ln2, x.residual2, w.ln2w, x.ln2_mean, x.ln2_rstd, B, T, C);
+    k::residual_backward(dresidual, dx.attproj, dx.residual2, BT * C);
+    k::matmul_backward(dx.atty, dw.attprojw, dw.attprojb, dx.attproj, x.atty, w.attprojw, B, T, C, C);
+    k::attention_backward(dx.qkv, dx.atty, x.qkv, x.att, B, T, C, NH);
+    k::matmul_backward(dx.ln1, dw.qkvw, dw.qkvb, dx.qkv, x.ln1, w.qkvw, B, T, C, 3 * C);
+    k::layernorm_backward(dresidual, dw.ln1w, dw.ln1b, dx.ln1, residual, w.ln1w, x.ln1_mean, x.ln1_rstd, B, T, C);
+  }
+  k::encoder_backward(g.wte, g.wpe, ga.encoded, m.inputs.data(), B, T, C);
+}
+
+void gpt_zero_grad(GPT& m) { std::fill(m.grads.begin(), m.grads.end(), 0.0f); }
+
+double gpt_grad_norm(const GPT& m) {
+  double s = 0;
+  for (float x : m.grads) s += double(x) * double(x);
+  return std::sqrt(s);
+}
+
+double gpt_clip_grad_norm(GPT& m, double max_norm) {
+  const double norm = gpt_grad_norm(m);
+  if (max_norm > 0 && norm > max_norm) {
+    const float scale = float(max_norm / norm);
+    for (float& x : m.grads) x *= scale;
+  }
+  return norm;
+}
+
+void gpt_update(GPT& m, const AdamWParams& opt) {
+  ++m.adam_step;
+  for (const TensorInfo& t : m.tensors) {
+    k::AdamWConfig cfg;
+    cfg.lr = opt.lr;
+    cfg.beta1 = opt.beta1;
+    cfg.beta2 = opt.beta2;
+    cfg.eps = opt.eps;
+    cfg.weight_decay = t.weight_decay ? opt.weight_decay : 0.0f;
+    k::adamw_update(m.params.data() + t.offset, m.grads.data() + t.offset, m.m.data() + t.offset,
+                    m.v.data() + t.offset, t.numel, cfg, m.adam_step);
+  }
+}
+
+sp::coll::GradientLayout gpt_gradient_layout(const GPT& m) {
+  sp::coll::GradientLayout layout;
+  layout.name = m.config.name;
+  for (const TensorInfo& t : m.tensors) layout.tensors.push_back({t.name, t.numel});
+  return layout;
+}
+
+}  // namespace sp::gpt

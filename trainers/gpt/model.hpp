@@ -1,0 +1,148 @@
+// A GPT-2 model on the sp::kernels CPU kernels, in the style of llm.c's train_gpt2.c: one flat
+// float buffer each for parameters, gradients, AdamW moments and activations, carved into named
+// tensors, and plain gpt_forward / gpt_backward / gpt_zero_grad / gpt_update functions.
+//
+// Architecture (GPT-2): learned token (wte) + position (wpe) embeddings; L pre-LayerNorm blocks
+//   x = x + attn.c_proj(causal_mha(attn.c_attn(ln_1(x))))
+//   x = x + mlp.c_proj(gelu(mlp.c_fc(ln_2(x))))            (MLP width 4C, tanh GELU)
+// then ln_f and the LM head, tied to wte: logits = ln_f(x) · wte^T (no bias). No dropout.
+//
+// Parameter layout. Tensors are named as in the GPT-2 PyTorch module (HF GPT2LMHeadModel /
+// nanoGPT: "transformer.wte.weight", "transformer.h.0.attn.c_attn.weight", ...) and appear in
+// the buffer in PyTorch's named_parameters() (registration) order, each contiguous, row-major.
+// Linear weights use the nn.Linear layout [out_features, in_features] (what matmul_forward
+// takes); HF's GPT-2 uses Conv1D whose weights are the transpose, [in, out]. The tied lm_head
+// is not a separate tensor. The gradient buffer has exactly the same layout, so a data-parallel
+// engine can allreduce it as one buffer or bucket it (gpt_gradient_layout()).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collectives/buckets.hpp"
+
+namespace sp::gpt {
+
+struct GPTConfig {
+  std::string name = "custom";
+  int vocab_size = 256;   // V: token ids are in [0, V)
+  int max_seq_len = 128;  // maxT: context length (rows of wpe)
+  int channels = 256;     // C: model width
+  int num_layers = 4;     // L
+  int num_heads = 4;      // NH: must divide C
+};
+
+// "gpt-micro" (tests: V 128, maxT 16, C 32, L 2, NH 4), "gpt-tiny" (V 256 byte-level, maxT 128,
+// C 256, L 4, NH 4), "gpt-mini" (V 256, maxT 256, C 384, L 6, NH 6). Throws sp::Error if unknown.
+GPTConfig gpt_preset(std::string_view name);
+std::vector<std::string> gpt_preset_names();
+// Throws sp::Error with a one-line message naming the first problem (e.g. heads not dividing
+// the width, a non-positive size, an absurdly large model).
+void gpt_validate(const GPTConfig& config);
+
+struct TensorInfo {
+  std::string name;                  // PyTorch convention, e.g. "transformer.h.3.mlp.c_fc.weight"
+  std::vector<std::int64_t> shape;   // e.g. {4C, C} for mlp.c_fc.weight ([out, in])
+  std::size_t offset = 0;            // first element in the flat parameter/gradient buffer
+  std::size_t numel = 0;
+  bool weight_decay = false;         // AdamW decays 2-D tensors (matrices, embeddings) only
+};
+// The parameter table for a configuration, in buffer order (= named_parameters() order).
+std::vector<TensorInfo> gpt_parameter_table(const GPTConfig& config);
+std::size_t gpt_num_parameters(const GPTConfig& config);
+// Floats in the activation buffer for batch B and length T (gpt_forward allocates this twice:
+// activations and their gradients).
+std::size_t gpt_activation_numel(const GPTConfig& config, int B, int T);
+
+// Pointers into the flat parameter (or gradient) buffer. Per-layer tensors are indexed by layer.
+struct ParamView {
+  float* wte = nullptr;                      // [V, C]
+  float* wpe = nullptr;                      // [maxT, C]
+  struct Layer {
+    float *ln1w, *ln1b;                      // [C], [C]
+    float *qkvw, *qkvb;                      // [3C, C], [3C]    attn.c_attn
+    float *attprojw, *attprojb;              // [C, C], [C]      attn.c_proj
+    float *ln2w, *ln2b;                      // [C], [C]
+    float *fcw, *fcb;                        // [4C, C], [4C]    mlp.c_fc
+    float *fcprojw, *fcprojb;                // [C, 4C], [C]     mlp.c_proj
+  };
+  std::vector<Layer> h;
+  float* lnfw = nullptr;                     // [C]
+  float* lnfb = nullptr;                     // [C]
+};
+
+// Activations of one forward pass at batch B and sequence length T (all [B, T, ...] row-major),
+// carved from one allocation. Per-layer arrays are indexed by layer.
+struct ActivationView {
+  float* encoded;                             // [B, T, C]   wte + wpe
+  struct Layer {
+    float *ln1, *ln1_mean, *ln1_rstd;         // [B,T,C], [B,T], [B,T]
+    float *qkv;                               // [B, T, 3C]
+    float *atty;                              // [B, T, C]    attention output before c_proj
+    float *att;                               // [B, NH, T, T] softmax probabilities
+    float *attproj;                           // [B, T, C]
+    float *residual2;                         // [B, T, C]    x + attn(...)
+    float *ln2, *ln2_mean, *ln2_rstd;         // [B,T,C], [B,T], [B,T]
+    float *fch, *fch_gelu;                    // [B, T, 4C]
+    float *fcproj;                            // [B, T, C]
+    float *residual3;                         // [B, T, C]    block output
+  };
+  std::vector<Layer> h;
+  float *lnf, *lnf_mean, *lnf_rstd;           // [B,T,C], [B,T], [B,T]
+  float *logits, *probs;                      // [B, T, V]
+  float *losses;                              // [B, T]
+};
+
+struct GPT {
+  GPTConfig config;
+  std::vector<TensorInfo> tensors;  // buffer layout of params, grads, m, v
+  std::size_t num_parameters = 0;
+  std::vector<float> params;        // one allocation, [num_parameters]
+  std::vector<float> grads;         // same layout; zero after gpt_zero_grad
+  std::vector<float> m, v;          // AdamW first/second moments, same layout (zero at start)
+  ParamView p, g;                   // named views of params and grads
+  long adam_step = 0;               // AdamW updates done so far
+
+  // Activations (and their gradients, same layout) for the current B, T; (re)allocated by
+  // gpt_forward when B*T grows.
+  int B = 0, T = 0;
+  std::vector<float> acts, grad_acts;
+  ActivationView a, ga;
+  std::vector<int> inputs, targets;  // [B, T] copies from the last forward
+  bool have_targets = false;
+  double mean_loss = 0;              // mean over B*T of the last forward with targets (-1 without)
+};
+
+// Allocates the buffers of a validated config; parameters are initialised as GPT-2 does:
+// weights N(0, 0.02), the two residual projections (attn.c_proj, mlp.c_proj) N(0, 0.02/sqrt(2L)),
+// biases 0, LayerNorm gains 1. Deterministic for a seed (own normal sampler, platform-independent).
+GPT gpt_create(const GPTConfig& config, std::uint64_t seed);
+void gpt_init_parameters(GPT& model, std::uint64_t seed);
+
+// inputs, targets: [B, T] token ids in [0, V), 1 <= T <= maxT. targets may be nullptr (no loss;
+// mean_loss = -1). Fills the activations (logits [B, T, V] in model.a.logits) and returns the
+// mean cross-entropy loss (accumulated in double).
+double gpt_forward(GPT& model, const int* inputs, const int* targets, int B, int T);
+// Gradients of the mean loss of the last gpt_forward (which must have had targets), ADDED to
+// model.grads (call gpt_zero_grad first; accumulating over micro-batches is allowed).
+void gpt_backward(GPT& model);
+void gpt_zero_grad(GPT& model);
+// Global L2 norm of the gradient buffer (accumulated in double).
+double gpt_grad_norm(const GPT& model);
+// Multiplies the gradients by max_norm / norm when norm > max_norm; returns the norm before.
+double gpt_clip_grad_norm(GPT& model, double max_norm);
+
+struct AdamWParams {
+  float lr = 1e-3f, beta1 = 0.9f, beta2 = 0.95f, eps = 1e-8f, weight_decay = 0.1f;
+};
+// One AdamW step over every tensor (decay only on weight_decay tensors); increments adam_step.
+void gpt_update(GPT& model, const AdamWParams& opt);
+
+// The gradient layout for bucketing (tensor names and sizes in forward order), to build
+// sp::coll::pack_buckets on. The flat gradient buffer holds the tensors in this order.
+sp::coll::GradientLayout gpt_gradient_layout(const GPT& model);
+
+}  // namespace sp::gpt

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# CTest gpt_torch_load: a gpt_train checkpoint loads into the PyTorch GPT of load_checkpoint.py
+# and gives the logits the C++ model dumped (max difference within 1e-4 relative), and a
+# checkpoint with one tensor altered is rejected. Exit 77 (skipped) without torch/h5py.
+# Usage: test_torch_load.sh <path to gpt_train>
+set -u
+G=$1
+here=$(cd "$(dirname "$0")" && pwd)
+/usr/bin/python3 -c 'import torch, h5py' 2>/dev/null || { echo "torch or h5py missing: skipped"; exit 77; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+"$G" -m gpt-micro -B 4 -s 10 --synthetic-bytes 50000 -q -o "$tmp/t.h5" --save "$tmp/ck.h5" >/dev/null || exit 1
+/usr/bin/python3 "$here/load_checkpoint.py" "$tmp/ck.h5" || exit 1
+cp "$tmp/ck.h5" "$tmp/bad.h5"
+/usr/bin/python3 -c 'import h5py, sys
+with h5py.File(sys.argv[1], "r+") as f:
+    d = f["model/transformer.h.1.mlp.c_fc.weight"]; d[0, :] = d[0, :] * 1.5' "$tmp/bad.h5" || exit 1
+if /usr/bin/python3 "$here/load_checkpoint.py" "$tmp/bad.h5" 2>/dev/null; then
+  echo "FAIL: an altered checkpoint passed the logits check"; exit 1
+fi
+echo "gpt_torch_load: ok (and an altered checkpoint is rejected)"
