@@ -3,18 +3,7 @@
 # problem. Usage: cli_errors.sh <collectives bin dir> <core bin dir>
 set -u
 coll=$1 core=$2
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-failures=0 checks=0
-expect_error() {  # expect_error <pattern the one line must contain> <command...>
-  local pattern=$1; shift
-  checks=$((checks + 1))
-  "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
-  local lines; lines=$(grep -c . "$tmp/err")
-  if [ $rc -eq 0 ] || [ "$lines" -ne 1 ] || ! grep -qF -- "$pattern" "$tmp/err"; then
-    echo "FAIL: '$*' rc=$rc, $lines stderr line(s), wanted one containing '$pattern':"; sed 's/^/    /' "$tmp/err"
-    failures=$((failures + 1))
-  fi
-}
+source "$(dirname "$0")/../lib/expect_error.sh"
 A=$coll/allreduce_perf B=$coll/bucket_sweep
 expect_error "malformed size 'x'"        $A --sizes 8,x
 expect_error "empty item"                $A --sizes 8,,16
@@ -42,7 +31,5 @@ expect_error "not a readable HDF5 file"  $core/trace_check "$tmp/garbage.h5"
 touch "$tmp/run.h5.partial"
 expect_error "incomplete trace"          $core/trace_check "$tmp/run.h5.partial"
 # --help is not an error.
-checks=$((checks + 1))
-if ! $A --help >"$tmp/out" 2>&1 || ! grep -q -- "--sizes" "$tmp/out"; then echo "FAIL: --help"; failures=$((failures + 1)); fi
-echo "cli_errors: $((checks - failures)) passed, $failures failed"
-[ $failures -eq 0 ]
+expect_help "--sizes" $A
+finish cli_errors

@@ -3,18 +3,7 @@
 # naming the problem. Usage: gpt_cli_errors.sh <path to gpt_train>
 set -u
 G=$1
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-failures=0 checks=0
-expect_error() {  # expect_error <pattern the one line must contain> <command...>
-  local pattern=$1; shift
-  checks=$((checks + 1))
-  "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
-  local lines; lines=$(grep -c . "$tmp/err")
-  if [ $rc -eq 0 ] || [ "$lines" -ne 1 ] || ! grep -qF -- "$pattern" "$tmp/err"; then
-    echo "FAIL: '$*' rc=$rc, $lines stderr line(s), wanted one containing '$pattern':"; sed 's/^/    /' "$tmp/err"
-    failures=$((failures + 1))
-  fi
-}
+source "$(dirname "$0")/../lib/expect_error.sh"
 M="$G -m gpt-micro -B 2 --synthetic-bytes 20000 -o $tmp/t.h5"
 expect_error "heads (5) must divide the width (32)"   $M -s 1 --heads 5
 expect_error "vocab size must be at least 2 (got 1)"     $M -s 1 --vocab 1
@@ -51,7 +40,5 @@ else
   echo "FAIL: could not make a checkpoint:"; sed 's/^/    /' "$tmp/err"; failures=$((failures + 1))
 fi
 # --help is not an error.
-checks=$((checks + 1))
-if ! $G --help >"$tmp/out" 2>&1 || ! grep -q -- "--resume" "$tmp/out"; then echo "FAIL: --help"; failures=$((failures + 1)); fi
-echo "gpt_cli_errors: $((checks - failures)) passed, $failures failed"
-[ $failures -eq 0 ]
+expect_help "--resume" $G
+finish gpt_cli_errors
