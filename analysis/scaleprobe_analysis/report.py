@@ -129,6 +129,20 @@ def _imbalance_lines(trace: Trace) -> list[str]:
             markdown_table(shown)]
 
 
+def _train_tables(trace: Trace) -> list[str]:
+    """A trainer run: where a step's time goes (summary, first step excluded) and every step."""
+    lines = ["### Step-phase profile",
+             f"Mean, median and fastest wall time per step and each phase's share; "
+             f"{trace.attrs.get('summary_excludes', 'the first step')} is excluded.", "",
+             markdown_table(trace.table("summary")), ""]
+    if "steps" in trace.tables:
+        steps = trace.table("steps")
+        cols = [c for c in ("step", "loss", "val_loss", "lr", "grad_norm", "step_wall_s", "step_process_cpu_s",
+                            "tokens_per_s") if c in steps.columns]
+        lines += ["### Steps", "", markdown_table(steps[cols]), ""]
+    return lines
+
+
 def trace_section(campaign: Campaign, trace: Trace, out_dir: Path) -> str:
     """The report section for one trace; saves its figures under ``out_dir/figures``."""
     stem = trace_stem(campaign, trace)
@@ -147,7 +161,9 @@ def trace_section(campaign: Campaign, trace: Trace, out_dir: Path) -> str:
         lines += _allreduce_tables(trace)
     elif trace.kind == "bucket_sweep":
         lines += _bucket_tables(trace)
-    if "summary" in trace.tables:
+    elif trace.kind == "train":
+        lines += _train_tables(trace)
+    if "summary" in trace.tables and trace.kind in ("allreduce", "bucket_sweep"):
         lines += ["", "### Contention indicator (figure d): CPU time / wall time of the timing thread",
                   "Below 1 the thread waited (blocked, or runnable on a busy core); above 1 for "
                   "sub-µs calls is the cost of reading the CPU clock.", "",
