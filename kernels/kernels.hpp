@@ -19,6 +19,7 @@
 
 #include "kernels/attention.hpp"    // causal multi-head self-attention
 #include "kernels/blas.hpp"         // set_blas_threads and the BLAS thread-pool rules
+#include "kernels/cnn.hpp"          // conv2d, batch norm, ReLU, pooling (ResNet)
 #include "kernels/crossentropy.hpp" // fused softmax + cross-entropy
 #include "kernels/layers.hpp"       // encoder, layernorm, gelu, residual
 #include "kernels/matmul.hpp"       // linear layer through cblas_sgemm

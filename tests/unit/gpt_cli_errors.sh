@@ -22,6 +22,17 @@ expect_error "--save-every needs --save"              $M -s 2 --save-every 1
 expect_error "GiB of activations"                    $G -m gpt-mini -s 1 -B 100000 -o "$tmp/t.h5"
 expect_error "cannot create trace"                    $G -m gpt-micro -B 2 --synthetic-bytes 20000 -s 1 -o /proc/forbidden/x.h5
 expect_error "not expected"                           $M -s 1 --bogus
+# Data-parallel options.
+N="$G -m gpt-micro --synthetic-bytes 20000 -o $tmp/t.h5 -s 1"
+expect_error "unknown algorithm 'hypercube'"          $N -a ring,hypercube
+expect_error "--bucket-cap-mb"                        $N --bucket-cap-mb 25,,5
+expect_error "--bucket-cap-mb"                        $N --bucket-cap-mb -3
+expect_error "--global-batch 6 is not divisible by ranks x --accum-steps = 1 x 4" $N --global-batch 6 --accum-steps 4
+expect_error "--batch 6 is not divisible by --accum-steps 4" $N -B 6 --accum-steps 4
+expect_error "excludes"                               $N -B 4 --global-batch 8
+expect_error "--local-sgd and --accum-steps > 1 exclude each other" $N -B 4 --local-sgd 2 --accum-steps 2
+expect_error "--inject-fault 'crash:0:1'"             $N --inject-fault crash:0:1
+expect_error "--inject-fault: rank 3 does not exist (1 ranks)" $N --inject-fault exit:3:1
 # Checkpoints: missing, garbage, truncated, another model, finished, other data.
 expect_error "cannot load checkpoint '$tmp/missing.h5': no such file" $M -s 2 --resume "$tmp/missing.h5"
 head -c 3000 /dev/urandom > "$tmp/garbage.h5"

@@ -6,6 +6,7 @@ add_executable(test_kernels
   ${CMAKE_CURRENT_LIST_DIR}/test_kernels_gradcheck.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_kernels_forward.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_kernels_optim.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/test_cnn_kernels.cpp
 )
 target_link_libraries(test_kernels PRIVATE scaleprobe_kernels GTest::gtest_main OpenMP::OpenMP_CXX)
 # gtest_discover_tests (CMake 3.25) flattens PROPERTIES, so ENVIRONMENT "A=1;B=1" would keep only

@@ -99,18 +99,24 @@ TEST_F(GptTrain, TraceHasTheTrainTables) {
   EXPECT_EQ(r.root_attribute("blas_threads"), "1");
   EXPECT_NE(r.provenance("blas_config"), "");
   const sp::Table steps = r.read_table("steps");
-  EXPECT_EQ(column<std::int64_t>(steps, "in_summary"), (std::vector<std::int64_t>{0, 1, 1, 1, 1}));
   const auto val = column<double>(steps, "val_loss");
   EXPECT_TRUE(std::isnan(val[0]) && std::isnan(val[1]) && std::isnan(val[3]));
   EXPECT_FALSE(std::isnan(val[2]) || std::isnan(val[4]));  // --val-every 3 and the last step
+  // The engine's tables: the first step (first round of cases, and verified) is not summarised.
+  const sp::Table it = r.read_table("iterations");
+  EXPECT_EQ(column<std::int64_t>(it, "in_summary"), (std::vector<std::int64_t>{0, 1, 1, 1, 1}));
+  EXPECT_EQ(column<std::int64_t>(it, "verified"), (std::vector<std::int64_t>{1, 0, 0, 0, 0}));
   const sp::Table samples = r.read_table("samples");
-  EXPECT_EQ(column<std::int64_t>(samples, "phase").size(), 5u * 4 + 2);  // 4 phases a step + 2 validations
-  EXPECT_EQ(column<double>(samples, "process_cpu_s").size(), 5u * 4 + 2);
+  // data, forward, backward, wait, optimizer and one bucket allreduce a step + 2 validations.
+  EXPECT_EQ(column<std::int64_t>(samples, "phase").size(), 5u * 6 + 2);
+  EXPECT_EQ(column<double>(samples, "process_cpu_s").size(), 5u * 6 + 2);
+  EXPECT_EQ(r.read_table("buckets").rows(), 5u);
+  EXPECT_EQ(r.read_table("cases").rows(), 1u);
   const sp::Table summary = r.read_table("summary");
   EXPECT_EQ(column<std::string>(summary, "phase"),
-            (std::vector<std::string>{"data", "forward", "backward", "optimizer", "step"}));
-  EXPECT_EQ(column<std::int64_t>(summary, "steps"), (std::vector<std::int64_t>(5, 4)));  // first step excluded
-  EXPECT_EQ(column<std::string>(r.read_table("phases"), "name").size(), 5u);
+            (std::vector<std::string>{"data", "forward", "backward", "wait", "optimizer", "average", "step"}));
+  EXPECT_EQ(column<std::int64_t>(summary, "steps"), (std::vector<std::int64_t>(7, 4)));
+  EXPECT_EQ(column<std::string>(r.read_table("phases"), "name").size(), 8u);
   EXPECT_EQ(column<std::string>(r.read_table("ranks"), "host").size(), 1u);
 }
 

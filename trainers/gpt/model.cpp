@@ -252,7 +252,7 @@ double gpt_forward(GPT& m, const int* inputs, const int* targets, int B, int T) 
   return m.mean_loss;
 }
 
-void gpt_backward(GPT& m) {
+void gpt_backward(GPT& m, const std::function<void(std::size_t)>& on_grads_ready) {
   if (m.B == 0 || !m.have_targets) fail("gpt_backward: needs a gpt_forward with targets first");
   const GPTConfig& c = m.config;
   const int B = m.B, T = m.T, C = c.channels, NH = c.num_heads, V = c.vocab_size;
@@ -263,6 +263,9 @@ void gpt_backward(GPT& m) {
   const ParamView& g = m.g;
   const ActivationView& a = m.a;
   ActivationView& ga = m.ga;
+  auto ready_from = [&](const float* first_final) {
+    if (on_grads_ready) on_grads_ready(std::size_t(first_final - m.grads.data()));
+  };
 
   k::softmax_crossentropy_backward(ga.logits, a.probs, m.targets.data(), 1.0f / float(BT), B, T, V);
   k::matmul_backward(ga.lnf, g.wte, nullptr, ga.logits, a.lnf, p.wte, B, T, C, V);
@@ -270,6 +273,7 @@ void gpt_backward(GPT& m) {
   const float* last = a.h[L - 1].residual3;
   float* dlast = ga.h[L - 1].residual3;
   k::layernorm_backward(dlast, g.lnfw, g.lnfb, ga.lnf, last, p.lnfw, a.lnf_mean, a.lnf_rstd, B, T, C);
+  ready_from(g.lnfw);  // wte (tied LM head) is at offset 0: only the encoder finishes it
   for (int l = L - 1; l >= 0; --l) {
     const auto& w = p.h[l];
     const auto& dw = g.h[l];
@@ -287,8 +291,10 @@ void gpt_backward(GPT& m) {
     k::attention_backward(dx.qkv, dx.atty, x.qkv, x.att, B, T, C, NH);
     k::matmul_backward(dx.ln1, dw.qkvw, dw.qkvb, dx.qkv, x.ln1, w.qkvw, B, T, C, 3 * C);
     k::layernorm_backward(dresidual, dw.ln1w, dw.ln1b, dx.ln1, residual, w.ln1w, x.ln1_mean, x.ln1_rstd, B, T, C);
+    ready_from(dw.ln1w);  // ln_1.weight is the block's first tensor
   }
   k::encoder_backward(g.wte, g.wpe, ga.encoded, m.inputs.data(), B, T, C);
+  ready_from(m.grads.data());
 }
 
 void gpt_zero_grad(GPT& m) { std::fill(m.grads.begin(), m.grads.end(), 0.0f); }

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -128,7 +129,10 @@ void gpt_init_parameters(GPT& model, std::uint64_t seed);
 double gpt_forward(GPT& model, const int* inputs, const int* targets, int B, int T);
 // Gradients of the mean loss of the last gpt_forward (which must have had targets), ADDED to
 // model.grads (call gpt_zero_grad first; accumulating over micro-batches is allowed).
-void gpt_backward(GPT& model);
+// on_grads_ready (optional), the data-parallel engine's hook: called with an offset each time
+// every gradient at buffer offset >= it is final (after ln_f, after each block from the last,
+// and 0 at the end), so bucket allreduces can start while backward goes on.
+void gpt_backward(GPT& model, const std::function<void(std::size_t)>& on_grads_ready = {});
 void gpt_zero_grad(GPT& model);
 // Global L2 norm of the gradient buffer (accumulated in double).
 double gpt_grad_norm(const GPT& model);

@@ -1,0 +1,115 @@
+// Batch normalisation (training and evaluation mode) and ReLU over NCHW activations.
+// See cnn.hpp for the contract. OpenMP runs over channels: each channel's N planes of HW
+// contiguous floats are one work item, so every sum has a fixed order whatever the thread count.
+#include <cmath>
+#include <cstddef>
+
+#include "kernels/cnn.hpp"
+
+namespace sp::kernels {
+
+void batchnorm_forward_train(float* out, float* mean, float* rstd, float* running_mean,
+                             float* running_var, const float* inp, const float* gamma,
+                             const float* beta, int N, int C, int HW, float momentum, float eps) {
+  const double M = double(N) * HW;
+#pragma omp parallel for
+  for (int c = 0; c < C; c++) {
+    // One pass of sum and sum of squares. In double the cancellation in E[x^2] - E[x]^2 is
+    // harmless for activations (it would take |mean| / std ~ 1e6 to lose float precision).
+    double s = 0.0, ss = 0.0;
+    for (int n = 0; n < N; n++) {
+      const float* x = inp + (std::size_t(n) * C + c) * HW;
+#pragma omp simd reduction(+ : s, ss)
+      for (int i = 0; i < HW; i++) {
+        const double v = x[i];
+        s += v;
+        ss += v * v;
+      }
+    }
+    const double m = s / M;
+    const double var = std::fmax(ss / M - m * m, 0.0);
+    const float r = float(1.0 / std::sqrt(var + double(eps)));
+    mean[c] = float(m);
+    rstd[c] = r;
+    if (running_mean != nullptr) {
+      const double unbiased = M > 1 ? var * M / (M - 1) : var;
+      running_mean[c] = (1.0f - momentum) * running_mean[c] + momentum * float(m);
+      running_var[c] = (1.0f - momentum) * running_var[c] + momentum * float(unbiased);
+    }
+    // out = x * scale + shift with scale = gamma * rstd, shift = beta - mean * scale.
+    const float scale = gamma[c] * r, shift = beta[c] - float(m) * scale;
+    for (int n = 0; n < N; n++) {
+      const std::size_t base = (std::size_t(n) * C + c) * HW;
+#pragma omp simd
+      for (int i = 0; i < HW; i++) out[base + i] = inp[base + i] * scale + shift;
+    }
+  }
+}
+
+void batchnorm_forward_eval(float* out, const float* inp, const float* gamma, const float* beta,
+                            const float* running_mean, const float* running_var, int N, int C,
+                            int HW, float eps) {
+#pragma omp parallel for collapse(2)
+  for (int n = 0; n < N; n++) {
+    for (int c = 0; c < C; c++) {
+      const float scale = gamma[c] / std::sqrt(running_var[c] + eps);
+      const float shift = beta[c] - running_mean[c] * scale;
+      const std::size_t base = (std::size_t(n) * C + c) * HW;
+#pragma omp simd
+      for (int i = 0; i < HW; i++) out[base + i] = inp[base + i] * scale + shift;
+    }
+  }
+}
+
+void batchnorm_backward(float* dinp, float* dgamma, float* dbeta, const float* dout,
+                        const float* inp, const float* gamma, const float* mean,
+                        const float* rstd, int N, int C, int HW) {
+  const double M = double(N) * HW;
+#pragma omp parallel for
+  for (int c = 0; c < C; c++) {
+    const float m = mean[c], r = rstd[c];
+    double sum_dy = 0.0, sum_dy_xhat = 0.0;
+    for (int n = 0; n < N; n++) {
+      const std::size_t base = (std::size_t(n) * C + c) * HW;
+      float a = 0.0f, b = 0.0f;  // per-plane float sums (vectorised), accumulated in double
+#pragma omp simd reduction(+ : a, b)
+      for (int i = 0; i < HW; i++) {
+        const float dy = dout[base + i];
+        a += dy;
+        b += dy * (inp[base + i] - m);
+      }
+      sum_dy += a;
+      sum_dy_xhat += double(b) * r;
+    }
+    if (dbeta != nullptr) dbeta[c] += float(sum_dy);
+    if (dgamma != nullptr) dgamma[c] += float(sum_dy_xhat);
+    // dinp += gamma * rstd * (dy - mean(dy) - xhat * mean(dy * xhat))
+    const float k = gamma[c] * r;
+    const float mdy = float(sum_dy / M), mdyx = float(sum_dy_xhat / M);
+    for (int n = 0; n < N; n++) {
+      const std::size_t base = (std::size_t(n) * C + c) * HW;
+#pragma omp simd
+      for (int i = 0; i < HW; i++) {
+        const float xhat = (inp[base + i] - m) * r;
+        dinp[base + i] += k * (dout[base + i] - mdy - xhat * mdyx);
+      }
+    }
+  }
+}
+
+void relu_forward(float* out, const float* inp, std::size_t n) {
+#pragma omp parallel for simd
+  for (std::size_t i = 0; i < n; i++) out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
+}
+
+void relu_backward(float* dinp, const float* x, const float* dout, std::size_t n) {
+#pragma omp parallel for simd
+  for (std::size_t i = 0; i < n; i++) dinp[i] += x[i] > 0.0f ? dout[i] : 0.0f;
+}
+
+void relu_backward_inplace(float* d, const float* out, std::size_t n) {
+#pragma omp parallel for simd
+  for (std::size_t i = 0; i < n; i++) d[i] = out[i] > 0.0f ? d[i] : 0.0f;
+}
+
+}  // namespace sp::kernels

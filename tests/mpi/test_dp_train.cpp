@@ -1,0 +1,167 @@
+// The data-parallel engine end to end (trainers/dp through gpt_train, launched with mpirun at
+// 1-4 ranks): strong scaling follows the 1-rank loss curve for every allreduce algorithm and
+// several bucket caps, gradient accumulation and weak scaling give the documented batches,
+// parameters stay identical across ranks, local SGD averages exactly, a wrong allreduce result
+// or diverged parameters fail the run, and a failing rank ends the whole job quickly.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/trace.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Strong scaling changes only the order of float summations, so the curves agree to rounding;
+// over 15 AdamW steps of gpt-micro that stays far below this (measured: < 2e-6).
+constexpr double kLossTolerance = 1e-4;
+
+std::string read_file(const std::string& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class DataParallel : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("dp_train_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  // Runs gpt_train (gpt-micro) on `ranks` ranks under a 120 s limit; returns the exit status
+  // (124 = timed out), output in <log>.
+  int train(int ranks, const std::string& args, const std::string& log, bool expect_success = true) {
+    const std::string cmd = "env " SP_MPI_TEST_ENV " timeout -s KILL 120 " SP_MPIEXEC " " SP_MPIEXEC_NUMPROC_FLAG " " +
+                            std::to_string(ranks) + " " SP_MPIEXEC_FLAGS " " GPT_TRAIN_PATH
+                            " -m gpt-micro --synthetic-bytes 100000 --val-batches 0 -q " + args + " >" + path(log) +
+                            " 2>&1";
+    const int status = std::system(cmd.c_str());
+    const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (expect_success && rc != 0) ADD_FAILURE() << cmd << " exited " << rc << ":\n" << read_file(path(log));
+    return rc;
+  }
+  std::vector<double> losses(const std::string& trace) {
+    const sp::Table steps = sp::TraceReader(path(trace)).read_table("steps");
+    return std::get<std::vector<double>>(steps.find("loss")->values);
+  }
+  void expect_same_curve(const std::vector<double>& reference, const std::vector<double>& got, const std::string& what) {
+    ASSERT_EQ(reference.size(), got.size()) << what;
+    for (std::size_t i = 0; i < got.size(); ++i)
+      EXPECT_NEAR(got[i], reference[i], kLossTolerance) << what << ", step " << i + 1;
+  }
+  fs::path dir_;
+};
+
+// Every algorithm x three caps (one bucket per tensor, 10 KiB buckets, one bucket) is cycled
+// step by step, each step verified element by element against MPI_Allreduce.
+const std::string kAllCases = "-s 15 --global-batch 12 -a all --bucket-cap-mb tensor,0.01,25 --verify-steps 15 --check-sync-every 1";
+
+TEST_F(DataParallel, StrongScalingFollowsTheOneRankCurveForEveryAlgorithmAndCap) {
+  ASSERT_EQ(train(1, kAllCases + " -o " + path("p1.h5"), "p1.log"), 0);
+  const std::vector<double> reference = losses("p1.h5");
+  ASSERT_EQ(reference.size(), 15u);
+  EXPECT_LT(reference.back(), reference.front());  // it trains
+  for (int p : {2, 3, 4}) {
+    const std::string name = "p" + std::to_string(p);
+    ASSERT_EQ(train(p, kAllCases + " -o " + path(name + ".h5"), name + ".log"), 0);
+    expect_same_curve(reference, losses(name + ".h5"), std::to_string(p) + " ranks");
+    const sp::TraceReader r(path(name + ".h5"));
+    EXPECT_EQ(r.root_attribute("scaling"), "strong");
+    EXPECT_EQ(r.root_attribute("global_batch"), "12");
+    EXPECT_EQ(r.root_attribute("micro_batch"), std::to_string(12 / p));
+    EXPECT_EQ(r.read_table("cases").rows(), 15u);  // 5 algorithms x 3 caps
+  }
+}
+
+TEST_F(DataParallel, GradientAccumulationFollowsTheSameCurve) {
+  const std::string common = "-s 6 --global-batch 12 -a ring --bucket-cap-mb 0.01 --verify-steps 6";
+  ASSERT_EQ(train(1, common + " -o " + path("ref.h5"), "ref.log"), 0);
+  ASSERT_EQ(train(2, common + " --accum-steps 3 -o " + path("acc.h5"), "acc.log"), 0);
+  expect_same_curve(losses("ref.h5"), losses("acc.h5"), "2 ranks x 3 micro-batches of 2");
+  const sp::TraceReader r(path("acc.h5"));
+  EXPECT_EQ(r.root_attribute("micro_batch"), "2");
+  EXPECT_EQ(r.root_attribute("accum_steps"), "3");
+  // Three forward samples per step and rank, one wait.
+  const sp::Table it = r.read_table("iterations");
+  EXPECT_EQ(it.rows(), 12u);  // 6 steps x 2 ranks
+}
+
+TEST_F(DataParallel, WeakScalingKeepsThePerRankBatchAndRecordsEveryBucket) {
+  ASSERT_EQ(train(3, "-s 4 -B 4 -a ring --bucket-cap-mb tensor -o " + path("weak.h5"), "weak.log"), 0);
+  const sp::TraceReader r(path("weak.h5"));
+  EXPECT_EQ(r.root_attribute("scaling"), "weak");
+  EXPECT_EQ(r.root_attribute("global_batch"), "12");
+  const sp::Table b = r.read_table("buckets");
+  const auto& bucket = std::get<std::vector<std::int64_t>>(b.find("bucket")->values);
+  const auto& ready = std::get<std::vector<double>>(b.find("ready_s")->values);
+  const auto& start = std::get<std::vector<double>>(b.find("start_s")->values);
+  const auto& end = std::get<std::vector<double>>(b.find("end_s")->values);
+  // gpt-micro has 28 parameter tensors: one bucket each, 4 steps, 3 ranks.
+  ASSERT_EQ(b.rows(), 28u * 4 * 3);
+  for (std::size_t i = 0; i < b.rows(); ++i) {
+    EXPECT_LE(ready[i], start[i]) << "row " << i;  // never reduced before backward produced it
+    EXPECT_LE(start[i], end[i]) << "row " << i;
+    if (i + 1 < b.rows() && bucket[i + 1] == bucket[i] + 1) EXPECT_LE(end[i], start[i + 1]) << "row " << i;
+  }
+}
+
+TEST_F(DataParallel, LocalSgdAveragesExactlyAndEndsInSync) {
+  for (int p : {2, 3}) {
+    const std::string name = "local" + std::to_string(p);
+    // Every average is checked against MPI_Allreduce; hashes compared after each average.
+    ASSERT_EQ(train(p, "-s 7 -B 2 --local-sgd 3 -a tree --verify-steps 100 --check-sync-every 3 -o " + path(name + ".h5"),
+                    name + ".log"), 0);
+    const sp::Table it = sp::TraceReader(path(name + ".h5")).read_table("iterations");
+    const auto& averaged = std::get<std::vector<std::int64_t>>(it.find("averaged")->values);
+    const auto& step = std::get<std::vector<std::int64_t>>(it.find("step")->values);
+    for (std::size_t i = 0; i < it.rows(); ++i)
+      EXPECT_EQ(averaged[i], step[i] % 3 == 0 || step[i] == 7 ? 1 : 0) << "step " << step[i];
+  }
+}
+
+TEST_F(DataParallel, AWrongAllreduceResultFailsTheRun) {
+  const int rc = train(2, "-s 4 -B 2 --inject-fault corrupt:1:2 --verify-steps 4 -o " + path("c.h5"), "c.log", false);
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(read_file(path("c.log")).find("gave a wrong result"), std::string::npos) << read_file(path("c.log"));
+  EXPECT_FALSE(fs::exists(path("c.h5")));
+}
+
+TEST_F(DataParallel, DivergedParametersAreDetected) {
+  // Without verification the corrupted gradient changes rank 1's parameters only.
+  const int rc = train(2, "-s 4 -B 2 --inject-fault corrupt:1:2 --verify-steps 0 --check-sync-every 1 -o " + path("d.h5"),
+                       "d.log", false);
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(read_file(path("d.log")).find("parameters differ across ranks after step 2"), std::string::npos)
+      << read_file(path("d.log"));
+}
+
+TEST_F(DataParallel, AFailingRankEndsTheWholeJobQuickly) {
+  for (const std::string fault : {"exit:1:3", "error:2:2"}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const int rc = train(3, "-s 1000 -B 2 --inject-fault " + fault + " -o " + path("f.h5"), "f.log", false);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_NE(rc, 0) << fault;
+    EXPECT_NE(rc, 137) << fault << ": the job hung until the test's 120 s limit";
+    EXPECT_LT(seconds, 60) << fault;
+    EXPECT_NE(read_file(path("f.log")).find("injected fault"), std::string::npos) << read_file(path("f.log"));
+    EXPECT_FALSE(fs::exists(path("f.h5")));
+  }
+}
+
+}  // namespace

@@ -1,0 +1,360 @@
+// The CNN kernels of kernels/cnn.hpp: forward passes against direct references (a 7-loop
+// convolution in double, batch-norm statistics in double, PyTorch values for pooling), the
+// running-statistics update, thread-count independence, and finite-difference gradient checks.
+//
+// Gradient checks use the method of test_kernels_gradcheck.cpp: L = sum_i y_i w_i with fixed
+// random w (so dout = w), float forward passes, L summed in double, central differences with
+// h = 1e-2 and the denominator from the stored floats; gradient buffers start random so the
+// accumulate (+=) contract is checked too. Tolerance per element: 1e-3 + 1e-2 |numeric|.
+// Convolution and pooling are linear (or piecewise linear) in each input, so the central
+// difference is exact up to float rounding (observed max errors ~1e-5); batch norm is smooth
+// (observed ~1e-4). Max-pool inputs are a permutation of values 0.05 apart, so no +-h step
+// changes a window's argmax. CatchesWrongGradient shows a 5% error in one element fails.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/kernels.hpp"
+#include "kernels/random_fill.hpp"
+
+namespace k = sp::kernels;
+using k::random_vec;
+
+namespace {
+
+constexpr float kStep = 1e-2f;
+constexpr double kAbsTol = 1e-3, kRelTol = 1e-2;
+
+double weighted_sum(const std::vector<float>& y, const std::vector<float>& w) {
+  double s = 0.0;
+  for (std::size_t i = 0; i < y.size(); i++) s += double(y[i]) * double(w[i]);
+  return s;
+}
+
+std::vector<double> numeric_grad(std::vector<float>& x, const std::function<double()>& loss) {
+  std::vector<double> g(x.size());
+  for (std::size_t j = 0; j < x.size(); j++) {
+    const float orig = x[j], xp = orig + kStep, xm = orig - kStep;
+    x[j] = xp;
+    const double lp = loss();
+    x[j] = xm;
+    const double lm = loss();
+    x[j] = orig;
+    g[j] = (lp - lm) / (double(xp) - double(xm));
+  }
+  return g;
+}
+
+std::vector<float> added(const std::vector<float>& after, const std::vector<float>& before) {
+  std::vector<float> d(after.size());
+  for (std::size_t i = 0; i < d.size(); i++) d[i] = after[i] - before[i];
+  return d;
+}
+
+::testing::AssertionResult grads_match(const std::string& name, const std::vector<float>& analytic,
+                                       const std::vector<double>& numeric) {
+  if (analytic.size() != numeric.size()) return ::testing::AssertionFailure() << name << ": size";
+  double max_err = 0.0;
+  int bad = 0;
+  std::string first;
+  for (std::size_t i = 0; i < analytic.size(); i++) {
+    const double err = std::fabs(double(analytic[i]) - numeric[i]);
+    max_err = std::max(max_err, err);
+    if (!(err <= kAbsTol + kRelTol * std::fabs(numeric[i])) && bad++ == 0)
+      first = "element " + std::to_string(i) + ": analytic " + std::to_string(analytic[i]) +
+              " numeric " + std::to_string(numeric[i]);
+  }
+  std::printf("[gradcheck] %-34s max |analytic - numeric| = %.2e\n", name.c_str(), max_err);
+  if (bad > 0)
+    return ::testing::AssertionFailure() << name << ": " << bad << " of " << analytic.size()
+                                         << " elements off, first " << first;
+  return ::testing::AssertionSuccess();
+}
+
+// Direct convolution in double: the definition in cnn.hpp, seven loops.
+std::vector<double> conv_direct(const std::vector<float>& x, const std::vector<float>& w,
+                                const float* bias, const k::Conv2dShape& s) {
+  const int OH = s.out_h(), OW = s.out_w();
+  std::vector<double> y(std::size_t(s.N) * s.OC * OH * OW);
+  for (int n = 0; n < s.N; n++)
+    for (int o = 0; o < s.OC; o++)
+      for (int oy = 0; oy < OH; oy++)
+        for (int ox = 0; ox < OW; ox++) {
+          double acc = bias ? bias[o] : 0.0;
+          for (int c = 0; c < s.C; c++)
+            for (int i = 0; i < s.KH; i++)
+              for (int j = 0; j < s.KW; j++) {
+                const int iy = oy * s.stride - s.pad + i, ix = ox * s.stride - s.pad + j;
+                if (iy < 0 || iy >= s.H || ix < 0 || ix >= s.W) continue;
+                acc += double(w[((std::size_t(o) * s.C + c) * s.KH + i) * s.KW + j]) *
+                       x[((std::size_t(n) * s.C + c) * s.H + iy) * s.W + ix];
+              }
+          y[((std::size_t(n) * s.OC + o) * OH + oy) * OW + ox] = acc;
+        }
+  return y;
+}
+
+k::Conv2dShape conv(int N, int C, int H, int W, int OC, int KH, int KW, int stride, int pad) {
+  k::Conv2dShape s;
+  s.N = N; s.C = C; s.H = H; s.W = W; s.OC = OC; s.KH = KH; s.KW = KW; s.stride = stride; s.pad = pad;
+  return s;
+}
+
+std::string conv_name(const k::Conv2dShape& s) {
+  return "conv " + std::to_string(s.KH) + "x" + std::to_string(s.KW) + " s" + std::to_string(s.stride) +
+         " p" + std::to_string(s.pad) + " " + std::to_string(s.H) + "x" + std::to_string(s.W);
+}
+
+// Shapes: 3x3 stride 1/2 pad 0/1, non-square kernels and images, 1x1 (the pointwise fast path)
+// and the 1x1 stride-2 projection shortcut.
+const std::vector<k::Conv2dShape> kConvShapes = {
+    conv(2, 3, 6, 5, 4, 3, 3, 1, 1), conv(2, 3, 6, 5, 4, 3, 3, 1, 0), conv(2, 3, 7, 6, 4, 3, 3, 2, 1),
+    conv(2, 3, 7, 6, 4, 3, 3, 2, 0), conv(2, 2, 7, 5, 3, 3, 2, 2, 1), conv(1, 2, 5, 8, 3, 2, 5, 1, 2),
+    conv(2, 4, 5, 4, 3, 1, 1, 1, 0), conv(2, 4, 6, 5, 3, 1, 1, 2, 0)};
+
+}  // namespace
+
+TEST(CnnGradCheck, CatchesWrongGradient) {
+  const k::Conv2dShape s = conv(1, 2, 5, 4, 2, 3, 3, 1, 1);
+  std::vector<float> x = random_vec(std::size_t(s.N) * s.C * s.H * s.W, 1);
+  const std::vector<float> wt = random_vec(std::size_t(s.OC) * s.C * 9, 2);
+  const std::vector<float> w = random_vec(std::size_t(s.N) * s.OC * s.out_h() * s.out_w(), 3);
+  std::vector<float> y(w.size()), dx(x.size(), 0.0f), dwt(wt.size(), 0.0f);
+  auto loss = [&] {
+    k::conv2d_forward(y.data(), x.data(), wt.data(), nullptr, s);
+    return weighted_sum(y, w);
+  };
+  k::conv2d_backward(dx.data(), dwt.data(), nullptr, w.data(), x.data(), wt.data(), s);
+  const std::vector<double> num = numeric_grad(x, loss);
+  ASSERT_TRUE(grads_match("conv dinp (control)", dx, num));
+  std::size_t j = 0;
+  for (std::size_t i = 0; i < dx.size(); i++) j = std::fabs(dx[i]) > std::fabs(dx[j]) ? i : j;
+  dx[j] *= 1.05f;
+  EXPECT_FALSE(grads_match("conv dinp (5% off, expected to fail)", dx, num));
+}
+
+TEST(Conv2d, ForwardMatchesDirectConvolution) {
+  unsigned seed = 100;
+  for (const k::Conv2dShape& s : kConvShapes) {
+    for (bool with_bias : {false, true}) {
+      const auto x = random_vec(std::size_t(s.N) * s.C * s.H * s.W, seed++);
+      const auto wt = random_vec(std::size_t(s.OC) * s.C * s.KH * s.KW, seed++);
+      const auto b = random_vec(s.OC, seed++);
+      std::vector<float> y(std::size_t(s.N) * s.OC * s.out_h() * s.out_w(), 12345.0f);
+      k::conv2d_forward(y.data(), x.data(), wt.data(), with_bias ? b.data() : nullptr, s);
+      const auto ref = conv_direct(x, wt, with_bias ? b.data() : nullptr, s);
+      double max_err = 0.0;
+      for (std::size_t i = 0; i < y.size(); i++) max_err = std::max(max_err, std::fabs(y[i] - ref[i]));
+      EXPECT_LT(max_err, 1e-5) << conv_name(s) << (with_bias ? " with bias" : "");
+    }
+  }
+}
+
+TEST(Conv2d, GradientCheck) {
+  unsigned seed = 200;
+  for (const k::Conv2dShape& s : kConvShapes) {
+    std::vector<float> x = random_vec(std::size_t(s.N) * s.C * s.H * s.W, seed++);
+    std::vector<float> wt = random_vec(std::size_t(s.OC) * s.C * s.KH * s.KW, seed++);
+    std::vector<float> b = random_vec(s.OC, seed++);
+    const std::vector<float> w = random_vec(std::size_t(s.N) * s.OC * s.out_h() * s.out_w(), seed++);
+    std::vector<float> y(w.size());
+    auto loss = [&] {
+      k::conv2d_forward(y.data(), x.data(), wt.data(), b.data(), s);
+      return weighted_sum(y, w);
+    };
+    const auto dx0 = random_vec(x.size(), seed++), dw0 = random_vec(wt.size(), seed++),
+               db0 = random_vec(b.size(), seed++);
+    auto dx = dx0, dw = dw0, db = db0;
+    k::conv2d_backward(dx.data(), dw.data(), db.data(), w.data(), x.data(), wt.data(), s);
+    const std::string name = conv_name(s);
+    EXPECT_TRUE(grads_match(name + " dinp", added(dx, dx0), numeric_grad(x, loss)));
+    EXPECT_TRUE(grads_match(name + " dweight", added(dw, dw0), numeric_grad(wt, loss)));
+    EXPECT_TRUE(grads_match(name + " dbias", added(db, db0), numeric_grad(b, loss)));
+    // dinp == nullptr skips the input gradient and leaves dweight's result unchanged.
+    auto dw2 = dw0;
+    k::conv2d_backward(nullptr, dw2.data(), nullptr, w.data(), x.data(), wt.data(), s);
+    EXPECT_EQ(dw2, dw) << name;
+  }
+}
+
+// The image-parallel path (several threads) gives the single-thread forward and dinp bit for bit
+// and dweight to float rounding (partial sums per thread, see cnn.hpp).
+TEST(Conv2d, ThreadCountIndependent) {
+  const k::Conv2dShape s = conv(5, 8, 9, 9, 6, 3, 3, 1, 1);
+  const auto x = random_vec(std::size_t(s.N) * s.C * s.H * s.W, 1), wt = random_vec(std::size_t(s.OC) * s.C * 9, 2);
+  const auto dy = random_vec(std::size_t(s.N) * s.OC * s.out_h() * s.out_w(), 3);
+  auto run = [&](int threads, std::vector<float>& y, std::vector<float>& dx, std::vector<float>& dw) {
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    y.assign(dy.size(), 0.0f);
+    dx.assign(x.size(), 0.0f);
+    dw.assign(wt.size(), 0.0f);
+    k::conv2d_forward(y.data(), x.data(), wt.data(), nullptr, s);
+    k::conv2d_backward(dx.data(), dw.data(), nullptr, dy.data(), x.data(), wt.data(), s);
+    omp_set_num_threads(saved);
+  };
+  std::vector<float> y1, dx1, dw1, y3, dx3, dw3;
+  run(1, y1, dx1, dw1);
+  run(3, y3, dx3, dw3);
+  EXPECT_EQ(y1, y3);
+  EXPECT_EQ(dx1, dx3);
+  for (std::size_t i = 0; i < dw1.size(); i++) EXPECT_NEAR(dw1[i], dw3[i], 1e-4f * (1 + std::fabs(dw1[i])));
+}
+
+TEST(BatchNorm, TrainingForwardAndRunningStatistics) {
+  const int N = 3, C = 4, HW = 10;
+  const std::size_t M = std::size_t(N) * HW;
+  auto x = random_vec(std::size_t(N) * C * HW, 1, -2.0f, 3.0f);
+  for (std::size_t i = 0; i < x.size(); i++) x[i] += float((i / HW) % C);  // per-channel offsets
+  const auto gamma = random_vec(C, 2, 0.5f, 1.5f), beta = random_vec(C, 3);
+  std::vector<float> y(x.size()), mean(C), rstd(C), rm = random_vec(C, 4), rv = random_vec(C, 5, 0.5f, 2.0f);
+  const auto rm0 = rm, rv0 = rv;
+  k::batchnorm_forward_train(y.data(), mean.data(), rstd.data(), rm.data(), rv.data(), x.data(),
+                             gamma.data(), beta.data(), N, C, HW);
+  for (int c = 0; c < C; c++) {
+    double s = 0, ss = 0;
+    for (int n = 0; n < N; n++)
+      for (int i = 0; i < HW; i++) s += x[(std::size_t(n) * C + c) * HW + i];
+    const double m = s / double(M);
+    for (int n = 0; n < N; n++)
+      for (int i = 0; i < HW; i++) ss += std::pow(x[(std::size_t(n) * C + c) * HW + i] - m, 2);
+    const double var = ss / double(M), r = 1.0 / std::sqrt(var + 1e-5);
+    EXPECT_NEAR(mean[c], m, 1e-6);
+    EXPECT_NEAR(rstd[c], r, 1e-5 * r);
+    // PyTorch: momentum 0.1 and the UNBIASED variance in the running estimate.
+    EXPECT_NEAR(rm[c], 0.9 * rm0[c] + 0.1 * m, 1e-6);
+    EXPECT_NEAR(rv[c], 0.9 * rv0[c] + 0.1 * var * double(M) / double(M - 1), 1e-5);
+    EXPECT_GT(std::fabs(var * double(M) / double(M - 1) - var), 1e-3);  // the two differ here
+    for (int n = 0; n < N; n++)
+      for (int i = 0; i < HW; i++) {
+        const std::size_t j = (std::size_t(n) * C + c) * HW + i;
+        EXPECT_NEAR(y[j], (x[j] - m) * r * gamma[c] + beta[c], 1e-5);
+      }
+  }
+  // Evaluation mode uses the running statistics and leaves them alone.
+  std::vector<float> ye(x.size());
+  const auto rm1 = rm, rv1 = rv;
+  k::batchnorm_forward_eval(ye.data(), x.data(), gamma.data(), beta.data(), rm.data(), rv.data(), N, C, HW);
+  for (std::size_t j = 0; j < x.size(); j++) {
+    const int c = int((j / HW) % C);
+    EXPECT_NEAR(ye[j], (x[j] - rm[c]) / std::sqrt(rv[c] + 1e-5) * gamma[c] + beta[c], 1e-5);
+  }
+  EXPECT_EQ(rm, rm1);
+  EXPECT_EQ(rv, rv1);
+}
+
+TEST(BatchNorm, GradientCheckTrainingMode) {
+  const int N = 3, C = 4, HW = 6;
+  std::vector<float> x = random_vec(std::size_t(N) * C * HW, 1, -2.0f, 2.0f);
+  std::vector<float> gamma = random_vec(C, 2, 0.5f, 1.5f), beta = random_vec(C, 3);
+  const std::vector<float> w = random_vec(x.size(), 4);
+  std::vector<float> y(x.size()), mean(C), rstd(C);
+  auto loss = [&] {
+    k::batchnorm_forward_train(y.data(), mean.data(), rstd.data(), nullptr, nullptr, x.data(),
+                               gamma.data(), beta.data(), N, C, HW);
+    return weighted_sum(y, w);
+  };
+  loss();  // mean and rstd of the unperturbed input
+  const auto dx0 = random_vec(x.size(), 5), dg0 = random_vec(C, 6), db0 = random_vec(C, 7);
+  auto dx = dx0, dg = dg0, db = db0;
+  k::batchnorm_backward(dx.data(), dg.data(), db.data(), w.data(), x.data(), gamma.data(),
+                        mean.data(), rstd.data(), N, C, HW);
+  EXPECT_TRUE(grads_match("batchnorm dinp", added(dx, dx0), numeric_grad(x, loss)));
+  EXPECT_TRUE(grads_match("batchnorm dgamma", added(dg, dg0), numeric_grad(gamma, loss)));
+  EXPECT_TRUE(grads_match("batchnorm dbeta", added(db, db0), numeric_grad(beta, loss)));
+}
+
+TEST(Relu, ForwardBackwardAndInPlace) {
+  const std::vector<float> x = {-2.0f, -0.0f, 0.0f, 0.5f, 3.0f};
+  const std::vector<float> dy = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f};
+  std::vector<float> y(5);
+  k::relu_forward(y.data(), x.data(), 5);
+  EXPECT_EQ(y, (std::vector<float>{0.0f, 0.0f, 0.0f, 0.5f, 3.0f}));
+  std::vector<float> dx_in(5, 1.0f), dx_out(5, 1.0f);
+  k::relu_backward(dx_in.data(), x.data(), dy.data(), 5);   // from the input
+  k::relu_backward(dx_out.data(), y.data(), dy.data(), 5);  // from the output: same mask
+  EXPECT_EQ(dx_in, (std::vector<float>{1.0f, 1.0f, 1.0f, 5.0f, 6.0f}));
+  EXPECT_EQ(dx_out, dx_in);
+  std::vector<float> d = dy;
+  k::relu_backward_inplace(d.data(), y.data(), 5);
+  EXPECT_EQ(d, (std::vector<float>{0.0f, 0.0f, 0.0f, 4.0f, 5.0f}));
+}
+
+TEST(Pool, ForwardMatchesPyTorch) {
+  // Values from torch.nn.functional.{avg,max}_pool2d (torch 1.13) on the same 4x5 inputs.
+  std::vector<float> x(20);
+  std::iota(x.begin(), x.end(), 1.0f);
+  k::Pool2dShape s{1, 1, 4, 5, 3, 2, 1};
+  std::vector<float> y(6);
+  k::avgpool2d_forward(y.data(), x.data(), s);
+  const std::vector<float> avg = {1.7777778f, 3.6666667f, 3.1111112f, 7.6666665f, 13.0f, 9.666667f};
+  for (int i = 0; i < 6; i++) EXPECT_NEAR(y[i], avg[i], 1e-6) << i;
+  k::Pool2dShape s2{1, 1, 4, 5, 2, 1, 1};  // windows clipped by the padded border
+  std::vector<float> y2(30);
+  k::avgpool2d_forward(y2.data(), x.data(), s2);
+  EXPECT_FLOAT_EQ(y2[0], 0.25f);
+  EXPECT_FLOAT_EQ(y2[5], 1.25f);
+  EXPECT_FLOAT_EQ(y2[29], 5.0f);
+  const std::vector<float> xm = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4};
+  std::vector<int> am(6);
+  k::maxpool2d_forward(y.data(), am.data(), xm.data(), s);
+  EXPECT_EQ(y, (std::vector<float>{9, 6, 5, 9, 9, 9}));
+  EXPECT_EQ(am, (std::vector<int>{5, 7, 4, 5, 12, 14}));  // first maximum wins ties, as PyTorch
+  std::vector<float> gp(2);
+  k::global_avgpool_forward(gp.data(), x.data(), 2, 1, 10);
+  EXPECT_FLOAT_EQ(gp[0], 5.5f);
+  EXPECT_FLOAT_EQ(gp[1], 15.5f);
+}
+
+TEST(Pool, GradientChecks) {
+  for (const k::Pool2dShape& s : {k::Pool2dShape{2, 3, 6, 5, 3, 2, 1}, k::Pool2dShape{2, 3, 6, 4, 2, 2, 0},
+                                   k::Pool2dShape{1, 2, 5, 5, 3, 1, 1}}) {
+    char name[32];  // (a char buffer: GCC 12 warns falsely on "literal" + std::string here)
+    std::snprintf(name, sizeof name, "K%d s%d p%d", s.K, s.stride, s.pad);
+    const std::size_t nin = std::size_t(s.N) * s.C * s.H * s.W, nout = std::size_t(s.N) * s.C * s.out_h() * s.out_w();
+    const std::vector<float> w = random_vec(nout, 1);
+    std::vector<float> y(nout);
+    std::vector<int> am(nout);
+    // Max pool: well-separated values (a shuffled ramp, 0.05 apart) so +-h keeps every argmax.
+    std::vector<float> x(nin);
+    for (std::size_t i = 0; i < nin; i++) x[i] = 0.05f * float(i) - 2.0f;
+    std::shuffle(x.begin(), x.end(), std::mt19937(7));
+    auto max_loss = [&] {
+      k::maxpool2d_forward(y.data(), am.data(), x.data(), s);
+      return weighted_sum(y, w);
+    };
+    max_loss();
+    const auto dx0 = random_vec(nin, 2);
+    auto dx = dx0;
+    k::maxpool2d_backward(dx.data(), w.data(), am.data(), s);
+    EXPECT_TRUE(grads_match(std::string("maxpool ") + name, added(dx, dx0), numeric_grad(x, max_loss)));
+
+    x = random_vec(nin, 3);
+    auto avg_loss = [&] {
+      k::avgpool2d_forward(y.data(), x.data(), s);
+      return weighted_sum(y, w);
+    };
+    dx = dx0;
+    k::avgpool2d_backward(dx.data(), w.data(), s);
+    EXPECT_TRUE(grads_match(std::string("avgpool ") + name, added(dx, dx0), numeric_grad(x, avg_loss)));
+  }
+  const int N = 2, C = 3, HW = 7;
+  std::vector<float> x = random_vec(std::size_t(N) * C * HW, 4), y(N * C);
+  const std::vector<float> w = random_vec(N * C, 5);
+  auto loss = [&] {
+    k::global_avgpool_forward(y.data(), x.data(), N, C, HW);
+    return weighted_sum(y, w);
+  };
+  const auto dx0 = random_vec(x.size(), 6);
+  auto dx = dx0;
+  k::global_avgpool_backward(dx.data(), w.data(), N, C, HW);
+  EXPECT_TRUE(grads_match("global avgpool", added(dx, dx0), numeric_grad(x, loss)));
+}

@@ -1,0 +1,101 @@
+// The data-parallel training engine every trainer plugs into. The trainer owns its model, data
+// and optimizer and hands the engine four functions per step; the engine runs them in DDP's
+// order and does everything distributed and everything timed:
+//
+//   for each micro-batch m of the step (gradient accumulation, k = accum_steps):
+//     data(m); loss += forward(); backward(ready)      -- gradients ADD up across micro-batches
+//       only the last micro-batch synchronises: its backward reports gradient readiness and the
+//       GradientReducer allreduces finished buckets while the rest of backward computes
+//   wait for the outstanding buckets (exposed communication)
+//   optimizer()                                           -- on the averaged gradients
+//   local SGD instead: no gradient allreduce; every N steps the parameters are averaged
+//
+// Rank 0's parameters are broadcast at the start; a hash of the parameters is compared across
+// ranks at the end (and every --check-sync-every steps); the first --verify-steps synchronising
+// steps are checked element by element against MPI_Allreduce. Timings go to the trace as the
+// tables samples, iterations, buckets and cases (docs/trace-schema.md, kind "train").
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "core/program.hpp"
+#include "core/samples.hpp"
+#include "core/trace.hpp"
+#include "trainers/dp/options.hpp"
+#include "trainers/dp/reducer.hpp"
+
+namespace sp::dp {
+
+// Backward's readiness hook: every gradient at buffer offset >= the argument is final.
+using GradReadyFn = std::function<void(std::size_t)>;
+
+struct StepFunctions {
+  std::function<void(int micro)> data;               // load this rank's micro-batch `micro`
+  std::function<double()> forward;                   // forward + loss (this rank's mean) of it
+  std::function<void(const GradReadyFn&)> backward;  // ADD its gradients to the buffer
+  std::function<double()> optimizer;                 // clip + update; returns the gradient norm
+};
+
+struct StepReport {
+  double loss = 0;       // mean over micro-batches, and over ranks when gradients are synchronised
+  double grad_norm = 0;  // what optimizer() returned
+  double wall_s = 0;     // this rank's data + forward + backward + wait + optimizer + average
+  double process_cpu_s = 0;
+  double exposed_s = 0;  // wait + parameter averaging
+  double comm_s = 0;     // sum of this step's bucket allreduce durations
+  int case_id = 0;
+  bool averaged = false;  // local SGD averaged the parameters after this step
+};
+
+class DataParallelEngine {
+ public:
+  // params, grads: the trainer's flat buffers (layout.total_numel() floats each), forward order.
+  // first_step: the step number of this run's first step (resumed runs start later).
+  DataParallelEngine(const Session& session, const DataParallelPlan& plan, float* params, float* grads,
+                     const coll::GradientLayout& layout, int first_step);
+  ~DataParallelEngine();
+
+  void broadcast_parameters();  // rank 0's parameters to every rank (collective)
+  StepReport step(int step, bool last_step, const StepFunctions& fn);
+  // Throws CollectiveError naming the step if the ranks' parameters differ (collective).
+  void check_in_sync(int step);
+  std::uint64_t parameter_hash() const;  // FNV-1a over the parameter bytes
+  int case_of(int step) const;
+  const DataParallelPlan& plan() const { return plan_; }
+  // Mean of a value over ranks (collective, main thread, between steps).
+  double mean_over_ranks(double local) const;
+  // Records the trainer's validation pass after a step (samples phase "validation").
+  void add_validation_sample(int step, const PhaseSample& sample);
+
+  // Writes the tables samples, iterations, buckets (per rank), cases and summary (shared), and
+  // the engine's attributes. Collective.
+  void write_trace(TraceWriter& trace);
+  // One line per case for the run's closing summary (rank 0 prints it).
+  std::vector<std::string> case_summary_lines() const { return case_lines_; }
+
+ private:
+  StepReport run_step(int step, bool last_step, const StepFunctions& fn);
+  void average_parameters(bool verify);
+
+  const Session& session_;
+  DataParallelPlan plan_;
+  float* params_;
+  float* grads_;
+  std::size_t numel_;
+  coll::GradientLayout layout_;
+  int first_step_;
+  MPI_Comm comm_ = MPI_COMM_NULL;  // the main thread's collectives (loss, averaging, hashes)
+  GradientReducer reducer_;
+  int configured_case_ = -1;
+  int synced_steps_ = 0;
+  coll::Workspace workspace_;
+  SampleLog samples_;
+  std::vector<double> sample_process_cpu_;
+  Table iterations_, buckets_;
+  std::vector<std::string> case_lines_;
+};
+
+}  // namespace sp::dp

@@ -1,0 +1,123 @@
+#include "trainers/dp/options.hpp"
+
+#include <fmt/format.h>
+
+#include "core/options.hpp"
+#include "core/program.hpp"
+
+namespace sp::dp {
+
+void add_data_parallel_options(CLI::App& app, DataParallelOptions& o) {
+  std::string algos;
+  for (const auto& a : coll::algorithms()) algos += (algos.empty() ? "" : ", ") + std::string(a.name);
+  app.add_option("-a,--algorithm", o.algorithms,
+                 fmt::format("gradient allreduce algorithm(s), comma-separated or all; several are cycled step by step ({})", algos))
+      ->capture_default_str();
+  app.add_option("--bucket-cap-mb", o.bucket_caps,
+                 "bucket cap(s) in MiB (first bucket 1 MiB, as DDP), 'tensor' or 'all'; several are cycled step by step")
+      ->capture_default_str();
+  app.add_option("--chunk-kib", o.chunk_kib, "pipelining segment of ring and tree (0 = none)")
+      ->check(CLI::Range(0, 1 << 20))->capture_default_str();
+  app.add_flag("--no-overlap", o.no_overlap, "allreduce every bucket after backward (the no-overlap baseline)");
+  app.add_option("--global-batch", o.global_batch,
+                 "strong scaling: rows per optimizer step over all ranks, split evenly (replaces --batch)")
+      ->check(CLI::Range(1, 1 << 24));
+  app.add_option("--accum-steps", o.accum_steps,
+                 "micro-batches per optimizer step; gradients are synchronised only after the last (DDP no_sync)")
+      ->check(CLI::Range(1, 1 << 16))->capture_default_str();
+  app.add_option("--local-sgd", o.local_sgd,
+                 "local SGD: no gradient allreduce; ranks step independently and average parameters every N steps")
+      ->check(CLI::Range(0, 1 << 24));
+  app.add_option("--verify-steps", o.verify_steps,
+                 "check the reduced gradients (or averaged parameters) of the first N synchronising steps "
+                 "against MPI_Allreduce")
+      ->check(CLI::Range(0, 1 << 24))->capture_default_str();
+  app.add_option("--check-sync-every", o.check_sync_every,
+                 "compare a hash of the parameters across ranks every N steps (always after the last step)")
+      ->check(CLI::Range(0, 1 << 24));
+  app.add_option("--inject-fault", o.inject_fault,
+                 "testing: KIND:RANK:STEP with KIND exit (process dies), error (rank fails) or corrupt "
+                 "(wrong gradient after the allreduce)");
+}
+
+namespace {
+
+Fault parse_fault(const std::string& text) {
+  Fault f;
+  if (text.empty()) return f;
+  std::vector<std::string> parts;
+  for (std::size_t pos = 0;;) {
+    const std::size_t colon = text.find(':', pos);
+    parts.push_back(text.substr(pos, colon == std::string::npos ? std::string::npos : colon - pos));
+    if (colon == std::string::npos) break;
+    pos = colon + 1;
+  }
+  auto bad = [&] { return UsageError(fmt::format("--inject-fault '{}': expected KIND:RANK:STEP, KIND exit|error|corrupt", text)); };
+  if (parts.size() != 3) throw bad();
+  if (parts[0] == "exit") f.kind = Fault::Kind::exit;
+  else if (parts[0] == "error") f.kind = Fault::Kind::error;
+  else if (parts[0] == "corrupt") f.kind = Fault::Kind::corrupt;
+  else throw bad();
+  try {
+    std::size_t used = 0;
+    f.rank = std::stoi(parts[1], &used);
+    if (used != parts[1].size()) throw bad();
+    f.step = std::stoi(parts[2], &used);
+    if (used != parts[2].size()) throw bad();
+  } catch (const std::logic_error&) {
+    throw bad();
+  }
+  if (f.rank < 0 || f.step < 1) throw bad();
+  return f;
+}
+
+}  // namespace
+
+DataParallelPlan make_plan(const DataParallelOptions& o, int batch, int nranks) {
+  DataParallelPlan p;
+  p.accum_steps = o.accum_steps;
+  p.local_sgd = o.local_sgd;
+  p.overlap = !o.no_overlap;
+  p.chunk_bytes = std::size_t(o.chunk_kib) * 1024;
+  p.verify_steps = o.verify_steps;
+  p.check_sync_every = o.check_sync_every;
+  if (o.global_batch > 0) {
+    p.scaling = "strong";
+    const long long per_step = (long long)nranks * o.accum_steps;
+    if (o.global_batch % per_step != 0)
+      throw UsageError(fmt::format("--global-batch {} is not divisible by ranks x --accum-steps = {} x {}",
+                                   o.global_batch, nranks, o.accum_steps));
+    p.micro_batch = int(o.global_batch / per_step);
+  } else {
+    p.scaling = "weak";
+    if (batch % o.accum_steps != 0)
+      throw UsageError(fmt::format("--batch {} is not divisible by --accum-steps {}", batch, o.accum_steps));
+    p.micro_batch = batch / o.accum_steps;
+  }
+  p.global_batch = p.micro_batch * p.accum_steps * nranks;
+  if (o.local_sgd > 0 && o.accum_steps > 1)
+    throw UsageError("--local-sgd and --accum-steps > 1 exclude each other");
+  std::vector<std::string> all;
+  for (const auto& a : coll::algorithms()) all.emplace_back(a.name);
+  for (const std::string& a : parse_choice_list(o.algorithms, all, "algorithm")) {
+    const coll::Algorithm* alg = nullptr;
+    try {
+      alg = &coll::find_algorithm(a);
+    } catch (const Error& e) {
+      throw UsageError(fmt::format("--algorithm: {}", e.what()));
+    }
+    for (const std::string& c : split_list(o.bucket_caps, "--bucket-cap-mb list")) {
+      try {
+        p.cases.push_back({alg, coll::parse_bucket_cap(c)});
+      } catch (const Error& e) {
+        throw UsageError(fmt::format("--bucket-cap-mb: {}", e.what()));
+      }
+    }
+  }
+  p.fault = parse_fault(o.inject_fault);
+  if (p.fault.kind != Fault::Kind::none && p.fault.rank >= nranks)
+    throw UsageError(fmt::format("--inject-fault: rank {} does not exist ({} ranks)", p.fault.rank, nranks));
+  return p;
+}
+
+}  // namespace sp::dp

@@ -1,0 +1,62 @@
+// Command-line options of data-parallel training, shared by every trainer, and the plan they
+// resolve to: batch split (strong or weak scaling), gradient accumulation, local SGD, and the
+// (allreduce algorithm x bucket cap) cases a run cycles through.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "collectives/allreduce.hpp"
+#include "collectives/buckets.hpp"
+
+namespace sp::dp {
+
+struct DataParallelOptions {
+  std::string algorithms = "ring";  // comma-separated, or "all"
+  std::string bucket_caps = "25";   // comma-separated
+  int chunk_kib = 1024;
+  bool no_overlap = false;
+  int global_batch = 0;  // > 0: strong scaling (fixed global batch split across ranks)
+  int accum_steps = 1;
+  int local_sgd = 0;     // 0: synchronous data parallel; N >= 1: average parameters every N steps
+  int verify_steps = 1;
+  int check_sync_every = 0;
+  std::string inject_fault;
+};
+
+// Adds --algorithm, --bucket-cap-mb, --chunk-kib, --no-overlap, --global-batch, --accum-steps,
+// --local-sgd, --verify-steps, --check-sync-every, --inject-fault.
+void add_data_parallel_options(CLI::App& app, DataParallelOptions& o);
+
+struct ReductionCase {
+  const coll::Algorithm* algorithm;
+  coll::BucketCap cap;
+};
+
+struct Fault {
+  enum class Kind { none, exit, error, corrupt } kind = Kind::none;
+  int rank = -1;
+  int step = -1;
+};
+
+struct DataParallelPlan {
+  std::string scaling;   // "strong" (--global-batch) or "weak" (--batch per rank)
+  int micro_batch = 0;   // rows each rank forwards at once
+  int accum_steps = 1;   // micro-batches per optimizer step (no synchronisation before the last)
+  int global_batch = 0;  // micro_batch x accum_steps x ranks: rows per optimizer step
+  int local_sgd = 0;
+  bool overlap = true;
+  std::size_t chunk_bytes = 1 << 20;
+  int verify_steps = 1;
+  int check_sync_every = 0;
+  std::vector<ReductionCase> cases;  // step s uses cases[(s - first_step) % cases.size()]
+  Fault fault;
+};
+
+// batch: the trainer's --batch (rows per rank per optimizer step in weak scaling). Throws
+// UsageError naming the problem (global batch not divisible, unknown algorithm, bad cap, ...).
+DataParallelPlan make_plan(const DataParallelOptions& o, int batch, int nranks);
+
+}  // namespace sp::dp

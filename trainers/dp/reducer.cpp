@@ -1,0 +1,200 @@
+#include "trainers/dp/reducer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/program.hpp"
+#include "core/timer.hpp"
+
+namespace sp::dp {
+
+std::vector<BucketSlice> bucket_slices(const coll::GradientLayout& layout, const coll::BucketCap& cap) {
+  std::vector<std::size_t> offset(layout.tensors.size());
+  std::size_t o = 0;
+  for (std::size_t i = 0; i < layout.tensors.size(); ++i) {
+    offset[i] = o;
+    o += layout.tensors[i].numel;
+  }
+  std::vector<BucketSlice> out;
+  for (const coll::Bucket& b : coll::pack_buckets(layout, sizeof(float), cap)) {
+    BucketSlice s;
+    s.offset = std::numeric_limits<std::size_t>::max();
+    std::size_t end = 0;
+    for (int t : b.tensors) {
+      s.offset = std::min(s.offset, offset[t]);
+      end = std::max(end, offset[t] + layout.tensors[t].numel);
+    }
+    if (b.tensors.empty()) s.offset = end = 0;
+    s.numel = b.numel;
+    s.num_tensors = int(b.tensors.size());
+    // pack_buckets takes consecutive tensors, so a bucket is one slice; anything else is a bug.
+    if (end - s.offset != s.numel) fail("bucket_slices: bucket of {} tensors is not contiguous", b.tensors.size());
+    out.push_back(s);
+  }
+  return out;
+}
+
+GradientReducer::GradientReducer(MPI_Comm comm, float* grads, const coll::GradientLayout& layout)
+    : grads_(grads), layout_(layout) {
+  SP_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
+  SP_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+  thread_ = std::thread([this] { communication_loop(); });
+}
+
+GradientReducer::~GradientReducer() {
+  {
+    std::unique_lock lock(mutex_);
+    // Unwinding from a local error while an allreduce is in flight: the peers may never complete
+    // it, so joining could hang forever. Take the whole job down now, as run_program would.
+    if (busy_ && std::uncaught_exceptions() > 0) {
+      lock.unlock();
+      log::error("a local error interrupted an in-flight gradient allreduce; aborting the job");
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+  MPI_Comm_free(&comm_);
+}
+
+void GradientReducer::configure(const coll::Algorithm& algorithm, const coll::BucketCap& cap, std::size_t chunk_bytes) {
+  std::lock_guard lock(mutex_);
+  if (in_step_) fail("GradientReducer::configure inside a step");
+  algorithm_ = &algorithm;
+  chunk_bytes_ = chunk_bytes;
+  buckets_ = bucket_slices(layout_, cap);
+}
+
+void GradientReducer::begin(float scale, bool overlap, bool verify) {
+  if (!algorithm_) fail("GradientReducer::begin before configure");
+  std::lock_guard lock(mutex_);
+  timings_.assign(buckets_.size(), BucketTiming{});
+  num_ready_ = num_done_ = 0;
+  scale_ = scale;
+  overlap_ = overlap;
+  verify_ = verify;
+  if (verify) snapshot_.assign(layout_.total_numel(), 0.0);
+  produced_ = 0;
+  in_step_ = true;
+}
+
+void GradientReducer::grads_ready(std::size_t offset) {
+  if (!in_step_) return;  // a backward that does not synchronise (accumulation, local SGD)
+  std::size_t k = produced_;
+  while (k < buckets_.size() && buckets_[k].offset >= offset) ++k;
+  if (k == produced_) return;
+  const double now = wall_seconds();
+  for (std::size_t j = produced_; j < k; ++j) timings_[j].ready_s = now;
+  produced_ = k;
+  if (!overlap_) return;
+  {
+    std::lock_guard lock(mutex_);
+    num_ready_ = k;
+  }
+  cv_.notify_all();
+}
+
+double GradientReducer::finish() {
+  if (!in_step_) fail("GradientReducer::finish without begin");
+  const double t0 = wall_seconds();
+  for (std::size_t j = produced_; j < buckets_.size(); ++j) timings_[j].ready_s = t0;
+  produced_ = buckets_.size();
+  std::unique_lock lock(mutex_);
+  num_ready_ = buckets_.size();
+  cv_.notify_all();
+  cv_.wait(lock, [&] { return num_done_ == buckets_.size() || error_; });
+  in_step_ = false;
+  const double waited = wall_seconds() - t0;
+  if (error_) std::rethrow_exception(error_);
+  return waited;
+}
+
+void GradientReducer::communication_loop() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stop_ || (in_step_ && !error_ && num_done_ < num_ready_); });
+    if (stop_) return;
+    const std::size_t i = num_done_;
+    busy_ = true;
+    lock.unlock();
+    try {
+      BucketTiming& t = timings_[i];
+      const double cpu0 = thread_cpu_seconds();
+      t.start_s = wall_seconds();
+      const BucketSlice& b = buckets_[i];
+      float* p = grads_ + b.offset;
+      if (verify_) std::copy(p, p + b.numel, snapshot_.begin() + std::ptrdiff_t(b.offset));
+      coll::AllreduceArgs a{p, p, b.numel, coll::Dtype::f32, coll::Op::sum, comm_, &workspace_, chunk_bytes_};
+      algorithm_->run(a);
+      if (scale_ != 1.0f)
+        for (std::size_t j = 0; j < b.numel; ++j) p[j] *= scale_;
+      if (corrupt_next_ && b.numel > 0) {
+        p[0] += 1.0f;
+        corrupt_next_ = false;
+      }
+      t.end_s = wall_seconds();
+      t.cpu_s = thread_cpu_seconds() - cpu0;
+      lock.lock();
+      ++num_done_;
+    } catch (...) {
+      lock.lock();
+      error_ = std::current_exception();
+    }
+    busy_ = false;
+    cv_.notify_all();
+  }
+}
+
+void GradientReducer::verify() {
+  if (!verify_ || in_step_) fail("GradientReducer::verify needs a finished step begun with verify");
+  verify_ = false;
+  std::vector<double> inputs;
+  inputs.swap(snapshot_);
+  check_mean_against_reference(comm_, std::move(inputs), grads_, scale_,
+                               fmt::format("gradient allreduce ({})", algorithm_->name));
+}
+
+// Summation order differs between algorithms, so the tolerance is the float rounding bound of a
+// p-term sum, p x eps x sum|x_r|, doubled, plus the scaling's rounding.
+void check_mean_against_reference(MPI_Comm comm, std::vector<double> inputs, const float* result, double scale,
+                                  const std::string& what) {
+  int rank = 0, nranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nranks);
+  const std::size_t n = inputs.size();
+  std::vector<double> magnitude(n);
+  for (std::size_t i = 0; i < n; ++i) magnitude[i] = std::fabs(inputs[i]);
+  const std::size_t step = std::size_t(1) << 26;  // MPI counts are int
+  for (std::size_t o = 0; o < n; o += step) {
+    const int c = int(std::min(step, n - o));
+    SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, inputs.data() + o, c, MPI_DOUBLE, MPI_SUM, comm));
+    SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, magnitude.data() + o, c, MPI_DOUBLE, MPI_SUM, comm));
+  }
+  const double eps = std::numeric_limits<float>::epsilon();
+  long long bad = 0;
+  double detail[3] = {0, 0, 0};  // element, got, expected of this rank's first wrong element
+  for (std::size_t i = 0; i < n; ++i) {
+    const double expect = inputs[i] * scale;
+    const double got = result[i];
+    const double tol = 2.0 * (nranks + 2) * eps * magnitude[i] * scale + 1e-30;
+    if (!(std::fabs(got - expect) <= tol)) {
+      if (bad == 0) detail[0] = double(i), detail[1] = got, detail[2] = expect;
+      ++bad;
+    }
+  }
+  long long total = 0;
+  SP_MPI_CHECK(MPI_Allreduce(&bad, &total, 1, MPI_LONG_LONG, MPI_SUM, comm));
+  if (total == 0) return;
+  int first = bad > 0 ? rank : nranks;
+  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm));
+  SP_MPI_CHECK(MPI_Bcast(detail, 3, MPI_DOUBLE, first, comm));
+  throw CollectiveError(fmt::format(
+      "{} gave a wrong result: {} element(s) differ from MPI_Allreduce, first on rank {}: element {} is {:.9g}, "
+      "expected {:.9g}", what, total, first, (long long)detail[0], detail[1], detail[2]));
+}
+
+}  // namespace sp::dp

@@ -1,0 +1,117 @@
+#include "trainers/gpt/train_options.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/program.hpp"
+
+namespace sp::gpt {
+
+// Linear warm-up over warmup steps to lr, then cosine decay to min_lr at the last step.
+double lr_at(const TrainOptions& o, int step0) {
+  const double max_lr = o.lr, min_lr = o.lr * o.min_lr_frac;
+  if (step0 < o.warmup_steps) return max_lr * double(step0 + 1) / double(o.warmup_steps);
+  const int decay_steps = o.steps - o.warmup_steps;
+  if (decay_steps <= 1) return max_lr;
+  const double ratio = double(step0 - o.warmup_steps) / double(decay_steps - 1);
+  return min_lr + 0.5 * (1.0 + std::cos(M_PI * std::min(1.0, ratio))) * (max_lr - min_lr);
+}
+
+void add_train_options(CLI::App& app, TrainOptions& o) {
+  app.add_option("-m,--model", o.model, "preset: gpt-micro, gpt-tiny, gpt-mini")->capture_default_str();
+  app.add_option("--vocab", o.vocab, "override the preset's vocabulary size")->check(CLI::Range(0, 1 << 30));
+  app.add_option("--context", o.context, "override the preset's context length")->check(CLI::Range(0, 1 << 30));
+  app.add_option("--width", o.width, "override the preset's width (channels)")->check(CLI::Range(0, 1 << 30));
+  app.add_option("--depth", o.depth, "override the preset's number of layers")->check(CLI::Range(0, 1 << 30));
+  app.add_option("--heads", o.heads, "override the preset's number of attention heads")->check(CLI::Range(0, 1 << 30));
+  app.add_option("--data", o.data, "text file, one token per byte (default: the built-in synthetic corpus)");
+  app.add_option("--synthetic-bytes", o.synthetic_bytes, "size of the synthetic corpus")
+      ->check(CLI::Range(1LL, 1LL << 34))->capture_default_str();
+  app.add_option("--val-fraction", o.val_fraction, "fraction of 1 KiB chunks held out for validation")
+      ->check(CLI::Range(0.001, 0.9))->capture_default_str();
+  app.add_option("-s,--steps", o.steps, "total optimizer steps (with --resume: continue up to this step)")
+      ->required()->check(CLI::Range(1, 100000000));
+  auto* batch = app.add_option("-B,--batch", o.batch, "sequences per rank per optimizer step (weak scaling)")
+                    ->check(CLI::Range(1, 1 << 20))->capture_default_str();
+  app.add_option("-T,--seq-len", o.seq_len, "tokens per sequence (default: the context length)")
+      ->check(CLI::Range(0, 1 << 30));
+  app.add_option("--lr", o.lr, "peak learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--min-lr-frac", o.min_lr_frac, "final lr as a fraction of the peak (cosine decay)")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  app.add_option("--warmup-steps", o.warmup_steps, "linear lr warm-up steps")->check(CLI::Range(0, 100000000))
+      ->capture_default_str();
+  app.add_option("--weight-decay", o.weight_decay, "AdamW decoupled weight decay on 2-D tensors")
+      ->check(CLI::Range(0.0, 10.0))->capture_default_str();
+  app.add_option("--beta1", o.beta1, "AdamW beta1")->check(CLI::Range(0.0, 0.999999))->capture_default_str();
+  app.add_option("--beta2", o.beta2, "AdamW beta2")->check(CLI::Range(0.0, 0.999999))->capture_default_str();
+  app.add_option("--grad-clip", o.grad_clip, "clip the global gradient norm to this (0 = off)")
+      ->check(CLI::Range(0.0, 1e30))->capture_default_str();
+  app.add_option("--val-every", o.val_every, "validation loss every N steps and at the last step (0 = only at the last)")
+      ->check(CLI::Range(0, 100000000))->capture_default_str();
+  app.add_option("--val-batches", o.val_batches, "batches in each validation pass (0 = no validation)")
+      ->check(CLI::Range(0, 1000000))->capture_default_str();
+  app.add_option("--seed", o.seed, "parameter initialisation seed")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--data-seed", o.data_seed, "seed of the synthetic corpus, the train/validation split and batch sampling")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--threads", o.threads, "OpenMP and BLAS threads (default: OMP_NUM_THREADS)")->check(CLI::Range(0, 4096));
+  app.add_option("--save", o.save, "checkpoint file written at the end (and every --save-every steps)");
+  app.add_option("--save-every", o.save_every, "also checkpoint every N steps")->check(CLI::Range(0, 100000000));
+  app.add_option("--resume", o.resume, "continue training exactly from a checkpoint (weights, AdamW state, data position)");
+  app.add_option("--init-from", o.init_from, "start from a checkpoint's weights only (fresh optimizer, step 0)");
+  app.add_option("--stop-after", o.stop_after, "stop after this step as if interrupted (the lr schedule still spans --steps)")
+      ->check(CLI::Range(0, 100000000));
+  app.add_option("-o,--trace", o.run.trace, "HDF5 trace path (default traces/gpt_train-<time>.h5)");
+  app.add_flag("-q,--quiet", o.run.quiet, "no progress lines (only the summary)");
+  dp::add_data_parallel_options(app, o.parallel);
+  batch->excludes(app.get_option("--global-batch"));
+}
+
+// The model configuration: a preset with overrides, or a checkpoint's (then overrides must agree).
+GPTConfig resolve_config(const TrainOptions& o, bool model_given, const CheckpointInfo* ckpt, const std::string& ckpt_flag) {
+  GPTConfig c;
+  if (ckpt) {
+    c = ckpt->config;
+    if (model_given) {  // -m may repeat the checkpoint's model, not change it
+      GPTConfig p;
+      try {
+        p = gpt_preset(o.model);
+      } catch (const Error& e) {
+        throw UsageError(e.what());
+      }
+      if (p.vocab_size != c.vocab_size || p.max_seq_len != c.max_seq_len || p.channels != c.channels ||
+          p.num_layers != c.num_layers || p.num_heads != c.num_heads)
+        throw UsageError(fmt::format("--model {} differs from the {} checkpoint's model {}", o.model, ckpt_flag, c.name));
+    }
+    auto agree = [&](int given, int have, const char* flag) {
+      if (given != 0 && given != have)
+        throw UsageError(fmt::format("{} {} differs from the {} checkpoint's {}", flag, given, ckpt_flag, have));
+    };
+    agree(o.vocab, c.vocab_size, "--vocab");
+    agree(o.context, c.max_seq_len, "--context");
+    agree(o.width, c.channels, "--width");
+    agree(o.depth, c.num_layers, "--depth");
+    agree(o.heads, c.num_heads, "--heads");
+    return c;
+  }
+  try {
+    c = gpt_preset(o.model);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+  if (o.vocab) c.vocab_size = o.vocab;
+  if (o.context) c.max_seq_len = o.context;
+  if (o.width) c.channels = o.width;
+  if (o.depth) c.num_layers = o.depth;
+  if (o.heads) c.num_heads = o.heads;
+  if (o.vocab || o.context || o.width || o.depth || o.heads) c.name = o.model + "-custom";
+  try {
+    gpt_validate(c);
+  } catch (const Error& e) {
+    throw UsageError(fmt::format("bad model configuration: {}", e.what()));
+  }
+  return c;
+}
+
+}  // namespace sp::gpt

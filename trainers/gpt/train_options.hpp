@@ -1,0 +1,38 @@
+// Command-line options of gpt_train and what they resolve to (model configuration, lr schedule).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "core/options.hpp"
+#include "trainers/dp/options.hpp"
+#include "trainers/gpt/checkpoint.hpp"
+#include "trainers/gpt/model.hpp"
+
+namespace sp::gpt {
+
+struct TrainOptions {
+  std::string model = "gpt-tiny";
+  int vocab = 0, context = 0, width = 0, depth = 0, heads = 0;  // 0 = preset / checkpoint
+  std::string data;
+  long long synthetic_bytes = 1 << 20;
+  double val_fraction = 0.1;
+  int steps = 0, batch = 8, seq_len = 0, warmup_steps = 10, val_every = 0, val_batches = 4;
+  double lr = 1e-3, min_lr_frac = 0.1, weight_decay = 0.1, beta1 = 0.9, beta2 = 0.95, eps = 1e-8, grad_clip = 1.0;
+  long long seed = 1337, data_seed = 42;
+  int threads = 0;
+  std::string save, resume, init_from;
+  int save_every = 0, stop_after = 0;
+  RunOptions run;                  // -o / -q and the default trace path
+  dp::DataParallelOptions parallel;  // algorithm, bucket caps, strong/weak, accumulation, local SGD
+};
+
+void add_train_options(CLI::App& app, TrainOptions& o);
+// Linear warm-up over warmup steps to lr, then cosine decay to min_lr at the last step.
+double lr_at(const TrainOptions& o, int step0);
+// The model configuration: a preset with overrides, or a checkpoint's (then overrides must
+// agree). Throws UsageError naming the problem.
+GPTConfig resolve_config(const TrainOptions& o, bool model_given, const CheckpointInfo* ckpt, const std::string& ckpt_flag);
+
+}  // namespace sp::gpt

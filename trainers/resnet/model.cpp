@@ -1,0 +1,380 @@
+#include "trainers/resnet/model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "kernels/kernels.hpp"
+
+namespace sp::resnet {
+
+namespace k = sp::kernels;
+
+ResNetConfig resnet_preset(std::string_view name) {
+  if (name == "resnet20") return {"resnet20", 3, 20, 16};
+  if (name == "resnet32") return {"resnet32", 3, 32, 16};
+  if (name == "resnet56") return {"resnet56", 3, 56, 16};
+  if (name == "resnet18") return {"resnet18", 4, 18, 64};
+  fail("unknown model '{}' (choose from resnet20, resnet32, resnet56, resnet18)", name);
+}
+
+std::vector<std::string> resnet_preset_names() { return {"resnet20", "resnet32", "resnet56", "resnet18"}; }
+
+std::vector<int> resnet_blocks_per_stage(const ResNetConfig& c) {
+  if (c.stages == 3) return std::vector<int>(3, (c.depth - 2) / 6);
+  if (c.depth == 10) return {1, 1, 1, 1};
+  if (c.depth == 18) return {2, 2, 2, 2};
+  return {3, 4, 6, 3};  // 34
+}
+
+void resnet_validate(const ResNetConfig& c) {
+  if (c.stages != 3 && c.stages != 4) fail("stages must be 3 (CIFAR ResNet) or 4 (ResNet-18/34 style), got {}", c.stages);
+  if (c.stages == 3 && (c.depth < 8 || (c.depth - 2) % 6 != 0))
+    fail("depth {} is not 6n+2 with n >= 1 (3-stage ResNets: 8, 14, 20, 32, 44, 56, 110, ...)", c.depth);
+  if (c.stages == 3 && c.depth > 6002) fail("depth {} is too large (at most 6002)", c.depth);
+  if (c.stages == 4 && c.depth != 10 && c.depth != 18 && c.depth != 34)
+    fail("depth {} is not 10, 18 or 34 (4-stage ResNets with basic blocks)", c.depth);
+  if (c.width < 1) fail("width must be at least 1 channel (got {})", c.width);
+  if (c.width > 4096) fail("width {} is too large (at most 4096)", c.width);
+  if (c.num_classes < 2) fail("classes must be at least 2 (got {})", c.num_classes);
+  if (c.num_classes > (1 << 20)) fail("classes {} is too large (at most 2^20)", c.num_classes);
+  if (c.in_channels < 1 || c.in_channels > 64) fail("input channels must be in 1..64 (got {})", c.in_channels);
+  const double last = double(c.width) * (1 << (c.stages - 1));
+  if (last * last * 9 > 2e9 || last * c.num_classes > 2e9) fail("model too large: a weight tensor exceeds 2^31 elements");
+  if (double(resnet_num_parameters(c)) > 4e9) fail("model too large: more than 4e9 parameters");
+}
+
+namespace {
+
+// Walks the architecture once in registration order; used for the tables and for the model.
+struct Builder {
+  explicit Builder(const ResNetConfig& config) : c(config) {}
+  const ResNetConfig& c;
+  std::vector<TensorInfo> params, buffers;
+  std::size_t poff = 0, boff = 0;
+
+  std::size_t add(std::vector<TensorInfo>& t, std::size_t& off, std::string name,
+                  std::vector<std::int64_t> shape, bool decay) {
+    std::size_t n = 1;
+    for (auto d : shape) n *= std::size_t(d);
+    t.push_back({std::move(name), std::move(shape), off, n, decay});
+    off += n;
+    return t.back().offset;
+  }
+  std::size_t param(std::string name, std::vector<std::int64_t> shape, bool is_weight) {
+    return add(params, poff, std::move(name), std::move(shape), is_weight || c.decay_all);
+  }
+  ConvBN conv_bn(const std::string& conv, const std::string& bn, int C, int OC, int K, int stride) {
+    ConvBN u;
+    u.s.C = C;
+    u.s.OC = OC;
+    u.s.KH = u.s.KW = K;
+    u.s.stride = stride;
+    u.s.pad = K / 2;
+    u.weight = param(conv + ".weight", {OC, C, K, K}, true);
+    u.gamma = param(bn + ".weight", {OC}, false);
+    u.beta = param(bn + ".bias", {OC}, false);
+    u.running = add(buffers, boff, bn + ".running_mean", {OC}, false);
+    add(buffers, boff, bn + ".running_var", {OC}, false);
+    return u;
+  }
+  // Fills m's layer list when m is given; the tables always.
+  void build(ResNet* m) {
+    ConvBN stem = conv_bn("conv1", "bn1", c.in_channels, c.width, 3, 1);
+    std::vector<Block> blocks;
+    const std::vector<int> per_stage = resnet_blocks_per_stage(c);
+    int C = c.width;
+    for (int st = 0; st < c.stages; ++st) {
+      const int OC = c.width << st;
+      for (int b = 0; b < per_stage[st]; ++b) {
+        const std::string p = "layer" + std::to_string(st + 1) + "." + std::to_string(b) + ".";
+        const int stride = (st > 0 && b == 0) ? 2 : 1;
+        Block blk;
+        blk.param_begin = poff;
+        blk.conv1 = conv_bn(p + "conv1", p + "bn1", C, OC, 3, stride);
+        blk.conv2 = conv_bn(p + "conv2", p + "bn2", OC, OC, 3, 1);
+        blk.has_down = stride != 1 || C != OC;
+        if (blk.has_down) blk.down = conv_bn(p + "downsample.0", p + "downsample.1", C, OC, 1, stride);
+        blocks.push_back(blk);
+        C = OC;
+      }
+    }
+    const std::size_t fcw = param("fc.weight", {c.num_classes, C}, true);
+    const std::size_t fcb = param("fc.bias", {c.num_classes}, false);
+    if (m) {
+      m->stem = stem;
+      m->blocks = std::move(blocks);
+      m->fc_weight = fcw;
+      m->fc_bias = fcb;
+    }
+  }
+};
+
+}  // namespace
+
+std::vector<TensorInfo> resnet_parameter_table(const ResNetConfig& c) {
+  Builder b{c};
+  b.build(nullptr);
+  return b.params;
+}
+
+std::vector<TensorInfo> resnet_buffer_table(const ResNetConfig& c) {
+  Builder b{c};
+  b.build(nullptr);
+  return b.buffers;
+}
+
+std::size_t resnet_num_parameters(const ResNetConfig& c) {
+  Builder b{c};
+  b.build(nullptr);
+  return b.poff;
+}
+
+namespace {
+
+// splitmix64 + Box-Muller: platform-independent initialisation (as trainers/gpt).
+struct SplitMix64 {
+  std::uint64_t s;
+  std::uint64_t next() {
+    std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return double(next() >> 11) * 0x1.0p-53; }  // [0, 1)
+  double normal() {
+    double u1 = uniform(), u2 = uniform();
+    if (u1 < 1e-300) u1 = 1e-300;
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  }
+};
+
+std::size_t out_numel(const ConvBN& u) { return std::size_t(u.s.N) * u.s.OC * u.s.out_h() * u.s.out_w(); }
+
+// Sets every layer's batch shape and carves the activation buffer; (re)allocates when it grows.
+void ensure_activations(ResNet& m, int N, int H, int W) {
+  if (m.N == N && m.H == H && m.W == W) return;
+  std::size_t off = 0;
+  auto take = [&](std::size_t n) { std::size_t o = off; off += n; return o; };
+  auto place = [&](ConvBN& u, int h, int w) {
+    u.s.N = N;
+    u.s.H = h;
+    u.s.W = w;
+    u.conv = take(out_numel(u));
+    u.bn = take(out_numel(u));
+    u.mean = take(u.s.OC);
+    u.rstd = take(u.s.OC);
+  };
+  m.input = take(std::size_t(N) * m.config.in_channels * H * W);
+  place(m.stem, H, W);
+  int h = m.stem.s.out_h(), w = m.stem.s.out_w(), C = m.stem.s.OC;
+  for (Block& b : m.blocks) {
+    place(b.conv1, h, w);
+    place(b.conv2, b.conv1.s.out_h(), b.conv1.s.out_w());
+    if (b.has_down) place(b.down, h, w);
+    b.out = take(out_numel(b.conv2));
+    h = b.conv2.s.out_h();
+    w = b.conv2.s.out_w();
+    C = b.conv2.s.OC;
+  }
+  const std::size_t K = m.config.num_classes;
+  m.pooled = take(std::size_t(N) * C);
+  m.logits = take(N * K);
+  m.probs = take(N * K);
+  m.losses = take(N);
+  if (m.acts.size() < off) {
+    m.acts.assign(off, 0.0f);
+    m.grad_acts.assign(off, 0.0f);
+  }
+  m.N = N;
+  m.H = H;
+  m.W = W;
+}
+
+}  // namespace
+
+ResNet resnet_create(const ResNetConfig& config, std::uint64_t seed) {
+  resnet_validate(config);
+  ResNet m;
+  m.config = config;
+  Builder b{config};
+  b.build(&m);
+  m.tensors = std::move(b.params);
+  m.buffer_tensors = std::move(b.buffers);
+  m.num_parameters = b.poff;
+  m.params.assign(m.num_parameters, 0.0f);
+  m.grads.assign(m.num_parameters, 0.0f);
+  m.momentum.assign(m.num_parameters, 0.0f);
+  m.buffers.assign(b.boff, 0.0f);
+  resnet_init_parameters(m, seed);
+  return m;
+}
+
+void resnet_init_parameters(ResNet& m, std::uint64_t seed) {
+  for (std::size_t i = 0; i < m.tensors.size(); ++i) {
+    const TensorInfo& t = m.tensors[i];
+    float* w = m.params.data() + t.offset;
+    SplitMix64 rng{seed * 0x100000001B3ull + i};  // one stream per tensor
+    if (t.shape.size() == 4) {  // conv: kaiming_normal_(mode="fan_out", nonlinearity="relu")
+      const double fan_out = double(t.shape[0]) * t.shape[2] * t.shape[3];
+      const double sd = std::sqrt(2.0 / fan_out);
+      for (std::size_t j = 0; j < t.numel; ++j) w[j] = float(sd * rng.normal());
+    } else if (t.name.starts_with("fc.")) {  // nn.Linear default: U(-1/sqrt(in), 1/sqrt(in))
+      const double bound = 1.0 / std::sqrt(double(m.tensors[m.tensors.size() - 2].shape[1]));
+      for (std::size_t j = 0; j < t.numel; ++j) w[j] = float(bound * (2.0 * rng.uniform() - 1.0));
+    } else {  // batch norm: weight 1, bias 0
+      std::fill(w, w + t.numel, t.name.ends_with(".weight") ? 1.0f : 0.0f);
+    }
+  }
+  for (const TensorInfo& t : m.buffer_tensors)  // running_mean 0, running_var 1
+    std::fill(m.buffers.begin() + t.offset, m.buffers.begin() + t.offset + t.numel,
+              t.name.ends_with("running_var") ? 1.0f : 0.0f);
+  m.num_batches_tracked = 0;
+}
+
+namespace {
+
+// conv -> bn (-> relu in place) on the activations of u; x is the layer input.
+void conv_bn_forward(ResNet& m, ConvBN& u, const float* x, bool relu) {
+  float* a = m.acts.data();
+  const float* p = m.params.data();
+  const int OC = u.s.OC, HW = u.s.out_h() * u.s.out_w();
+  k::conv2d_forward(a + u.conv, x, p + u.weight, nullptr, u.s);
+  float* rm = m.buffers.data() + u.running;
+  if (m.train_mode) {
+    k::batchnorm_forward_train(a + u.bn, a + u.mean, a + u.rstd, rm, rm + OC, a + u.conv,
+                               p + u.gamma, p + u.beta, u.s.N, OC, HW);
+  } else {
+    k::batchnorm_forward_eval(a + u.bn, a + u.conv, p + u.gamma, p + u.beta, rm, rm + OC, u.s.N, OC, HW);
+  }
+  if (relu) k::relu_forward(a + u.bn, a + u.bn, out_numel(u));
+}
+
+// Backward of conv -> bn, given the gradient of the (pre-ReLU) bn output in grad_acts + u.bn.
+// dx (nullable) receives the input gradient; x is the forward's input.
+void conv_bn_backward(ResNet& m, const ConvBN& u, float* dx, const float* x) {
+  const float* a = m.acts.data();
+  float* ga = m.grad_acts.data();
+  const float* p = m.params.data();
+  float* g = m.grads.data();
+  const int HW = u.s.out_h() * u.s.out_w();
+  k::batchnorm_backward(ga + u.conv, g + u.gamma, g + u.beta, ga + u.bn, a + u.conv, p + u.gamma,
+                        a + u.mean, a + u.rstd, u.s.N, u.s.OC, HW);
+  k::conv2d_backward(dx, g + u.weight, nullptr, ga + u.conv, x, p + u.weight, u.s);
+}
+
+}  // namespace
+
+double resnet_forward(ResNet& m, const float* images, const int* labels, int N, int H, int W,
+                      bool train_mode) {
+  const ResNetConfig& c = m.config;
+  if (N < 1 || H < 1 || W < 1) fail("resnet_forward: batch {} of {}x{} images must be positive", N, H, W);
+  if (labels)
+    for (int i = 0; i < N; ++i)
+      if (labels[i] < 0 || labels[i] >= c.num_classes)
+        fail("resnet_forward: label {} outside 0..{}", labels[i], c.num_classes - 1);
+  ensure_activations(m, N, H, W);
+  m.train_mode = train_mode;
+  m.have_labels = labels != nullptr;
+  if (labels) m.labels.assign(labels, labels + N);
+  if (train_mode) ++m.num_batches_tracked;
+
+  float* a = m.acts.data();
+  const float* p = m.params.data();
+  std::copy(images, images + std::size_t(N) * c.in_channels * H * W, a + m.input);
+  conv_bn_forward(m, m.stem, a + m.input, true);
+  const float* x = a + m.stem.bn;
+  for (Block& b : m.blocks) {
+    conv_bn_forward(m, b.conv1, x, true);
+    conv_bn_forward(m, b.conv2, a + b.conv1.bn, false);
+    const float* shortcut = x;
+    if (b.has_down) {
+      conv_bn_forward(m, b.down, x, false);
+      shortcut = a + b.down.bn;
+    }
+    const std::size_t n = out_numel(b.conv2);
+    k::residual_forward(a + b.out, a + b.conv2.bn, shortcut, n);
+    k::relu_forward(a + b.out, a + b.out, n);
+    x = a + b.out;
+  }
+  const ConvBN& last = m.blocks.back().conv2;
+  const int C = last.s.OC, K = c.num_classes;
+  k::global_avgpool_forward(a + m.pooled, x, N, C, last.s.out_h() * last.s.out_w());
+  k::matmul_forward(a + m.logits, a + m.pooled, p + m.fc_weight, p + m.fc_bias, N, 1, C, K);
+  if (!labels) return m.mean_loss = -1;
+  k::softmax_crossentropy_forward(a + m.losses, a + m.probs, a + m.logits, m.labels.data(), N, 1, K);
+  double sum = 0;
+  for (int i = 0; i < N; ++i) sum += a[m.losses + i];
+  return m.mean_loss = sum / N;
+}
+
+void resnet_backward(ResNet& m, const std::function<void(std::size_t)>& on_grads_ready) {
+  if (m.N == 0 || !m.have_labels || !m.train_mode)
+    fail("resnet_backward: needs a training-mode resnet_forward with labels first");
+  auto ready = [&](std::size_t offset) { if (on_grads_ready) on_grads_ready(offset); };
+  const int N = m.N, K = m.config.num_classes;
+  const float* a = m.acts.data();
+  float* ga = m.grad_acts.data();
+  const float* p = m.params.data();
+  float* g = m.grads.data();
+  // The kernels accumulate, so activation gradients start from zero every pass.
+  std::fill(m.grad_acts.begin(), m.grad_acts.begin() + std::ptrdiff_t(m.losses + N), 0.0f);
+
+  const ConvBN& last = m.blocks.back().conv2;
+  const int C = last.s.OC;
+  k::softmax_crossentropy_backward(ga + m.logits, a + m.probs, m.labels.data(), 1.0f / float(N), N, 1, K);
+  k::matmul_backward(ga + m.pooled, g + m.fc_weight, g + m.fc_bias, ga + m.logits, a + m.pooled,
+                     p + m.fc_weight, N, 1, C, K);
+  ready(m.fc_weight);
+  k::global_avgpool_backward(ga + m.blocks.back().out, ga + m.pooled, N, C, last.s.out_h() * last.s.out_w());
+
+  for (std::size_t i = m.blocks.size(); i-- > 0;) {
+    const Block& b = m.blocks[i];
+    const std::size_t in = i == 0 ? m.stem.bn : m.blocks[i - 1].out;  // block input activation
+    const float* x = a + in;
+    float* dx = ga + in;
+    const std::size_t n = out_numel(b.conv2);
+    // out = relu(bn2 + shortcut): mask d(out) in place, then route it to both branches.
+    k::relu_backward_inplace(ga + b.out, a + b.out, n);
+    k::residual_backward(ga + b.conv2.bn, b.has_down ? ga + b.down.bn : dx, ga + b.out, n);
+    conv_bn_backward(m, b.conv2, ga + b.conv1.bn, a + b.conv1.bn);
+    if (b.has_down) conv_bn_backward(m, b.down, dx, x);
+    k::relu_backward_inplace(ga + b.conv1.bn, a + b.conv1.bn, out_numel(b.conv1));
+    conv_bn_backward(m, b.conv1, dx, x);
+    ready(b.param_begin);
+  }
+  k::relu_backward_inplace(ga + m.stem.bn, a + m.stem.bn, out_numel(m.stem));
+  conv_bn_backward(m, m.stem, nullptr, a + m.input);  // no gradient for the images
+  ready(0);
+}
+
+void resnet_zero_grad(ResNet& m) { std::fill(m.grads.begin(), m.grads.end(), 0.0f); }
+
+void resnet_update(ResNet& m, const SGDParams& opt) {
+  ++m.sgd_step;
+  for (const TensorInfo& t : m.tensors) {
+    k::SGDConfig cfg;
+    cfg.lr = opt.lr;
+    cfg.momentum = opt.momentum;
+    cfg.weight_decay = t.weight_decay ? opt.weight_decay : 0.0f;
+    cfg.nesterov = opt.nesterov;
+    k::sgd_update(m.params.data() + t.offset, m.grads.data() + t.offset, m.momentum.data() + t.offset,
+                  t.numel, cfg, m.sgd_step);
+  }
+}
+
+std::vector<std::string> resnet_decayed_tensors(const ResNet& m) {
+  std::vector<std::string> names;
+  for (const TensorInfo& t : m.tensors)
+    if (t.weight_decay) names.push_back(t.name);
+  return names;
+}
+
+sp::coll::GradientLayout resnet_gradient_layout(const ResNet& m) {
+  sp::coll::GradientLayout layout;
+  layout.name = m.config.name;
+  for (const TensorInfo& t : m.tensors) layout.tensors.push_back({t.name, t.numel});
+  return layout;
+}
+
+}  // namespace sp::resnet
