@@ -230,6 +230,7 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
   const double compute = phase_wall[kForward] + phase_wall[kBackward] + phase_wall[kOptimizer];
   const int rounds_excluded = int(plan_.cases.size());
   const bool in_summary = step >= first_step_ + rounds_excluded && !verify;
+  r.in_summary = in_summary;
   Table& it = iterations_;
   it.ints("step", "", "optimizer step").push_back(step);
   it.ints("case", "", "reduction case (table cases)").push_back(r.case_id);

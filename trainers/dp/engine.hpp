@@ -48,6 +48,7 @@ struct StepReport {
   double comm_s = 0;     // sum of this step's bucket allreduce durations
   int case_id = 0;
   bool averaged = false;  // local SGD averaged the parameters after this step
+  bool in_summary = false;  // counts in the summaries (not the first round of cases, not verified)
 };
 
 class DataParallelEngine {

@@ -163,6 +163,8 @@ int run(Session& s) {
   auto& c_exposed = steps.reals("exposed_comm_s", "s", "rank 0's exposed communication");
   auto& c_pcpu = steps.reals("step_process_cpu_s", "s", "rank 0's process CPU time (all threads) over the step");
   auto& c_tps = steps.reals("tokens_per_s", "", "tokens / step_wall_s");
+  auto& c_in = steps.ints("in_summary", "", "1 if the step counts in the summaries (iterations.in_summary)");
+  double summary_wall = 0, summary_tokens = 0;
 
   auto evaluate = [&]() {
     double sum = 0;
@@ -245,6 +247,8 @@ int run(Session& s) {
     c_exposed.push_back(r.exposed_s);
     c_pcpu.push_back(r.process_cpu_s);
     c_tps.push_back(double(tokens_per_step) / r.wall_s);
+    c_in.push_back(r.in_summary ? 1 : 0);
+    if (r.in_summary) summary_wall += r.wall_s, summary_tokens += double(tokens_per_step);
     if (s.rank == 0 && !o.run.quiet) {
       fmt::print("step {:>5}/{} | loss {:.4f} | val {} | lr {:.2e} | norm {:.3f} | {:.1f} ms (cpu {:.1f} ms, exposed comm {:.2f} ms) | {:.0f} tok/s\n",
                  step, o.steps, loss, std::isnan(v) ? std::string("  -   ") : fmt::format("{:.4f}", v), lr, r.grad_norm,
@@ -313,12 +317,14 @@ int run(Session& s) {
   trace.set_attribute("blas_config", kernels::blas_config());
   trace.set_attribute("resumed_from", o.resume);
   trace.set_attribute("init_from", o.init_from);
+  trace.set_attribute("tokens_per_s", summary_wall > 0 ? summary_tokens / summary_wall : std::nan(""));
   trace.set_attribute("final_loss", loss);
   trace.set_attribute("final_val_loss", val_loss);
   trace.set_attribute("parameter_hash", fmt::format("{:016x}", hash));
   const auto path = trace.commit();
   if (s.rank == 0) {
     for (const std::string& line : engine.case_summary_lines()) fmt::print("# {}\n", line);
+    if (summary_wall > 0) fmt::print("# {:.0f} tokens/s over the summarised steps (rank 0's step times)\n", summary_tokens / summary_wall);
     fmt::print("# final loss {:.4f}, val loss {:.4f}; parameters identical on all {} rank(s), hash {:016x}\n", loss,
                val_loss, s.size, hash);
     fmt::print("# trace: {}\n", path.string());
