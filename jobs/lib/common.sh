@@ -17,6 +17,8 @@
 #   SCALEPROBE_GPUS_PER_NODE   0 (default: CPU path) or N > 0: the NCCL binaries (not in this version)
 #   SCALEPROBE_ARGS            benchmark arguments when the script gets none (word-split)
 #   SCALEPROBE_SITE_ENV        site file sourced first (default <root>/jobs/site.env if present)
+#   SCALEPROBE_REQUEUE         1: a trainer job stopped by its time-limit signal requeues itself
+#                              (submit with --requeue); default 0: resubmit by hand to continue
 #   SCALEPROBE_ARRAY_POINTS    set by submit-sweep --array-mode: "NxTxC:NxTxC:..." indexed by
 #                              SLURM_ARRAY_TASK_ID; the task runs that point inside its allocation
 
@@ -214,11 +216,13 @@ sp_bench_args() {
   local bench=$1 f=$2; shift 2
   SP_ARGS=()
   local a v have_sizes=0 have_b=0 have_e=0 have_layout=0
+  SP_HAVE_BATCH=""
   while [ $# -gt 0 ]; do
     a=$1; shift
     case $a in
       -o|--trace|--trace=*|-o?*) sp_die 2 "do not pass $a: the job script names the trace";;
     esac
+    if sp_is_trainer "$bench"; then sp_trainer_arg "$a" ${1+"$1"} && shift $SP_SHIFT; continue; fi
     if [ "$SP_SCALING" != weak ]; then SP_ARGS+=("$a"); continue; fi
     v=""
     case "$bench:$a" in
@@ -246,6 +250,9 @@ sp_bench_args() {
         have_layout=1;;
     esac
   done
+  if sp_is_trainer "$bench" && [ "$SP_SCALING" = strong ] && [ -z "${SP_HAVE_BATCH:-}" ]; then
+    sp_die 2 "strong scaling of $bench needs -B N, the global batch to split across the ranks"
+  fi
   if [ "$SP_SCALING" = weak ]; then
     if [ "$bench" = allreduce ] && [ $have_sizes = 0 ]; then   # the binary's defaults: -b 8 -e 64M
       [ $have_b = 1 ] || { sp_scale_size 8 "$f"; SP_ARGS+=(-b "$SP_SIZE"); }
@@ -255,6 +262,28 @@ sp_bench_args() {
       sp_die 2 "weak scaling of bucket_sweep needs a layout file (--layout FILE); the default resnet50 cannot be rescaled"
   fi
   return 0
+}
+
+# Trainers (gpt_train, resnet_train): -B/--batch N is the batch of the sweep. Strong scaling
+# keeps it global (passed as --global-batch N, split across the ranks), weak scaling gives every
+# rank N rows (passed as -B N). The job names the trace and manages the checkpoint, so -o,
+# --save and --resume are refused, and so is --global-batch (the scaling decides).
+sp_is_trainer() { case $1 in gpt_train|resnet_train) return 0;; *) return 1;; esac; }
+# sp_trainer_arg ARG [NEXT]: appends to SP_ARGS; SP_SHIFT = how many of NEXT it consumed (0/1).
+sp_trainer_arg() {
+  local a=$1 v
+  SP_SHIFT=0
+  case $a in
+    --save|--save=*|--resume|--resume=*|--init-from=*) sp_die 2 "do not pass $a: the job script manages the checkpoint";;
+    --global-batch|--global-batch=*) sp_die 2 "do not pass --global-batch: give -B N, which strong scaling (SCALEPROBE_SCALING) keeps global and weak scaling gives every rank";;
+    -B|--batch) [ $# -ge 2 ] || sp_die 2 "$a needs a value"; v=$2; SP_SHIFT=1;;
+    --batch=*) v=${a#*=};;
+    -B?*) v=${a#-B};;
+    *) SP_ARGS+=("$a"); return 0;;
+  esac
+  sp_is_posint "$v" || sp_die 2 "$a $v: not a positive batch size"
+  if [ "$SP_SCALING" = weak ]; then SP_ARGS+=(-B "$v"); else SP_ARGS+=(--global-batch "$v"); fi
+  SP_HAVE_BATCH=1
 }
 
 # ---------------------------------------------------------------- one benchmark job
@@ -299,14 +328,18 @@ sp_job_main() {
 
   sp_rank_map
 
-  # A job killed at its time limit gets SIGTERM first: move its partial trace aside so the
-  # campaign stays readable (scaleprobe-analyze refuses *.partial) and a resume reruns the point.
-  trap 'sp_quarantine; sp_die 1 "terminated (time limit or scancel)"' TERM INT
   local -a run=("${SP_LAUNCH[@]}")
   [ "$SP_LAUNCHER" = srun ] && run+=(--mpi="$SP_SRUN_MPI")
   local rc=0
-  "${run[@]}" "$bin" ${SP_ARGS[@]+"${SP_ARGS[@]}"} -o "$SP_TRACE" || rc=$?
-  trap - TERM INT
+  if sp_is_trainer "$bench"; then
+    sp_train_run "$name" "$bin" || rc=$?
+  else
+    # A job killed at its time limit gets SIGTERM first: move its partial trace aside so the
+    # campaign stays readable (scaleprobe-analyze refuses *.partial) and a resume reruns the point.
+    trap 'sp_quarantine; sp_die 1 "terminated (time limit or scancel)"' TERM INT
+    "${run[@]}" "$bin" ${SP_ARGS[@]+"${SP_ARGS[@]}"} -o "$SP_TRACE" || rc=$?
+    trap - TERM INT
+  fi
   if [ "$rc" != 0 ]; then
     sp_quarantine
     sp_die 1 "$bench exited with $rc (trace, if any, moved to *.failed)"
@@ -318,12 +351,63 @@ sp_job_main() {
     sp_die 1 "trace_check rejected $SP_TRACE"
   fi
   printf '%s\n' "$res"
+  if sp_is_trainer "$bench" && [ "$("$check" --attribute interrupted_by_signal "$SP_TRACE")" != 0 ]; then
+    sp_train_interrupted
+    return 0
+  fi
   local n=""; [[ $res =~ ' ranks='([0-9]+) ]] && n=${BASH_REMATCH[1]}
   if [ -n "$n" ] && [ "$n" != "$SP_NTASKS" ]; then
     sp_quarantine
     sp_die 1 "the trace has $n ranks, the point $SP_NTASKS"
   fi
   sp_log "OK $SP_TRACE"
+}
+
+# ---------------------------------------------------------------- trainer jobs: time limits
+
+# sp_train_run POINT BINARY: runs the trainer with its checkpoint at
+# <campaign>/checkpoints/<point>.h5 (resumed when present, so a resubmitted or requeued job
+# continues). Submit with --signal=B:USR1@<seconds>: the batch shell gets USR1 before the time
+# limit and forwards it to the ranks; the trainer finishes its step, checkpoints and exits 0
+# (a trace with interrupted_by_signal set). SIGTERM is forwarded the same way.
+sp_train_run() {
+  local point=$1 bin=$2
+  SP_CKPT=$SP_CAMPAIGN_DIR/checkpoints/$point.h5
+  mkdir -p "$SP_CAMPAIGN_DIR/checkpoints"
+  local -a ck=(--save "$SP_CKPT")
+  if [ -f "$SP_CKPT" ]; then
+    ck+=(--resume "$SP_CKPT")
+    sp_log "resuming from $SP_CKPT"
+  fi
+  local pid rc=0
+  "${run[@]}" "$bin" ${SP_ARGS[@]+"${SP_ARGS[@]}"} "${ck[@]}" -o "$SP_TRACE" &
+  pid=$!
+  # wait returns early when a trapped signal arrives: forward it and wait again.
+  trap 'sp_log "USR1: asking the trainer to checkpoint and stop"; kill -USR1 $pid 2>/dev/null' USR1
+  trap 'sp_log "TERM: asking the trainer to checkpoint and stop"; kill -TERM $pid 2>/dev/null' TERM
+  while :; do
+    rc=0
+    wait "$pid" || rc=$?
+    kill -0 "$pid" 2>/dev/null || break
+  done
+  trap - USR1 TERM
+  return "$rc"
+}
+
+# The trainer stopped early (time limit warning) with a checkpoint: keep its trace as a segment
+# (so the campaign's resume logic still sees the point as unfinished) and requeue the job when
+# SCALEPROBE_REQUEUE=1 (needs sbatch --requeue), else say how to continue.
+sp_train_interrupted() {
+  mkdir -p "$SP_CAMPAIGN_DIR/segments"
+  local seg=$SP_CAMPAIGN_DIR/segments/$(basename "$SP_TRACE" .h5)_r${SLURM_RESTART_COUNT:-0}.h5
+  mv -f "$SP_TRACE" "$seg"
+  sp_log "INTERRUPTED: checkpoint $SP_CKPT, trace segment $seg"
+  if [ "${SCALEPROBE_REQUEUE:-0}" = 1 ]; then
+    sp_log "requeueing job $SLURM_JOB_ID to continue from the checkpoint"
+    scontrol requeue "$SLURM_JOB_ID" || sp_die 1 "scontrol requeue $SLURM_JOB_ID failed (submit with --requeue)"
+  else
+    sp_log "submit the same job again to continue from the checkpoint (or set SCALEPROBE_REQUEUE=1 and sbatch --requeue)"
+  fi
 }
 
 # Move this job's trace (complete or partial) aside as *.failed.

@@ -12,3 +12,9 @@ set_tests_properties(slurm_jobs_offline PROPERTIES LABELS slurm TIMEOUT 120)
 add_test(NAME slurm_sweep
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_slurm_sweep.sh ${PROJECT_BINARY_DIR})
 set_tests_properties(slurm_sweep PROPERTIES LABELS slurm TIMEOUT 900 RUN_SERIAL TRUE PROCESSORS 2)
+
+# slurm_train: the trainer jobs on a private 2-node local cluster: a strong/weak gpt_train sweep
+# through jobs/submit-sweep, and the time-limit path (USR1 -> checkpoint -> requeue -> resume).
+add_test(NAME slurm_train
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_slurm_train.sh ${PROJECT_BINARY_DIR})
+set_tests_properties(slurm_train PROPERTIES LABELS slurm TIMEOUT 600 RUN_SERIAL TRUE PROCESSORS 2)

@@ -82,6 +82,14 @@ expect "strong: arguments pass through" 0 '^--sizes\|8,64K\|-n\|5$' lib 'SP_SCAL
 expect "weak: --sizes x ranks" 0 '^--sizes\|64,524288\|-n\|5$' lib 'SP_SCALING=weak; sp_bench_args allreduce 8 --sizes 8,64K -n 5; IFS="|"; echo "${SP_ARGS[*]}"'
 expect "weak: -b/-e x ranks" 0 '^-b\|24\|-e\|3145728$' lib 'SP_SCALING=weak; sp_bench_args allreduce 3 -b 8 --max-bytes=1M; IFS="|"; echo "${SP_ARGS[*]}"'
 expect "weak: binary defaults scaled" 0 '^-a\|ring\|-b\|16\|-e\|134217728$' lib 'SP_SCALING=weak; sp_bench_args allreduce 2 -a ring; IFS="|"; echo "${SP_ARGS[*]}"'
+expect "trainer, strong: -B is the global batch" 0 '^--global-batch\|16\|-s\|5$' lib 'SP_SCALING=strong; sp_bench_args gpt_train 4 -B 16 -s 5; IFS="|"; echo "${SP_ARGS[*]}"'
+expect "trainer, weak: -B is per rank" 0 '^-B\|4\|-m\|gpt-micro$' lib 'SP_SCALING=weak; sp_bench_args gpt_train 4 --batch=4 -m gpt-micro; IFS="|"; echo "${SP_ARGS[*]}"'
+expect "trainer, strong without -B refused" 2 'strong scaling of gpt_train needs -B N' lib 'SP_SCALING=strong; sp_bench_args gpt_train 2 -s 5'
+expect "trainer: --resume refused (the job manages the checkpoint)" 2 'manages the checkpoint' lib 'SP_SCALING=weak; sp_bench_args resnet_train 2 -B 2 --resume x.h5'
+expect "trainer: --global-batch refused (the scaling decides)" 2 'do not pass --global-batch' lib 'SP_SCALING=weak; sp_bench_args gpt_train 2 --global-batch 8'
+expect "trainer dry run: the warning signal" 0 'sbatch .*--signal=B:USR1@120 .*jobs/gpt_train.sbatch -B 8' \
+  "$SUB" --bench gpt_train --nodes 2 --dry-run -- -B 8 -s 5
+expect "--requeue only for trainers" 2 '--requeue is for trainer jobs' "$SUB" --bench allreduce --requeue --dry-run
 expect "weak: bad size refused" 2 "cannot scale size '8Q'" lib 'SP_SCALING=weak; sp_bench_args allreduce 2 --sizes 8,8Q'
 expect "weak: layout file scaled" 0 '^conv1.weight 1728 conv1.bias 64 block.weight 18432 block.bias 128 fc.weight 1280 fc.bias 40 $' \
   lib 'SP_SCALING=weak SP_LAYOUT_OUT='"$W"'/l/x.layout; sp_bench_args bucket_sweep 4 --layout '"$ROOT"'/tests/slurm/tiny.layout -n 2; tr "\n" " " <"$SP_LAYOUT_OUT"'
