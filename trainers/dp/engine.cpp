@@ -217,6 +217,7 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
       buckets_.reals("ready_s", "s", "backward finished the bucket's last gradient (rank-local clock, as samples.start_s)").push_back(t.ready_s);
       buckets_.reals("start_s", "s", "the communication thread started its allreduce").push_back(t.start_s);
       buckets_.reals("end_s", "s", "its allreduce (and averaging) finished").push_back(t.end_s);
+      buckets_.reals("peers_s", "s", "of end_s - start_s: handshake wait until every rank had the bucket ready").push_back(t.peers_s);
       buckets_.reals("cpu_s", "s", "communication thread CPU time spent on it").push_back(t.cpu_s);
     }
   }

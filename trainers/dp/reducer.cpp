@@ -1,6 +1,7 @@
 #include "trainers/dp/reducer.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -41,6 +42,7 @@ GradientReducer::GradientReducer(MPI_Comm comm, float* grads, const coll::Gradie
     : grads_(grads), layout_(layout) {
   SP_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
   SP_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+  SP_MPI_CHECK(MPI_Comm_size(comm_, &nranks_));
   thread_ = std::thread([this] { communication_loop(); });
 }
 
@@ -127,6 +129,16 @@ void GradientReducer::communication_loop() {
       t.start_s = wall_seconds();
       const BucketSlice& b = buckets_[i];
       float* p = grads_ + b.offset;
+      if (nranks_ > 1) {
+        MPI_Request handshake;
+        SP_MPI_CHECK(MPI_Ibarrier(comm_, &handshake));
+        for (int done = 0;;) {
+          SP_MPI_CHECK(MPI_Test(&handshake, &done, MPI_STATUS_IGNORE));
+          if (done) break;
+          std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
+        t.peers_s = wall_seconds() - t.start_s;
+      }
       if (verify_) std::copy(p, p + b.numel, snapshot_.begin() + std::ptrdiff_t(b.offset));
       coll::AllreduceArgs a{p, p, b.numel, coll::Dtype::f32, coll::Op::sum, comm_, &workspace_, chunk_bytes_};
       algorithm_->run(a);
