@@ -2,7 +2,8 @@
 
 Modules: ``trace`` (load + validate), ``views`` (derived tables), ``samples`` (per-iteration
 views of the samples table), ``alphabeta`` (fit), ``imbalance`` (per-rank imbalance),
-``plots`` (figures), ``report`` (markdown), ``timeline`` (Chrome trace-event export),
+``plots`` (figures), ``train`` / ``train_plots`` (trainer traces: cases, latency breakdown,
+overlap, strong/weak scaling), ``report`` (markdown), ``timeline`` (Chrome trace-event export),
 ``compare`` (two campaigns side by side), ``cli`` (``scaleprobe-analyze`` commands).
 """
 from .alphabeta import AlphaBetaFit, fit_alpha_beta, fit_summary

@@ -65,7 +65,7 @@ def cmd_fit(args) -> int:
 def cmd_plot(args) -> int:
     campaign = _campaign(args.campaign)
     out = Path(args.output) if args.output else campaign.root / "figures"
-    for paths in plot_campaign(campaign, out).values():
+    for paths in plot_campaign(campaign, out, args.case).values():
         for p in paths:
             print(p)
     return 0
@@ -74,7 +74,7 @@ def cmd_plot(args) -> int:
 def cmd_report(args) -> int:
     campaign = _campaign(args.campaign)
     out = Path(args.output) if args.output else campaign.root / "report"
-    print(write_report(campaign, out))
+    print(write_report(campaign, out, args.case))
     return 0
 
 
@@ -84,7 +84,9 @@ def cmd_timeline(args) -> int:
     labels = [trace_stem(c, t) for c in campaigns for t in c.traces]
     for note in write_timeline(traces, args.output, args.max_events, labels):
         print(f"{PROG}: note: {note}", file=sys.stderr)
-    print(f"{args.output}: {len(traces)} trace(s), one track per rank; open in https://ui.perfetto.dev "
+    tracks = "one track per rank" + (" (train: main and communication thread per rank)"
+                                      if any(t.kind == "train" for t in traces) else "")
+    print(f"{args.output}: {len(traces)} trace(s), {tracks}; open in https://ui.perfetto.dev "
           f"or chrome://tracing ({CLOCK_NOTE})")
     return 0
 
@@ -117,6 +119,12 @@ def _fraction(text: str) -> float:
     return value
 
 
+def _case_choice(text: str) -> str:
+    if text != "best" and (text.count("/") != 1 or not all(text.split("/"))):
+        raise argparse.ArgumentTypeError(f"'best' or ALGORITHM/CAP such as ring/25 or mpi/tensor, got {text!r}")
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="Analyse scaleprobe HDF5 traces.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -128,16 +136,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stat", default="t_mean_us", choices=["t_mean_us", "p50_us", "t_min_us"],
                    help="summary time column to fit (default t_mean_us)")
     p.set_defaults(func=cmd_fit)
-    for name, default, what in (("plot", "figures", "write PNG and SVG figures (latency, bandwidth, bucket cap, contention, per-rank imbalance)"),
-                                ("report", "report", "write report.md with figures and tables (incl. per-rank imbalance)")):
+    for name, default, what in (("plot", "figures", "write PNG and SVG figures (latency, bandwidth, bucket cap, contention, "
+                                                    "per-rank imbalance; trainer breakdown, overlap and strong/weak scaling)"),
+                                ("report", "report", "write report.md with figures and tables (incl. per-rank imbalance "
+                                                     "and trainer scaling)")):
         p = sub.add_parser(name, help=what)
         p.add_argument("campaign", metavar="DIR", help="campaign directory (or one trace file)")
         p.add_argument("-o", "--output", metavar="OUT", help=f"output directory (default DIR/{default})")
+        p.add_argument("--case", default="best", type=_case_choice, metavar="best|ALGORITHM/CAP",
+                       help="train traces: the case (gradient allreduce algorithm and bucket cap, e.g. ring/25) "
+                            "whose time per iteration the scaling figures use (default best: each trace's fastest)")
         p.set_defaults(func=cmd_plot if name == "plot" else cmd_report)
     p = sub.add_parser(
         "timeline", help="export samples as Chrome trace-event JSON (Perfetto, chrome://tracing)",
         description="One process per trace, one track per rank, one complete event per sample (bucket "
-                    "allreduces nested in their iteration). Sample start times are per-rank clocks, never "
+                    "allreduces nested in their iteration; train traces: a main-thread track with the step phases and "
+                    "a communication-thread track with each bucket's allreduce, its ready instant and a flow arrow "
+                    "from backward, per rank). Sample start times are per-rank clocks, never "
                     "comparable across ranks: every rank's track is shifted so its first sample starts at 0; "
                     "compare positions within a track only.")
     p.add_argument("traces", nargs="+", metavar="TRACE", help="trace file(s) or campaign directories")

@@ -5,6 +5,10 @@ per rank (see :func:`samples.rank_means`). ``imbalance_pct`` is how much the slo
 (largest mean) exceeds the mean over ranks. Read it with care: in a collective the rank
 that *arrives last* waits least, so a long time on one rank often means the others were
 late (skewed arrival, a descheduled peer), not that this rank's work was slower.
+
+Trainer traces compare each rank's *compute* per step (forward + backward + optimizer, from
+``iterations``), which has no such waiting in it: there a high value is a slow rank (an
+oversubscribed core, a noisy neighbour) or uneven work.
 """
 from __future__ import annotations
 
@@ -13,11 +17,16 @@ import pandas as pd
 from .samples import rank_means
 from .textfmt import format_bytes
 from .trace import Trace
+from .train import case_label
 from .views import series_labels
 
 
 def case_labels(trace: Trace) -> pd.Series:
-    """Short label per case, indexed by case: 'ring 1M' (allreduce), 'ring cap 5' (bucket_sweep)."""
+    """Short label per case, indexed by case: 'ring 1M' (allreduce), 'ring cap 5' (bucket_sweep, train)."""
+    if trace.kind == "train":
+        cases = trace.table("cases")
+        return pd.Series([case_label(a, c) for a, c in zip(cases["algorithm"], cases["bucket_cap"])],
+                         index=cases["case"])
     summary = trace.table("summary")
     series = series_labels(summary)
     if trace.kind == "bucket_sweep":

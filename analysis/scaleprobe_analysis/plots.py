@@ -1,4 +1,4 @@
-"""Figures for allreduce and bucket_sweep traces, written as PNG and SVG.
+"""Figures for allreduce, bucket_sweep and train traces, written as PNG and SVG.
 
 Figures are built on ``matplotlib.figure.Figure`` with an explicit Agg canvas instead of
 pyplot, so nothing here touches matplotlib's global figure registry or backend setting.
@@ -10,7 +10,11 @@ axes.
 - :func:`busbw_figure`: bus bandwidth vs size with the memory copy bandwidth for reference.
 - :func:`bucket_figure`: bucket_sweep iteration time vs bucket cap, p50–p99 bars, best cap.
 - :func:`contention_figure`: CPU/wall ratio of the timing thread per case.
-- :func:`imbalance_figure`: heat map rank × case of each rank's mean time vs the mean over ranks.
+- :func:`imbalance_figure`: heat map rank × case of each rank's mean time vs the mean over ranks
+  (for train traces: each rank's mean compute time per step).
+
+Trainer traces (kind ``train``) and their strong/weak scaling series: ``train_plots.py``;
+:func:`plot_campaign` writes those too.
 """
 from __future__ import annotations
 
@@ -187,9 +191,14 @@ def imbalance_figure(trace: Trace, max_cases: int = IMBALANCE_MAX_CASES) -> Figu
     table = imbalance_table(trace)
     shown = most_imbalanced(table, max_cases)
     subset = "" if len(shown) == len(table) else f"; the {len(shown)} most imbalanced of {len(table)} cases shown"
-    fig, ax = _new_figure(trace, "per-rank imbalance: each rank's mean time vs the mean over ranks",
-                          "a rank that arrives late at a collective waits least: a long time often means "
-                          f"its peers were late{subset}")
+    if trace.kind == "train":
+        fig, ax = _new_figure(trace, "per-rank imbalance: each rank's mean compute time per step vs the mean over ranks",
+                              "compute = forward + backward + optimizer over the summarised steps;\n"
+                              f"a slow rank here makes every other rank wait in the gradient allreduce{subset}")
+    else:
+        fig, ax = _new_figure(trace, "per-rank imbalance: each rank's mean time vs the mean over ranks",
+                              "a rank that arrives late at a collective waits least: a long time often means "
+                              f"its peers were late{subset}")
     means = rank_means(trace)
     grid = means.pivot(index="rank", columns="case", values="rel").reindex(columns=shown["case"]) * 100
     limit = max(float(np.nanmax(np.abs(grid.to_numpy()))) if grid.size else 0.0, 1.0)
@@ -202,7 +211,8 @@ def imbalance_figure(trace: Trace, max_cases: int = IMBALANCE_MAX_CASES) -> Figu
                                label="slowest rank (largest mean)" if col == 0 else None))
     if grid.size <= 64:
         for (r, c), value in np.ndenumerate(grid.to_numpy()):
-            ax.text(c, r, f"{value:+.2g}", ha="center", va="center", fontsize=6.5)
+            ax.text(c, r, f"{value:+.2g}", ha="center", va="center", fontsize=6.5,
+                    color="white" if abs(value) > 0.6 * limit else "black")
     ax.grid(False)
     for text in ax.texts[:1] if trace.simulated else []:
         text.set_zorder(3)  # keep the SIMULATED/MODELLED watermark above the heat map
@@ -210,7 +220,7 @@ def imbalance_figure(trace: Trace, max_cases: int = IMBALANCE_MAX_CASES) -> Figu
     ax.set_xticklabels(shown["label"], rotation=60, ha="right", fontsize=7)
     ax.set_yticks(range(len(grid.index)))
     ax.set_yticklabels([str(r) for r in grid.index])
-    what = "bucket cap (MiB)" if trace.kind == "bucket_sweep" else "message size (bytes; K = 1024)"
+    what = "bucket cap (MiB)" if trace.kind in ("bucket_sweep", "train") else "message size (bytes; K = 1024)"
     ax.set_xlabel(f"case: algorithm and {what}")
     ax.set_ylabel("rank (colour: % above/below the mean over ranks)")
     if len(shown):
@@ -226,6 +236,9 @@ def figures_for(trace: Trace) -> dict[str, Figure]:
     if trace.kind == "bucket_sweep":
         return {"bucket_sweep": bucket_figure(trace), "contention": contention_figure(trace),
                 "imbalance": imbalance_figure(trace)}
+    if trace.kind == "train":
+        from .train_plots import train_figures  # train_plots builds on this module
+        return train_figures(trace)
     return {}
 
 
@@ -247,12 +260,22 @@ def trace_stem(campaign: Campaign, trace: Trace) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in text)
 
 
-def plot_campaign(campaign: Campaign, out_dir: str | Path) -> dict[tuple[str, str], list[Path]]:
-    """Save every figure of every trace; return {(trace stem, figure name): [png, svg]}."""
+def plot_campaign(campaign: Campaign, out_dir: str | Path, case: str = "best") -> dict[tuple[str, str], list[Path]]:
+    """Save every figure of every trace, and of every scaling series of train traces.
+
+    Returns {(trace stem or scaling-group stem, figure name): [png, svg]}. ``case`` picks the
+    train case the scaling figures use: 'best' (each trace's fastest) or 'ALGORITHM/CAP'.
+    """
+    from .train import group_slug, scaling_groups
+    from .train_plots import group_figures
     out_dir = Path(out_dir)
     written = {}
     for trace in campaign.traces:
         stem = trace_stem(campaign, trace)
         for name, fig in figures_for(trace).items():
+            written[(stem, name)] = save_figure(fig, out_dir, f"{stem}-{name}")
+    for group in scaling_groups(campaign.of_kind("train"), case):
+        stem = group_slug(group)
+        for name, fig in group_figures(group).items():
             written[(stem, name)] = save_figure(fig, out_dir, f"{stem}-{name}")
     return written

@@ -1,5 +1,9 @@
 """Markdown report of a campaign: figures, the tables behind them and each run's provenance.
 
+Trainer traces (kind ``train``) get their cases, latency breakdown, bucket-cap sweep, overlap,
+contention and per-rank compute imbalance; a campaign with train traces of one configuration at
+several rank counts gets a scaling section first (``train.py`` defines the numbers).
+
 The report states for every trace whether its data is measured (root attribute
 ``simulated == 0``) or SIMULATED/MODELLED, and warns about things that make numbers
 suspect: verification failures, and a machine already loaded when the run started.
@@ -14,10 +18,13 @@ import pandas as pd
 
 from .alphabeta import fit_summary
 from .imbalance import imbalance_table
-from .samples import CASE_PHASE
+from .samples import PER_RANK_KINDS
 from .plots import SIMULATED_LABEL, figures_for, save_figure, trace_stem
+from .train_plots import group_figures
 from .textfmt import format_bytes, markdown_table
 from .trace import Campaign, Trace
+from .train import (BREAKDOWN, breakdown_table, cases_table, group_slug, has_engine_tables, scaling_groups,
+                    step_contention)
 from .views import best_caps, contention, series_labels
 
 PROVENANCE_FIELDS = (  # (label, where, key)
@@ -115,18 +122,22 @@ IMBALANCE_TABLE_ROWS = 10
 
 def _imbalance_lines(trace: Trace) -> list[str]:
     """The most imbalanced cases: each rank's mean time (from ``samples``) vs the mean over ranks."""
-    if trace.kind not in CASE_PHASE:
+    if trace.kind not in PER_RANK_KINDS or (trace.kind == "train" and (not has_engine_tables(trace) or trace.nranks < 2)):
         return []
     table = imbalance_table(trace)
     if table.empty:
         return []
     shown = table.nlargest(IMBALANCE_TABLE_ROWS, "imbalance_pct")
     which = "all cases" if len(shown) == len(table) else f"the {len(shown)} most imbalanced of {len(table)} cases"
-    return ["", "### Per-rank imbalance (figure: imbalance)",
-            f"Each rank's mean time per case (from `samples`) against the mean over ranks; {which}. "
-            "`imbalance_pct` = slowest rank's mean ÷ mean over ranks − 1. In a collective the rank "
-            "that arrives last waits least, so a slow rank often means its peers were late.", "",
-            markdown_table(shown)]
+    if trace.kind == "train":
+        what = ("Each rank's mean compute time per step (forward + backward + optimizer, from `iterations`, "
+                f"summarised steps) against the mean over ranks; {which}. `imbalance_pct` = slowest rank's mean "
+                "÷ mean over ranks − 1; every other rank waits for the slowest in the gradient allreduce.")
+    else:
+        what = (f"Each rank's mean time per case (from `samples`) against the mean over ranks; {which}. "
+                "`imbalance_pct` = slowest rank's mean ÷ mean over ranks − 1. In a collective the rank "
+                "that arrives last waits least, so a slow rank often means its peers were late.")
+    return ["", "### Per-rank imbalance (figure: imbalance)", what, "", markdown_table(shown)]
 
 
 def _train_tables(trace: Trace) -> list[str]:
@@ -140,6 +151,83 @@ def _train_tables(trace: Trace) -> list[str]:
         cols = [c for c in ("step", "loss", "val_loss", "lr", "grad_norm", "step_wall_s", "step_process_cpu_s",
                             "tokens_per_s") if c in steps.columns]
         lines += ["### Steps", "", markdown_table(steps[cols]), ""]
+    return lines
+
+
+def _in_ms(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """Seconds columns ``x_s`` → milliseconds ``x_ms``."""
+    renamed = {c: c[:-2] + "_ms" for c in columns}
+    return frame.assign(**{c: frame[c] * 1e3 for c in columns}).rename(columns=renamed)
+
+
+def _engine_tables(trace: Trace) -> list[str]:
+    """Cases, breakdown, bucket caps, overlap and contention of a train trace from the data-parallel engine."""
+    cases = cases_table(trace)
+    rate = [c for c in cases.columns if c.endswith("_per_s") and c != "samples_per_s"]
+    view = cases[["label", "buckets", "steps", "iteration_mean_s", "iteration_median_s", "iteration_min_s",
+                  "compute_mean_s", "comm_mean_s", "exposed_comm_mean_s", "overlap_mean", "compute_imbalance",
+                  "slowest_rank", "samples_per_s", *rate, "best"]]
+    view = _in_ms(view, [c for c in view.columns if c.endswith("_s") and not c.endswith("_per_s")])
+    view = view.assign(best=view["best"].map({True: "★", False: ""}))
+    bd = breakdown_table(trace)
+    bd_view = _in_ms(bd[["label", "steps", *[c for _, c in BREAKDOWN], "iteration_s", "sum_s"]],
+                     [*[c for _, c in BREAKDOWN], "iteration_s", "sum_s"])
+    bd_view = bd_view.rename(columns={"exposed_ms": "exposed_ms (wait+average)"})
+    best = cases.loc[cases.groupby("algorithm", sort=False)["iteration_mean_s"].idxmin()] \
+        if cases["iteration_mean_s"].notna().any() else cases.iloc[0:0]
+    best_view = _in_ms(best[["algorithm", "bucket_cap", "buckets", "iteration_mean_s", "exposed_comm_mean_s",
+                             "overlap_mean"]], ["iteration_mean_s", "exposed_comm_mean_s"])
+    cont = step_contention(trace)
+    return [f"### Cases (algorithm × bucket cap): {trace.attrs.get('scaling', '?')} scaling, global batch "
+            f"{trace.attrs.get('global_batch', '?')}, {trace.attrs.get('num_cases', len(cases))} case(s) cycled step by step",
+            "Iteration time = the slowest rank's step time, over the summarised steps "
+            f"({trace.attrs.get('summary_excludes', 'first step excluded')}); compute, communication and exposed "
+            "communication are means over steps and ranks; `overlap_mean` = 1 − wait / allreduce time. "
+            "★ = fastest case.", "", markdown_table(view), "",
+            "### Per-iteration latency breakdown (figure: breakdown)",
+            "Mean over summarised steps of the **slowest rank's** phases in each step, so the components add "
+            "up to the time per iteration (`sum_ms` vs `iteration_ms`).", "", markdown_table(bd_view), "",
+            "### Bucket cap sweep (figures: bucket_caps, overlap)",
+            "Best cap per algorithm (lowest time per iteration):", "", markdown_table(best_view), "",
+            "### Contention indicator (figure: contention): process CPU / (wall × compute threads)",
+            "Per rank and case over the summarised steps. Below 1 the rank's threads waited (blocked, or runnable "
+            "on a busy core); the communication thread's CPU counts in the process CPU, so values above 1 are "
+            "possible. `comm_cpu_wall` = that thread's CPU / allreduce wall time.", "", markdown_table(cont), ""]
+
+
+def scaling_section(campaign: Campaign, out_dir: Path, case: str = "best") -> list[str]:
+    """Strong/weak scaling of train traces at several rank counts: figures and tables ([] if none)."""
+    groups = scaling_groups(campaign.of_kind("train"), case)
+    if not groups:
+        if case != "best" and scaling_groups(campaign.of_kind("train")):
+            return ["## Scaling of the trainer runs", "",
+                    f"No scaling series: case `{case}` is not in two or more rank counts of any configuration "
+                    "(use `--case best` or one of the cases listed in the trace sections).", ""]
+        return []
+    which = ("each trace's fastest case (algorithm, bucket cap)" if case == "best" else f"case `{case}`")
+    lines = ["## Scaling of the trainer runs", "",
+             f"Traces grouped by trainer, model, scaling mode, batch (strong: global batch; weak: batch per rank), "
+             f"sequence length, overlap and local SGD. Time per iteration t = the slowest rank's step time, mean "
+             f"over summarised steps, of {which}; several runs at one rank count are averaged (`runs`). "
+             "p0 = the smallest rank count. Strong scaling: speedup = t(p0)/t(p), efficiency = speedup·p0/p "
+             "(= t1/(p·tp) from 1 rank). Weak scaling: efficiency = t(p0)/t(p), speedup = efficiency·p/p0 "
+             "(the throughput ratio).", ""]
+    for group in groups:
+        stem = group_slug(group)
+        lines += [f"### {group.label}", ""]
+        for name, fig in group_figures(group).items():
+            png, svg = save_figure(fig, out_dir / "figures", f"{stem}-{name}")
+            rel_png, rel_svg = (os.path.relpath(p, out_dir) for p in (png, svg))
+            lines += [f"![{stem} {name}]({rel_png})", f"({name}: [SVG]({rel_svg}))", ""]
+        tab = group.table
+        rate = f"{group.unit}_per_s"
+        view = _in_ms(tab[["ranks", "runs", "case", "iteration_s", "speedup", "ideal_speedup", "efficiency", rate]],
+                      ["iteration_s"])
+        lines += [f"{group.scaling.capitalize()} scaling (traces: "
+                  f"{', '.join(trace_stem(campaign, t) for t in group.traces)}):", "", markdown_table(view), "",
+                  "Breakdown per rank count (ms; slowest rank's phases, chosen case):", "",
+                  markdown_table(_in_ms(tab[["ranks", "case", *[c for _, c in BREAKDOWN], "iteration_s"]],
+                                        [*[c for _, c in BREAKDOWN], "iteration_s"])), ""]
     return lines
 
 
@@ -162,7 +250,10 @@ def trace_section(campaign: Campaign, trace: Trace, out_dir: Path) -> str:
     elif trace.kind == "bucket_sweep":
         lines += _bucket_tables(trace)
     elif trace.kind == "train":
+        if has_engine_tables(trace):
+            lines += _engine_tables(trace)
         lines += _train_tables(trace)
+        lines += _imbalance_lines(trace)
     if "summary" in trace.tables and trace.kind in ("allreduce", "bucket_sweep"):
         lines += ["", "### Contention indicator (figure d): CPU time / wall time of the timing thread",
                   "Below 1 the thread waited (blocked, or runnable on a busy core); above 1 for "
@@ -172,8 +263,11 @@ def trace_section(campaign: Campaign, trace: Trace, out_dir: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_report(campaign: Campaign, out_dir: str | Path) -> Path:
-    """Write ``report.md`` and its figures into ``out_dir``; return the report's path."""
+def write_report(campaign: Campaign, out_dir: str | Path, case: str = "best") -> Path:
+    """Write ``report.md`` and its figures into ``out_dir``; return the report's path.
+
+    ``case`` picks the train case the scaling section uses: 'best' or 'ALGORITHM/CAP'.
+    """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     simulated = [trace_stem(campaign, t) for t in campaign.traces if t.simulated]
@@ -189,6 +283,7 @@ def write_report(campaign: Campaign, out_dir: str | Path) -> Path:
     parts = ["# scaleprobe campaign report", "",
              f"Campaign `{campaign.root}`, {len(campaign.traces)} trace(s); report generated {now}.", "",
              status, "", index, ""]
+    parts += scaling_section(campaign, out_dir, case)
     parts += [trace_section(campaign, t, out_dir) for t in campaign.traces]
     path = out_dir / "report.md"
     path.write_text("\n".join(parts))

@@ -9,6 +9,11 @@ The helpers here select that phase and reduce the per-rank rows the way the summ
   the summary are percentiles of.
 - :func:`rank_means`: per case and rank, the rank's mean time, against the mean over ranks.
 
+Trainer traces (kind ``train``) have no single per-case phase: their per-step unit is the
+``iterations`` table, and what is compared across ranks is each rank's **compute** per step
+(``compute_s`` = forward + backward + optimizer, summarised steps only), since the other
+phases (wait, averaging) absorb the imbalance rather than cause it.
+
 Durations only: ``start_s`` is on each rank's own clock and is never compared across ranks.
 """
 from __future__ import annotations
@@ -18,6 +23,7 @@ import pandas as pd
 from .trace import Trace, TraceError
 
 CASE_PHASE = {"allreduce": "allreduce", "bucket_sweep": "iteration"}
+PER_RANK_KINDS = (*CASE_PHASE, "train")  # kinds :func:`case_samples` (and so the imbalance views) handle
 
 
 def case_phase_id(trace: Trace) -> int:
@@ -32,7 +38,16 @@ def case_phase_id(trace: Trace) -> int:
 
 
 def case_samples(trace: Trace) -> pd.DataFrame:
-    """Samples of the per-case phase: columns rank, case, iteration, wall_us, cpu_us."""
+    """Samples of the per-case phase: columns rank, case, iteration, wall_us, cpu_us.
+
+    For kind ``train``: per rank and summarised step the compute time (``iterations.compute_s``;
+    ``iteration`` is the step, ``cpu_us`` NaN since the trace has no compute-only CPU time).
+    """
+    if trace.kind == "train":
+        it = trace.table("iterations")
+        it = it[it["in_summary"] == 1]
+        return pd.DataFrame({"rank": it["rank"], "case": it["case"], "iteration": it["step"],
+                             "wall_us": it["compute_s"] * 1e6, "cpu_us": float("nan")}).reset_index(drop=True)
     s = trace.table("samples")
     s = s[s["phase"] == case_phase_id(trace)]
     return pd.DataFrame({"rank": s["rank"], "case": s["case"], "iteration": s["iteration"],

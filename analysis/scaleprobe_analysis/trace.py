@@ -6,7 +6,9 @@ strings decoded, and the root and provenance attributes into plain Python dicts.
 
 Validation mirrors the C++ ``trace_check``: a file is refused when it is missing, named
 ``*.partial``, not HDF5 (corrupt or truncated), not a scaleprobe trace, of another schema
-version, incomplete, or when a table's columns disagree in length. Every refusal is a
+version, incomplete, or when a table's columns disagree in length; a trainer trace (kind
+``train``) written by the data-parallel engine is also refused when a table or column the
+analysis needs is missing or when its ranks did not all record the same steps. Every refusal is a
 :class:`TraceError` whose ``str()`` is a single line ``<file>: <problem>``, so callers can
 print it as is.
 """
@@ -167,6 +169,50 @@ def _read_table(path: Path, name: str, group, nranks: int) -> tuple[pd.DataFrame
     return frame, TableMeta(scope, attrs.get("description", ""), units, descriptions)
 
 
+# Trainer traces of the data-parallel engine (trainers/dp/engine.cpp): what the analysis reads.
+TRAIN_COLUMNS = {
+    "iterations": ("rank", "step", "case", "step_start_s", "data_s", "forward_s", "backward_s", "wait_s",
+                   "optimizer_s", "average_s", "step_s", "step_cpu_s", "process_cpu_s", "compute_s", "comm_s",
+                   "comm_cpu_s", "exposed_comm_s", "overlap", "in_summary"),
+    "cases": ("case", "algorithm", "bucket_cap", "cap_bytes", "buckets", "steps", "iteration_mean_s",
+              "compute_mean_s", "comm_mean_s", "exposed_comm_mean_s", "overlap_mean"),
+    "buckets": ("rank", "step", "case", "bucket", "ready_s", "start_s", "end_s", "cpu_s"),
+    "samples": ("rank", "case", "iteration", "phase", "bucket", "start_s", "wall_s", "cpu_s"),
+    "phases": ("name",),
+}
+
+
+def _check_train(path: Path, attrs: dict, tables: dict[str, pd.DataFrame]) -> None:
+    """Refuse an engine-written train trace that lacks what the analysis reads, or is cut short.
+
+    Older ``gpt_train`` traces (before the data-parallel engine: no ``scaling`` attribute and no
+    ``iterations`` table) are accepted as they are.
+    """
+    if "iterations" not in tables and "scaling" not in attrs:
+        return
+    needed = [name for name in TRAIN_COLUMNS if name != "buckets" or int(attrs.get("local_sgd", 0)) == 0]
+    for name in needed:
+        if name not in tables:
+            raise TraceError(path, f"train trace without its '{name}' table (corrupt or cut short)")
+        missing = [c for c in TRAIN_COLUMNS[name] if c not in tables[name].columns]
+        if missing and (len(tables[name]) > 0 or name != "buckets"):  # an empty buckets table has no columns
+            raise TraceError(path, f"train trace: table '{name}' lacks column(s) {', '.join(missing)}")
+    it = tables["iterations"]
+    nranks = int(attrs["nranks"])
+    if it.empty:
+        raise TraceError(path, "train trace with no steps in its 'iterations' table")
+    steps = it.groupby("rank")["step"].apply(lambda s: tuple(sorted(s)))
+    if len(steps) != nranks:
+        absent = sorted(set(range(nranks)) - set(steps.index))
+        raise TraceError(path, f"train trace: 'iterations' has no rows of rank {absent[0]} of {nranks}")
+    if steps.nunique() != 1:
+        counts = ", ".join(f"rank {r}: {len(v)}" for r, v in steps.items())
+        raise TraceError(path, f"train trace: the ranks recorded different steps in 'iterations' ({counts})")
+    unknown = sorted(set(it["case"]) - set(tables["cases"]["case"]))
+    if unknown:
+        raise TraceError(path, f"train trace: 'iterations' names case {unknown[0]} missing from 'cases'")
+
+
 def _read_open_file(path: Path, f: h5py.File) -> Trace:
     attrs = _attrs(f)
     schema = attrs.get("schema")
@@ -192,6 +238,8 @@ def _read_open_file(path: Path, f: h5py.File) -> Trace:
         if not isinstance(f[name], h5py.Group):
             raise TraceError(path, f"unexpected top-level dataset '/{name}' (tables are groups)")
         tables[name], meta[name] = _read_table(path, name, f[name], int(attrs["nranks"]))
+    if attrs["kind"] == "train":
+        _check_train(path, attrs, tables)
     return Trace(path=path, attrs=attrs, provenance=_attrs(prov), env=sub.get("env", {}),
                  slurm=sub.get("slurm", {}), tables=tables, meta=meta)
 

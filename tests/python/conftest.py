@@ -15,7 +15,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from helpers import (ANALYSIS, ALLREDUCE_ALGORITHMS, ALLREDUCE_ITERS, ALLREDUCE_SIZES, BUCKET_ALGORITHMS, BUCKET_CAPS,  # noqa: E402
-                     BUCKET_ITERS, NRANKS, TINY_LAYOUT, build_dir, run_mpi)
+                     BUCKET_ITERS, NRANKS, TINY_LAYOUT, TRAIN_CAPS, TRAIN_GLOBAL_BATCH, TRAIN_RANK_BATCH, TRAIN_RANKS,
+                     TRAIN_STEPS, build_dir, run_mpi)
 
 sys.path.insert(0, str(ANALYSIS))
 
@@ -57,3 +58,29 @@ def bucket_trace(campaign_dir) -> Path:
     return campaign_dir / "sweep" / "bucket_sweep.h5"
 
 
+
+
+@pytest.fixture(scope="session")
+def train_campaign(tmp_path_factory) -> Path:
+    """gpt_train (gpt-micro) at 1, 2 and 3 ranks, strong and weak scaling, two bucket caps.
+
+    Layout: ``strong/np{p}.h5`` (global batch 6) and ``weak/np{p}.h5`` (2 rows per rank).
+    About half a second per run; 3 ranks on a 2-core machine run oversubscribed.
+    """
+    exe = build_dir() / "trainers" / "gpt" / "gpt_train"
+    if not os.access(exe, os.X_OK):
+        if os.environ.get("SCALEPROBE_REQUIRE_BINARIES") == "1":
+            pytest.fail(f"{exe} not built")
+        pytest.skip(f"{exe} not built (set SCALEPROBE_BUILD_DIR or run: cmake --build build/release --target gpt_train)")
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        pytest.skip("mpirun not found on PATH")
+    root = tmp_path_factory.mktemp("train_campaign")
+    for scaling, batch in (("strong", ["--global-batch", str(TRAIN_GLOBAL_BATCH)]),
+                           ("weak", ["-B", str(TRAIN_RANK_BATCH)])):
+        (root / scaling).mkdir()
+        for p in TRAIN_RANKS:
+            run_mpi([mpirun, "-np", str(p), str(exe), "-m", "gpt-micro", "-s", str(TRAIN_STEPS), *batch, "-a", "ring",
+                     "--bucket-cap-mb", ",".join(TRAIN_CAPS), "--val-batches", "0", "--synthetic-bytes", "20000",
+                     "--threads", "1", "-q", "-o", str(root / scaling / f"np{p}.h5")], OMP_NUM_THREADS="1")
+    return root

@@ -18,6 +18,13 @@ BUCKET_ALGORITHMS = ["ring", "mpi"]
 BUCKET_CAPS = ["tensor", "1", "all"]
 BUCKET_ITERS = 3
 NRANKS = 2
+# Trainer traces (gpt_train on the data-parallel engine): a tiny model, a few steps, two caps cycled
+# step by step; 8 steps = 2 excluded (first round of cases) + 3 summarised steps per cap.
+TRAIN_RANKS = (1, 2, 3)
+TRAIN_CAPS = ("tensor", "0.01")
+TRAIN_STEPS = 8
+TRAIN_GLOBAL_BATCH = 6  # strong scaling: split over 1, 2, 3 ranks
+TRAIN_RANK_BATCH = 2  # weak scaling: rows per rank
 # A small gradient layout (6 tensors, 2.2 MiB as f32) so the sweep takes about a second.
 TINY_LAYOUT = """conv.weight 64x3x7x7
 bn.weight 64
@@ -40,8 +47,8 @@ def mpi_env() -> dict:
     return env
 
 
-def run_mpi(cmd: list[str]) -> None:
-    proc = subprocess.run(cmd, env=mpi_env(), capture_output=True, text=True, timeout=180)
+def run_mpi(cmd: list[str], **env) -> None:
+    proc = subprocess.run(cmd, env={**mpi_env(), **env}, capture_output=True, text=True, timeout=180)
     if proc.returncode != 0:
         pytest.fail(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr[-3000:]}")
 

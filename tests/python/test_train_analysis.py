@@ -1,0 +1,297 @@
+"""Trainer traces (kind train, data-parallel engine): scaling, breakdown, figures, report, timeline, refusal.
+
+Real traces come from the ``train_campaign`` fixture (gpt_train at 1, 2, 3 ranks, strong and weak
+scaling, caps tensor and 0.01); the scaling arithmetic is also checked on constructed tables.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import shutil
+from collections import defaultdict
+
+import h5py
+import numpy as np
+import pandas as pd
+import pytest
+
+from helpers import (TRAIN_CAPS, TRAIN_GLOBAL_BATCH, TRAIN_RANK_BATCH, TRAIN_RANKS, TRAIN_STEPS, run_cli)
+from scaleprobe_analysis.cli import main
+from scaleprobe_analysis.plots import figures_for
+from scaleprobe_analysis.trace import load_campaign, load_trace
+from scaleprobe_analysis.train import (BREAKDOWN_COLUMNS, breakdown_table, cases_table, scaling_groups,
+                                       scaling_table, select_case, slowest_rank_steps, step_contention, summarised)
+
+TOL_US = 1e-3  # the timeline JSON rounds ts/dur to 0.1 ns
+CASE_LABELS = [f"ring cap {c}" for c in TRAIN_CAPS]
+
+
+# --- scaling arithmetic on constructed tables (known answers) -------------------------------
+
+def test_strong_scaling_efficiency_is_t1_over_p_tp():
+    table = scaling_table(pd.DataFrame({"ranks": [4, 1, 2], "iteration_s": [0.4, 1.0, 0.6]}), "strong")
+    assert list(table["ranks"]) == [1, 2, 4]
+    assert np.allclose(table["speedup"], [1.0, 1 / 0.6, 1 / 0.4])
+    assert np.allclose(table["efficiency"], [1.0, 1.0 / (2 * 0.6), 1.0 / (4 * 0.4)])  # 1, 0.8333, 0.625
+    assert np.allclose(table["ideal_speedup"], [1, 2, 4])
+
+
+def test_strong_scaling_from_a_larger_baseline_and_repeats():
+    table = scaling_table(pd.DataFrame({"ranks": [2, 4, 8], "iteration_s": [1.0, 0.6, 0.5]}), "strong")
+    assert np.allclose(table["speedup"], [1.0, 1 / 0.6, 2.0])
+    assert np.allclose(table["efficiency"], [1.0, 2 * 1.0 / (4 * 0.6), 2 * 1.0 / (8 * 0.5)])  # p0·t0 / (p·tp)
+    repeats = scaling_table(pd.DataFrame({"ranks": [1, 1, 2], "iteration_s": [1.0, 1.2, 0.55]}), "strong")
+    assert list(repeats["runs"]) == [2, 1]
+    assert repeats["iteration_s"].iloc[0] == pytest.approx(1.1)
+    assert repeats["efficiency"].iloc[1] == pytest.approx(1.1 / (2 * 0.55))  # exactly 1
+
+
+def test_weak_scaling_efficiency_is_t1_over_tp():
+    table = scaling_table(pd.DataFrame({"ranks": [1, 2, 3], "iteration_s": [1.0, 1.25, 2.0]}), "weak")
+    assert np.allclose(table["efficiency"], [1.0, 0.8, 0.5])
+    assert np.allclose(table["speedup"], [1.0, 1.6, 1.5])  # throughput ratio p·t1/tp
+    with pytest.raises(ValueError):
+        scaling_table(table, "sideways")
+
+
+def test_slowest_rank_per_step_on_constructed_rows():
+    it = pd.DataFrame({"rank": [0, 1, 0, 1], "case": [0, 0, 0, 0], "step": [3, 3, 4, 4],
+                       "step_s": [1.0, 1.5, 2.0, 1.0], "data_s": [0.1, 0.2, 0.3, 0.4]})
+    slow = slowest_rank_steps(it)
+    assert list(slow["rank"]) == [1, 0] and list(slow["iteration_s"]) == [1.5, 2.0]
+    assert list(slow["data_s"]) == [0.2, 0.3]  # the slowest rank's own phases
+
+
+# --- real traces ----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def campaign(train_campaign):
+    return load_campaign(train_campaign)
+
+
+def _trace(campaign, scaling, ranks):
+    return next(t for t in campaign.traces if t.path.parent.name == scaling and t.nranks == ranks)
+
+
+def test_cases_reproduce_the_engine_and_breakdown_sums_to_iteration_time(campaign):
+    for trace in campaign.traces:
+        cases = cases_table(trace).set_index("case")
+        assert sorted(cases["label"]) == sorted(CASE_LABELS) and cases["best"].sum() == 1
+        slow = slowest_rank_steps(summarised(trace))
+        assert len(slow) == TRAIN_STEPS - len(TRAIN_CAPS)  # the first round of cases (incl. the verified step 1) is excluded
+        mean_iter = slow.groupby("case")["iteration_s"].mean()
+        assert np.allclose(mean_iter, cases.loc[mean_iter.index, "iteration_mean_s"], rtol=1e-9)
+        bd = breakdown_table(trace).set_index("case")
+        parts = bd[list(BREAKDOWN_COLUMNS)].sum(axis=1)
+        assert np.allclose(parts, bd["iteration_s"], rtol=1e-6, atol=1e-9)
+        assert np.allclose(bd["iteration_s"], cases.loc[bd.index, "iteration_mean_s"], rtol=1e-9)
+        assert (bd[list(BREAKDOWN_COLUMNS)] >= 0).all().all() and (bd["forward_s"] > 0).all()
+        tokens = trace.attrs["tokens_per_step"]
+        assert np.allclose(cases["tokens_per_s"], tokens / cases["iteration_mean_s"])
+
+
+def test_scaling_tables(campaign):
+    groups = {g.scaling: g for g in scaling_groups(campaign.traces)}
+    assert set(groups) == {"strong", "weak"}
+    for scaling, group in groups.items():
+        tab = group.table
+        assert list(tab["ranks"]) == list(TRAIN_RANKS) and list(tab["runs"]) == [1] * len(TRAIN_RANKS)
+        assert group.unit == "tokens" and "tokens_per_s" in tab
+        times = [float(select_case(_trace(campaign, scaling, p))["iteration_mean_s"]) for p in TRAIN_RANKS]
+        assert np.allclose(tab["iteration_s"], times)
+        p = np.array(TRAIN_RANKS, dtype=float)
+        expected = times[0] / (p * np.array(times)) if scaling == "strong" else times[0] / np.array(times)
+        assert np.allclose(tab["efficiency"], expected)
+        parts = tab[list(BREAKDOWN_COLUMNS)].sum(axis=1)
+        assert np.allclose(parts, tab["iteration_s"], rtol=1e-6)
+    assert "global batch 6" in groups["strong"].label and "batch 2 per rank" in groups["weak"].label
+    assert all(t.attrs["global_batch"] == TRAIN_GLOBAL_BATCH for t in groups["strong"].traces)
+    assert [t.attrs["global_batch"] for t in groups["weak"].traces] == [TRAIN_RANK_BATCH * p for p in TRAIN_RANKS]
+    chosen = scaling_groups(campaign.traces, "ring/tensor")
+    assert len(chosen) == 2 and all(set(g.table["case"]) == {"ring cap tensor"} for g in chosen)
+    assert scaling_groups(campaign.traces, "mpi/tensor") == []  # no trace has that case
+
+
+def test_samples_per_step_is_generic_over_images(campaign):
+    trace = _trace(campaign, "strong", 2)
+    attrs = {k: v for k, v in trace.attrs.items() if k != "tokens_per_step"}
+    resnet = dataclasses.replace(trace, attrs={**attrs, "trainer": "resnet", "images_per_step": 6})
+    cases = cases_table(resnet)
+    assert "images_per_s" in cases and "tokens_per_s" not in cases
+    assert np.allclose(cases["images_per_s"], 6 / cases["iteration_mean_s"])
+
+
+def test_contention_and_figures_of_one_trace(campaign):
+    trace = _trace(campaign, "strong", 3)
+    cont = step_contention(trace)
+    assert len(cont) == 3 * len(TRAIN_CAPS) and (cont["cpu_wall"] > 0).all() and np.isfinite(cont["cpu_wall"]).all()
+    figs = figures_for(trace)
+    assert set(figs) == {"breakdown", "bucket_caps", "overlap", "imbalance", "contention"}
+    for fig in figs.values():
+        ax = fig.axes[0]
+        assert "measured data" in fig._suptitle.get_text() and "3 ranks" in fig._suptitle.get_text()
+        assert re.search(r"\(.+\)", ax.get_ylabel()) and ax.get_xlabel(), "axis label without unit"
+    caps = figs["bucket_caps"].axes[0]
+    assert [t.get_text().split("\n")[0] for t in caps.get_xticklabels()] == list(TRAIN_CAPS)
+    assert len([line for line in caps.get_lines() if line.get_marker() == "*"]) == 1  # best cap starred
+    assert "1 = every compute thread busy" in " ".join(t.get_text() for t in figs["contention"].axes[0].get_legend().get_texts())
+
+
+def test_plot_cli_writes_png_and_svg(campaign, train_campaign, tmp_path, capsys):
+    one = shutil.copyfile(train_campaign / "strong" / "np2.h5", tmp_path / "np2.h5")
+    assert main(["plot", str(one), "-o", str(tmp_path / "figs")]) == 0
+    written = sorted(capsys.readouterr().out.split())
+    names = ("breakdown", "bucket_caps", "overlap", "imbalance", "contention")
+    assert written == sorted(str(tmp_path / "figs" / f"np2-{n}.{ext}") for n in names for ext in ("png", "svg"))
+    for path in written:
+        data = open(path, "rb").read()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" if path.endswith(".png") else b"<svg" in data
+
+
+@pytest.fixture(scope="module")
+def report(train_campaign, tmp_path_factory):
+    out = tmp_path_factory.mktemp("train_report")
+    proc = run_cli("report", str(train_campaign), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    return out / "report.md"
+
+
+def test_report_has_the_train_and_scaling_sections(report, campaign):
+    text = report.read_text()
+    assert text.count("## Scaling of the trainer runs") == 1
+    assert "### gpt gpt-micro, strong scaling, global batch 6, seq 16" in text
+    assert "### gpt gpt-micro, weak scaling, batch 2 per rank, seq 16" in text
+    header = "| ranks | runs | case | iteration_ms | speedup | ideal_speedup | efficiency | tokens_per_s |"
+    assert text.count(header) == 2
+    assert text.count("### Cases (algorithm × bucket cap)") == 6
+    assert text.count("### Per-iteration latency breakdown (figure: breakdown)") == 6
+    assert text.count("### Bucket cap sweep (figures: bucket_caps, overlap)") == 6
+    assert text.count("### Per-rank imbalance (figure: imbalance)") == 4  # the 2- and 3-rank traces
+    assert "### Step-phase profile" in text
+    images = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
+    for name in ("scaling-gpt-gpt-micro-strong-gb6-seq16-scaling", "scaling-gpt-gpt-micro-strong-gb6-seq16-breakdown",
+                 "scaling-gpt-gpt-micro-weak-rb2-seq16-scaling", "strong_np3-breakdown", "strong_np3-bucket_caps",
+                 "strong_np3-overlap", "weak_np2-imbalance", "weak_np1-contention"):
+        assert f"figures/{name}.png" in images
+    for rel in images + re.findall(r"\[SVG\]\(([^)]+)\)", text):
+        assert (report.parent / rel).stat().st_size > 0
+    # the strong table's efficiency column is t1 / (p tp) of the traces' best cases
+    strong = next(g for g in scaling_groups(campaign.traces) if g.scaling == "strong")
+    rows = text.split(header)[1].split("\n\n")[0].strip().splitlines()[1:]
+    effs = [float(r.split("|")[7]) for r in rows]
+    assert np.allclose(effs, strong.table["efficiency"], rtol=1e-3)
+
+
+def test_timeline_has_per_rank_bucket_events(train_campaign, tmp_path, capsys):
+    path = train_campaign / "strong" / "np3.h5"
+    trace = load_trace(path)
+    out = tmp_path / "train.json"
+    assert main(["timeline", str(path), "-o", str(out)]) == 0
+    assert "communication thread" in capsys.readouterr().out
+    events = json.loads(out.read_text())["traceEvents"]
+    names = {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert sorted(names) == list(range(6))
+    assert all("main thread" in names[2 * r] and "communication thread" in names[2 * r + 1] for r in range(3))
+    buckets = trace.table("buckets")
+    complete = [e for e in events if e["ph"] == "X"]
+    comm = [e for e in complete if e["tid"] % 2 == 1]
+    phases = [e for e in complete if e["tid"] % 2 == 0]
+    assert {e["name"] for e in phases} <= {"data", "forward", "backward", "wait", "optimizer", "average"}
+    assert len(comm) == len(buckets)
+    for rank in range(3):  # one event per bucket row of the rank, named per bucket, start <= end
+        mine = [e for e in comm if e["tid"] == 2 * rank + 1]
+        rows = buckets[buckets["rank"] == rank]
+        assert len(mine) == len(rows)
+        assert all(e["name"] == f"bucket {e['args']['bucket']}" and e["dur"] >= 0 for e in mine)
+        assert all(e["args"]["start_s"] <= e["args"]["end_s"] for e in mine)
+        assert {(e["args"]["step"], e["args"]["bucket"]) for e in mine} == set(zip(rows["step"], rows["bucket"]))
+        assert min(e["ts"] for e in complete + [e for e in events if e["ph"] == "i"]
+                   if e["tid"] in (2 * rank, 2 * rank + 1)) == pytest.approx(0, abs=TOL_US)
+    # bucket and backward events of a step share the rank's clock: offsets agree with the trace
+    backward = {(e["tid"] // 2, e["args"]["step"]): e for e in phases if e["name"] == "backward"}
+    samples = trace.table("samples")
+    bw_phase = list(trace.table("phases")["name"]).index("backward")
+    bw_start = samples[samples["phase"] == bw_phase].set_index(["rank", "iteration"])["start_s"]
+    for e in comm[:50]:
+        key = (e["tid"] // 2, e["args"]["step"])
+        expected = (e["args"]["start_s"] - bw_start[key]) * 1e6
+        assert e["ts"] - backward[key]["ts"] == pytest.approx(expected, abs=2 * TOL_US)
+        assert e["dur"] == pytest.approx((e["args"]["end_s"] - e["args"]["start_s"]) * 1e6, abs=TOL_US)
+    ready = [e for e in events if e["ph"] == "i"]
+    assert len(ready) == len(buckets) and all(e["name"].endswith(" ready") for e in ready)
+    flows = defaultdict(dict)
+    for e in events:
+        if e["ph"] in "sf" and len(e["ph"]) == 1:
+            flows[e["id"]][e["ph"]] = e
+    assert len(flows) == len(buckets)
+    for pair in flows.values():  # from the main thread at readiness to the allreduce on the comm thread
+        assert pair["s"]["tid"] + 1 == pair["f"]["tid"] and pair["s"]["ts"] <= pair["f"]["ts"] + TOL_US
+
+
+def test_timeline_cap_keeps_whole_steps_with_their_buckets(train_campaign, tmp_path, capsys):
+    path = train_campaign / "strong" / "np2.h5"
+    samples = load_trace(path).table("samples")
+    per_step = samples.groupby("iteration").size()
+    cap = int(per_step.iloc[:3].sum())  # exactly the first three steps fit
+    out = tmp_path / "capped.json"
+    assert main(["timeline", str(path), "-o", str(out), "--max-events", str(cap)]) == 0
+    assert f"kept {cap} of {len(samples)} samples" in capsys.readouterr().err
+    events = [e for e in json.loads(out.read_text())["traceEvents"] if e["ph"] == "X"]
+    assert {e["args"]["step"] for e in events} == set(per_step.index[:3])
+    assert len(events) == cap
+
+
+def _drop_last_row(group):
+    """Cut a per-rank table short by one row, as a run that died while writing it might."""
+    rows = int(group.attrs["rows"]) - 1
+    for name in list(group):
+        data, attrs = group[name][()], dict(group[name].attrs)
+        del group[name]
+        ds = group.create_dataset(name, data=data[:rows])
+        ds.attrs.update(attrs)
+    group.attrs["rows"] = np.int64(rows)
+
+
+@pytest.mark.parametrize("damage, problem", [
+    ("incomplete", "incomplete trace (complete=0: the run did not finish writing it)"),
+    ("no_buckets", "train trace without its 'buckets' table (corrupt or cut short)"),
+    ("short_iterations", "train trace: the ranks recorded different steps in 'iterations' (rank 0: 8, rank 1: 7)"),
+    ("no_column", "train trace: table 'iterations' lacks column(s) wait_s"),
+    ("truncated", "not a readable HDF5 file (corrupt or truncated)"),
+])
+def test_damaged_train_trace_is_refused_in_one_line(train_campaign, tmp_path, damage, problem, capsys):
+    bad = shutil.copyfile(train_campaign / "weak" / "np2.h5", tmp_path / "bad.h5")
+    if damage == "truncated":
+        data = bad.read_bytes()
+        bad.write_bytes(data[: len(data) // 2])
+    else:
+        with h5py.File(bad, "r+") as f:
+            if damage == "incomplete":
+                f.attrs["complete"] = np.int64(0)
+            elif damage == "no_buckets":
+                del f["buckets"]
+            elif damage == "short_iterations":
+                _drop_last_row(f["iterations"])
+            elif damage == "no_column":
+                del f["iterations"]["wait_s"]
+    for command in (["check", str(bad)], ["report", str(tmp_path), "-o", str(tmp_path / "out")]):
+        assert main(command) == 1
+        lines = capsys.readouterr().err.splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"scaleprobe-analyze: error: {bad}: {problem}")
+    assert not (tmp_path / "out" / "report.md").exists()
+
+
+def test_older_train_trace_without_engine_tables_still_reports(tmp_path):
+    from helpers import REPO
+    old = REPO / "results" / "2026-11-22-gpt-tiny-vm" / "gpt-tiny-1thread.h5"
+    if not old.exists():
+        pytest.skip(f"{old} not in the checkout")
+    trace = load_trace(old)
+    assert "iterations" not in trace.tables and figures_for(trace) == {}
+    camp = tmp_path / "old"
+    camp.mkdir()
+    shutil.copyfile(old, camp / "old.h5")
+    assert main(["report", str(camp), "-o", str(tmp_path / "out")]) == 0
+    text = (tmp_path / "out" / "report.md").read_text()
+    assert "### Step-phase profile" in text and "### Cases" not in text and "## Scaling" not in text
