@@ -7,7 +7,10 @@ is left on each side. Anything still unpaired is listed.
 
 **Matching rows.** Summary rows are matched by a key: allreduce by (algorithm, dtype, op,
 placement, bytes); bucket_sweep by (layout, algorithm, cap), the layout coming from the
-root attribute ``layout``. Rows present on one side only are listed as unmatched.
+root attribute ``layout``; trainer runs (kind ``train`` with the engine's ``cases`` table) by
+(model, ranks, global batch, algorithm, bucket cap), the statistic being the iteration time
+(slowest rank) in µs and the samples each summarised step's slowest-rank step time. Rows
+present on one side only are listed as unmatched.
 
 **Change.** ``change`` = new / base − 1 of the chosen summary column (``t_mean_us`` by
 default, ``p50_us`` with ``--stat p50_us``); positive is slower.
@@ -43,7 +46,8 @@ from .textfmt import format_bytes, markdown_table
 from .trace import Campaign, Trace
 
 KEYS = {"allreduce": ["algorithm", "dtype", "op", "placement", "bytes"],
-        "bucket_sweep": ["layout", "algorithm", "cap"]}
+        "bucket_sweep": ["layout", "algorithm", "cap"],
+        "train": ["model", "ranks", "global_batch", "algorithm", "bucket_cap"]}
 STATS = ("t_mean_us", "p50_us")
 RESAMPLES = 2000
 LEVEL = 0.95
@@ -95,6 +99,16 @@ def verdict(change: float, lo: float, hi: float, threshold: float) -> str:
 
 
 def _keyed(trace: Trace) -> pd.DataFrame:
+    if trace.kind == "train":
+        if "cases" not in trace.tables:
+            raise ValueError(f"{trace.path}: a trainer trace without the engine's cases table (older gpt_train) cannot be compared")
+        cases = trace.table("cases").copy()
+        cases["model"] = str(trace.attrs.get("model_name", trace.attrs.get("trainer", "")))
+        cases["ranks"] = int(trace.nranks)
+        cases["global_batch"] = int(trace.attrs.get("global_batch", 0))
+        cases["t_mean_us"] = cases["iteration_mean_s"] * 1e6
+        cases["p50_us"] = cases["iteration_median_s"] * 1e6
+        return cases
     summary = trace.table("summary").copy()
     if trace.kind == "bucket_sweep":
         summary["layout"] = str(trace.attrs.get("layout", ""))
@@ -102,6 +116,11 @@ def _keyed(trace: Trace) -> pd.DataFrame:
 
 
 def _iteration_samples(trace: Trace) -> dict[int, np.ndarray]:
+    if trace.kind == "train":
+        it = trace.table("iterations")
+        it = it[it["in_summary"] == 1]
+        slowest = it.groupby(["case", "step"], as_index=False)["step_s"].max()
+        return {int(c): part["step_s"].to_numpy() * 1e6 for c, part in slowest.groupby("case")}
     per_iter = per_iteration_max(trace)
     return {int(case): part["wall_us"].to_numpy() for case, part in per_iter.groupby("case")}
 

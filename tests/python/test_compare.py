@@ -137,3 +137,16 @@ def test_campaigns_paired_by_path(campaign_dir, tmp_path, capsys):
 def test_nothing_to_compare_exits_1(allreduce_trace, bucket_trace, capsys):
     assert main(["compare", str(allreduce_trace), str(bucket_trace)]) == 1
     assert "no pair of allreduce or bucket_sweep traces of the same kind" in capsys.readouterr().err
+
+
+def test_train_traces_compare_case_by_case(train_campaign):
+    """Trainer runs pair by (model, ranks, global batch, algorithm, cap); identical = no change."""
+    a = load_trace(train_campaign / "strong" / "np2.h5")
+    result = compare_traces(a, a)
+    assert list(result.rows["algorithm"]) == ["ring", "ring"]
+    assert sorted(result.rows["bucket_cap"]) == sorted(["tensor", "0.01"])
+    assert (result.rows["change"] == 0).all()
+    assert set(result.rows["verdict"]) <= {NOISE, "too few samples"}
+    # a different rank count is a different case: nothing matches
+    other = compare_traces(a, load_trace(train_campaign / "strong" / "np3.h5"))
+    assert other.rows.empty and len(other.unmatched) == 4
