@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main local job: install what is missing, build, and run a small campaign on this machine
-# (allreduce sweep + DDP bucket sweep on 2 ranks), ending in a report.
+# (allreduce sweep + DDP bucket sweep on 2 ranks, and data-parallel GPT training at 1 and NP
+# ranks, weak scaling, two bucket caps), ending in a report with the scaling and breakdown figures.
 #   scripts/run-local.sh [campaign-dir]      (default results/local/<UTC time>)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,8 +25,13 @@ echo "== allreduce sweep: every algorithm vs MPI_Allreduce, 8 B .. 16 MiB, $NP r
 "${launch[@]}" $bin/allreduce_perf -b 8 -e 16M -f 8 -a all -o "$campaign/allreduce.h5"
 echo "== bucket sweep: resnet50 gradient layout, DDP bucket caps, $NP ranks"
 "${launch[@]}" $bin/bucket_sweep --layout resnet50 -c tensor,1,5,25,100,all -a ring,mpi -n 5 -o "$campaign/bucket_sweep.h5"
+echo "== data-parallel training: gpt-tiny, weak scaling (4 sequences per rank), 1 and $NP ranks, caps 1 and 25 MiB"
+train=build/release/trainers/gpt/gpt_train
+mkdir -p "$campaign/train"
+mpirun -np 1 $train -m gpt-tiny -s 12 -B 4 -a ring --bucket-cap-mb 1,25 --val-batches 0 -q -o "$campaign/train/gpt_np1.h5"
+"${launch[@]}" $train -m gpt-tiny -s 12 -B 4 -a ring --bucket-cap-mb 1,25 --val-batches 0 -q -o "$campaign/train/gpt_np$NP.h5"
 echo "== report"
 analysis/scaleprobe-analyze report "$campaign" -o "$campaign/report"
 echo
-echo "traces: $campaign/allreduce.h5 $campaign/bucket_sweep.h5"
+echo "traces: $campaign/allreduce.h5 $campaign/bucket_sweep.h5 $campaign/train/"
 echo "report: $campaign/report/report.md"
