@@ -63,7 +63,7 @@ void batchnorm_forward_eval(float* out, const float* inp, const float* gamma, co
 
 void batchnorm_backward(float* dinp, float* dgamma, float* dbeta, const float* dout,
                         const float* inp, const float* gamma, const float* mean,
-                        const float* rstd, int N, int C, int HW) {
+                        const float* rstd, int N, int C, int HW, bool accumulate_dinp) {
   const double M = double(N) * HW;
 #pragma omp parallel for
   for (int c = 0; c < C; c++) {
@@ -88,12 +88,45 @@ void batchnorm_backward(float* dinp, float* dgamma, float* dbeta, const float* d
     const float mdy = float(sum_dy / M), mdyx = float(sum_dy_xhat / M);
     for (int n = 0; n < N; n++) {
       const std::size_t base = (std::size_t(n) * C + c) * HW;
+      if (accumulate_dinp) {
 #pragma omp simd
-      for (int i = 0; i < HW; i++) {
-        const float xhat = (inp[base + i] - m) * r;
-        dinp[base + i] += k * (dout[base + i] - mdy - xhat * mdyx);
+        for (int i = 0; i < HW; i++) {
+          const float xhat = (inp[base + i] - m) * r;
+          dinp[base + i] += k * (dout[base + i] - mdy - xhat * mdyx);
+        }
+      } else {
+#pragma omp simd
+        for (int i = 0; i < HW; i++) {
+          const float xhat = (inp[base + i] - m) * r;
+          dinp[base + i] = k * (dout[base + i] - mdy - xhat * mdyx);
+        }
       }
     }
+  }
+}
+
+void batchnorm_backward_eval(float* dinp, float* dgamma, float* dbeta, const float* dout,
+                             const float* inp, const float* gamma, const float* mean,
+                             const float* rstd, int N, int C, int HW, bool accumulate_dinp) {
+#pragma omp parallel for
+  for (int c = 0; c < C; c++) {
+    const float m = mean[c], r = rstd[c], k = gamma[c] * r;
+    double sum_dy = 0.0, sum_dy_xhat = 0.0;
+    for (int n = 0; n < N; n++) {
+      const std::size_t base = (std::size_t(n) * C + c) * HW;
+      float a = 0.0f, b = 0.0f;
+#pragma omp simd reduction(+ : a, b)
+      for (int i = 0; i < HW; i++) {
+        const float dy = dout[base + i];
+        a += dy;
+        b += dy * (inp[base + i] - m);
+        dinp[base + i] = (accumulate_dinp ? dinp[base + i] : 0.0f) + k * dy;
+      }
+      sum_dy += a;
+      sum_dy_xhat += double(b) * r;
+    }
+    if (dbeta != nullptr) dbeta[c] += float(sum_dy);
+    if (dgamma != nullptr) dgamma[c] += float(sum_dy_xhat);
   }
 }
 

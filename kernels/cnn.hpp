@@ -32,24 +32,31 @@ struct Conv2dShape {
 // bias:   [OC] or nullptr
 // out[n,o,y,x] = bias[o] + sum_{c,i,j} weight[o,c,i,j] * inp[n, c, y*stride-pad+i, x*stride-pad+j]
 // (zero outside the image). Per image one SGEMM out[n] = weight[OC, C*KH*KW] · col[C*KH*KW, OH*OW]
-// where col is the im2col matrix; 1x1 stride-1 unpadded convolutions use inp[n] as col directly.
-// Workspace: the im2col matrix lives in a thread_local std::vector that grows to the largest
-// C*KH*KW*OH*OW seen by the thread and is then reused (no allocation in the steady state).
+// where col is the im2col matrix.
+// col: nullptr, or conv2d_col_numel(s) floats that receive the im2col matrices ([N][K, OH*OW],
+// K = C*KH*KW) for conv2d_backward, which then need not recompute them. With nullptr the
+// matrix lives in a thread_local std::vector that grows to the largest K*OH*OW seen by the
+// thread and is then reused (no allocation in the steady state).
 // Threads: images in parallel (each thread runs its own single-threaded SGEMMs); results do not
 // depend on the thread count.
+std::size_t conv2d_col_numel(const Conv2dShape& s);
 void conv2d_forward(float* out, const float* inp, const float* weight, const float* bias,
-                    const Conv2dShape& s);
+                    const Conv2dShape& s, float* col = nullptr);
 
 // dinp    [N, C, H, W]      += conv-transpose of dout   (skipped when nullptr, e.g. the stem)
-//                              per image: dcol = weight^T · dout[n], then col2im scatter-add
+//                              per image: dcol = weight^T · dout[n], then col2im scatter-add;
+//                              accumulate_dinp = false: dinp = ... (overwritten, need not be zeroed)
 // dweight [OC, C, KH, KW]   += sum_n dout[n] · col[n]^T  (required)
 // dbias   [OC]              += sum over n, y, x of dout (skipped when nullptr)
 // dout: [N, OC, OH, OW]; inp, weight as in conv2d_forward.
+// col: the matrices conv2d_forward wrote for this inp (then inp is not read), or nullptr to
+// recompute them.
 // Threads: with one thread dweight accumulates image by image; with T > 1 threads each thread sums
 // its (static) share of images into a private buffer and the T partial sums are added in thread
 // order, so dweight's rounding (only) depends on the thread count. dinp and dbias do not.
 void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                     const float* inp, const float* weight, const Conv2dShape& s);
+                     const float* inp, const float* weight, const Conv2dShape& s,
+                     const float* col = nullptr, bool accumulate_dinp = true);
 
 // ---- batch normalisation over (N, H, W) per channel (nn.BatchNorm2d) ----
 inline constexpr float kBatchNormEps = 1e-5f;
@@ -76,10 +83,21 @@ void batchnorm_forward_eval(float* out, const float* inp, const float* gamma, co
 //   xhat = (x - mean) * rstd;  dbeta_c = sum dout;  dgamma_c = sum dout * xhat
 //   dinp += gamma * rstd * (dout - dbeta_c / M - xhat * dgamma_c / M)
 // dinp [N, C, HW], dgamma [C], dbeta [C] accumulate; dgamma / dbeta may be nullptr.
+// accumulate_dinp = false overwrites dinp instead (its previous contents are not read).
 // inp is the forward's INPUT; mean and rstd come from batchnorm_forward_train.
 void batchnorm_backward(float* dinp, float* dgamma, float* dbeta, const float* dout,
                         const float* inp, const float* gamma, const float* mean,
-                        const float* rstd, int N, int C, int HW);
+                        const float* rstd, int N, int C, int HW, bool accumulate_dinp = true);
+
+// Backward of the evaluation-mode forward (mean and rstd are constants, e.g. the running
+// statistics: mean = running_mean, rstd = 1 / sqrt(running_var + eps)):
+//   xhat = (x - mean) * rstd;  dbeta_c += sum dout;  dgamma_c += sum dout * xhat
+//   dinp += gamma * rstd * dout
+// dinp [N, C, HW], dgamma [C], dbeta [C] accumulate; dgamma / dbeta may be nullptr;
+// accumulate_dinp = false overwrites dinp.
+void batchnorm_backward_eval(float* dinp, float* dgamma, float* dbeta, const float* dout,
+                             const float* inp, const float* gamma, const float* mean,
+                             const float* rstd, int N, int C, int HW, bool accumulate_dinp = true);
 
 // ---- ReLU ----
 // out, inp: [n]; out = max(inp, 0); out may alias inp (in-place ReLU).

@@ -5,12 +5,20 @@
 //   out[n] [OC, OH*OW] = weight [OC, C*KH*KW] · col [C*KH*KW, OH*OW]
 // writes NCHW directly (no transpose of the output or of dout), keeps the im2col matrix small
 // enough to stay in L2 for CIFAR shapes (<= 0.6 MB), and makes images independent work items
-// for OpenMP. A batch-wide GEMM would need two extra layout transposes per layer.
+// for OpenMP. Measured on ResNet-20 (batch 32, 1 thread): one GEMM over [K, N*OH*OW] was 30%
+// SLOWER per step (432 vs 337 ms): OpenBLAS already runs these shapes at ~45 GFLOP/s even at 64
+// columns, while the batch-wide im2col matrix (19 MB for the first stage) and the transposes
+// went through DRAM instead of L2.
+//
+// The forward's im2col matrices can be kept by the caller (the col argument) and handed to
+// backward, which then does not recompute them (ResNet-20 step: ~4% faster, within the noise of
+// this shared machine; im2col had been ~16% of a step, half of it in backward).
 #include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <vector>
 
 #include "kernels/cnn.hpp"
@@ -28,16 +36,15 @@ inline void valid_range(int W, int OW, int stride, int pad, int j, int& lo, int&
   lo = std::min(lo, hi);
 }
 
-// col [C*KH*KW, OH*OW]: row (c, i, j), column (y, x) holds img[c, y*s - pad + i, x*s - pad + j]
-// or 0 outside the image.
-void im2col(float* col, const float* img, const Conv2dShape& s) {
+// col rows of length P = OH*OW with row stride ld: row (c, i, j), column (y, x) holds
+// img[c, y*s - pad + i, x*s - pad + j] or 0 outside the image.
+void im2col(float* col, std::size_t ld, const float* img, const Conv2dShape& s) {
   const int OH = s.out_h(), OW = s.out_w(), H = s.H, W = s.W;
-  const std::size_t P = std::size_t(OH) * OW;
   for (int c = 0; c < s.C; c++) {
     const float* plane = img + std::size_t(c) * H * W;
     for (int i = 0; i < s.KH; i++) {
       for (int j = 0; j < s.KW; j++) {
-        float* row = col + (std::size_t(c * s.KH + i) * s.KW + j) * P;
+        float* row = col + (std::size_t(c * s.KH + i) * s.KW + j) * ld;
         int lo, hi;
         valid_range(W, OW, s.stride, s.pad, j, lo, hi);
         for (int y = 0; y < OH; y++) {
@@ -49,7 +56,7 @@ void im2col(float* col, const float* img, const Conv2dShape& s) {
           }
           const float* src = plane + std::size_t(iy) * W - s.pad + j;  // src[x*stride] = pixel
           // Plain loops, not memcpy/memset: rows are short (OW = 8..32 floats for CIFAR) and
-          // the library calls cost more than the copy (seen in perf as ~20% of the forward).
+          // the library calls cost more than the copy.
           for (int x = 0; x < lo; x++) dst[x] = 0.0f;
           if (s.stride == 1) {
 #pragma omp simd
@@ -65,14 +72,13 @@ void im2col(float* col, const float* img, const Conv2dShape& s) {
 }
 
 // The adjoint of im2col: img[c, iy, ix] += every col entry that im2col copied from it.
-void col2im_add(float* img, const float* col, const Conv2dShape& s) {
+void col2im_add(float* img, const float* col, std::size_t ld, const Conv2dShape& s) {
   const int OH = s.out_h(), OW = s.out_w(), H = s.H, W = s.W;
-  const std::size_t P = std::size_t(OH) * OW;
   for (int c = 0; c < s.C; c++) {
     float* plane = img + std::size_t(c) * H * W;
     for (int i = 0; i < s.KH; i++) {
       for (int j = 0; j < s.KW; j++) {
-        const float* row = col + (std::size_t(c * s.KH + i) * s.KW + j) * P;
+        const float* row = col + (std::size_t(c * s.KH + i) * s.KW + j) * ld;
         int lo, hi;
         valid_range(W, OW, s.stride, s.pad, j, lo, hi);
         for (int y = 0; y < OH; y++) {
@@ -92,45 +98,38 @@ void col2im_add(float* img, const float* col, const Conv2dShape& s) {
   }
 }
 
-inline bool is_pointwise(const Conv2dShape& s) {
-  return s.KH == 1 && s.KW == 1 && s.stride == 1 && s.pad == 0;
+// The calling thread's scratch buffers (slot 0..2), grown on demand and kept (see cnn.hpp).
+float* scratch(int slot, std::size_t n) {
+  thread_local std::vector<float> buf[1];
+  if (buf[slot].size() < n) buf[slot].resize(n);
+  return buf[slot].data();
 }
 
-// The calling thread's im2col scratch, grown on demand and kept (see cnn.hpp).
-float* scratch(std::size_t n) {
-  thread_local std::vector<float> buf;
-  if (buf.size() < n) buf.resize(n);
-  return buf.data();
-}
-
-// Images in parallel only when there are several images and several threads; otherwise the
-// SGEMMs run outside any parallel region, where OpenBLAS may thread them itself (kernels/blas.hpp).
+// Loops over images in parallel only when there are several images and several threads.
 inline bool images_in_parallel(int N) { return N > 1 && omp_get_max_threads() > 1; }
 
 }  // namespace
 
+std::size_t conv2d_col_numel(const Conv2dShape& s) {
+  return std::size_t(s.C) * s.KH * s.KW * s.N * std::size_t(s.out_h()) * s.out_w();
+}
+
 void conv2d_forward(float* out, const float* inp, const float* weight, const float* bias,
-                    const Conv2dShape& s) {
+                    const Conv2dShape& s, float* col) {
   const int P = s.out_h() * s.out_w();
   const int K = s.C * s.KH * s.KW;
   const std::size_t in_img = std::size_t(s.C) * s.H * s.W, out_img = std::size_t(s.OC) * P;
-  const bool pointwise = is_pointwise(s);
+  const std::size_t col_img = std::size_t(K) * P;
   auto one_image = [&](int n) {
-    const float* x = inp + n * in_img;
+    float* c = col != nullptr ? col + n * col_img : scratch(0, col_img);
+    im2col(c, std::size_t(P), inp + n * in_img, s);
     float* y = out + n * out_img;
-    const float* col = x;
-    if (!pointwise) {
-      float* c = scratch(std::size_t(K) * P);
-      im2col(c, x, s);
-      col = c;
-    }
     float beta = 0.0f;
     if (bias != nullptr) {  // prefill with the bias and let the GEMM add to it
       for (int o = 0; o < s.OC; o++) std::fill(y + std::size_t(o) * P, y + std::size_t(o + 1) * P, bias[o]);
       beta = 1.0f;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.OC, P, K, 1.0f, weight, K, col, P,
-                beta, y, P);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.OC, P, K, 1.0f, weight, K, c, P, beta, y, P);
   };
   if (images_in_parallel(s.N)) {
 #pragma omp parallel for schedule(static)
@@ -141,31 +140,29 @@ void conv2d_forward(float* out, const float* inp, const float* weight, const flo
 }
 
 void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                     const float* inp, const float* weight, const Conv2dShape& s) {
+                     const float* inp, const float* weight, const Conv2dShape& s, const float* col,
+                     bool accumulate_dinp) {
   const int P = s.out_h() * s.out_w();
   const int K = s.C * s.KH * s.KW;
   const std::size_t in_img = std::size_t(s.C) * s.H * s.W, out_img = std::size_t(s.OC) * P;
-  const std::size_t wnum = std::size_t(s.OC) * K;
-  const bool pointwise = is_pointwise(s);
+  const std::size_t col_img = std::size_t(K) * P, wnum = std::size_t(s.OC) * K;
 
-  // One image: dweight_acc += dout[n] · col^T, then dinp[n] += col2im(weight^T · dout[n]).
+  // One image: dweight_acc += dout[n] · col^T, then dinp[n] (+)= col2im(weight^T · dout[n]).
   auto one_image = [&](int n, float* dweight_acc) {
-    const float* x = inp + n * in_img;
     const float* dy = dout + n * out_img;
-    float* col = pointwise ? nullptr : scratch(std::size_t(K) * P);
-    if (!pointwise) im2col(col, x, s);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s.OC, K, P, 1.0f, dy, P,
-                pointwise ? x : col, P, 1.0f, dweight_acc, K);
+    const float* c = col != nullptr ? col + n * col_img : nullptr;
+    float* work = scratch(0, col_img);
+    if (c == nullptr) {
+      im2col(work, std::size_t(P), inp + n * in_img, s);
+      c = work;
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s.OC, K, P, 1.0f, dy, P, c, P, 1.0f, dweight_acc, K);
     if (dinp == nullptr) return;
     float* dx = dinp + n * in_img;
-    if (pointwise) {  // dinp[n] [C, P] += weight^T [C, OC] · dout[n] [OC, P]
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, P, s.OC, 1.0f, weight, K, dy, P,
-                  1.0f, dx, P);
-    } else {  // the im2col matrix is dead now: reuse it for dcol
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, P, s.OC, 1.0f, weight, K, dy, P,
-                  0.0f, col, P);
-      col2im_add(dx, col, s);
-    }
+    // dcol = weight^T [K, OC] · dout[n] [OC, P] (the scratch is free again), then scattered.
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, P, s.OC, 1.0f, weight, K, dy, P, 0.0f, work, P);
+    if (!accumulate_dinp) std::fill(dx, dx + in_img, 0.0f);
+    col2im_add(dx, work, std::size_t(P), s);
   };
 
   if (images_in_parallel(s.N)) {

@@ -292,6 +292,40 @@ TEST(ResNetModel, WholeModelGradientCheck) {
   for (std::size_t i = 0; i < g1.size(); ++i) ASSERT_NEAR(m.grads[i], 2.0f * g1[i], 1e-5f * (1e-3f + std::fabs(g1[i])));
 }
 
+// Frozen batch norm (resnet_train --bn-eval): training-mode forwards use the running statistics
+// (here non-trivial), leave them alone, and backward differentiates the affine map
+// (kernels::batchnorm_backward_eval). Same criteria as the check above, on 2 images (without
+// normalisation more stem pre-activations sit near 0: conv1.weight skips 51 of 108 elements at
+// ReLU kinks, close to the half allowed); every image's loss then depends on its own image only.
+TEST(ResNetModel, FrozenBatchNormGradientCheck) {
+  ResNet m = resnet_create(tiny(), 4);
+  m.frozen_bn = true;
+  std::mt19937 rng(6);
+  std::uniform_real_distribution<float> u(-0.3f, 0.3f), v(0.5f, 2.0f);
+  for (const TensorInfo& t : m.tensors)
+    if (t.shape.size() == 1 && !t.name.starts_with("fc"))
+      for (std::size_t i = 0; i < t.numel; ++i) m.params[t.offset + i] += u(rng);
+  for (const TensorInfo& t : m.buffer_tensors)
+    for (std::size_t i = 0; i < t.numel; ++i)
+      m.buffers[t.offset + i] = t.name.ends_with("running_var") ? v(rng) : u(rng);
+  const std::vector<float> buffers = m.buffers;
+  const Batch b = random_batch(2, 8, 8, 5, 10);
+  const auto checks = gradient_check(m, b);
+  std::size_t skipped = 0;
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    EXPECT_TRUE(tensor_ok(m.tensors[i].name, checks[i], true)) << m.tensors[i].name;
+    skipped += checks[i].skipped;
+  }
+  EXPECT_LE(skipped * 10, m.num_parameters) << skipped << " elements skipped at ReLU kinks";
+  EXPECT_EQ(m.buffers, buffers);
+  EXPECT_EQ(m.num_batches_tracked, 0);
+  // Batch independence: image 0's loss is the same alone as in the batch.
+  forward(m, b);
+  const float in_batch = m.acts[m.losses];
+  const double alone = resnet_forward(m, b.images.data(), b.labels.data(), 1, b.H, b.W, true);
+  EXPECT_NEAR(alone, in_batch, 1e-5);
+}
+
 TEST(ResNetModel, CatchesWrongGradient) {
   ResNet m = resnet_create(tiny(), 3);
   const Batch b = random_batch(4, 8, 8, 5, 9);

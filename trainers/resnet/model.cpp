@@ -151,15 +151,17 @@ struct SplitMix64 {
 
 std::size_t out_numel(const ConvBN& u) { return std::size_t(u.s.N) * u.s.OC * u.s.out_h() * u.s.out_w(); }
 
-// Sets every layer's batch shape and carves the activation buffer; (re)allocates when it grows.
-void ensure_activations(ResNet& m, int N, int H, int W) {
-  if (m.N == N && m.H == H && m.W == W) return;
-  std::size_t off = 0;
+// Sets every layer's batch shape and the activation and im2col offsets; returns the floats of
+// acts, and in *col_floats those of cols.
+std::size_t layout_activations(ResNet& m, int N, int H, int W, std::size_t* col_floats) {
+  std::size_t off = 0, coff = 0;
   auto take = [&](std::size_t n) { std::size_t o = off; off += n; return o; };
   auto place = [&](ConvBN& u, int h, int w) {
     u.s.N = N;
     u.s.H = h;
     u.s.W = w;
+    u.col = coff;
+    coff += k::conv2d_col_numel(u.s);
     u.conv = take(out_numel(u));
     u.bn = take(out_numel(u));
     u.mean = take(u.s.OC);
@@ -182,16 +184,37 @@ void ensure_activations(ResNet& m, int N, int H, int W) {
   m.logits = take(N * K);
   m.probs = take(N * K);
   m.losses = take(N);
+  *col_floats = coff;
+  return off;
+}
+
+// Lays the activations out for the batch shape; (re)allocates when they grow.
+void ensure_activations(ResNet& m, int N, int H, int W) {
+  if (m.N == N && m.H == H && m.W == W) return;
+  std::size_t cols = 0;
+  const std::size_t off = layout_activations(m, N, H, W, &cols);
   if (m.acts.size() < off) {
     m.acts.assign(off, 0.0f);
     m.grad_acts.assign(off, 0.0f);
   }
+  if (m.cols.size() < cols) m.cols.assign(cols, 0.0f);
   m.N = N;
   m.H = H;
   m.W = W;
 }
 
 }  // namespace
+
+std::size_t resnet_activation_floats(const ResNetConfig& config, int N, int H, int W) {
+  resnet_validate(config);
+  ResNet m;
+  m.config = config;
+  Builder b{config};
+  b.build(&m);
+  std::size_t cols = 0;
+  const std::size_t acts = layout_activations(m, N, H, W, &cols);
+  return 2 * acts + cols;
+}
 
 ResNet resnet_create(const ResNetConfig& config, std::uint64_t seed) {
   resnet_validate(config);
@@ -239,28 +262,40 @@ void conv_bn_forward(ResNet& m, ConvBN& u, const float* x, bool relu) {
   float* a = m.acts.data();
   const float* p = m.params.data();
   const int OC = u.s.OC, HW = u.s.out_h() * u.s.out_w();
-  k::conv2d_forward(a + u.conv, x, p + u.weight, nullptr, u.s);
+  u.in = std::size_t(x - a);
+  k::conv2d_forward(a + u.conv, x, p + u.weight, nullptr, u.s, m.cols.data() + u.col);
   float* rm = m.buffers.data() + u.running;
-  if (m.train_mode) {
+  if (m.train_mode && !m.frozen_bn) {
     k::batchnorm_forward_train(a + u.bn, a + u.mean, a + u.rstd, rm, rm + OC, a + u.conv,
                                p + u.gamma, p + u.beta, u.s.N, OC, HW);
   } else {
     k::batchnorm_forward_eval(a + u.bn, a + u.conv, p + u.gamma, p + u.beta, rm, rm + OC, u.s.N, OC, HW);
+    if (m.train_mode)  // frozen BN: keep the statistics used, for backward
+      for (int c = 0; c < OC; ++c) {
+        a[u.mean + c] = rm[c];
+        a[u.rstd + c] = 1.0f / std::sqrt(rm[OC + c] + k::kBatchNormEps);
+      }
   }
   if (relu) k::relu_forward(a + u.bn, a + u.bn, out_numel(u));
 }
 
-// Backward of conv -> bn, given the gradient of the (pre-ReLU) bn output in grad_acts + u.bn.
-// dx (nullable) receives the input gradient; x is the forward's input.
-void conv_bn_backward(ResNet& m, const ConvBN& u, float* dx, const float* x) {
+// Backward of conv -> bn, given dout, the gradient of the (pre-ReLU) bn output. dx (nullable)
+// receives the input gradient, added (accumulate) or written; x is the forward's input (its
+// im2col matrix is in m.cols). grad_acts + u.conv is written, never read first.
+void conv_bn_backward(ResNet& m, const ConvBN& u, const float* dout, float* dx, bool accumulate) {
   const float* a = m.acts.data();
   float* ga = m.grad_acts.data();
   const float* p = m.params.data();
   float* g = m.grads.data();
   const int HW = u.s.out_h() * u.s.out_w();
-  k::batchnorm_backward(ga + u.conv, g + u.gamma, g + u.beta, ga + u.bn, a + u.conv, p + u.gamma,
-                        a + u.mean, a + u.rstd, u.s.N, u.s.OC, HW);
-  k::conv2d_backward(dx, g + u.weight, nullptr, ga + u.conv, x, p + u.weight, u.s);
+  if (m.frozen_bn)
+    k::batchnorm_backward_eval(ga + u.conv, g + u.gamma, g + u.beta, dout, a + u.conv, p + u.gamma,
+                               a + u.mean, a + u.rstd, u.s.N, u.s.OC, HW, false);
+  else
+    k::batchnorm_backward(ga + u.conv, g + u.gamma, g + u.beta, dout, a + u.conv, p + u.gamma,
+                          a + u.mean, a + u.rstd, u.s.N, u.s.OC, HW, false);
+  k::conv2d_backward(dx, g + u.weight, nullptr, ga + u.conv, a + u.in, p + u.weight, u.s, m.cols.data() + u.col,
+                     accumulate);
 }
 
 }  // namespace
@@ -277,7 +312,7 @@ double resnet_forward(ResNet& m, const float* images, const int* labels, int N, 
   m.train_mode = train_mode;
   m.have_labels = labels != nullptr;
   if (labels) m.labels.assign(labels, labels + N);
-  if (train_mode) ++m.num_batches_tracked;
+  if (train_mode && !m.frozen_bn) ++m.num_batches_tracked;
 
   float* a = m.acts.data();
   const float* p = m.params.data();
@@ -317,34 +352,39 @@ void resnet_backward(ResNet& m, const std::function<void(std::size_t)>& on_grads
   float* ga = m.grad_acts.data();
   const float* p = m.params.data();
   float* g = m.grads.data();
-  // The kernels accumulate, so activation gradients start from zero every pass.
-  std::fill(m.grad_acts.begin(), m.grad_acts.begin() + std::ptrdiff_t(m.losses + N), 0.0f);
-
+  // No zeroing of grad_acts: every activation gradient's first write overwrites it (the small
+  // head buffers that only accumulating kernels write are cleared here).
   const ConvBN& last = m.blocks.back().conv2;
-  const int C = last.s.OC;
+  const int C = last.s.OC, HW_last = last.s.out_h() * last.s.out_w();
+  std::fill(ga + m.logits, ga + m.logits + std::size_t(N) * K, 0.0f);
+  std::fill(ga + m.pooled, ga + m.pooled + std::size_t(N) * C, 0.0f);
+  std::fill(ga + m.blocks.back().out, ga + m.blocks.back().out + std::size_t(N) * C * HW_last, 0.0f);
   k::softmax_crossentropy_backward(ga + m.logits, a + m.probs, m.labels.data(), 1.0f / float(N), N, 1, K);
   k::matmul_backward(ga + m.pooled, g + m.fc_weight, g + m.fc_bias, ga + m.logits, a + m.pooled,
                      p + m.fc_weight, N, 1, C, K);
   ready(m.fc_weight);
-  k::global_avgpool_backward(ga + m.blocks.back().out, ga + m.pooled, N, C, last.s.out_h() * last.s.out_w());
+  k::global_avgpool_backward(ga + m.blocks.back().out, ga + m.pooled, N, C, HW_last);
 
   for (std::size_t i = m.blocks.size(); i-- > 0;) {
     const Block& b = m.blocks[i];
     const std::size_t in = i == 0 ? m.stem.bn : m.blocks[i - 1].out;  // block input activation
-    const float* x = a + in;
     float* dx = ga + in;
     const std::size_t n = out_numel(b.conv2);
-    // out = relu(bn2 + shortcut): mask d(out) in place, then route it to both branches.
-    k::relu_backward_inplace(ga + b.out, a + b.out, n);
-    k::residual_backward(ga + b.conv2.bn, b.has_down ? ga + b.down.bn : dx, ga + b.out, n);
-    conv_bn_backward(m, b.conv2, ga + b.conv1.bn, a + b.conv1.bn);
-    if (b.has_down) conv_bn_backward(m, b.down, dx, x);
+    // out = relu(bn2 + shortcut): mask d(out) in place; it is then the gradient of both the bn2
+    // output and the shortcut.
+    float* dsum = ga + b.out;
+    k::relu_backward_inplace(dsum, a + b.out, n);
+    conv_bn_backward(m, b.conv2, dsum, ga + b.conv1.bn, false);
+    if (b.has_down)
+      conv_bn_backward(m, b.down, dsum, dx, false);
+    else
+      std::copy(dsum, dsum + n, dx);
     k::relu_backward_inplace(ga + b.conv1.bn, a + b.conv1.bn, out_numel(b.conv1));
-    conv_bn_backward(m, b.conv1, dx, x);
+    conv_bn_backward(m, b.conv1, ga + b.conv1.bn, dx, true);
     ready(b.param_begin);
   }
   k::relu_backward_inplace(ga + m.stem.bn, a + m.stem.bn, out_numel(m.stem));
-  conv_bn_backward(m, m.stem, nullptr, a + m.input);  // no gradient for the images
+  conv_bn_backward(m, m.stem, ga + m.stem.bn, nullptr, false);  // no gradient for the images
   ready(0);
 }
 

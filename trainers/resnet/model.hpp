@@ -77,6 +77,8 @@ struct ConvBN {
   std::size_t weight = 0, gamma = 0, beta = 0;  // offsets in params / grads
   std::size_t running = 0;                      // running_mean offset in buffers (var: + OC)
   std::size_t conv = 0, bn = 0, mean = 0, rstd = 0;  // activations: [N,OC,OH,OW] x2, [OC] x2
+  std::size_t in = 0;   // the forward's input activation (offset in acts)
+  std::size_t col = 0;  // the forward's im2col matrix in model.cols (conv2d_col_numel(s) floats)
 };
 struct Block {
   ConvBN conv1, conv2, down;  // down is used only when has_down
@@ -105,11 +107,21 @@ struct ResNet {
   // Activations of the last forward (and their gradients, same layout), for N images of H x W.
   int N = 0, H = 0, W = 0;
   std::vector<float> acts, grad_acts;
+  // Each convolution's im2col matrix from the last forward, reused by backward (kernels/cnn.hpp).
+  std::vector<float> cols;
   std::size_t input = 0, pooled = 0, logits = 0, probs = 0, losses = 0;  // offsets in acts
   std::vector<int> labels;          // [N] copy from the last forward
   bool have_labels = false, train_mode = false;
+  // Frozen batch norm (resnet_train --bn-eval): training-mode forwards normalise with the running
+  // statistics and leave them (and num_batches_tracked) alone, as PyTorch's model.train() with
+  // every BatchNorm2d in eval(); backward differentiates that affine map. Each image's output
+  // then depends on that image only, so the model is independent of the batch split.
+  bool frozen_bn = false;
   double mean_loss = 0;             // mean over N of the last forward with labels (-1 without)
 };
+
+// Floats of activation memory for N images of H x W: acts + grad_acts + cols.
+std::size_t resnet_activation_floats(const ResNetConfig& config, int N, int H, int W);
 
 // Allocates the buffers of a validated config and initialises parameters as torchvision:
 // conv weights Kaiming-normal (fan_out, ReLU gain: std = sqrt(2 / (OC*KH*KW))), BN weight 1 and

@@ -1,0 +1,104 @@
+#!/usr/bin/python3
+"""Times training steps of the same ResNet in PyTorch on the CPU, for bench_vs_torch.sh.
+
+    OMP_NUM_THREADS=N /usr/bin/python3 trainers/resnet/bench_torch.py --threads N [--model resnet20]
+        [--batch 32] [--steps 8]
+
+The model is resnet_train's (trainers/resnet/model.hpp): 3x3 stem conv + BN + ReLU, basic blocks,
+1x1 stride-s conv + BN shortcuts where the shape changes (option B, torchvision names), global
+average pool, fc. A step is what resnet_train times (minus data loading): forward + mean
+cross-entropy, zero_grad + backward, SGD (lr 0.1, momentum 0.9, weight decay 5e-4), batch norm
+in training mode. Inputs are random normalised 32x32 images (timing only). Prints one JSON line:
+wall and process-CPU seconds per step, mean and median over all steps but the first (excluded
+like resnet_train's summary), and images/s.
+"""
+import argparse
+import json
+import statistics
+import time
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+PRESETS = {  # stages, blocks per stage, width
+    "resnet20": (3, [3, 3, 3], 16),
+    "resnet32": (3, [5, 5, 5], 16),
+    "resnet56": (3, [9, 9, 9], 16),
+    "resnet18": (4, [2, 2, 2, 2], 64),
+}
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.downsample = None
+        if stride != 1 or cin != cout:
+            self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return F.relu(out + (x if self.downsample is None else self.downsample(x)))
+
+
+class ResNet(nn.Module):
+    def __init__(self, blocks, width, num_classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, width, 3, 1, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        cin = width
+        for s, n in enumerate(blocks):
+            cout = width << s
+            layer = []
+            for b in range(n):
+                layer.append(BasicBlock(cin, cout, 2 if s > 0 and b == 0 else 1))
+                cin = cout
+            setattr(self, f"layer{s + 1}", nn.Sequential(*layer))
+        self.num_stages = len(blocks)
+        self.fc = nn.Linear(cin, num_classes)
+
+    def forward(self, x):
+        x = F.relu(self.bn1(self.conv1(x)))
+        for s in range(self.num_stages):
+            x = getattr(self, f"layer{s + 1}")(x)
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default="resnet20", choices=sorted(PRESETS))
+    ap.add_argument("--threads", type=int, required=True)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--steps", type=int, default=8)
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    _, blocks, width = PRESETS[a.model]
+    model = ResNet(blocks, width).train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
+    B = a.batch
+    walls, cpus = [], []
+    for _ in range(a.steps):
+        x = torch.randn(B, 3, 32, 32)
+        y = torch.randint(0, 10, (B,))
+        w0, c0 = time.perf_counter(), time.process_time()
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad(set_to_none=False)
+        loss.backward()
+        opt.step()
+        walls.append(time.perf_counter() - w0)
+        cpus.append(time.process_time() - c0)
+    w, c = walls[1:], cpus[1:]
+    print(json.dumps({"impl": "torch " + torch.__version__, "threads": a.threads, "torch_threads": torch.get_num_threads(),
+                      "parameters": sum(p.numel() for p in model.parameters()),
+                      "steps": len(w), "wall_mean_s": statistics.mean(w), "wall_median_s": statistics.median(w),
+                      "cpu_mean_s": statistics.mean(c), "images_per_s": B * len(w) / sum(w)}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+#include "trainers/resnet/train_options.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/program.hpp"
+
+namespace sp::resnet {
+
+void resolve_schedule(TrainOptions& o) {
+  o.milestones.clear();
+  if (o.schedule != "cosine" && o.schedule != "step")
+    throw UsageError(fmt::format("--schedule '{}': choose cosine or step", o.schedule));
+  if (o.schedule == "cosine") {
+    if (!o.lr_steps.empty()) throw UsageError("--lr-steps needs --schedule step");
+    return;
+  }
+  if (o.lr_steps.empty()) {
+    o.milestones = {std::max(1, o.steps / 2), std::max(1, o.steps * 3 / 4)};
+    return;
+  }
+  for (const std::string& item : split_list(o.lr_steps, "--lr-steps list")) {
+    std::size_t used = 0;
+    int v = 0;
+    try {
+      v = std::stoi(item, &used);
+    } catch (const std::logic_error&) {
+      used = 0;
+    }
+    if (used != item.size() || v < 1)
+      throw UsageError(fmt::format("--lr-steps: '{}' is not a positive step number", item));
+    if (!o.milestones.empty() && v <= o.milestones.back())
+      throw UsageError(fmt::format("--lr-steps: {} after {} (the steps must increase)", v, o.milestones.back()));
+    o.milestones.push_back(v);
+  }
+}
+
+double lr_at(const TrainOptions& o, int step0) {
+  const double max_lr = o.lr;
+  if (step0 < o.warmup_steps) return max_lr * double(step0 + 1) / double(o.warmup_steps);
+  if (o.schedule == "step") {
+    double lr = max_lr;
+    for (int m : o.milestones)
+      if (step0 + 1 > m) lr *= o.lr_gamma;
+    return lr;
+  }
+  const double min_lr = o.lr * o.min_lr_frac;
+  const int decay_steps = o.steps - o.warmup_steps;
+  if (decay_steps <= 1) return max_lr;
+  const double ratio = double(step0 - o.warmup_steps) / double(decay_steps - 1);
+  return min_lr + 0.5 * (1.0 + std::cos(M_PI * std::min(1.0, ratio))) * (max_lr - min_lr);
+}
+
+void add_train_options(CLI::App& app, TrainOptions& o) {
+  app.add_option("-m,--model", o.model, "preset: resnet20, resnet32, resnet56 (CIFAR, 3 stages), resnet18 (4 stages)")
+      ->capture_default_str();
+  app.add_option("--depth", o.depth, "override the preset's depth (3 stages: 6n+2; 4 stages: 10, 18, 34)")
+      ->check(CLI::Range(0, 1 << 20));
+  app.add_option("--width", o.width, "override the preset's width (channels of the first stage)")
+      ->check(CLI::Range(0, 1 << 20));
+  app.add_option("--data", o.data, "CIFAR-10 binary directory (data_batch_1..5.bin, test_batch.bin); "
+                                   "default: the built-in synthetic images");
+  app.add_option("--synthetic-images", o.synthetic_images, "training images of the synthetic set")
+      ->check(CLI::Range(1LL, 1LL << 26))->capture_default_str();
+  app.add_option("--synthetic-test", o.synthetic_test, "test images of the synthetic set (the validation split)")
+      ->check(CLI::Range(1LL, 1LL << 24))->capture_default_str();
+  app.add_flag("--augment", o.augment, "random crop (padding 4) + horizontal flip of the training images");
+  app.add_option("-s,--steps", o.steps, "total optimizer steps (with --resume: continue up to this step)")
+      ->required()->check(CLI::Range(1, 100000000));
+  auto* batch = app.add_option("-B,--batch", o.batch, "images per rank per optimizer step (weak scaling)")
+                    ->check(CLI::Range(1, 1 << 20))->capture_default_str();
+  app.add_option("--lr", o.lr, "peak learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--schedule", o.schedule, "lr schedule after the warm-up: cosine or step")->capture_default_str();
+  app.add_option("--min-lr-frac", o.min_lr_frac, "cosine: final lr as a fraction of the peak")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  app.add_option("--lr-steps", o.lr_steps, "step schedule: comma-separated steps after which lr *= --lr-gamma "
+                                           "(default: 50% and 75% of --steps)");
+  app.add_option("--lr-gamma", o.lr_gamma, "step schedule: lr factor at each of --lr-steps")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  app.add_option("--warmup-steps", o.warmup_steps, "linear lr warm-up steps")->check(CLI::Range(0, 100000000))
+      ->capture_default_str();
+  app.add_option("--momentum", o.momentum, "SGD momentum")->check(CLI::Range(0.0, 0.999999))->capture_default_str();
+  app.add_flag("--nesterov", o.nesterov, "Nesterov momentum");
+  app.add_option("--weight-decay", o.weight_decay, "SGD weight decay (L2 on every tensor, as torchvision's recipe)")
+      ->check(CLI::Range(0.0, 10.0))->capture_default_str();
+  app.add_option("--grad-clip", o.grad_clip, "clip the global gradient norm to this (0 = off)")
+      ->check(CLI::Range(0.0, 1e30))->capture_default_str();
+  app.add_flag("--bn-eval", o.bn_eval,
+               "batch norm in evaluation mode while training (running statistics, frozen: an affine layer), so "
+               "the model is batch-independent and strong scaling reproduces the 1-rank run");
+  app.add_option("--val-every", o.val_every, "validation every N steps and at the last step (0 = only at the last)")
+      ->check(CLI::Range(0, 100000000))->capture_default_str();
+  app.add_option("--val-images", o.val_images, "test-split images in each validation pass (0 = no validation)")
+      ->check(CLI::Range(0, 1 << 26))->capture_default_str();
+  app.add_option("--seed", o.seed, "parameter initialisation seed")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--data-seed", o.data_seed, "seed of the synthetic images, shuffling and augmentation")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--threads", o.threads, "OpenMP and BLAS threads (default: OMP_NUM_THREADS)")->check(CLI::Range(0, 4096));
+  app.add_option("--save", o.save, "checkpoint file written at the end (and every --save-every steps)");
+  app.add_option("--save-every", o.save_every, "also checkpoint every N steps")->check(CLI::Range(0, 100000000));
+  app.add_option("--resume", o.resume, "continue training exactly from a checkpoint (weights, BN statistics, "
+                                       "momentum, data position)");
+  app.add_option("--init-from", o.init_from, "start from a checkpoint's weights and BN statistics only (fresh optimizer, step 0)");
+  app.add_option("--stop-after", o.stop_after, "stop after this step as if interrupted (the lr schedule still spans --steps)")
+      ->check(CLI::Range(0, 100000000));
+  app.add_option("-o,--trace", o.run.trace, "HDF5 trace path (default traces/resnet_train-<time>.h5)");
+  app.add_flag("-q,--quiet", o.run.quiet, "no progress lines (only the summary)");
+  dp::add_data_parallel_options(app, o.parallel);
+  batch->excludes(app.get_option("--global-batch"));
+}
+
+ResNetConfig resolve_config(const TrainOptions& o, bool model_given, const CheckpointInfo* ckpt, const std::string& ckpt_flag) {
+  ResNetConfig c;
+  if (ckpt) {
+    c = ckpt->config;
+    if (model_given) {  // -m may repeat the checkpoint's model, not change it
+      ResNetConfig p;
+      try {
+        p = resnet_preset(o.model);
+      } catch (const Error& e) {
+        throw UsageError(e.what());
+      }
+      if (p.stages != c.stages || (o.depth == 0 && p.depth != c.depth) || (o.width == 0 && p.width != c.width))
+        throw UsageError(fmt::format("--model {} differs from the {} checkpoint's model {}", o.model, ckpt_flag, c.name));
+    }
+    auto agree = [&](int given, int have, const char* flag) {
+      if (given != 0 && given != have)
+        throw UsageError(fmt::format("{} {} differs from the {} checkpoint's {}", flag, given, ckpt_flag, have));
+    };
+    agree(o.depth, c.depth, "--depth");
+    agree(o.width, c.width, "--width");
+    return c;
+  }
+  try {
+    c = resnet_preset(o.model);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+  if (o.depth) c.depth = o.depth;
+  if (o.width) c.width = o.width;
+  if (o.depth || o.width) c.name = o.model + "-custom";
+  try {
+    resnet_validate(c);
+  } catch (const Error& e) {
+    throw UsageError(fmt::format("bad model configuration: {}", e.what()));
+  }
+  return c;
+}
+
+}  // namespace sp::resnet
