@@ -129,3 +129,25 @@ TEST_F(GptTrain, InitFromStartsFreshFromWeights) {
   const auto lb = column<double>(b.read_table("steps"), "loss");
   EXPECT_LT(lb[0], la[0]);  // trained weights: a lower first loss than from scratch
 }
+
+TEST_F(GptTrain, SignalFinishesTheStepCheckpointsAndResumes) {
+  {  // start, wait for the first progress line, SIGUSR1, wait for the exit status
+    std::ofstream script(path("sig.sh"));
+    script << GPT_TRAIN_PATH << " -m gpt-micro -B 4 --synthetic-bytes 100000 --val-batches 0 -s 100000 -o "
+           << path("sig.h5") << " --save " << path("sig_ck.h5") << " >" << path("sig.log") << " 2>&1 &\npid=$!\n"
+           << "for i in $(seq 300); do grep -q '^step' " << path("sig.log") << " && break; sleep 0.1; done\n"
+           << "kill -USR1 $pid\nwait $pid\n";
+  }
+  ASSERT_EQ(std::system(("bash " + path("sig.sh")).c_str()), 0);
+  sp::TraceReader r(path("sig.h5"));
+  EXPECT_EQ(r.root_attribute("interrupted_by_signal"), "10");
+  const CheckpointInfo info = read_checkpoint_info(path("sig_ck.h5"));
+  EXPECT_EQ(std::to_string(info.state.step), r.root_attribute("last_step"));
+  EXPECT_GE(info.state.step, 1);
+  EXPECT_LT(info.state.step, 100000);
+  // The checkpoint continues: a resumed run starts at the next step.
+  const int next = int(info.state.step) + 1;
+  ASSERT_EQ(train("-s " + std::to_string(next + 1) + " --resume " + path("sig_ck.h5") + " -o " + path("res.h5"),
+                  "res.log"), 0);
+  EXPECT_EQ(sp::TraceReader(path("res.h5")).root_attribute("first_step"), std::to_string(next));
+}
