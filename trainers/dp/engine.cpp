@@ -4,7 +4,9 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -19,6 +21,9 @@ namespace sp::dp {
 namespace {
 
 enum Phase { kData = 0, kForward, kBackward, kWait, kOptimizer, kAverage, kValidation, kAllreduce };
+
+std::atomic<int> g_stop_signal{0};
+extern "C" void on_stop_signal(int sig) { g_stop_signal.store(sig); }
 
 double process_cpu_seconds() {
   timespec ts;
@@ -94,6 +99,24 @@ void DataParallelEngine::check_in_sync(int step) {
   SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, comm_));
   if (lo != hi)
     throw CollectiveError(fmt::format("parameters differ across ranks after step {} (hashes {:016x} to {:016x})", step, lo, hi));
+}
+
+void DataParallelEngine::install_stop_handlers() {
+  std::signal(SIGUSR1, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+}
+
+int DataParallelEngine::end_of_step(int step, const StepReport& report) {
+  if (plan_.check_sync_every > 0 && step % plan_.check_sync_every == 0 && (plan_.local_sgd == 0 || report.averaged))
+    check_in_sync(step);
+  int sig = g_stop_signal.load();
+  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, comm_));
+  return sig;
+}
+
+void DataParallelEngine::end_of_run(int last_step, bool interrupted) {
+  if (plan_.local_sgd > 0 && interrupted) broadcast_parameters();
+  check_in_sync(last_step);
 }
 
 double DataParallelEngine::mean_over_ranks(double local) const {

@@ -22,9 +22,7 @@
 #include <fmt/format.h>
 #include <omp.h>
 
-#include <atomic>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <limits>
 
@@ -46,8 +44,6 @@ namespace {
 using namespace sp;
 using namespace sp::resnet;
 
-std::atomic<int> g_stop_signal{0};
-extern "C" void on_stop_signal(int sig) { g_stop_signal.store(sig); }
 
 // FNV-1a over the labels and pixels of the train and test sets.
 std::string image_sets_fingerprint(const ImageSet& train, const ImageSet& test) {
@@ -260,16 +256,11 @@ int run(Session& s) {
   auto save = [&](int step) {
     state.step = step;
     state.next_batch = train_loader.next_index;
-    if (s.rank == 0) {
-      try {
-        save_checkpoint(o.save, model, state);
-      } catch (const Error& e) {
-        throw Error(e.what());  // a local I/O failure: run_program aborts the job
-      }
-    }
+    // Rank 0 alone writes: an I/O error there is a local failure, which run_program turns into
+    // an abort of the whole job.
+    if (s.rank == 0) save_checkpoint(o.save, model, state);
   };
-  std::signal(SIGUSR1, on_stop_signal);
-  std::signal(SIGTERM, on_stop_signal);
+  dp::DataParallelEngine::install_stop_handlers();
 
   int micro = 0;
   double lr = 0;
@@ -335,13 +326,8 @@ int run(Session& s) {
                  r.grad_norm, r.wall_s * 1e3, r.process_cpu_s * 1e3, r.exposed_s * 1e3, double(images_per_step) / r.wall_s);
       std::fflush(stdout);
     }
-    if (o.parallel.check_sync_every > 0 && step % o.parallel.check_sync_every == 0 &&
-        (plan.local_sgd == 0 || r.averaged))
-      engine.check_in_sync(step);
     done_step = step;
-    // Every rank must stop after the same step: agree on whether any rank saw the signal.
-    int sig = g_stop_signal.load();
-    SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, s.comm));
+    const int sig = engine.end_of_step(step, r);
     if (sig != 0 && step < last_step) {
       stop_signal = sig;
       break;
@@ -351,11 +337,7 @@ int run(Session& s) {
       saved_at = step;
     }
   }
-  if (plan.local_sgd > 0 && stop_signal != 0) {
-    // Local SGD interrupted between averages: the checkpoint must hold one model.
-    engine.broadcast_parameters();
-  }
-  engine.check_in_sync(done_step);
+  engine.end_of_run(done_step, stop_signal != 0);
   broadcast_bn_buffers();  // one model everywhere, and in the checkpoint
   if (!o.save.empty() && saved_at != done_step) save(done_step);
 
