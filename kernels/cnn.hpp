@@ -1,7 +1,7 @@
-// Convolutional-network layers for the ResNet trainer: 2-D convolution (im2col + SGEMM), batch
-// normalisation, ReLU, max / average / global-average pooling. Same conventions as every kernel
-// in sp::kernels (see kernels.hpp): plain functions over contiguous float arrays, shapes at each
-// declaration, backward functions ACCUMULATE (`dx += ...`) into their gradients.
+// Convolutional-network layers for the ResNet trainer: 2-D convolution (direct, or im2col +
+// SGEMM), batch normalisation, ReLU, max / average / global-average pooling. Same conventions as
+// every kernel in sp::kernels (see kernels.hpp): plain functions over contiguous float arrays,
+// shapes at each declaration, backward functions ACCUMULATE (`dx += ...`) into their gradients.
 //
 // Layout: NCHW activations ([N, C, H, W], W fastest), convolution weights [OC, C, KH, KW] (the
 // PyTorch nn.Conv2d layout), so tensors can be compared with or loaded into PyTorch directly.
@@ -31,29 +31,34 @@ struct Conv2dShape {
 // weight: [OC, C, KH, KW]
 // bias:   [OC] or nullptr
 // out[n,o,y,x] = bias[o] + sum_{c,i,j} weight[o,c,i,j] * inp[n, c, y*stride-pad+i, x*stride-pad+j]
-// (zero outside the image). Per image one SGEMM out[n] = weight[OC, C*KH*KW] · col[C*KH*KW, OH*OW]
-// where col is the im2col matrix.
+// (zero outside the image).
+// Two implementations, chosen by shape:
+// - 3x3, stride 1, pad 1 (the "same" convolution, ~94% of a CIFAR ResNet's work): direct
+//   convolution on zero-padded images, no im2col (conv_direct.hpp). No col matrix is used:
+//   conv2d_col_numel returns 0 and the col arguments are ignored.
+// - every other shape: per image one SGEMM out[n] = weight[OC, C*KH*KW] · col[C*KH*KW, OH*OW]
+//   where col is the im2col matrix.
 // col: nullptr, or conv2d_col_numel(s) floats that receive the im2col matrices ([N][K, OH*OW],
 // K = C*KH*KW) for conv2d_backward, which then need not recompute them. With nullptr the
 // matrix lives in a thread_local std::vector that grows to the largest K*OH*OW seen by the
 // thread and is then reused (no allocation in the steady state).
-// Threads: images in parallel (each thread runs its own single-threaded SGEMMs); results do not
-// depend on the thread count.
+// Threads: images in parallel; results do not depend on the thread count.
 std::size_t conv2d_col_numel(const Conv2dShape& s);
 void conv2d_forward(float* out, const float* inp, const float* weight, const float* bias,
                     const Conv2dShape& s, float* col = nullptr);
 
 // dinp    [N, C, H, W]      += conv-transpose of dout   (skipped when nullptr, e.g. the stem)
-//                              per image: dcol = weight^T · dout[n], then col2im scatter-add;
 //                              accumulate_dinp = false: dinp = ... (overwritten, need not be zeroed)
 // dweight [OC, C, KH, KW]   += sum_n dout[n] · col[n]^T  (required)
 // dbias   [OC]              += sum over n, y, x of dout (skipped when nullptr)
 // dout: [N, OC, OH, OW]; inp, weight as in conv2d_forward.
 // col: the matrices conv2d_forward wrote for this inp (then inp is not read), or nullptr to
-// recompute them.
-// Threads: with one thread dweight accumulates image by image; with T > 1 threads each thread sums
-// its (static) share of images into a private buffer and the T partial sums are added in thread
-// order, so dweight's rounding (only) depends on the thread count. dinp and dbias do not.
+// recompute them (SGEMM path only).
+// Threads: the direct path computes each dweight entry on one thread over all images in a fixed
+// order, so nothing depends on the thread count. The SGEMM path (per image: dcol = weight^T ·
+// dout[n], then a col2im scatter-add) sums dweight per thread over its (static) share of images
+// into a private buffer and adds the partial sums in thread order, so there dweight's rounding
+// (only) depends on the thread count; dinp and dbias do not.
 void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout,
                      const float* inp, const float* weight, const Conv2dShape& s,
                      const float* col = nullptr, bool accumulate_dinp = true);

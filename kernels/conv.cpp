@@ -1,5 +1,6 @@
-// 2-D convolution lowered to SGEMM through im2col (forward, weight gradient) and col2im (input
-// gradient), one image at a time. See cnn.hpp for the contract.
+// 2-D convolution: 3x3 stride-1 pad-1 shapes go to the direct kernels of conv_direct.cpp; every
+// other shape is lowered here to SGEMM through im2col (forward, weight gradient) and col2im
+// (input gradient), one image at a time. See cnn.hpp for the contract.
 //
 // Why per image and not one GEMM over the batch: the per-image product
 //   out[n] [OC, OH*OW] = weight [OC, C*KH*KW] · col [C*KH*KW, OH*OW]
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "kernels/cnn.hpp"
+#include "kernels/conv_direct.hpp"
 
 namespace sp::kernels {
 
@@ -111,11 +113,13 @@ inline bool images_in_parallel(int N) { return N > 1 && omp_get_max_threads() > 
 }  // namespace
 
 std::size_t conv2d_col_numel(const Conv2dShape& s) {
+  if (detail::conv2d_direct_applies(s)) return 0;  // the direct path keeps no im2col matrix
   return std::size_t(s.C) * s.KH * s.KW * s.N * std::size_t(s.out_h()) * s.out_w();
 }
 
 void conv2d_forward(float* out, const float* inp, const float* weight, const float* bias,
                     const Conv2dShape& s, float* col) {
+  if (detail::conv2d_direct_applies(s)) return detail::conv2d_direct_forward(out, inp, weight, bias, s);
   const int P = s.out_h() * s.out_w();
   const int K = s.C * s.KH * s.KW;
   const std::size_t in_img = std::size_t(s.C) * s.H * s.W, out_img = std::size_t(s.OC) * P;
@@ -139,15 +143,17 @@ void conv2d_forward(float* out, const float* inp, const float* weight, const flo
   }
 }
 
-void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                     const float* inp, const float* weight, const Conv2dShape& s, const float* col,
-                     bool accumulate_dinp) {
+namespace {
+
+// conv2d_backward's dinp and dweight through SGEMM: per image dweight_acc += dout[n] · col^T,
+// then dinp[n] (+)= col2im(weight^T · dout[n]).
+void gemm_backward(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight,
+                   const Conv2dShape& s, const float* col, bool accumulate_dinp) {
   const int P = s.out_h() * s.out_w();
   const int K = s.C * s.KH * s.KW;
   const std::size_t in_img = std::size_t(s.C) * s.H * s.W, out_img = std::size_t(s.OC) * P;
   const std::size_t col_img = std::size_t(K) * P, wnum = std::size_t(s.OC) * K;
 
-  // One image: dweight_acc += dout[n] · col^T, then dinp[n] (+)= col2im(weight^T · dout[n]).
   auto one_image = [&](int n, float* dweight_acc) {
     const float* dy = dout + n * out_img;
     const float* c = col != nullptr ? col + n * col_img : nullptr;
@@ -188,8 +194,21 @@ void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dou
   } else {
     for (int n = 0; n < s.N; n++) one_image(n, dweight);
   }
+}
+
+}  // namespace
+
+void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                     const float* inp, const float* weight, const Conv2dShape& s, const float* col,
+                     bool accumulate_dinp) {
+  if (detail::conv2d_direct_applies(s))
+    detail::conv2d_direct_backward(dinp, dweight, dout, inp, weight, s, accumulate_dinp);
+  else
+    gemm_backward(dinp, dweight, dout, inp, weight, s, col, accumulate_dinp);
 
   if (dbias != nullptr) {
+    const int P = s.out_h() * s.out_w();
+    const std::size_t out_img = std::size_t(s.OC) * P;
 #pragma omp parallel for
     for (int o = 0; o < s.OC; o++) {
       double acc = 0.0;

@@ -209,6 +209,107 @@ TEST(Conv2d, ThreadCountIndependent) {
   for (std::size_t i = 0; i < dw1.size(); i++) EXPECT_NEAR(dw1[i], dw3[i], 1e-4f * (1 + std::fabs(dw1[i])));
 }
 
+namespace {
+
+// Backward of conv_direct in double: dinp and dweight of L = sum dout * y, with the sum of the
+// absolute values of each entry's terms (for a rounding tolerance that scales with them).
+struct ConvGrads {
+  std::vector<double> dx, dx_abs, dw, dw_abs;
+};
+ConvGrads conv_backward_direct(const std::vector<float>& x, const std::vector<float>& w,
+                               const std::vector<float>& dy, const k::Conv2dShape& s) {
+  ConvGrads g;
+  g.dx.assign(x.size(), 0.0);
+  g.dx_abs = g.dx;
+  g.dw.assign(w.size(), 0.0);
+  g.dw_abs = g.dw;
+  const int OH = s.out_h(), OW = s.out_w();
+  for (int n = 0; n < s.N; n++)
+    for (int o = 0; o < s.OC; o++)
+      for (int oy = 0; oy < OH; oy++)
+        for (int ox = 0; ox < OW; ox++) {
+          const double d = dy[((std::size_t(n) * s.OC + o) * OH + oy) * OW + ox];
+          for (int c = 0; c < s.C; c++)
+            for (int i = 0; i < s.KH; i++)
+              for (int j = 0; j < s.KW; j++) {
+                const int iy = oy * s.stride - s.pad + i, ix = ox * s.stride - s.pad + j;
+                if (iy < 0 || iy >= s.H || ix < 0 || ix >= s.W) continue;
+                const std::size_t xi = ((std::size_t(n) * s.C + c) * s.H + iy) * s.W + ix;
+                const std::size_t wi = ((std::size_t(o) * s.C + c) * s.KH + i) * s.KW + j;
+                g.dx[xi] += d * w[wi];
+                g.dx_abs[xi] += std::fabs(d * w[wi]);
+                g.dw[wi] += d * x[xi];
+                g.dw_abs[wi] += std::fabs(d * x[xi]);
+              }
+        }
+  return g;
+}
+
+// Largest |got - (base + want)| / (1 + abs_terms): float rounding of sums of many terms stays
+// below ~1e-6 of the terms' absolute sum; one term missing or doubled is ~1/count of it.
+double worst_error(const std::vector<float>& got, const std::vector<float>& base, const std::vector<double>& want,
+                   const std::vector<double>& abs_terms) {
+  double worst = 0.0;
+  for (std::size_t i = 0; i < got.size(); i++)
+    worst = std::max(worst, std::fabs(got[i] - (double(base[i]) + want[i])) / (1.0 + abs_terms[i]));
+  return worst;
+}
+
+}  // namespace
+
+// The direct 3x3 stride-1 path (conv_direct.cpp) on the ResNet-20 stage shapes and on odd
+// sizes (channel counts that are not whole register tiles, 1-pixel and narrow images), against
+// the double references: forward, dinp written and accumulated, dweight accumulated, at 1 and 2
+// threads (bitwise equal: every result has a fixed summation order).
+TEST(Conv2d, DirectPathMatchesReferenceOnResNetShapes) {
+  const std::vector<k::Conv2dShape> shapes = {
+      conv(2, 3, 32, 32, 16, 3, 3, 1, 1),  conv(3, 16, 32, 32, 16, 3, 3, 1, 1), conv(2, 32, 16, 16, 32, 3, 3, 1, 1),
+      conv(3, 64, 8, 8, 64, 3, 3, 1, 1),   conv(2, 5, 13, 11, 7, 3, 3, 1, 1),   conv(3, 17, 1, 1, 9, 3, 3, 1, 1),
+      conv(1, 4, 2, 3, 6, 3, 3, 1, 1),     conv(2, 6, 5, 40, 5, 3, 3, 1, 1)};
+  unsigned seed = 300;
+  for (const k::Conv2dShape& s : shapes) {
+    const auto x = random_vec(std::size_t(s.N) * s.C * s.H * s.W, seed++);
+    const auto wt = random_vec(std::size_t(s.OC) * s.C * 9, seed++);
+    const auto dy = random_vec(std::size_t(s.N) * s.OC * s.H * s.W, seed++);
+    const auto dx0 = random_vec(x.size(), seed++), dw0 = random_vec(wt.size(), seed++);
+    const auto y_ref = conv_direct(x, wt, nullptr, s);
+    const ConvGrads ref = conv_backward_direct(x, wt, dy, s);
+    std::vector<double> y_abs(y_ref.size(), 0.0);  // forward terms' absolute sums, from the same loops
+    {
+      std::vector<float> ax(x.size()), aw(wt.size());
+      for (std::size_t i = 0; i < x.size(); i++) ax[i] = std::fabs(x[i]);
+      for (std::size_t i = 0; i < wt.size(); i++) aw[i] = std::fabs(wt[i]);
+      y_abs = conv_direct(ax, aw, nullptr, s);
+    }
+    std::vector<float> y1, dx1, dw1;
+    for (int threads : {1, 2}) {
+      const int saved = omp_get_max_threads();
+      omp_set_num_threads(threads);
+      std::vector<float> y(y_ref.size(), 7.0f), dx = dx0, dx_written(x.size(), 9.0f), dw = dw0;
+      k::conv2d_forward(y.data(), x.data(), wt.data(), nullptr, s);
+      k::conv2d_backward(dx.data(), dw.data(), nullptr, dy.data(), x.data(), wt.data(), s);
+      std::vector<float> dw_unused = dw0;
+      k::conv2d_backward(dx_written.data(), dw_unused.data(), nullptr, dy.data(), x.data(), wt.data(), s,
+                         nullptr, false);
+      omp_set_num_threads(saved);
+      const std::string name = conv_name(s) + " C" + std::to_string(s.C) + " OC" + std::to_string(s.OC) +
+                               " threads " + std::to_string(threads);
+      const std::vector<float> zeros_x(x.size(), 0.0f), zeros_y(y.size(), 0.0f);
+      EXPECT_LT(worst_error(y, zeros_y, y_ref, y_abs), 1e-6) << name << " forward";
+      EXPECT_LT(worst_error(dx, dx0, ref.dx, ref.dx_abs), 1e-6) << name << " dinp accumulated";
+      EXPECT_LT(worst_error(dx_written, zeros_x, ref.dx, ref.dx_abs), 1e-6) << name << " dinp written";
+      EXPECT_LT(worst_error(dw, dw0, ref.dw, ref.dw_abs), 1e-6) << name << " dweight";
+      if (threads == 1) {
+        y1 = y, dx1 = dx, dw1 = dw;
+      } else {
+        EXPECT_EQ(y, y1) << name;
+        EXPECT_EQ(dx, dx1) << name;
+        EXPECT_EQ(dw, dw1) << name;
+      }
+    }
+  }
+}
+
 TEST(BatchNorm, TrainingForwardAndRunningStatistics) {
   const int N = 3, C = 4, HW = 10;
   const std::size_t M = std::size_t(N) * HW;
