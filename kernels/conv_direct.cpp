@@ -1,18 +1,24 @@
-// Direct 3x3 stride-1 pad-1 convolution in the "flat" padded layout (see conv_direct.hpp).
+// Direct 3x3 pad-1 convolution, stride 1 or 2, in "flat" padded layouts (see conv_direct.hpp).
 //
-// Flat layout of one image: each channel plane is the zero-padded image, (H+2) rows of
-// Wp = W+2 floats, stored row after row, followed by zeros up to the plane stride. Output pixel
-// (y, x) has flat index q = y*Wp + x, and its 3x3 window starts at padded index q, so
-//   out[o][q] = sum_c sum_{i,j} w[o][c][i][j] * in[c][q + i*Wp + j]
-// holds for every q in [0, H*Wp): a 1-D correlation with nine fixed shifts. The two columns
-// x = W, W+1 of every row are computed too and thrown away (6% extra work at 32 pixels wide, 20%
-// at 8): the price of loops with no edge cases. The input gradient is the same correlation of
-// the padded dout with the kernel flipped and transposed; the weight gradient correlates the
-// padded dout with the padded input (dout's padding columns are zero, so garbage q add nothing).
+// Stride 1. Each channel plane is the zero-padded image, H+2 rows of L = W+2 floats stored row
+// after row, then zeros up to the plane size. Output pixel (y, x) has flat index q = y*L + x and
+// its 3x3 window starts at padded index q, so
+//   out[o][q] = sum_c sum_{i,j} w[o][c][i][j] * in[c][q + i*L + j]
+// for every q in [0, OH*L): a 1-D correlation with nine fixed shifts. The columns x >= OW of
+// every row are computed too and thrown away (6% extra work at 32 pixels wide, 20% at 8): the
+// price of loops with no edge cases.
+// Stride 2. The padded image is split into its four phases P[a][b][r][k] = pad[2r+a][2k+b]
+// (rows of L = ceil((W+2)/2) floats); then out[y][x] = sum w[i][j] P[i%2][j%2][y + i/2][x + j/2]
+// is again a correlation with nine fixed shifts (into four planes per channel).
+// Input gradient. Stride 1: the correlation of the padded dout with the kernel flipped and
+// transposed. Stride 2: each of the four phases (parities of y, x) of dinp is a correlation of
+// dout (one zero row and column in front) with the 4, 2, 2 or 1 taps of that parity.
+// Weight gradient: dw[o][c][t] = sum_q dz[o][q] * in[c][q + shift(t)], where dz is dout in the
+// flat layout of the input's rows with zeros in the thrown-away columns.
 //
 // Vectors are GCC vector extensions of the widest width the target has (16 floats with
-// AVX-512); the register tile is GO output channels x XV vectors of q, chosen per shape so
-// H*Wp is covered with the least rounding.
+// AVX-512); a register tile is GO output channels x XV vectors of q, XV chosen per shape so the
+// outputs are covered with the least rounding.
 #include "kernels/conv_direct.hpp"
 
 #include <omp.h>
@@ -36,7 +42,7 @@ constexpr int kMaxXV = 3;   // 16 registers
 constexpr int VL = 4;
 constexpr int kMaxXV = 3;
 #endif
-constexpr int GO = 4;       // output channels per forward tile
+constexpr int GO = 4;       // output channels per correlation tile
 constexpr int GW = 3;       // output channels per weight-gradient tile (3 x 9 accumulators)
 constexpr int T = 9;        // taps of a 3x3 kernel
 
@@ -54,147 +60,262 @@ inline float hsum(vf v) {
 
 std::size_t round_up(std::size_t n, std::size_t m) { return (n + m - 1) / m * m; }
 
-// Geometry of one image in the flat layout.
-struct Flat {
-  int H, W, Wp;
-  std::size_t Q;      // H * Wp: flat indices of the output rows (incl. 2 garbage columns each)
-  int xv;             // vectors per tile
-  std::size_t Qr;     // Q rounded up to whole tiles
-  std::size_t plane;  // floats per padded plane: all of Qr's windows stay inside and read zeros
-  Flat(int h, int w) : H(h), W(w), Wp(w + 2), Q(std::size_t(h) * (w + 2)) {
-    const std::size_t qv = (Q + VL - 1) / VL;
-    xv = 1;  // the most vectors per tile among those with the least rounding
-    for (int x = 2; x <= kMaxXV; ++x)
-      if (round_up(qv, x) <= round_up(qv, xv)) xv = x;
-    Qr = round_up(Q, std::size_t(xv) * VL);
-    plane = round_up(Qr + 2 * std::size_t(Wp) + 2, VL);
-  }
-};
-
-// dst: C planes in the flat layout (borders and tail zero); src: [C, H, W].
-void pad_planes(float* dst, const float* src, int C, const Flat& f) {
-  for (int c = 0; c < C; ++c) {
-    float* p = dst + c * f.plane;
-    const float* s = src + std::size_t(c) * f.H * f.W;
-    std::fill(p, p + f.Wp + 1, 0.0f);  // top row and the first row's left border
-    for (int y = 0; y < f.H; ++y) {
-      float* row = p + std::size_t(y + 1) * f.Wp + 1;
-      const float* srow = s + std::size_t(y) * f.W;
-      // A loop, not std::copy: rows are 8..32 floats and the memmove call costs more than that.
-#pragma omp simd
-      for (int x = 0; x < f.W; ++x) row[x] = srow[x];
-      row[f.W] = row[f.W + 1] = 0.0f;  // right border, next row's left border
-    }
-    std::fill(p + std::size_t(f.H + 1) * f.Wp + 1, p + f.plane, 0.0f);
-  }
+// Vectors per tile for Q outputs: the most among those with the least work, counting a vector
+// of a 1-vector tile twice (its GO accumulators are too few to hide the FMA latency).
+int tile_vectors(std::size_t Q) {
+  const std::size_t qv = (Q + VL - 1) / VL;
+  const auto work = [&](int x) { return round_up(qv, x) * (x == 1 ? 2 : 1); };
+  int xv = 1;
+  for (int x = 2; x <= kMaxXV; ++x)
+    if (work(x) <= work(xv)) xv = x;
+  return xv;
 }
 
-// out[g][q] = sum_c sum_t wpk[c][t][g] * in[c][q + tap(t)] for g < GO, q in [0, f.Qr):
-// GO output planes of f.Qr floats from Cin padded input planes.
-template <int XV>
-void flat_conv_tile_rows(float* out, const float* in, int Cin, const float* wpk, const Flat& f) {
-  const std::ptrdiff_t Wp = f.Wp;
-  for (std::size_t q0 = 0; q0 < f.Qr; q0 += XV * VL) {
-    vf acc[GO][XV] = {};
-    for (int c = 0; c < Cin; ++c) {
-      const float* src = in + c * f.plane + q0;
-      const float* w = wpk + std::size_t(c) * T * GO;
-      for (int i = 0; i < 3; ++i) {
-        for (int j = 0; j < 3; ++j) {
-          vf x[XV];
-          for (int v = 0; v < XV; ++v) x[v] = vload(src + i * Wp + j + v * VL);
-          for (int g = 0; g < GO; ++g) {
-            const vf wb = splat(w[(i * 3 + j) * GO + g]);
-            for (int v = 0; v < XV; ++v) acc[g][v] += wb * x[v];
-          }
-        }
-      }
-    }
-    for (int g = 0; g < GO; ++g)
-      for (int v = 0; v < XV; ++v) vstore(out + g * f.Qr + q0 + v * VL, acc[g][v]);
-  }
-}
-
-void flat_conv_tile(float* out, const float* in, int Cin, const float* wpk, const Flat& f) {
-  switch (f.xv) {
-    case 1: return flat_conv_tile_rows<1>(out, in, Cin, wpk, f);
-    case 2: return flat_conv_tile_rows<2>(out, in, Cin, wpk, f);
-    case 3: return flat_conv_tile_rows<3>(out, in, Cin, wpk, f);
-#if defined(__AVX512F__)
-    case 4: return flat_conv_tile_rows<4>(out, in, Cin, wpk, f);
-    case 5: return flat_conv_tile_rows<5>(out, in, Cin, wpk, f);
-    case 6: return flat_conv_tile_rows<6>(out, in, Cin, wpk, f);
-#endif
-  }
-}
-
-// The calling thread's scratch (slot 0..3), grown on demand and kept: no allocation (and no
+// The calling thread's scratch (slot 0..4), grown on demand and kept: no allocation (and no
 // page faults of fresh mmap'ed blocks) in the steady state.
 float* scratch(int slot, std::size_t n) {
-  thread_local std::vector<float> buf[4];
+  thread_local std::vector<float> buf[5];
   if (buf[slot].size() < n) buf[slot].resize(n);
   return buf[slot].data();
 }
 
-// Weights for a flat convolution with Cout outputs and Cin inputs, as tiles [Cout/GO][Cin][T][GO]
-// (Cout rounded up to GO with zero weights) in the calling thread's scratch slot 3.
-// get(o, c, t) is the weight of output o, input c, tap t (t = 3i + j).
-template <class Get>
-const float* pack_weights(int Cout, int Cin, Get get) {
-  const std::size_t tiles = (Cout + GO - 1) / GO, n = tiles * Cin * T * GO;
-  float* p = scratch(3, n);
+// ---- layouts ----
+
+// The image side of a convolution in the flat layout: S*S phase planes per channel.
+struct InputLayout {
+  int S, H, W, OH, OW;
+  int L;              // floats per row of a phase plane
+  int rows;           // rows of a phase plane
+  std::size_t Q;      // OH * L: flat output indices (incl. thrown-away columns)
+  int xv;             // vectors per correlation tile
+  std::size_t Qr;     // Q rounded up to whole tiles
+  std::size_t phase;  // floats per phase plane: all of Qr's windows stay inside and read zeros
+  std::size_t chan;   // floats per channel (S*S phases)
+  InputLayout(const Conv2dShape& s)
+      : S(s.stride), H(s.H), W(s.W), OH(s.out_h()), OW(s.out_w()),
+        L(S == 1 ? W + 2 : (W + 3) / 2), rows(S == 1 ? H + 2 : (H + 3) / 2),
+        Q(std::size_t(OH) * L), xv(tile_vectors(Q)), Qr(round_up(Q, std::size_t(xv) * VL)) {
+    const std::size_t reach = S == 1 ? 2 * std::size_t(L) + 2 : std::size_t(L) + 1;  // largest shift
+    phase = round_up(std::max(Qr + reach, std::size_t(rows) * L), VL);
+    chan = std::size_t(S) * S * phase;
+  }
+};
+
+// dst: C planes of `plane` floats, rows of `ld` floats; src [C, h, w] placed at row `top`,
+// column `left`; every other float of the plane zero.
+void to_flat(float* dst, const float* src, int C, int h, int w, int ld, int top, int left, std::size_t plane) {
+  for (int c = 0; c < C; ++c) {
+    float* p = dst + c * plane;
+    const float* s = src + std::size_t(c) * h * w;
+    std::fill(p, p + std::size_t(top) * ld + left, 0.0f);
+    for (int y = 0; y < h; ++y) {
+      float* row = p + std::size_t(y + top) * ld + left;
+      const float* srow = s + std::size_t(y) * w;
+      // Loops, not std::copy/fill: rows are 8..32 floats and a library call costs more.
+#pragma omp simd
+      for (int x = 0; x < w; ++x) row[x] = srow[x];
+      for (int x = w; x < ld; ++x) row[x] = 0.0f;  // right border, next row's left border
+    }
+    std::fill(p + std::size_t(h + top) * ld + left, p + plane, 0.0f);
+  }
+}
+
+// The image [C, H, W] in the input layout of `f` (padded; for stride 2 split into phases).
+void to_input_layout(float* dst, const float* src, int C, const InputLayout& f) {
+  if (f.S == 1) return to_flat(dst, src, C, f.H, f.W, f.L, 1, 1, f.chan);
+  for (int c = 0; c < C; ++c) {
+    const float* s = src + std::size_t(c) * f.H * f.W;
+    for (int a = 0; a < 2; ++a)
+      for (int b = 0; b < 2; ++b) {
+        float* p = dst + c * f.chan + (a * 2 + b) * f.phase;
+        std::fill(p, p + f.phase, 0.0f);
+        for (int r = 0; r < f.rows; ++r) {
+          const int y = 2 * r + a - 1;  // image row of padded row 2r + a
+          if (y < 0 || y >= f.H) continue;
+          for (int k = 0; k < f.L; ++k) {
+            const int x = 2 * k + b - 1;
+            if (x >= 0 && x < f.W) p[std::size_t(r) * f.L + k] = s[std::size_t(y) * f.W + x];
+          }
+        }
+      }
+  }
+}
+
+// ---- correlation: the forward pass and the input gradient ----
+
+// Tap sets, known at compile time so the tap loops unroll into constant offsets (a loop over a
+// runtime tap list was 15-25% slower): tap k uses kernel weight tap(k) (= 3i + j) and reads
+// the input at shift(k, L, phase) from the window's start.
+struct Stride1Taps {
+  static constexpr int n = 9;
+  static int tap(int k) { return k; }
+  static std::ptrdiff_t shift(int k, std::ptrdiff_t L, std::ptrdiff_t) { return (k / 3) * L + k % 3; }
+};
+struct Stride2Taps {  // phase (i%2, j%2), then row i/2 and column j/2 within it
+  static constexpr int n = 9;
+  static int tap(int k) { return k; }
+  static std::ptrdiff_t shift(int k, std::ptrdiff_t L, std::ptrdiff_t phase) {
+    const int i = k / 3, j = k % 3;
+    return ((i % 2) * 2 + j % 2) * phase + (i / 2) * L + j / 2;
+  }
+};
+// Stride-2 input gradient, phase (A, B): dinp at padded position (2r + A, 2s + B) is the sum over
+// taps i = A (mod 2), j = B (mod 2) of w[i][j] * dout[r - i/2][s - j/2], which is
+// D[(r + 1 - i/2) * L + s + 1 - j/2] in dout padded with one zero row and column in front (D).
+template <int A, int B>
+struct DinpPhaseTaps {
+  static constexpr int ni = A == 0 ? 2 : 1, nj = B == 0 ? 2 : 1, n = ni * nj;
+  static int tap(int k) { return 3 * (A + 2 * (k / nj)) + B + 2 * (k % nj); }
+  static std::ptrdiff_t shift(int k, std::ptrdiff_t L, std::ptrdiff_t) {
+    const int i = A + 2 * (k / nj), j = B + 2 * (k % nj);
+    return (1 - i / 2) * L + (1 - j / 2);
+  }
+};
+
+// out[g][q] = sum_c sum_k w[c][k][g] * in[c*chan + shift(k) + q] for g < GO, q in [0, Qr):
+// GO output planes of Qr floats (row stride out_ld).
+template <class Taps, int XV>
+void correlate_tile(float* out, std::size_t out_ld, const float* in, std::size_t chan, int Cin, std::ptrdiff_t L,
+                    std::ptrdiff_t phase, const float* w, std::size_t Qr) {
+  for (std::size_t q0 = 0; q0 < Qr; q0 += XV * VL) {
+    vf acc[GO][XV] = {};
+    for (int c = 0; c < Cin; ++c) {
+      const float* base = in + c * chan + q0;
+      const float* wc = w + std::size_t(c) * Taps::n * GO;
+#pragma GCC unroll 9
+      for (int k = 0; k < Taps::n; ++k) {
+        const float* src = base + Taps::shift(k, L, phase);
+        vf x[XV];
+        for (int v = 0; v < XV; ++v) x[v] = vload(src + v * VL);
+        for (int g = 0; g < GO; ++g) {
+          const vf wb = splat(wc[k * GO + g]);
+          for (int v = 0; v < XV; ++v) acc[g][v] += wb * x[v];
+        }
+      }
+    }
+    for (int g = 0; g < GO; ++g)
+      for (int v = 0; v < XV; ++v) vstore(out + g * out_ld + q0 + v * VL, acc[g][v]);
+  }
+}
+
+template <class Taps>
+void correlate(float* out, std::size_t out_ld, const float* in, std::size_t chan, int Cin, std::ptrdiff_t L,
+               std::ptrdiff_t phase, const float* w, std::size_t Qr, int xv) {
+  switch (xv) {
+    case 1: return correlate_tile<Taps, 1>(out, out_ld, in, chan, Cin, L, phase, w, Qr);
+    case 2: return correlate_tile<Taps, 2>(out, out_ld, in, chan, Cin, L, phase, w, Qr);
+    case 3: return correlate_tile<Taps, 3>(out, out_ld, in, chan, Cin, L, phase, w, Qr);
+#if defined(__AVX512F__)
+    case 4: return correlate_tile<Taps, 4>(out, out_ld, in, chan, Cin, L, phase, w, Qr);
+    case 5: return correlate_tile<Taps, 5>(out, out_ld, in, chan, Cin, L, phase, w, Qr);
+    case 6: return correlate_tile<Taps, 6>(out, out_ld, in, chan, Cin, L, phase, w, Qr);
+#endif
+  }
+}
+
+// Weights for a correlation with Cout outputs and Cin inputs, as tiles [Cout/GO][Cin][taps][GO]
+// (Cout rounded up to GO with zero weights), written to p. get(o, c, t) is the weight of
+// output o, input c for kernel tap t. Returns the floats written.
+template <class Taps, class Get>
+std::size_t pack_weights(float* p, int Cout, int Cin, Get get) {
+  const std::size_t n = std::size_t((Cout + GO - 1) / GO) * Cin * Taps::n * GO;
   std::fill(p, p + n, 0.0f);
   for (int o = 0; o < Cout; ++o)
     for (int c = 0; c < Cin; ++c)
-      for (int t = 0; t < T; ++t) p[((std::size_t(o / GO) * Cin + c) * T + t) * GO + o % GO] = get(o, c, t);
-  return p;
+      for (int k = 0; k < Taps::n; ++k)
+        p[((std::size_t(o / GO) * Cin + c) * Taps::n + k) * GO + o % GO] = get(o, c, Taps::tap(k));
+  return n;
 }
 
-// One image: out [Cout, H, W] (+)= flat convolution of `in` (Cin padded planes) with packed
-// weights, plus bias when given. scratch: GO * f.Qr floats.
-void flat_conv_image(float* out, bool accumulate, const float* bias, const float* in, int Cin, int Cout,
-                     const float* wpk, const Flat& f, float* scratch) {
-  const std::size_t HW = std::size_t(f.H) * f.W;
-  for (int o0 = 0; o0 < Cout; o0 += GO) {
-    flat_conv_tile(scratch, in, Cin, wpk + std::size_t(o0 / GO) * Cin * T * GO, f);
-    for (int g = 0; g < GO && o0 + g < Cout; ++g) {
-      const float* src = scratch + g * f.Qr;
-      float* dst = out + (o0 + g) * HW;
-      const float b = bias != nullptr ? bias[o0 + g] : 0.0f;
-      for (int y = 0; y < f.H; ++y) {
-        const float* s = src + std::size_t(y) * f.Wp;
-        float* d = dst + std::size_t(y) * f.W;
-        if (accumulate) {
+// Where a correlation's flat outputs go: flat (r, s) -> image (r*step + r0, s*step + s0) of an
+// [h, w] plane, for the r < rows, s < cols that land inside it.
+struct Scatter {
+  int rows, cols, ld, step, r0, s0, h, w;
+};
+
+// dst (+)= src (+ bias) through the scatter.
+void scatter_plane(float* dst, const float* src, const Scatter& m, bool accumulate, float bias) {
+  for (int r = 0; r < m.rows; ++r) {
+    const int y = r * m.step + m.r0;
+    if (y < 0 || y >= m.h) continue;
+    const float* s = src + std::size_t(r) * m.ld;
+    float* d = dst + std::size_t(y) * m.w;
+    if (m.step == 1) {  // r0 = s0 = 0 and cols <= w
+      if (accumulate) {
 #pragma omp simd
-          for (int x = 0; x < f.W; ++x) d[x] += s[x];
-        } else {
+        for (int x = 0; x < m.cols; ++x) d[x] += s[x];
+      } else {
 #pragma omp simd
-          for (int x = 0; x < f.W; ++x) d[x] = s[x] + b;
-        }
+        for (int x = 0; x < m.cols; ++x) d[x] = s[x] + bias;
       }
+      continue;
+    }
+    for (int k = 0; k < m.cols; ++k) {
+      const int x = k * m.step + m.s0;
+      if (x < 0 || x >= m.w) continue;
+      d[x] = accumulate ? d[x] + s[k] : s[k] + bias;
     }
   }
 }
 
-// dw[o0+g][c][t] += sum_{n < images} sum_q dout[n][o0+g][q + Wp + 1] * in[n][c][q + tap(t)]
-// for g < GW: dpad and ipad hold the padded planes of the images (dout shifted by one row and
-// one column is dout at the output position, and zero in the garbage columns).
-void flat_weight_grad(float* dw, int o0, int c, int images, const float* dpad, const float* ipad,
-                      const Conv2dShape& s, const Flat& f) {
-  const std::ptrdiff_t Wp = f.Wp;
+// A correlation over one image's planes: `in` holds Cin channels of `chan` floats (rows of L,
+// phase planes of `phase` floats); Qr outputs per plane in tiles of xv vectors.
+struct Planes {
+  const float* in;
+  std::size_t chan;
+  int Cin;
+  std::ptrdiff_t L, phase;
+  std::size_t Qr;
+  int xv;
+};
+
+// One image: out [Cout, h, w] (+)= the correlation of the planes with the packed weights,
+// scattered by m. tile: GO * Qr floats.
+template <class Taps>
+void correlate_image(float* out, bool accumulate, const float* bias, const Planes& in, int Cout, const float* wpk,
+                     const Scatter& m, float* tile) {
+  const std::size_t hw = std::size_t(m.h) * m.w;
+  for (int o0 = 0; o0 < Cout; o0 += GO) {
+    correlate<Taps>(tile, in.Qr, in.in, in.chan, in.Cin, in.L, in.phase,
+                    wpk + std::size_t(o0 / GO) * in.Cin * Taps::n * GO, in.Qr, in.xv);
+    for (int g = 0; g < GO && o0 + g < Cout; ++g)
+      scatter_plane(out + (o0 + g) * hw, tile + g * in.Qr, m, accumulate, bias != nullptr ? bias[o0 + g] : 0.0f);
+  }
+}
+
+// ---- input gradient, stride 2 ----
+
+// dout with one zero row and column in front (D above), rows of OW + 2 floats.
+struct DoutLayout {
+  int ld, R;                    // row stride; rows of each dinp phase computed (H/2 + 1)
+  std::size_t Q, Qr, chan;
+  int xv;
+  DoutLayout(const Conv2dShape& s)
+      : ld(s.out_w() + 2), R(s.H / 2 + 1), Q(std::size_t(R) * ld), Qr(round_up(Q, std::size_t(tile_vectors(Q)) * VL)),
+        chan(round_up(std::max(Qr + ld + 1, std::size_t(s.out_h() + 2) * ld), VL)), xv(tile_vectors(Q)) {}
+};
+
+// ---- weight gradient ----
+
+// dw[o0+g][c][t] += sum_{n < images} sum_q dz[n][o0+g][q] * in[n][c][q + shift(t)] for g < GW.
+// dz(n, o) points at image n's dout plane o in the flat layout (rows of f.L floats, zeros in
+// the thrown-away columns and up to f.Qr).
+template <class Taps, class Dz>
+void weight_grad_item(float* dw, int o0, int c, int images, Dz dz, const float* in, const Conv2dShape& s,
+                      const InputLayout& f) {
   vf acc[GW][T] = {};
   for (int n = 0; n < images; ++n) {
     const float* d[GW];
-    for (int g = 0; g < GW; ++g) d[g] = dpad + (std::size_t(n) * s.OC + std::min(o0 + g, s.OC - 1)) * f.plane + Wp + 1;
-    const float* in = ipad + (std::size_t(n) * s.C + c) * f.plane;
+    for (int g = 0; g < GW; ++g) d[g] = dz(n, std::min(o0 + g, s.OC - 1));
+    const float* x0 = in + (std::size_t(n) * s.C + c) * f.chan;
     for (std::size_t q = 0; q < f.Qr; q += VL) {
       vf dv[GW];
       for (int g = 0; g < GW; ++g) dv[g] = vload(d[g] + q);
-      for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) {
-          const vf x = vload(in + q + i * Wp + j);
-          for (int g = 0; g < GW; ++g) acc[g][i * 3 + j] += dv[g] * x;
-        }
+#pragma GCC unroll 9
+      for (int t = 0; t < T; ++t) {
+        const vf x = vload(x0 + q + Taps::shift(t, f.L, std::ptrdiff_t(f.phase)));
+        for (int g = 0; g < GW; ++g) acc[g][t] += dv[g] * x;
+      }
     }
   }
   for (int g = 0; g < GW && o0 + g < s.OC; ++g)
@@ -204,40 +325,84 @@ void flat_weight_grad(float* dw, int o0, int c, int images, const float* dpad, c
 }  // namespace
 
 bool conv2d_direct_applies(const Conv2dShape& s) {
-  return s.KH == 3 && s.KW == 3 && s.stride == 1 && s.pad == 1;
+  return s.KH == 3 && s.KW == 3 && s.pad == 1 && (s.stride == 1 || s.stride == 2);
 }
 
 void conv2d_direct_forward(float* out, const float* inp, const float* weight, const float* bias,
                            const Conv2dShape& s) {
-  const Flat f(s.H, s.W);
-  const float* wpk =
-      pack_weights(s.OC, s.C, [&](int o, int c, int t) { return weight[(std::size_t(o) * s.C + c) * T + t]; });
-  const std::size_t in_img = std::size_t(s.C) * s.H * s.W, out_img = std::size_t(s.OC) * s.H * s.W;
+  const InputLayout f(s);
+  const auto w_at = [&](int o, int c, int t) { return weight[(std::size_t(o) * s.C + c) * T + t]; };
+  float* wpk = scratch(3, std::size_t((s.OC + GO - 1) / GO) * s.C * T * GO);
+  if (s.stride == 1)
+    pack_weights<Stride1Taps>(wpk, s.OC, s.C, w_at);
+  else
+    pack_weights<Stride2Taps>(wpk, s.OC, s.C, w_at);
+  const Scatter m{f.OH, f.OW, f.L, 1, 0, 0, f.OH, f.OW};
+  const std::size_t in_img = std::size_t(s.C) * s.H * s.W, out_img = std::size_t(s.OC) * f.OH * f.OW;
 #pragma omp parallel for schedule(static) if (s.N > 1)
   for (int n = 0; n < s.N; ++n) {
-    float* pad = scratch(0, s.C * f.plane);
-    pad_planes(pad, inp + n * in_img, s.C, f);
-    flat_conv_image(out + n * out_img, false, bias, pad, s.C, s.OC, wpk, f, scratch(1, GO * f.Qr));
+    float* in = scratch(0, s.C * f.chan);
+    to_input_layout(in, inp + n * in_img, s.C, f);
+    const Planes planes{in, f.chan, s.C, f.L, std::ptrdiff_t(f.phase), f.Qr, f.xv};
+    float* tile = scratch(1, GO * f.Qr);
+    if (s.stride == 1)
+      correlate_image<Stride1Taps>(out + n * out_img, false, bias, planes, s.OC, wpk, m, tile);
+    else
+      correlate_image<Stride2Taps>(out + n * out_img, false, bias, planes, s.OC, wpk, m, tile);
   }
 }
 
 void conv2d_direct_backward(float* dinp, float* dweight, const float* dout, const float* inp,
                             const float* weight, const Conv2dShape& s, bool accumulate_dinp) {
-  const Flat f(s.H, s.W);
-  const std::size_t in_img = std::size_t(s.C) * s.H * s.W, out_img = std::size_t(s.OC) * s.H * s.W;
-  // dinp = correlation of padded dout with w'[c][o][t] = w[o][c][8 - t] (flipped, transposed).
-  const float* wpk = nullptr;
-  if (dinp != nullptr)
-    wpk = pack_weights(s.C, s.OC, [&](int c, int o, int t) { return weight[(std::size_t(o) * s.C + c) * T + 8 - t]; });
-  // Images go in chunks whose padded planes fit in ~3/4 of a 2 MiB L2 cache: each chunk is
-  // padded (and its dinp computed) image-parallel, then every weight-gradient item reads the
-  // whole chunk. The chunk size does not depend on the thread count (dweight's rounding would),
-  // and is a multiple of 4 images when it can be, so 2 or 4 threads get equal shares.
-  const std::size_t image_bytes = std::size_t(s.C + s.OC) * f.plane * sizeof(float);
+  const InputLayout f(s);
+  const DoutLayout g(s);  // stride 2 only
+  const std::size_t in_img = std::size_t(s.C) * s.H * s.W, out_img = std::size_t(s.OC) * f.OH * f.OW;
+  const auto w_at = [&](int o, int c, int t) { return weight[(std::size_t(o) * s.C + c) * T + t]; };
+
+  // Input-gradient weights. Stride 1: dinp = correlation of the padded dout with
+  // w'[c][o][t] = w[o][c][8 - t] (flipped, transposed). Stride 2: one correlation per phase.
+  const float* wpk[4] = {};
+  if (dinp != nullptr) {
+    float* w = scratch(3, 4 * std::size_t((s.C + GO - 1) / GO) * s.OC * T * GO);
+    const auto w_t = [&](int c, int o, int t) { return w_at(o, c, t); };
+    if (s.stride == 1) {
+      wpk[0] = w;
+      pack_weights<Stride1Taps>(w, s.C, s.OC, [&](int c, int o, int t) { return w_at(o, c, 8 - t); });
+    } else {
+      wpk[0] = w, w += pack_weights<DinpPhaseTaps<0, 0>>(w, s.C, s.OC, w_t);
+      wpk[1] = w, w += pack_weights<DinpPhaseTaps<0, 1>>(w, s.C, s.OC, w_t);
+      wpk[2] = w, w += pack_weights<DinpPhaseTaps<1, 0>>(w, s.C, s.OC, w_t);
+      wpk[3] = w, pack_weights<DinpPhaseTaps<1, 1>>(w, s.C, s.OC, w_t);
+    }
+  }
+  // dinp of one image from its padded dout planes dp.
+  const auto image_dinp = [&](float* dx, const float* dp) {
+    float* tile = scratch(2, GO * std::max(f.Qr, g.Qr));
+    if (s.stride == 1) {
+      const Planes planes{dp, f.chan, s.OC, f.L, 0, f.Qr, f.xv};
+      return correlate_image<Stride1Taps>(dx, accumulate_dinp, nullptr, planes, s.C, wpk[0],
+                                          Scatter{s.H, s.W, f.L, 1, 0, 0, s.H, s.W}, tile);
+    }
+    // The four phases write disjoint dinp elements.
+    const Planes planes{dp, g.chan, s.OC, g.ld, 0, g.Qr, g.xv};
+    const auto phase_to_dinp = [&](int a, int b) { return Scatter{g.R, g.ld, g.ld, 2, a - 1, b - 1, s.H, s.W}; };
+    correlate_image<DinpPhaseTaps<0, 0>>(dx, accumulate_dinp, nullptr, planes, s.C, wpk[0], phase_to_dinp(0, 0), tile);
+    correlate_image<DinpPhaseTaps<0, 1>>(dx, accumulate_dinp, nullptr, planes, s.C, wpk[1], phase_to_dinp(0, 1), tile);
+    correlate_image<DinpPhaseTaps<1, 0>>(dx, accumulate_dinp, nullptr, planes, s.C, wpk[2], phase_to_dinp(1, 0), tile);
+    correlate_image<DinpPhaseTaps<1, 1>>(dx, accumulate_dinp, nullptr, planes, s.C, wpk[3], phase_to_dinp(1, 1), tile);
+  };
+  // Images go in chunks whose planes fit in ~3/4 of a 2 MiB L2 cache: each chunk is laid out
+  // (and its dinp computed) image-parallel, then every weight-gradient item reads the whole
+  // chunk. The chunk size does not depend on the thread count (dweight's rounding would), and
+  // is a multiple of 4 images when it can be, so 2 or 4 threads get equal shares.
+  const std::size_t dout_chan = s.stride == 1 ? f.chan : g.chan;  // padded dout (dinp)
+  const std::size_t dz_chan = s.stride == 1 ? 0 : f.Qr;            // stride 2: dout for dweight
+  const std::size_t image_bytes = (s.C * f.chan + s.OC * (dout_chan + dz_chan)) * sizeof(float);
   int chunk = int(std::clamp<std::size_t>((3u << 19) / image_bytes, 1, std::size_t(s.N)));
   if (chunk >= 4) chunk -= chunk % 4;
-  float* dpad = scratch(0, std::size_t(chunk) * s.OC * f.plane);
-  float* ipad = scratch(1, std::size_t(chunk) * s.C * f.plane);
+  float* dpad = scratch(0, std::size_t(chunk) * s.OC * dout_chan);
+  float* ipad = scratch(1, std::size_t(chunk) * s.C * f.chan);
+  float* dz = s.stride == 1 ? nullptr : scratch(4, std::size_t(chunk) * s.OC * dz_chan);
   // Weight-gradient work items: (GW output channels, one input channel) entry sets; each is
   // summed by one thread over the chunks in order, so dweight does not depend on the threads.
   const int items = (s.OC + GW - 1) / GW * s.C;
@@ -245,15 +410,30 @@ void conv2d_direct_backward(float* dinp, float* dweight, const float* dout, cons
     const int n1 = std::min(s.N, n0 + chunk);
 #pragma omp parallel for schedule(static) if (n1 - n0 > 1)
     for (int n = n0; n < n1; ++n) {
-      float* dp = dpad + std::size_t(n - n0) * s.OC * f.plane;
-      pad_planes(dp, dout + n * out_img, s.OC, f);
-      pad_planes(ipad + std::size_t(n - n0) * s.C * f.plane, inp + n * in_img, s.C, f);
-      if (dinp != nullptr)
-        flat_conv_image(dinp + n * in_img, accumulate_dinp, nullptr, dp, s.OC, s.C, wpk, f, scratch(2, GO * f.Qr));
+      float* dp = dpad + std::size_t(n - n0) * s.OC * dout_chan;
+      if (s.stride == 1) {
+        to_flat(dp, dout + n * out_img, s.OC, f.OH, f.OW, f.L, 1, 1, dout_chan);
+      } else {
+        to_flat(dp, dout + n * out_img, s.OC, f.OH, f.OW, g.ld, 1, 1, dout_chan);
+        to_flat(dz + std::size_t(n - n0) * s.OC * dz_chan, dout + n * out_img, s.OC, f.OH, f.OW, f.L, 0, 0, dz_chan);
+      }
+      to_input_layout(ipad + std::size_t(n - n0) * s.C * f.chan, inp + n * in_img, s.C, f);
+      if (dinp != nullptr) image_dinp(dinp + n * in_img, dp);
     }
+    const int images = n1 - n0;
+    if (s.stride == 1) {
+      // dz is the padded dout seen from one row and one column in: dout at the output position,
+      // and the zero borders in the thrown-away columns.
+      const auto dz1 = [&](int n, int o) { return dpad + (std::size_t(n) * s.OC + o) * dout_chan + f.L + 1; };
 #pragma omp parallel for schedule(static) if (items > 1)
-    for (int item = 0; item < items; ++item)
-      flat_weight_grad(dweight, (item / s.C) * GW, item % s.C, n1 - n0, dpad, ipad, s, f);
+      for (int item = 0; item < items; ++item)
+        weight_grad_item<Stride1Taps>(dweight, (item / s.C) * GW, item % s.C, images, dz1, ipad, s, f);
+    } else {
+      const auto dz2 = [&](int n, int o) { return dz + (std::size_t(n) * s.OC + o) * dz_chan; };
+#pragma omp parallel for schedule(static) if (items > 1)
+      for (int item = 0; item < items; ++item)
+        weight_grad_item<Stride2Taps>(dweight, (item / s.C) * GW, item % s.C, images, dz2, ipad, s, f);
+    }
   }
 }
 

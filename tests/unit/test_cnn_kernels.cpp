@@ -257,7 +257,7 @@ double worst_error(const std::vector<float>& got, const std::vector<float>& base
 
 }  // namespace
 
-// The direct 3x3 stride-1 path (conv_direct.cpp) on the ResNet-20 stage shapes and on odd
+// The direct 3x3 path (conv_direct.cpp), stride 1 and 2, on the ResNet-20 stage shapes and on odd
 // sizes (channel counts that are not whole register tiles, 1-pixel and narrow images), against
 // the double references: forward, dinp written and accumulated, dweight accumulated, at 1 and 2
 // threads (bitwise equal: every result has a fixed summation order).
@@ -265,12 +265,15 @@ TEST(Conv2d, DirectPathMatchesReferenceOnResNetShapes) {
   const std::vector<k::Conv2dShape> shapes = {
       conv(2, 3, 32, 32, 16, 3, 3, 1, 1),  conv(3, 16, 32, 32, 16, 3, 3, 1, 1), conv(2, 32, 16, 16, 32, 3, 3, 1, 1),
       conv(3, 64, 8, 8, 64, 3, 3, 1, 1),   conv(2, 5, 13, 11, 7, 3, 3, 1, 1),   conv(3, 17, 1, 1, 9, 3, 3, 1, 1),
-      conv(1, 4, 2, 3, 6, 3, 3, 1, 1),     conv(2, 6, 5, 40, 5, 3, 3, 1, 1)};
+      conv(1, 4, 2, 3, 6, 3, 3, 1, 1),     conv(2, 6, 5, 40, 5, 3, 3, 1, 1),
+      // stride 2: the ResNet stage entries, odd and tiny images
+      conv(2, 16, 32, 32, 32, 3, 3, 2, 1), conv(3, 32, 16, 16, 64, 3, 3, 2, 1), conv(2, 5, 13, 11, 7, 3, 3, 2, 1),
+      conv(3, 3, 1, 1, 4, 3, 3, 2, 1),     conv(1, 4, 2, 3, 6, 3, 3, 2, 1),     conv(2, 6, 5, 40, 5, 3, 3, 2, 1)};
   unsigned seed = 300;
   for (const k::Conv2dShape& s : shapes) {
     const auto x = random_vec(std::size_t(s.N) * s.C * s.H * s.W, seed++);
     const auto wt = random_vec(std::size_t(s.OC) * s.C * 9, seed++);
-    const auto dy = random_vec(std::size_t(s.N) * s.OC * s.H * s.W, seed++);
+    const auto dy = random_vec(std::size_t(s.N) * s.OC * s.out_h() * s.out_w(), seed++);
     const auto dx0 = random_vec(x.size(), seed++), dw0 = random_vec(wt.size(), seed++);
     const auto y_ref = conv_direct(x, wt, nullptr, s);
     const ConvGrads ref = conv_backward_direct(x, wt, dy, s);
