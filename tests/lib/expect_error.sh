@@ -3,6 +3,9 @@
 #   expect_error <text the one line must contain> <command...>
 #   expect_help <text the help must contain> <command...>     (--help is not an error)
 #   finish <test name>                                        (prints "N passed, M failed"; status)
+# and, for the trainers, the errors of the options they share (trainers/common, trainers/dp):
+#   expect_data_parallel_errors <trainer command...>          (one step)
+#   expect_checkpoint_errors <trainer command...>             (see below)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 failures=0 checks=0
 expect_error() {
@@ -25,4 +28,36 @@ expect_help() {
 finish() {
   echo "$1: $((checks - failures)) passed, $failures failed"
   [ $failures -eq 0 ]
+}
+
+# The data-parallel engine's option errors (trainers/dp/options.hpp); the command runs one step.
+expect_data_parallel_errors() {
+  expect_error "unknown algorithm 'hypercube'"          "$@" -a ring,hypercube
+  expect_error "--bucket-cap-mb"                        "$@" --bucket-cap-mb 25,,5
+  expect_error "--global-batch 6 is not divisible by ranks x --accum-steps = 1 x 4" "$@" --global-batch 6 --accum-steps 4
+  expect_error "--batch 6 is not divisible by --accum-steps 4" "$@" -B 6 --accum-steps 4
+  expect_error "excludes"                               "$@" -B 4 --global-batch 8
+  expect_error "--local-sgd and --accum-steps > 1 exclude each other" "$@" -B 4 --local-sgd 2 --accum-steps 2
+  expect_error "--inject-fault 'crash:0:1'"             "$@" --inject-fault crash:0:1
+}
+
+# The checkpoint errors every trainer shares (trainers/common): a missing, garbage or truncated
+# file, a checkpoint already at --steps, other data, --resume with --init-from, --stop-after not
+# after the checkpoint. The command takes -s and writes its trace to $tmp/t.h5. Leaves the
+# checkpoint of a 2-step run in $tmp/ck.h5 for the trainer's own checks; returns 1 (a failure)
+# if it cannot make one.
+expect_checkpoint_errors() {
+  expect_error "cannot load checkpoint '$tmp/missing.h5': no such file" "$@" -s 2 --resume "$tmp/missing.h5"
+  head -c 3000 /dev/urandom > "$tmp/garbage.h5"
+  expect_error "not a readable HDF5 file"               "$@" -s 2 --resume "$tmp/garbage.h5"
+  if ! "$@" -s 2 --save "$tmp/ck.h5" >/dev/null 2>"$tmp/err"; then
+    echo "FAIL: could not make a checkpoint:"; sed 's/^/    /' "$tmp/err"; failures=$((failures + 1))
+    return 1
+  fi
+  head -c $(( $(stat -c %s "$tmp/ck.h5") / 2 )) "$tmp/ck.h5" > "$tmp/trunc.h5"
+  expect_error "cannot load checkpoint"                 "$@" -s 4 --resume "$tmp/trunc.h5"
+  expect_error "nothing to do for --steps 2"            "$@" -s 2 --resume "$tmp/ck.h5"
+  expect_error "the checkpoint was trained on"          "$@" -s 4 --resume "$tmp/ck.h5" --data-seed 7
+  expect_error "--resume and --init-from"               "$@" -s 4 --resume "$tmp/ck.h5" --init-from "$tmp/ck.h5"
+  expect_error "--stop-after 2 is not after the checkpoint's step 2" "$@" -s 4 --resume "$tmp/ck.h5" --stop-after 2
 }

@@ -4,20 +4,18 @@
 // parameters stay identical across ranks, local SGD averages exactly, a wrong allreduce result
 // or diverged parameters fail the run, and a failing rank ends the whole job quickly.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/trace.hpp"
+#include "tests/lib/trainer_test.hpp"
 
 namespace fs = std::filesystem;
+using sp::test::read_file;
 
 namespace {
 
@@ -25,47 +23,21 @@ namespace {
 // over 15 AdamW steps of gpt-micro that stays far below this (measured: < 2e-6).
 constexpr double kLossTolerance = 1e-4;
 
-std::string read_file(const std::string& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-class DataParallel : public ::testing::Test {
+class DataParallel : public sp::test::TrainerTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("dp_train_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  DataParallel() : TrainerTest("dp_train_test") {}
   // Runs gpt_train (gpt-micro) on `ranks` ranks under a 120 s limit; returns the exit status
-  // (124 = timed out), output in <log>.
+  // (137 = killed at the limit), output in <log>.
   int train(int ranks, const std::string& args, const std::string& log, bool expect_success = true) {
-    const std::string cmd = "env " SP_MPI_TEST_ENV " timeout -s KILL 120 " SP_MPIEXEC " " SP_MPIEXEC_NUMPROC_FLAG " " +
-                            std::to_string(ranks) + " " SP_MPIEXEC_FLAGS " " GPT_TRAIN_PATH
-                            " -m gpt-micro --synthetic-bytes 100000 --val-batches 0 -q " + args + " >" + path(log) +
-                            " 2>&1";
-    const int status = std::system(cmd.c_str());
-    const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (expect_success && rc != 0) ADD_FAILURE() << cmd << " exited " << rc << ":\n" << read_file(path(log));
-    return rc;
+    return run(sp::test::mpirun(ranks) + GPT_TRAIN_PATH " -m gpt-micro --synthetic-bytes 100000 --val-batches 0 -q " + args,
+               log, expect_success);
   }
-  std::vector<double> losses(const std::string& trace) {
-    const sp::Table steps = sp::TraceReader(path(trace)).read_table("steps");
-    return std::get<std::vector<double>>(steps.find("loss")->values);
-  }
+  std::vector<double> losses(const std::string& trace) { return steps_column(trace, "loss"); }
   void expect_same_curve(const std::vector<double>& reference, const std::vector<double>& got, const std::string& what) {
     ASSERT_EQ(reference.size(), got.size()) << what;
     for (std::size_t i = 0; i < got.size(); ++i)
       EXPECT_NEAR(got[i], reference[i], kLossTolerance) << what << ", step " << i + 1;
   }
-  fs::path dir_;
 };
 
 // Every algorithm x three caps (one bucket per tensor, 10 KiB buckets, one bucket) is cycled

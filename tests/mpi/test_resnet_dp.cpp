@@ -6,20 +6,15 @@
 // Tiny model (depth 8, width 8, 19,954 parameters in 26 tensors), 32x32 synthetic images: about
 // 15 s in all on 2 cores.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "core/trace.hpp"
+#include "tests/lib/trainer_test.hpp"
 #include "trainers/resnet/checkpoint.hpp"
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -28,42 +23,16 @@ namespace {
 // 16 SGD steps at lr 0.1 that stays far below this (measured max 7e-8 at 2-4 ranks).
 constexpr double kLossTolerance = 1e-4;
 
-std::string read_file(const std::string& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-class ResNetDataParallel : public ::testing::Test {
+class ResNetDataParallel : public sp::test::TrainerTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("resnet_dp_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  ResNetDataParallel() : TrainerTest("resnet_dp_test") {}
   // Runs resnet_train (depth 8, width 8) on `ranks` ranks under a 120 s limit; returns the exit
-  // status (124 = timed out), output in <log>.
+  // status (137 = killed at the limit), output in <log>.
   int train(int ranks, const std::string& args, const std::string& log) {
-    const std::string cmd = "env " SP_MPI_TEST_ENV " OMP_NUM_THREADS=1 timeout -s KILL 120 " SP_MPIEXEC " "
-                            SP_MPIEXEC_NUMPROC_FLAG " " + std::to_string(ranks) + " " SP_MPIEXEC_FLAGS " " RESNET_TRAIN_PATH
-                            " --depth 8 --width 8 --synthetic-images 512 --synthetic-test 64 -q " + args + " >" +
-                            path(log) + " 2>&1";
-    const int status = std::system(cmd.c_str());
-    const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (rc != 0) ADD_FAILURE() << cmd << " exited " << rc << ":\n" << read_file(path(log));
-    return rc;
+    return run(sp::test::mpirun(ranks) + RESNET_TRAIN_PATH
+               " --depth 8 --width 8 --synthetic-images 512 --synthetic-test 64 -q " + args, log);
   }
-  std::vector<double> column(const std::string& trace, const std::string& name) {
-    const sp::Table steps = sp::TraceReader(path(trace)).read_table("steps");
-    return std::get<std::vector<double>>(steps.find(name)->values);
-  }
-  fs::path dir_;
+  std::vector<double> column(const std::string& trace, const std::string& name) { return steps_column(trace, name); }
 };
 
 // Two algorithms x two caps (one bucket per tensor; 0.05 MiB) cycled step by step, every step verified element by element against MPI_Allreduce and the parameter hashes

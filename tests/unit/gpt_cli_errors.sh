@@ -24,31 +24,14 @@ expect_error "cannot create trace"                    $G -m gpt-micro -B 2 --syn
 expect_error "not expected"                           $M -s 1 --bogus
 # Data-parallel options.
 N="$G -m gpt-micro --synthetic-bytes 20000 -o $tmp/t.h5 -s 1"
-expect_error "unknown algorithm 'hypercube'"          $N -a ring,hypercube
-expect_error "--bucket-cap-mb"                        $N --bucket-cap-mb 25,,5
+expect_data_parallel_errors $N
 expect_error "--bucket-cap-mb"                        $N --bucket-cap-mb -3
-expect_error "--global-batch 6 is not divisible by ranks x --accum-steps = 1 x 4" $N --global-batch 6 --accum-steps 4
-expect_error "--batch 6 is not divisible by --accum-steps 4" $N -B 6 --accum-steps 4
-expect_error "excludes"                               $N -B 4 --global-batch 8
-expect_error "--local-sgd and --accum-steps > 1 exclude each other" $N -B 4 --local-sgd 2 --accum-steps 2
-expect_error "--inject-fault 'crash:0:1'"             $N --inject-fault crash:0:1
 expect_error "--inject-fault: rank 3 does not exist (1 ranks)" $N --inject-fault exit:3:1
-# Checkpoints: missing, garbage, truncated, another model, finished, other data.
-expect_error "cannot load checkpoint '$tmp/missing.h5': no such file" $M -s 2 --resume "$tmp/missing.h5"
-head -c 3000 /dev/urandom > "$tmp/garbage.h5"
-expect_error "not a readable HDF5 file"               $M -s 2 --resume "$tmp/garbage.h5"
-if $M -s 2 --save "$tmp/ck.h5" >/dev/null 2>"$tmp/err"; then
-  head -c $(( $(stat -c %s "$tmp/ck.h5") / 2 )) "$tmp/ck.h5" > "$tmp/trunc.h5"
-  expect_error "cannot load checkpoint"               $M -s 4 --resume "$tmp/trunc.h5"
+# Checkpoints: the shared errors, then another model and a foreign file.
+if expect_checkpoint_errors $M; then
   expect_error "--width 64 differs from the --resume checkpoint's 32" $M -s 4 --resume "$tmp/ck.h5" --width 64
-  expect_error "nothing to do for --steps 2"          $M -s 2 --resume "$tmp/ck.h5"
-  expect_error "the checkpoint was trained on"        $M -s 4 --resume "$tmp/ck.h5" --data-seed 7
-  expect_error "--resume and --init-from"             $M -s 4 --resume "$tmp/ck.h5" --init-from "$tmp/ck.h5"
   expect_error "--model gpt-tiny differs from the --init-from checkpoint's model gpt-micro" $G -B 2 --synthetic-bytes 20000 -o "$tmp/t.h5" -s 4 --init-from "$tmp/ck.h5" -m gpt-tiny
-  expect_error "--stop-after 2 is not after the checkpoint's step 2" $M -s 4 --resume "$tmp/ck.h5" --stop-after 2
   expect_error "not a scaleprobe GPT checkpoint"      $M -s 4 --init-from "$tmp/t.h5"
-else
-  echo "FAIL: could not make a checkpoint:"; sed 's/^/    /' "$tmp/err"; failures=$((failures + 1))
 fi
 # --help is not an error.
 expect_help "--resume" $G

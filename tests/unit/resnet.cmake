@@ -1,25 +1,14 @@
 # Tests of the ResNet model and image data (trainers/resnet), included from
 # tests/unit/CMakeLists.txt (label unit). Single-threaded: the gradient check assumes one thread.
-# gtest_discover_tests (CMake 3.25) keeps only one ENVIRONMENT variable, hence
-# ENVIRONMENT_MODIFICATION for the second (see kernels.cmake).
 include(GoogleTest)
 add_executable(test_resnet_model ${CMAKE_CURRENT_LIST_DIR}/test_resnet_model.cpp
                                  ${CMAKE_CURRENT_LIST_DIR}/test_resnet_data.cpp)
 target_link_libraries(test_resnet_model PRIVATE scaleprobe_resnet GTest::gtest_main)
-gtest_discover_tests(test_resnet_model PROPERTIES LABELS unit
-                     ENVIRONMENT "OMP_NUM_THREADS=1"
-                     ENVIRONMENT_MODIFICATION "OPENBLAS_NUM_THREADS=set:1")
+sp_add_single_threaded_gtests(test_resnet_model)
 
 # resnet_train end to end: loss falls, bitwise resume, signal handling, trace tables.
-add_executable(test_resnet_train ${CMAKE_CURRENT_LIST_DIR}/test_resnet_train.cpp)
-target_link_libraries(test_resnet_train PRIVATE scaleprobe_resnet GTest::gtest_main)
-target_compile_definitions(test_resnet_train PRIVATE RESNET_TRAIN_PATH="$<TARGET_FILE:resnet_train>")
-add_dependencies(test_resnet_train resnet_train)
-gtest_discover_tests(test_resnet_train PROPERTIES LABELS unit
-                     ENVIRONMENT "OMP_NUM_THREADS=1"
-                     ENVIRONMENT_MODIFICATION "OPENBLAS_NUM_THREADS=set:1")
+sp_add_trainer_test(test_resnet_train TRAINER resnet_train LABEL unit
+                    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_resnet_train.cpp LINK scaleprobe_resnet)
 
 # Error paths of resnet_train: non-zero exit and exactly one stderr line each.
-add_test(NAME resnet_cli_errors COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/resnet_cli_errors.sh $<TARGET_FILE:resnet_train>)
-set_tests_properties(resnet_cli_errors PROPERTIES LABELS unit TIMEOUT 120
-                     ENVIRONMENT "${SCALEPROBE_MPI_TEST_ENV}")
+sp_add_trainer_script_test(resnet_cli_errors ${CMAKE_CURRENT_LIST_DIR}/resnet_cli_errors.sh resnet_train)

@@ -30,31 +30,13 @@ expect_error "has 5000 bytes, not a positive multiple of the 3073-byte record" $
 { printf '\x0b'; head -c 3072 /dev/zero; } > "$tmp/cifar/test_batch.bin"
 expect_error "record 0 has label 11 (expected 0..9)"   $M -s 1 --data "$tmp/cifar"
 # Data-parallel options.
-N="$R --depth 8 --width 4 --synthetic-images 64 -o $tmp/t.h5 -s 1"
-expect_error "unknown algorithm 'hypercube'"           $N -a ring,hypercube
-expect_error "--bucket-cap-mb"                         $N --bucket-cap-mb 25,,5
-expect_error "--global-batch 6 is not divisible by ranks x --accum-steps = 1 x 4" $N --global-batch 6 --accum-steps 4
-expect_error "--batch 6 is not divisible by --accum-steps 4" $N -B 6 --accum-steps 4
-expect_error "excludes"                                $N -B 4 --global-batch 8
-expect_error "--local-sgd and --accum-steps > 1 exclude each other" $N -B 4 --local-sgd 2 --accum-steps 2
-expect_error "--inject-fault 'crash:0:1'"              $N --inject-fault crash:0:1
-# Checkpoints: missing, garbage, truncated, another model, finished, other data, foreign file.
-expect_error "cannot load checkpoint '$tmp/missing.h5': no such file" $M -s 2 --resume "$tmp/missing.h5"
-head -c 3000 /dev/urandom > "$tmp/garbage.h5"
-expect_error "not a readable HDF5 file"                $M -s 2 --resume "$tmp/garbage.h5"
-if $M -s 2 --save "$tmp/ck.h5" >/dev/null 2>"$tmp/err"; then
-  head -c $(( $(stat -c %s "$tmp/ck.h5") / 2 )) "$tmp/ck.h5" > "$tmp/trunc.h5"
-  expect_error "cannot load checkpoint"                $M -s 4 --resume "$tmp/trunc.h5"
+expect_data_parallel_errors $R --depth 8 --width 4 --synthetic-images 64 -o "$tmp/t.h5" -s 1
+# Checkpoints: the shared errors, then another model, augmentation changed and a foreign file.
+if expect_checkpoint_errors $M; then
   expect_error "--width 8 differs from the --resume checkpoint's 4" $M0 -B 4 -s 4 --resume "$tmp/ck.h5" --width 8
-  expect_error "nothing to do for --steps 2"           $M -s 2 --resume "$tmp/ck.h5"
-  expect_error "the checkpoint was trained on"         $M -s 4 --resume "$tmp/ck.h5" --data-seed 7
   expect_error "the checkpoint was trained on"         $M -s 4 --resume "$tmp/ck.h5" --augment
-  expect_error "--resume and --init-from"              $M -s 4 --resume "$tmp/ck.h5" --init-from "$tmp/ck.h5"
   expect_error "--model resnet18 differs from the --init-from checkpoint's model resnet20-custom" $R -B 4 --synthetic-images 64 -o "$tmp/t.h5" -s 4 --init-from "$tmp/ck.h5" -m resnet18
-  expect_error "--stop-after 2 is not after the checkpoint's step 2" $M -s 4 --resume "$tmp/ck.h5" --stop-after 2
   expect_error "not a scaleprobe ResNet checkpoint"    $M -s 4 --init-from "$tmp/t.h5"
-else
-  echo "FAIL: could not make a checkpoint:"; sed 's/^/    /' "$tmp/err"; failures=$((failures + 1))
 fi
 # --help is not an error.
 expect_help "--bn-eval" $R

@@ -5,61 +5,31 @@
 // "train" has the documented tables. One thread (OMP_NUM_THREADS=1 from resnet.cmake), so every
 // run is bitwise reproducible. Tiny model (depth 8, width 8, 19,954 parameters): ~10 s in all.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "core/trace.hpp"
+#include "tests/lib/trainer_test.hpp"
 #include "trainers/resnet/checkpoint.hpp"
 
-namespace fs = std::filesystem;
 using namespace sp::resnet;
+using sp::test::column;
+using sp::test::read_file;
 
 namespace {
 
-std::string read_file(const std::string& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-class ResNetTrain : public ::testing::Test {
+class ResNetTrain : public sp::test::TrainerTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("resnet_train_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  ResNetTrain() : TrainerTest("resnet_train_test") {}
   static std::string common() {
     return std::string(RESNET_TRAIN_PATH) +
            " --depth 8 --width 8 -B 16 --lr 0.05 --synthetic-images 1024 --synthetic-test 128 --augment ";
   }
   // Runs resnet_train with the common flags; returns its exit code (stdout/stderr in <log>).
-  int train(const std::string& args, const std::string& log) {
-    const std::string cmd = common() + args + " >" + path(log) + " 2>&1";
-    const int rc = std::system(cmd.c_str());
-    if (rc != 0) ADD_FAILURE() << cmd << " failed:\n" << read_file(path(log));
-    return rc;
-  }
-  template <typename T>
-  static std::vector<T> column(const sp::Table& t, const std::string& name) {
-    const sp::Column* c = t.find(name);
-    EXPECT_NE(c, nullptr) << name;
-    return c ? std::get<std::vector<T>>(c->values) : std::vector<T>{};
-  }
-  fs::path dir_;
+  int train(const std::string& args, const std::string& log) { return run(common() + args, log); }
 };
 
 }  // namespace
@@ -69,10 +39,9 @@ class ResNetTrain : public ::testing::Test {
 // (observed: 2.30 -> 1.01), the final validation accuracy on 256 test images above 60%
 // (observed 96.9%; chance 10%). ~3 s.
 TEST_F(ResNetTrain, LossFallsOnTheSyntheticImages) {
-  const std::string cmd = std::string(RESNET_TRAIN_PATH) +
-                          " --depth 8 --width 8 -B 32 --lr 0.05 -s 40 --synthetic-images 2048 --synthetic-test 256 "
-                          "--augment --val-every 20 -o " + path("t.h5") + " >" + path("t.log") + " 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(path("t.log"));
+  ASSERT_EQ(run(std::string(RESNET_TRAIN_PATH) +
+                    " --depth 8 --width 8 -B 32 --lr 0.05 -s 40 --synthetic-images 2048 --synthetic-test 256 "
+                    "--augment --val-every 20 -o " + path("t.h5"), "t.log"), 0);
   const sp::Table steps = sp::TraceReader(path("t.h5")).read_table("steps");
   const auto loss = column<double>(steps, "loss");
   const auto acc = column<double>(steps, "val_accuracy");
@@ -92,22 +61,7 @@ TEST_F(ResNetTrain, ResumeContinuesBitwiseLikeAnUninterruptedRun) {
   ASSERT_EQ(train(common_args + "--stop-after 4 -o " + path("first.h5") + " --save " + path("ck4.h5"), "first.log"), 0);
   ASSERT_EQ(train(common_args + "--resume " + path("ck4.h5") + " -o " + path("second.h5") + " --save " + path("end_ck.h5"),
                   "second.log"), 0);
-  const sp::Table full = sp::TraceReader(path("full.h5")).read_table("steps");
-  const sp::Table first = sp::TraceReader(path("first.h5")).read_table("steps");
-  const sp::Table second = sp::TraceReader(path("second.h5")).read_table("steps");
-  ASSERT_EQ(column<std::int64_t>(full, "step").size(), 8u);
-  ASSERT_EQ(column<std::int64_t>(first, "step"), (std::vector<std::int64_t>{1, 2, 3, 4}));
-  ASSERT_EQ(column<std::int64_t>(second, "step"), (std::vector<std::int64_t>{5, 6, 7, 8}));
-  for (const char* col : {"loss", "lr", "grad_norm", "val_loss", "val_accuracy"}) {
-    const auto f = column<double>(full, col), a = column<double>(first, col), b = column<double>(second, col);
-    for (int i = 0; i < 4; ++i) {
-      if (std::string(col).starts_with("val_") && i == 3) continue;  // the interrupted run validates at its last step
-      EXPECT_EQ(std::memcmp(&f[i], &a[i], sizeof(double)), 0) << col << " step " << i + 1;
-    }
-    for (int i = 0; i < 4; ++i)
-      EXPECT_EQ(std::memcmp(&f[4 + i], &b[i], sizeof(double)), 0) << col << " step " << i + 5 << ": " << f[4 + i]
-                                                                  << " vs " << b[i];
-  }
+  expect_resume_is_bitwise("full.h5", "first.h5", "second.h5", {"loss", "lr", "grad_norm", "val_loss", "val_accuracy"});
   // The final weights, BN statistics and optimizer state are identical too.
   const CheckpointInfo info = read_checkpoint_info(path("end_ck.h5"));
   EXPECT_EQ(info.state.step, 8);
@@ -126,17 +80,13 @@ TEST_F(ResNetTrain, ResumeContinuesBitwiseLikeAnUninterruptedRun) {
   ASSERT_EQ(train("-s 2 --init-from " + path("full_ck.h5") + " -o " + path("init.h5"), "init.log"), 0);
   sp::TraceReader init(path("init.h5"));
   EXPECT_EQ(init.root_attribute("first_step"), "1");
-  EXPECT_LT(column<double>(init.read_table("steps"), "loss")[0], column<double>(full, "loss")[0]);
+  EXPECT_LT(steps_column("init.h5", "loss")[0], steps_column("full.h5", "loss")[0]);
 }
 
 TEST_F(ResNetTrain, SignalFinishesTheStepCheckpointsAndExitsZero) {
-  {  // start, wait for the first progress line, SIGUSR1, wait for the exit status
-    std::ofstream script(path("sig.sh"));
-    script << common() << "-s 100000 -o " << path("sig.h5") << " --save " << path("sig_ck.h5") << " >" << path("sig.log")
-           << " 2>&1 &\npid=$!\nfor i in $(seq 300); do grep -q '^step' " << path("sig.log")
-           << " && break; sleep 0.1; done\nkill -USR1 $pid\nwait $pid\n";
-  }
-  ASSERT_EQ(std::system(("bash " + path("sig.sh")).c_str()), 0) << read_file(path("sig.log"));
+  ASSERT_EQ(interrupt_after_first_step(common() + "-s 100000 -o " + path("sig.h5") + " --save " + path("sig_ck.h5"),
+                                       "sig.log"), 0)
+      << read_file(path("sig.log"));
   const std::string log = read_file(path("sig.log"));
   EXPECT_NE(log.find("interrupted by signal 10"), std::string::npos) << log;
   sp::TraceReader r(path("sig.h5"));
@@ -191,17 +141,6 @@ TEST_F(ResNetTrain, TraceHasTheTrainTables) {
   EXPECT_DOUBLE_EQ(lr[1], 0.05);
   EXPECT_NEAR(lr[2], 0.005, 1e-12);
   EXPECT_NEAR(lr[4], 0.0005, 1e-12);
-  // The engine's tables: the first step (first round of cases, and verified) is not summarised.
-  const sp::Table it = r.read_table("iterations");
-  EXPECT_EQ(column<std::int64_t>(it, "in_summary"), (std::vector<std::int64_t>{0, 1, 1, 1, 1}));
   EXPECT_EQ(column<std::int64_t>(steps, "in_summary"), (std::vector<std::int64_t>{0, 1, 1, 1, 1}));
-  const sp::Table samples = r.read_table("samples");
-  // data, forward, backward, wait, optimizer and one bucket allreduce a step + 2 validations.
-  EXPECT_EQ(column<std::int64_t>(samples, "phase").size(), 5u * 6 + 2);
-  EXPECT_EQ(r.read_table("buckets").rows(), 5u);
-  EXPECT_EQ(r.read_table("cases").rows(), 1u);
-  const sp::Table summary = r.read_table("summary");
-  EXPECT_EQ(column<std::string>(summary, "phase"),
-            (std::vector<std::string>{"data", "forward", "backward", "wait", "optimizer", "average", "step"}));
-  EXPECT_EQ(column<std::string>(r.read_table("ranks"), "host").size(), 1u);
+  sp::test::expect_engine_tables_of_five_steps(r);
 }

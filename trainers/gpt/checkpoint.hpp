@@ -1,4 +1,5 @@
-// GPT checkpoints in HDF5 (serial, written by one process under "<path>.partial" and renamed).
+// GPT checkpoints in HDF5 (serial, written by one process under "<path>.partial" and renamed;
+// trainers/common/checkpoint_io.hpp).
 //
 // Layout (format "scaleprobe-gpt-checkpoint", version 1):
 //   root attributes  format, format_version, model_name, vocab_size, max_seq_len, channels,
@@ -16,21 +17,16 @@
 //                    right (trainers/gpt/load_checkpoint.py)
 #pragma once
 
-#include <cstdint>
 #include <string>
 
+#include "trainers/common/train_state.hpp"
 #include "trainers/gpt/model.hpp"
 
 namespace sp::gpt {
 
-struct TrainState {
-  std::int64_t step = 0;          // optimizer steps completed
-  std::uint64_t init_seed = 0;
-  std::uint64_t data_seed = 0;
-  std::int64_t next_batch = 0;    // DataLoader::next_index of the training loader
-  std::string data_source;        // file path or "synthetic:<bytes>"
-  std::string data_fingerprint;   // fingerprint() of the corpus bytes
-};
+// next_batch: DataLoader::next_index of the training loader; data_source: the text file or
+// "synthetic:<bytes>"; data_fingerprint: fingerprint() of the corpus bytes.
+using TrainState = train::TrainState;
 
 // Writes everything above. Runs one small forward pass (B = 1) for /check, which overwrites the
 // model's activations (not its parameters, gradients or optimizer state).

@@ -2,21 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
-
 #include "core/program.hpp"
 
 namespace sp::gpt {
 
-// Linear warm-up over warmup steps to lr, then cosine decay to min_lr at the last step.
 double lr_at(const TrainOptions& o, int step0) {
-  const double max_lr = o.lr, min_lr = o.lr * o.min_lr_frac;
-  if (step0 < o.warmup_steps) return max_lr * double(step0 + 1) / double(o.warmup_steps);
-  const int decay_steps = o.steps - o.warmup_steps;
-  if (decay_steps <= 1) return max_lr;
-  const double ratio = double(step0 - o.warmup_steps) / double(decay_steps - 1);
-  return min_lr + 0.5 * (1.0 + std::cos(M_PI * std::min(1.0, ratio))) * (max_lr - min_lr);
+  return train::warmup_cosine_lr(o.lr, o.lr * o.min_lr_frac, o.warmup_steps, o.steps, step0);
 }
 
 void add_train_options(CLI::App& app, TrainOptions& o) {
@@ -52,19 +43,12 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
       ->check(CLI::Range(0, 100000000))->capture_default_str();
   app.add_option("--val-batches", o.val_batches, "batches in each validation pass (0 = no validation)")
       ->check(CLI::Range(0, 1000000))->capture_default_str();
-  app.add_option("--seed", o.seed, "parameter initialisation seed")->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--data-seed", o.data_seed, "seed of the synthetic corpus, the train/validation split and batch sampling")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--threads", o.threads, "OpenMP and BLAS threads (default: OMP_NUM_THREADS)")->check(CLI::Range(0, 4096));
-  app.add_option("--save", o.save, "checkpoint file written at the end (and every --save-every steps)");
-  app.add_option("--save-every", o.save_every, "also checkpoint every N steps")->check(CLI::Range(0, 100000000));
-  app.add_option("--resume", o.resume, "continue training exactly from a checkpoint (weights, AdamW state, data position)");
-  app.add_option("--init-from", o.init_from, "start from a checkpoint's weights only (fresh optimizer, step 0)");
-  app.add_option("--stop-after", o.stop_after, "stop after this step as if interrupted (the lr schedule still spans --steps)")
-      ->check(CLI::Range(0, 100000000));
-  app.add_option("-o,--trace", o.run.trace, "HDF5 trace path (default traces/gpt_train-<time>.h5)");
-  app.add_flag("-q,--quiet", o.run.quiet, "no progress lines (only the summary)");
-  dp::add_data_parallel_options(app, o.parallel);
+  train::add_run_control_options(
+      app, o,
+      {.program = "gpt_train",
+       .data_seed = "seed of the synthetic corpus, the train/validation split and batch sampling",
+       .resume = "continue training exactly from a checkpoint (weights, AdamW state, data position)",
+       .init_from = "start from a checkpoint's weights only (fresh optimizer, step 0)"});
   batch->excludes(app.get_option("--global-batch"));
 }
 

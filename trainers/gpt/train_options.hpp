@@ -5,14 +5,14 @@
 
 #include <string>
 
-#include "core/options.hpp"
-#include "trainers/dp/options.hpp"
+#include "trainers/common/run_options.hpp"
 #include "trainers/gpt/checkpoint.hpp"
 #include "trainers/gpt/model.hpp"
 
 namespace sp::gpt {
 
-struct TrainOptions {
+// Seeds, threads, checkpoints, trace and the data-parallel options: train::RunControlOptions.
+struct TrainOptions : train::RunControlOptions {
   std::string model = "gpt-tiny";
   int vocab = 0, context = 0, width = 0, depth = 0, heads = 0;  // 0 = preset / checkpoint
   std::string data;
@@ -20,12 +20,6 @@ struct TrainOptions {
   double val_fraction = 0.1;
   int steps = 0, batch = 8, seq_len = 0, warmup_steps = 10, val_every = 0, val_batches = 4;
   double lr = 1e-3, min_lr_frac = 0.1, weight_decay = 0.1, beta1 = 0.9, beta2 = 0.95, eps = 1e-8, grad_clip = 1.0;
-  long long seed = 1337, data_seed = 42;
-  int threads = 0;
-  std::string save, resume, init_from;
-  int save_every = 0, stop_after = 0;
-  RunOptions run;                  // -o / -q and the default trace path
-  dp::DataParallelOptions parallel;  // algorithm, bucket caps, strong/weak, accumulation, local SGD
 };
 
 void add_train_options(CLI::App& app, TrainOptions& o);

@@ -13,32 +13,12 @@
 # compare cpu/wall too: below the thread count means the threads waited for cores.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-R=${1:-$here/../../build/release/trainers/resnet/resnet_train}
-model=${2:-resnet20} batch=${3:-32} steps=${4:-8}
-shift $(( $# < 4 ? $# : 4 )) || true
-threads=${*:-1 2}
-[ -x "$R" ] || { echo "bench_vs_torch.sh: error: resnet_train not found at '$R'" >&2; exit 1; }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-echo "# $model, batch $batch, $steps steps (first excluded), host $(hostname), load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf "%-24s %7s %14s %14s %8s %10s\n" impl threads "wall ms/step" "cpu ms/step" cpu/wall images/s
+. "$here/../common/bench_vs_torch.sh"
+name_width=24 rate=images_per_s rate_decimals=1
+bench_setup resnet_train resnet20 32 "$@"
 for t in $threads; do
-  OMP_NUM_THREADS=$t "$R" -m "$model" -B "$batch" -s "$steps" --synthetic-images $((batch * steps)) --synthetic-test 1 \
+  OMP_NUM_THREADS=$t "$bin" -m "$model" -B "$batch" -s "$steps" --synthetic-images $((batch * steps)) --synthetic-test 1 \
       --val-images 0 -q -o "$tmp/sp$t.h5" >/dev/null
-  /usr/bin/python3 - "$tmp/sp$t.h5" "$t" <<'PY'
-import sys, h5py, numpy as np
-with h5py.File(sys.argv[1]) as f:
-    s = f["steps"]; keep = s["in_summary"][:] == 1
-    wall = s["step_wall_s"][:][keep]; cpu = s["step_process_cpu_s"][:][keep]
-    print(f"{'scaleprobe resnet_train':<24} {sys.argv[2]:>7} {wall.mean()*1e3:>14.1f} {cpu.mean()*1e3:>14.1f} "
-          f"{cpu.mean()/wall.mean():>8.2f} {f.attrs['images_per_s']:>10.1f}")
-PY
-  OMP_NUM_THREADS=$t /usr/bin/python3 "$here/bench_torch.py" --model "$model" --threads "$t" --batch "$batch" \
-      --steps "$steps" > "$tmp/torch$t.json"
-  /usr/bin/python3 - "$tmp/torch$t.json" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-print(f"{r['impl']:<24} {r['threads']:>7} {r['wall_mean_s']*1e3:>14.1f} {r['cpu_mean_s']*1e3:>14.1f} "
-      f"{r['cpu_mean_s']/r['wall_mean_s']:>8.2f} {r['images_per_s']:>10.1f}")
-PY
+  trainer_row "$tmp/sp$t.h5" "scaleprobe resnet_train" "$t"
+  torch_row "$t"
 done

@@ -1,5 +1,5 @@
-// ResNet checkpoints in HDF5 (serial, written by one process under "<path>.partial" and renamed),
-// in the style of trainers/gpt/checkpoint.hpp.
+// ResNet checkpoints in HDF5 (serial, written by one process under "<path>.partial" and renamed;
+// trainers/common/checkpoint_io.hpp), in the style of trainers/gpt/checkpoint.hpp.
 //
 // Layout (format "scaleprobe-resnet-checkpoint", version 1):
 //   root attributes  format, format_version, model_name, stages, depth, width, num_classes,
@@ -20,21 +20,17 @@
 // exactly like an uninterrupted one (on the same rank count and threads).
 #pragma once
 
-#include <cstdint>
 #include <string>
 
+#include "trainers/common/train_state.hpp"
 #include "trainers/resnet/model.hpp"
 
 namespace sp::resnet {
 
-struct TrainState {
-  std::int64_t step = 0;          // optimizer steps completed
-  std::uint64_t init_seed = 0;
-  std::uint64_t data_seed = 0;
-  std::int64_t next_batch = 0;    // ImageLoader::next_index of the training loader
-  bool augment = false;
-  std::string data_source;        // CIFAR-10 directory or "synthetic:<train>+<test>"
-  std::string data_fingerprint;   // image_set_fingerprint() of the train and test sets
+// next_batch: ImageLoader::next_index of the training loader; data_source: the CIFAR-10
+// directory or "synthetic:<train>+<test>"; data_fingerprint: of the train and test sets.
+struct TrainState : train::TrainState {
+  bool augment = false;  // the loader's crop + flip augmentation, part of the data position
 };
 
 // Writes everything above. Runs one eval-mode forward (N = 1) for /check, which overwrites the

@@ -20,19 +20,15 @@
 // statistics, never updated: an affine map per channel), which makes each image's loss
 // independent of its batch: then p ranks reproduce the 1-rank run up to float summation order.
 #include <fmt/format.h>
-#include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <limits>
 
-#include "core/log.hpp"
 #include "core/program.hpp"
-#include "core/provenance.hpp"
-#include "core/samples.hpp"
-#include "core/timer.hpp"
-#include "core/trace.hpp"
 #include "kernels/blas.hpp"
+#include "trainers/common/run_report.hpp"
+#include "trainers/common/step_loop.hpp"
 #include "trainers/dp/engine.hpp"
 #include "trainers/resnet/checkpoint.hpp"
 #include "trainers/resnet/data.hpp"
@@ -43,7 +39,6 @@ namespace {
 
 using namespace sp;
 using namespace sp::resnet;
-
 
 // FNV-1a over the labels and pixels of the train and test sets.
 std::string image_sets_fingerprint(const ImageSet& train, const ImageSet& test) {
@@ -64,27 +59,16 @@ int run(Session& s) {
   CLI::App app{"resnet_train: train a ResNet on the scaleprobe CPU kernels, on one rank or data-parallel", "resnet_train"};
   add_train_options(app, o);
   if (!parse_command_line(app, s)) return 0;
-  if (o.run.quiet) log::set_level(log::Level::warn);
-  if (!o.resume.empty() && !o.init_from.empty()) throw UsageError("--resume and --init-from exclude each other");
-  if (o.save_every > 0 && o.save.empty()) throw UsageError("--save-every needs --save FILE");
+  train::check_run_control_options(o);
   resolve_schedule(o);
   const dp::DataParallelPlan plan = dp::make_plan(o.parallel, o.batch, s.size);
-
-  // Threads: one knob for OpenMP and the OpenMP build of OpenBLAS (kernels/blas.hpp).
-  const int threads = o.threads > 0 ? o.threads : omp_get_max_threads();
-  kernels::set_blas_threads(threads);
+  const int threads = train::set_threads(o.threads);
 
   // Model configuration and checkpoint.
   CheckpointInfo ckpt;
-  const std::string& ckpt_path = !o.resume.empty() ? o.resume : o.init_from;
+  const std::string& ckpt_path = train::start_checkpoint(o);
   const bool from_ckpt = !ckpt_path.empty();
-  if (from_ckpt) {
-    try {
-      ckpt = read_checkpoint_info(ckpt_path);
-    } catch (const Error& e) {
-      throw CollectiveError(e.what());
-    }
-  }
+  if (from_ckpt) ckpt = train::read_collectively([&] { return read_checkpoint_info(ckpt_path); });
   const ResNetConfig cfg = resolve_config(o, app.count("--model") > 0, from_ckpt ? &ckpt : nullptr,
                                           o.resume.empty() ? "--init-from" : "--resume");
   const int B = plan.micro_batch;  // images this rank forwards at once
@@ -133,31 +117,16 @@ int run(Session& s) {
 
   ResNet model = resnet_create(cfg, std::uint64_t(o.seed));
   model.frozen_bn = o.bn_eval;
-  int start_step = 0;
-  try {
-    if (!o.resume.empty()) {
-      if (ckpt.state.data_fingerprint != data_fp || ckpt.state.data_seed != std::uint64_t(o.data_seed) ||
-          ckpt.state.augment != o.augment)
-        throw UsageError(fmt::format("--resume: the checkpoint was trained on {} (fingerprint {}, data seed {}, augment {}), "
-                                     "not this data ({}, {}, {}, {})", ckpt.state.data_source, ckpt.state.data_fingerprint,
-                                     ckpt.state.data_seed, ckpt.state.augment ? "on" : "off", data_source, data_fp,
-                                     o.data_seed, o.augment ? "on" : "off"));
-      load_checkpoint(o.resume, model, /*optimizer=*/true);
-      start_step = int(ckpt.state.step);
-      train_loader.next_index = ckpt.state.next_batch;
-      if (start_step >= o.steps)
-        throw UsageError(fmt::format("--resume: the checkpoint is at step {}, nothing to do for --steps {}", start_step, o.steps));
-    } else if (!o.init_from.empty()) {
-      load_checkpoint(o.init_from, model, /*optimizer=*/false);
-    }
-  } catch (const CollectiveError&) {
-    throw;
-  } catch (const Error& e) {
-    throw CollectiveError(e.what());
-  }
-  const int last_step = o.stop_after > 0 ? std::min(o.steps, o.stop_after) : o.steps;
-  if (last_step <= start_step)
-    throw UsageError(fmt::format("--stop-after {} is not after the checkpoint's step {}", o.stop_after, start_step));
+  if (!o.resume.empty() && (ckpt.state.data_fingerprint != data_fp || ckpt.state.data_seed != std::uint64_t(o.data_seed) ||
+                            ckpt.state.augment != o.augment))
+    throw UsageError(fmt::format("--resume: the checkpoint was trained on {} (fingerprint {}, data seed {}, augment {}), "
+                                 "not this data ({}, {}, {}, {})", ckpt.state.data_source, ckpt.state.data_fingerprint,
+                                 ckpt.state.data_seed, ckpt.state.augment ? "on" : "off", data_source, data_fp,
+                                 o.data_seed, o.augment ? "on" : "off"));
+  const int start_step = train::restore_start_checkpoint(
+      o, o.steps, ckpt.state, [&](const std::string& path, bool optimizer) { load_checkpoint(path, model, optimizer); },
+      train_loader.next_index);
+  const int last_step = train::last_step_of_run(o, o.steps, start_step);
 
   dp::DataParallelEngine engine(s, plan, model.params.data(), model.grads.data(), resnet_gradient_layout(model), start_step + 1);
   engine.broadcast_parameters();
@@ -168,10 +137,7 @@ int run(Session& s) {
   };
   broadcast_bn_buffers();
 
-  Provenance prov = collect_provenance(s);
-  prov.add("blas_config", kernels::blas_config());
-  prov.add("blas_threads", std::to_string(kernels::blas_threads()));
-  TraceWriter trace(s, o.run.trace_path(prov), "train", prov);
+  TraceWriter trace = train::open_train_trace(s, o.run);
 
   const long long images_per_step = plan.global_batch;
   if (s.rank == 0) {
@@ -184,13 +150,7 @@ int run(Session& s) {
                plan.scaling, plan.global_batch, s.size, plan.accum_steps, B, S, S,
                o.bn_eval ? "frozen (--bn-eval: running statistics, batch-independent)"
                          : "batch statistics per rank (no SyncBN)");
-    std::string cases;
-    for (const auto& c : plan.cases) cases += fmt::format("{}{}/{}", cases.empty() ? "" : ", ", c.algorithm->name, c.cap.label);
-    if (plan.local_sgd > 0)
-      fmt::print("# local SGD: parameters averaged every {} step(s) with {}\n", plan.local_sgd, plan.cases[0].algorithm->name);
-    else
-      fmt::print("# gradients: bucketed allreduce (algorithm/cap MiB: {}), {}\n", cases,
-                 plan.overlap ? "overlapped with backward" : "after backward (no overlap)");
+    fmt::print("# {}\n", train::gradient_plan_line(plan));
     std::string sched = o.schedule == "cosine" ? fmt::format("cosine to {:g}", o.lr * o.min_lr_frac)
                                                : fmt::format("x{:g} after steps", o.lr_gamma);
     if (o.schedule == "step")
@@ -201,69 +161,61 @@ int run(Session& s) {
     std::fflush(stdout);
   }
 
-  Table steps;
-  auto& c_step = steps.ints("step", "", "optimizer step, 1-based (samples.iteration)");
-  auto& c_case = steps.ints("case", "", "reduction case (table cases)");
-  auto& c_loss = steps.reals("loss", "", "mean training cross-entropy of the step's global batch (nats/image; rank 0's under local SGD)");
-  auto& c_val = steps.reals("val_loss", "", "validation cross-entropy on the test split after the step, NaN if not evaluated");
-  auto& c_acc = steps.reals("val_accuracy", "", "validation top-1 accuracy (0..1) after the step, NaN if not evaluated");
-  auto& c_lr = steps.reals("lr", "", "learning rate used by the step");
-  auto& c_norm = steps.reals("grad_norm", "", "global gradient L2 norm before clipping");
-  auto& c_images = steps.ints("images", "", "images processed by the step (all ranks)");
-  auto& c_wall = steps.reals("step_wall_s", "s", "rank 0's wall time of the step");
-  auto& c_exposed = steps.reals("exposed_comm_s", "s", "rank 0's exposed communication");
-  auto& c_pcpu = steps.reals("step_process_cpu_s", "s", "rank 0's process CPU time (all threads) over the step");
-  auto& c_ips = steps.reals("images_per_s", "", "images / step_wall_s");
-  auto& c_in = steps.ints("in_summary", "", "1 if the step counts in the summaries (iterations.in_summary)");
-  double summary_wall = 0, summary_images = 0;
-
+  train::StepLog step_log({.unit = "image",
+                           .rate_label = "img/s",
+                           .val_loss_doc = "validation cross-entropy on the test split after the step, NaN if not evaluated",
+                           .accuracy = true},
+                          images_per_step);
   std::vector<float> images(std::size_t(rank_rows) * train.C * S * S);
   std::vector<int> labels(std::size_t(rank_rows), 0);
+  train::StepLoop loop(s, o, o.steps, start_step, last_step);
+  loop.schedule = [&](int step0) { return lr_at(o, step0); };
+  loop.val_every = o.val_every;
   // Validation: test images [0, val_n), rank r takes a contiguous share in batches of up to B,
   // eval mode (rank 0's running statistics); loss and correct counts summed over ranks.
-  auto evaluate = [&](double& val_loss, double& val_acc) {
-    broadcast_bn_buffers();
-    const int lo = int((long long)val_n * s.rank / s.size), hi = int((long long)val_n * (s.rank + 1) / s.size);
-    double sums[2] = {0, 0};  // loss sum, correct
-    for (int i = lo; i < hi; i += B) {
-      const int n = std::min(B, hi - i);
-      for (int r = 0; r < n; ++r) {
-        normalize_image(test, std::size_t(i + r), images.data() + std::size_t(r) * train.C * S * S);
-        labels[r] = test.labels[std::size_t(i + r)];
+  if (val_n > 0)
+    loop.validate = [&] {
+      broadcast_bn_buffers();
+      const int lo = int((long long)val_n * s.rank / s.size), hi = int((long long)val_n * (s.rank + 1) / s.size);
+      double sums[2] = {0, 0};  // loss sum, correct
+      for (int i = lo; i < hi; i += B) {
+        const int n = std::min(B, hi - i);
+        for (int r = 0; r < n; ++r) {
+          normalize_image(test, std::size_t(i + r), images.data() + std::size_t(r) * train.C * S * S);
+          labels[r] = test.labels[std::size_t(i + r)];
+        }
+        sums[0] += resnet_forward(model, images.data(), labels.data(), n, S, S, false) * n;
+        const int K = cfg.num_classes;
+        for (int r = 0; r < n; ++r) {
+          const float* l = model.acts.data() + model.logits + std::size_t(r) * K;
+          sums[1] += int(std::max_element(l, l + K) - l) == labels[r] ? 1 : 0;
+        }
       }
-      sums[0] += resnet_forward(model, images.data(), labels.data(), n, S, S, false) * n;
-      const int K = cfg.num_classes;
-      for (int r = 0; r < n; ++r) {
-        const float* l = model.acts.data() + model.logits + std::size_t(r) * K;
-        sums[1] += int(std::max_element(l, l + K) - l) == labels[r] ? 1 : 0;
-      }
-    }
-    SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, s.comm));
-    val_loss = sums[0] / val_n;
-    val_acc = sums[1] / val_n;
-  };
-
-  SGDParams sgd;
-  sgd.momentum = float(o.momentum);
-  sgd.weight_decay = float(o.weight_decay);
-  sgd.nesterov = o.nesterov;
+      SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, s.comm));
+      return train::Validation{.loss = sums[0] / val_n, .accuracy = sums[1] / val_n};
+    };
   TrainState state;
   state.init_seed = std::uint64_t(o.seed);
   state.data_seed = std::uint64_t(o.data_seed);
   state.augment = o.augment;
   state.data_source = data_source;
   state.data_fingerprint = data_fp;
-  auto save = [&](int step) {
-    state.step = step;
-    state.next_batch = train_loader.next_index;
-    // Rank 0 alone writes: an I/O error there is a local failure, which run_program turns into
-    // an abort of the whole job.
-    if (s.rank == 0) save_checkpoint(o.save, model, state);
-  };
+  if (!o.save.empty())
+    loop.save = [&](int step) {
+      state.step = step;
+      state.next_batch = train_loader.next_index;
+      // Rank 0 alone writes: an I/O error there is a local failure, which run_program turns into
+      // an abort of the whole job.
+      if (s.rank == 0) save_checkpoint(o.save, model, state);
+    };
+  loop.after_run = broadcast_bn_buffers;  // one model everywhere, and in the checkpoint
   dp::DataParallelEngine::install_stop_handlers();
 
+  SGDParams sgd;
+  sgd.momentum = float(o.momentum);
+  sgd.weight_decay = float(o.weight_decay);
+  sgd.nesterov = o.nesterov;
   int micro = 0;
-  double lr = 0;
   dp::StepFunctions fn;
   fn.data = [&](int m) {
     micro = m;
@@ -282,125 +234,41 @@ int run(Session& s) {
       const float f = float(o.grad_clip / (norm + 1e-6));
       for (float& g : model.grads) g *= f;
     }
-    sgd.lr = float(lr);
+    sgd.lr = float(loop.lr);
     resnet_update(model, sgd);
     return norm;
   };
 
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  double loss = 0, val_loss = nan, val_acc = nan;
-  int saved_at = -1, done_step = start_step, stop_signal = 0;
-  for (int step = start_step + 1; step <= last_step; ++step) {
-    lr = lr_at(o, step - 1);
-    const dp::StepReport r = engine.step(step, step == last_step, fn);
-    loss = r.loss;
-    if (!std::isfinite(loss)) throw CollectiveError(fmt::format("training diverged: loss is {} at step {}", loss, step));
-    double v = nan, acc = nan;
-    const bool do_val = val_n > 0 && (step == last_step || (o.val_every > 0 && step % o.val_every == 0));
-    if (do_val) {
-      PhaseTimer timer;
-      timer.start();
-      evaluate(v, acc);
-      engine.add_validation_sample(step, timer.stop());
-      val_loss = v;
-      val_acc = acc;
-    }
-    c_step.push_back(step);
-    c_case.push_back(r.case_id);
-    c_loss.push_back(loss);
-    c_val.push_back(v);
-    c_acc.push_back(acc);
-    c_lr.push_back(lr);
-    c_norm.push_back(r.grad_norm);
-    c_images.push_back(images_per_step);
-    c_wall.push_back(r.wall_s);
-    c_exposed.push_back(r.exposed_s);
-    c_pcpu.push_back(r.process_cpu_s);
-    c_ips.push_back(double(images_per_step) / r.wall_s);
-    c_in.push_back(r.in_summary ? 1 : 0);
-    if (r.in_summary) summary_wall += r.wall_s, summary_images += double(images_per_step);
-    if (s.rank == 0 && !o.run.quiet) {
-      fmt::print("step {:>5}/{} | loss {:.4f} | val {} | lr {:.2e} | norm {:.3f} | {:.1f} ms (cpu {:.1f} ms, exposed comm {:.2f} ms) | {:.0f} img/s\n",
-                 step, o.steps, loss,
-                 std::isnan(v) ? std::string("     -        ") : fmt::format("{:.4f} {:5.1f}%", v, 100 * acc), lr,
-                 r.grad_norm, r.wall_s * 1e3, r.process_cpu_s * 1e3, r.exposed_s * 1e3, double(images_per_step) / r.wall_s);
-      std::fflush(stdout);
-    }
-    done_step = step;
-    const int sig = engine.end_of_step(step, r);
-    if (sig != 0 && step < last_step) {
-      stop_signal = sig;
-      break;
-    }
-    if (!o.save.empty() && o.save_every > 0 && step % o.save_every == 0) {
-      save(step);
-      saved_at = step;
-    }
-  }
-  engine.end_of_run(done_step, stop_signal != 0);
-  broadcast_bn_buffers();  // one model everywhere, and in the checkpoint
-  if (!o.save.empty() && saved_at != done_step) save(done_step);
+  const train::StepLoop::End end = loop.run(engine, fn, step_log);
 
-  Table ranks = rank_map_row();
-  ranks.ints("blas_threads", "", "OpenBLAS thread count").push_back(kernels::blas_threads());
-  trace.write_table("steps", steps, TableScope::shared, "one row per optimizer step of this run (rank 0's view)");
-  trace.write_table("ranks", ranks, TableScope::per_rank, "rank -> host -> core map");
-  engine.write_trace(trace);
-  const std::uint64_t hash = engine.parameter_hash();
-  trace.set_attribute("trainer", std::string("resnet"));
-  trace.set_attribute("model_name", cfg.name);
+  const std::uint64_t hash = train::write_train_trace(
+      trace, engine, step_log, o,
+      {.trainer = "resnet", .model_name = cfg.name, .num_parameters = std::int64_t(model.num_parameters),
+       .batch_size = rank_rows, .steps = o.steps, .first_step = start_step + 1, .learning_rate = o.lr,
+       .min_lr = o.lr * o.min_lr_frac, .weight_decay = o.weight_decay, .grad_clip = o.grad_clip,
+       .warmup_steps = o.warmup_steps, .data_source = data_source, .data_fingerprint = data_fp, .threads = threads},
+      end);
   trace.set_attribute("stages", std::int64_t(cfg.stages));
   trace.set_attribute("depth", std::int64_t(cfg.depth));
   trace.set_attribute("width", std::int64_t(cfg.width));
   trace.set_attribute("num_classes", std::int64_t(cfg.num_classes));
-  trace.set_attribute("num_parameters", std::int64_t(model.num_parameters));
   trace.set_attribute("image_size", std::int64_t(S));
-  trace.set_attribute("batch_size", std::int64_t(rank_rows));
-  trace.set_attribute("images_per_step", std::int64_t(images_per_step));
   trace.set_attribute("bn_mode", std::string(o.bn_eval ? "frozen" : "batch-per-rank"));
   trace.set_attribute("augment", std::int64_t(o.augment ? 1 : 0));
-  trace.set_attribute("steps", std::int64_t(o.steps));
-  trace.set_attribute("first_step", std::int64_t(start_step + 1));
-  trace.set_attribute("last_step", std::int64_t(done_step));
-  trace.set_attribute("interrupted_by_signal", std::int64_t(stop_signal));
-  trace.set_attribute("learning_rate", o.lr);
   trace.set_attribute("lr_schedule", o.schedule);
-  trace.set_attribute("min_lr", o.lr * o.min_lr_frac);
-  trace.set_attribute("warmup_steps", std::int64_t(o.warmup_steps));
   trace.set_attribute("momentum", o.momentum);
   trace.set_attribute("nesterov", std::int64_t(o.nesterov ? 1 : 0));
-  trace.set_attribute("weight_decay", o.weight_decay);
-  trace.set_attribute("grad_clip", o.grad_clip);
-  trace.set_attribute("seed", std::int64_t(o.seed));
-  trace.set_attribute("data_seed", std::int64_t(o.data_seed));
-  trace.set_attribute("data_source", data_source);
-  trace.set_attribute("data_fingerprint", data_fp);
   trace.set_attribute("train_images", std::int64_t(train.size()));
   trace.set_attribute("test_images", std::int64_t(test.size()));
   trace.set_attribute("val_images", std::int64_t(val_n));
-  trace.set_attribute("omp_threads", std::int64_t(threads));
-  trace.set_attribute("blas_threads", std::int64_t(kernels::blas_threads()));
-  trace.set_attribute("blas_config", kernels::blas_config());
-  trace.set_attribute("resumed_from", o.resume);
-  trace.set_attribute("init_from", o.init_from);
-  trace.set_attribute("images_per_s", summary_wall > 0 ? summary_images / summary_wall : nan);
-  trace.set_attribute("final_loss", loss);
-  trace.set_attribute("final_val_loss", val_loss);
-  trace.set_attribute("final_val_accuracy", val_acc);
-  trace.set_attribute("parameter_hash", fmt::format("{:016x}", hash));
+  trace.set_attribute("final_val_accuracy", end.val.accuracy);
   const auto path = trace.commit();
-  if (s.rank == 0) {
-    for (const std::string& line : engine.case_summary_lines()) fmt::print("# {}\n", line);
-    if (summary_wall > 0) fmt::print("# {:.1f} images/s over the summarised steps (rank 0's step times)\n", summary_images / summary_wall);
-    fmt::print("# final loss {:.4f}, val loss {:.4f}, val accuracy {:.2f}%; parameters identical on all {} rank(s), hash {:016x}\n",
-               loss, val_loss, 100 * val_acc, s.size, hash);
-    fmt::print("# trace: {}\n", path.string());
-    if (!o.save.empty()) fmt::print("# checkpoint: {} (step {})\n", o.save, done_step);
-    if (stop_signal != 0)
-      fmt::print("# interrupted by signal {} after step {}{}\n", stop_signal, done_step,
-                 o.save.empty() ? " (no --save: nothing to resume from)" : fmt::format("; continue with --resume {}", o.save));
-    std::fflush(stdout);
-  }
+  std::vector<std::string> lines;
+  if (step_log.has_summary())
+    lines.push_back(fmt::format("{:.1f} images/s over the summarised steps (rank 0's step times)", step_log.units_per_s()));
+  lines.push_back(fmt::format("final loss {:.4f}, val loss {:.4f}, val accuracy {:.2f}%; parameters identical on all {} "
+                              "rank(s), hash {:016x}", end.loss, end.val.loss, 100 * end.val.accuracy, s.size, hash));
+  train::print_run_end(s, engine, lines, path, o, end);
   return 0;
 }
 

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 
 #include "core/program.hpp"
 
@@ -46,11 +45,7 @@ double lr_at(const TrainOptions& o, int step0) {
       if (step0 + 1 > m) lr *= o.lr_gamma;
     return lr;
   }
-  const double min_lr = o.lr * o.min_lr_frac;
-  const int decay_steps = o.steps - o.warmup_steps;
-  if (decay_steps <= 1) return max_lr;
-  const double ratio = double(step0 - o.warmup_steps) / double(decay_steps - 1);
-  return min_lr + 0.5 * (1.0 + std::cos(M_PI * std::min(1.0, ratio))) * (max_lr - min_lr);
+  return train::warmup_cosine_lr(max_lr, o.lr * o.min_lr_frac, o.warmup_steps, o.steps, step0);
 }
 
 void add_train_options(CLI::App& app, TrainOptions& o) {
@@ -94,20 +89,12 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
       ->check(CLI::Range(0, 100000000))->capture_default_str();
   app.add_option("--val-images", o.val_images, "test-split images in each validation pass (0 = no validation)")
       ->check(CLI::Range(0, 1 << 26))->capture_default_str();
-  app.add_option("--seed", o.seed, "parameter initialisation seed")->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--data-seed", o.data_seed, "seed of the synthetic images, shuffling and augmentation")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--threads", o.threads, "OpenMP and BLAS threads (default: OMP_NUM_THREADS)")->check(CLI::Range(0, 4096));
-  app.add_option("--save", o.save, "checkpoint file written at the end (and every --save-every steps)");
-  app.add_option("--save-every", o.save_every, "also checkpoint every N steps")->check(CLI::Range(0, 100000000));
-  app.add_option("--resume", o.resume, "continue training exactly from a checkpoint (weights, BN statistics, "
-                                       "momentum, data position)");
-  app.add_option("--init-from", o.init_from, "start from a checkpoint's weights and BN statistics only (fresh optimizer, step 0)");
-  app.add_option("--stop-after", o.stop_after, "stop after this step as if interrupted (the lr schedule still spans --steps)")
-      ->check(CLI::Range(0, 100000000));
-  app.add_option("-o,--trace", o.run.trace, "HDF5 trace path (default traces/resnet_train-<time>.h5)");
-  app.add_flag("-q,--quiet", o.run.quiet, "no progress lines (only the summary)");
-  dp::add_data_parallel_options(app, o.parallel);
+  train::add_run_control_options(
+      app, o,
+      {.program = "resnet_train",
+       .data_seed = "seed of the synthetic images, shuffling and augmentation",
+       .resume = "continue training exactly from a checkpoint (weights, BN statistics, momentum, data position)",
+       .init_from = "start from a checkpoint's weights and BN statistics only (fresh optimizer, step 0)"});
   batch->excludes(app.get_option("--global-batch"));
 }
 

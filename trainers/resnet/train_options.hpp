@@ -6,14 +6,14 @@
 #include <string>
 #include <vector>
 
-#include "core/options.hpp"
-#include "trainers/dp/options.hpp"
+#include "trainers/common/run_options.hpp"
 #include "trainers/resnet/checkpoint.hpp"
 #include "trainers/resnet/model.hpp"
 
 namespace sp::resnet {
 
-struct TrainOptions {
+// Seeds, threads, checkpoints, trace and the data-parallel options: train::RunControlOptions.
+struct TrainOptions : train::RunControlOptions {
   std::string model = "resnet20";
   int depth = 0, width = 0;  // 0 = preset / checkpoint
   std::string data;          // CIFAR-10 binary directory; empty = synthetic images
@@ -24,12 +24,6 @@ struct TrainOptions {
   std::string lr_steps;             // step schedule: steps after which lr *= lr_gamma
   double lr = 0.1, min_lr_frac = 0.0, lr_gamma = 0.1, momentum = 0.9, weight_decay = 5e-4, grad_clip = 0.0;
   bool nesterov = false, bn_eval = false;
-  long long seed = 1337, data_seed = 42;
-  int threads = 0;
-  std::string save, resume, init_from;
-  int save_every = 0, stop_after = 0;
-  RunOptions run;                    // -o / -q and the default trace path
-  dp::DataParallelOptions parallel;  // algorithm, bucket caps, strong/weak, accumulation, local SGD
 
   std::vector<int> milestones;  // resolved by resolve_schedule()
 };

@@ -1,0 +1,42 @@
+// The HDF5 plumbing every trainer's checkpoint format shares: the file is written by one process
+// under "<path>.partial" and renamed when complete (a killed run never leaves a half-written
+// checkpoint under the real name), its root carries the attributes format and format_version,
+// and every dataset's shape is checked on reading. What goes into the file is the trainer's
+// (trainers/gpt/checkpoint.hpp, trainers/resnet/checkpoint.hpp).
+#pragma once
+
+#include <hdf5.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/h5.hpp"
+
+namespace sp::train {
+
+// Identifies a checkpoint format: the root attributes format and format_version, and the name
+// used in "not a scaleprobe <name> checkpoint".
+struct CheckpointFormat {
+  const char* format;
+  std::int64_t version;
+  const char* name;
+};
+
+// Creates "<path>.partial", writes format and format_version, lets write(file) fill it, and
+// renames it to path. Throws sp::Error "cannot write checkpoint '<path>': <problem>" (and removes
+// the partial file).
+void write_checkpoint_file(const std::string& path, const CheckpointFormat& format,
+                           const std::function<void(hid_t file)>& write);
+// Opens a checkpoint for reading and checks its format and version. Throws sp::Error naming the
+// problem (no such file, not HDF5, another format or version); callers add the path.
+h5::File open_checkpoint_file(const std::string& path, const CheckpointFormat& format);
+
+// One dataset of shape dims (a scalar when dims is empty) from data of mem_type, stored as file_type.
+void write_dataset(hid_t parent, const std::string& name, hid_t mem_type, hid_t file_type,
+                   const std::vector<hsize_t>& dims, const void* data);
+// Reads a dataset as mem_type; throws sp::Error unless it exists with exactly the shape dims.
+void read_dataset(hid_t parent, const std::string& name, const std::vector<hsize_t>& dims, hid_t mem_type, void* out);
+
+}  // namespace sp::train

@@ -1,0 +1,75 @@
+#include "trainers/common/run_options.hpp"
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/log.hpp"
+#include "kernels/blas.hpp"
+
+namespace sp::train {
+
+void add_run_control_options(CLI::App& app, RunControlOptions& o, const RunControlHelp& help) {
+  app.add_option("--seed", o.seed, "parameter initialisation seed")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--data-seed", o.data_seed, help.data_seed)->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--threads", o.threads, "OpenMP and BLAS threads (default: OMP_NUM_THREADS)")->check(CLI::Range(0, 4096));
+  app.add_option("--save", o.save, "checkpoint file written at the end (and every --save-every steps)");
+  app.add_option("--save-every", o.save_every, "also checkpoint every N steps")->check(CLI::Range(0, 100000000));
+  app.add_option("--resume", o.resume, help.resume);
+  app.add_option("--init-from", o.init_from, help.init_from);
+  app.add_option("--stop-after", o.stop_after, "stop after this step as if interrupted (the lr schedule still spans --steps)")
+      ->check(CLI::Range(0, 100000000));
+  app.add_option("-o,--trace", o.run.trace, fmt::format("HDF5 trace path (default traces/{}-<time>.h5)", help.program));
+  app.add_flag("-q,--quiet", o.run.quiet, "no progress lines (only the summary)");
+  dp::add_data_parallel_options(app, o.parallel);
+}
+
+void check_run_control_options(const RunControlOptions& o) {
+  if (o.run.quiet) log::set_level(log::Level::warn);
+  if (!o.resume.empty() && !o.init_from.empty()) throw UsageError("--resume and --init-from exclude each other");
+  if (o.save_every > 0 && o.save.empty()) throw UsageError("--save-every needs --save FILE");
+}
+
+int set_threads(int requested) {
+  const int threads = requested > 0 ? requested : omp_get_max_threads();
+  kernels::set_blas_threads(threads);
+  return threads;
+}
+
+double warmup_cosine_lr(double peak, double min_lr, int warmup_steps, int steps, int step0) {
+  if (step0 < warmup_steps) return peak * double(step0 + 1) / double(warmup_steps);
+  const int decay_steps = steps - warmup_steps;
+  if (decay_steps <= 1) return peak;
+  const double ratio = double(step0 - warmup_steps) / double(decay_steps - 1);
+  return min_lr + 0.5 * (1.0 + std::cos(M_PI * std::min(1.0, ratio))) * (peak - min_lr);
+}
+
+const std::string& start_checkpoint(const RunControlOptions& o) { return !o.resume.empty() ? o.resume : o.init_from; }
+
+int restore_start_checkpoint(const RunControlOptions& o, int steps, const TrainState& resumed,
+                             const std::function<void(const std::string& path, bool optimizer)>& load,
+                             std::int64_t& next_batch) {
+  return read_collectively([&] {
+    if (!o.resume.empty()) {
+      load(o.resume, /*optimizer=*/true);
+      const int start_step = int(resumed.step);
+      next_batch = resumed.next_batch;
+      if (start_step >= steps)
+        throw UsageError(fmt::format("--resume: the checkpoint is at step {}, nothing to do for --steps {}", start_step, steps));
+      return start_step;
+    }
+    if (!o.init_from.empty()) load(o.init_from, /*optimizer=*/false);
+    return 0;
+  });
+}
+
+int last_step_of_run(const RunControlOptions& o, int steps, int start_step) {
+  const int last_step = o.stop_after > 0 ? std::min(steps, o.stop_after) : steps;
+  if (last_step <= start_step)
+    throw UsageError(fmt::format("--stop-after {} is not after the checkpoint's step {}", o.stop_after, start_step));
+  return last_step;
+}
+
+}  // namespace sp::train

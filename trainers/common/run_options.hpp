@@ -1,0 +1,73 @@
+// The command-line options every trainer shares (seeds, threads, checkpoints, trace, the
+// data-parallel engine's) and what they resolve to: threads, the lr warm-up + cosine schedule,
+// where a run starts (--resume, --init-from) and where it stops (--steps, --stop-after).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "core/options.hpp"
+#include "core/program.hpp"
+#include "trainers/common/train_state.hpp"
+#include "trainers/dp/options.hpp"
+
+namespace sp::train {
+
+// A trainer's TrainOptions derives from this, so the fields read as o.save, o.resume, ...
+struct RunControlOptions {
+  long long seed = 1337, data_seed = 42;
+  int threads = 0;
+  std::string save, resume, init_from;
+  int save_every = 0, stop_after = 0;
+  RunOptions run;                    // -o / -q and the default trace path
+  dp::DataParallelOptions parallel;  // algorithm, bucket caps, strong/weak, accumulation, local SGD
+};
+
+// The help texts of these options that name trainer-specific things.
+struct RunControlHelp {
+  std::string program;    // for the default trace path, "traces/<program>-<time>.h5"
+  std::string data_seed;  // what --data-seed seeds
+  std::string resume;     // what --resume restores
+  std::string init_from;  // what --init-from loads
+};
+
+// Adds --seed, --data-seed, --threads, --save, --save-every, --resume, --init-from, --stop-after,
+// -o, -q and the engine's options, in that order (--help lists them so, after the trainer's own).
+void add_run_control_options(CLI::App& app, RunControlOptions& o, const RunControlHelp& help);
+// After parsing: -q lowers the log level; --resume excludes --init-from, --save-every needs
+// --save (UsageError).
+void check_run_control_options(const RunControlOptions& o);
+// --threads (0: OpenMP's default) for OpenMP and the OpenMP build of OpenBLAS; returns the count.
+int set_threads(int requested);
+
+// Linear warm-up over warmup_steps to peak, then cosine decay to min_lr at step steps (0-based step0).
+double warmup_cosine_lr(double peak, double min_lr, int warmup_steps, int steps, int step0);
+
+// The checkpoint a run starts from: --resume's or --init-from's path; empty for a fresh start.
+const std::string& start_checkpoint(const RunControlOptions& o);
+// Runs read(), turning a local sp::Error into a CollectiveError: every rank reads the same
+// checkpoint, so every rank fails alike and the run can end cleanly (exit 1) instead of aborting.
+template <typename Read>
+auto read_collectively(Read&& read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const CollectiveError&) {
+    throw;
+  } catch (const Error& e) {
+    throw CollectiveError(e.what());
+  }
+}
+// Loads the start checkpoint through load(path, optimizer): --resume restores weights and
+// optimizer state, sets next_batch (the training loader's position) from resumed and returns its
+// step; --init-from loads weights only and returns 0; neither returns 0. UsageError when the
+// checkpoint is already at or past --steps; load errors become CollectiveErrors.
+int restore_start_checkpoint(const RunControlOptions& o, int steps, const TrainState& resumed,
+                             const std::function<void(const std::string& path, bool optimizer)>& load,
+                             std::int64_t& next_batch);
+// The last step of this run: --steps, or --stop-after if earlier. UsageError unless it is after start_step.
+int last_step_of_run(const RunControlOptions& o, int steps, int start_step);
+
+}  // namespace sp::train

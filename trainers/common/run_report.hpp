@@ -1,0 +1,50 @@
+// What every trainer reports around its step loop: the trace file (kind "train", with the BLAS
+// configuration in its provenance), the gradient-plan header line, the tables and root
+// attributes every train trace has (docs/trace-schema.md), and the closing lines on stdout.
+// The trainer adds its model's and data's own attributes and lines.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/program.hpp"
+#include "core/trace.hpp"
+#include "trainers/common/run_options.hpp"
+#include "trainers/common/step_loop.hpp"
+#include "trainers/dp/engine.hpp"
+
+namespace sp::train {
+
+// Collective: opens the run's trace, of kind "train".
+TraceWriter open_train_trace(const Session& s, const RunOptions& run);
+
+// "local SGD: ..." or "gradients: bucketed allreduce (...)", for the header on stdout.
+std::string gradient_plan_line(const dp::DataParallelPlan& plan);
+
+// The facts of a run every train trace records beside the options.
+struct RunFacts {
+  std::string trainer;          // "gpt", "resnet"
+  std::string model_name;
+  std::int64_t num_parameters = 0;
+  std::int64_t batch_size = 0;  // rows (sequences, images) per rank per optimizer step
+  int steps = 0;                // --steps
+  int first_step = 1;
+  double learning_rate = 0, min_lr = 0, weight_decay = 0, grad_clip = 0;
+  int warmup_steps = 0;
+  std::string data_source, data_fingerprint;
+  int threads = 0;              // OpenMP threads
+};
+
+// Collective: writes the steps and ranks tables, the engine's tables and the attributes every
+// train trace has; returns the parameter hash (identical on every rank).
+std::uint64_t write_train_trace(TraceWriter& trace, dp::DataParallelEngine& engine, const StepLog& log,
+                                const RunControlOptions& o, const RunFacts& facts, const StepLoop::End& end);
+
+// Rank 0: the engine's per-case summaries, the trainer's own lines, then the trace, the checkpoint
+// and, after a stop signal, how to continue. Each line is printed after "# ".
+void print_run_end(const Session& s, const dp::DataParallelEngine& engine, const std::vector<std::string>& lines,
+                   const std::filesystem::path& trace_path, const RunControlOptions& o, const StepLoop::End& end);
+
+}  // namespace sp::train
