@@ -13,6 +13,7 @@
 #include "collectives/harness.hpp"
 #include "core/log.hpp"
 #include "core/membw.hpp"
+#include "core/topology.hpp"
 #include "core/options.hpp"
 #include "core/program.hpp"
 #include "core/provenance.hpp"
@@ -30,6 +31,7 @@ struct Options {
   RunOptions run;
   std::string algorithms = "all", dtypes = "f32", op = "sum", placement = "out", chunk = "1M";
   bool membw = true;
+  std::string membw_bytes;  // empty: sized from the rank's cache share (core/topology.hpp)
 };
 
 std::vector<std::string> algorithm_names() {
@@ -41,7 +43,7 @@ std::vector<std::string> algorithm_names() {
 // The summary table, one row per case (also what stdout shows).
 struct SummaryTable {
   Table t;
-  void add(std::int64_t id, const CaseSpec& c, int iters, int warmup, const std::string& sync,
+  void add(std::int64_t id, const CaseSpec& c, std::uint64_t nominal_bytes, int iters, int warmup, const std::string& sync,
            const CaseStats& st, double vs_mpi, long long wrong, int nranks) {
     double bytes = double(c.bytes());
     double algbw = st.mean.mean > 0 ? bytes / st.mean.mean / 1e9 : 0;
@@ -51,6 +53,8 @@ struct SummaryTable {
     t.strings("op", "reduction operator").emplace_back(name(c.op));
     t.strings("placement", "in (in place) or out (out of place)").emplace_back(c.in_place ? "in" : "out");
     t.ints("bytes", "B", "message size").push_back(static_cast<std::int64_t>(c.bytes()));
+    t.ints("nominal_bytes", "B", "size from -b/-e/--sizes (per rank under --scaling weak: bytes = nominal x ranks)")
+        .push_back(static_cast<std::int64_t>(nominal_bytes));
     t.ints("count", "", "elements").push_back(static_cast<std::int64_t>(c.count));
     t.ints("iters", "", "timed iterations").push_back(iters);
     t.ints("warmup", "", "untimed warm-up iterations").push_back(warmup);
@@ -68,19 +72,37 @@ void print_header(const Session& s, const Options& o, const Provenance& prov, co
   fmt::print("# allreduce_perf: {} ranks on {} host(s) [{}], {} OpenMP thread(s) per rank\n", s.size,
              *prov.find("nhosts"), *prov.find("hosts"), *prov.find("omp_max_threads"));
   fmt::print("# MPI: {}\n", *prov.find("mpi_library_version"));
-  fmt::print("# sync between iterations: {}; off-cache: {}; pipelining chunk: {}\n", o.run.sync,
-             o.run.off_cache ? "yes" : "no", o.chunk);
+  fmt::print("# sync between iterations: {}; off-cache: {}; pipelining chunk: {}; scaling: {}\n", o.run.sync,
+             o.run.off_cache ? "yes (buffers evicted from the cache before each call)" : "no", o.chunk,
+             o.run.weak() ? fmt::format("weak (message = size x {} ranks)", s.size) : "strong");
   fmt::print("# times are per call; t_min/t_mean/t_max: across ranks of each rank's mean; p50/p99: over\n"
              "# iterations of the slowest rank's time. algbw = bytes/t_mean; busbw = algbw * 2(n-1)/n\n"
              "# (= algbw * {:.3f} here). cpu/wall: thread CPU time / wall time (< 1: waiting or contention).\n",
              allreduce_busbw_factor(s.size));
   if (bw.best_GBps > 0)
-    fmt::print("# memory copy bandwidth (STREAM-style copy, all ranks at once): {:.2f} GB/s per rank (best), "
-               "{:.2f} GB/s (median)\n", bw.best_GBps, bw.median_GBps);
+    fmt::print("# memory copy bandwidth (STREAM-style copy, all ranks at once, 2 x {} per rank{}): {:.2f} GB/s per rank "
+               "(best), {:.2f} GB/s (median)\n", format_size(bw.array_bytes),
+               bw.flushed ? ", flushed from the cache before each copy" : "", bw.best_GBps, bw.median_GBps);
   fmt::print("#{:>9} {:>10} {:>5} {:>4} {:>3} {:>12} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8} "
              "{:>6} {:>7} {:>6}\n", "size", "count", "type", "op", "ip", "algorithm", "iters", "t_min(us)",
              "t_mean(us)", "t_max(us)", "p50(us)", "p99(us)", "algbw", "busbw", "cpu/w", "vs_mpi", "#wrong");
   std::fflush(stdout);
+}
+
+// --membw-bytes: a size of at least 4K whose two arrays fit in this machine's memory.
+std::size_t membw_bytes_option(const std::string& text) {
+  std::uint64_t bytes = 0;
+  try {
+    bytes = parse_size(text);
+  } catch (const Error& e) {
+    throw UsageError(fmt::format("--membw-bytes: {}", e.what()));
+  }
+  if (bytes < 4096) throw UsageError(fmt::format("--membw-bytes {}: at least 4K", text));
+  std::uint64_t memory = physical_memory_bytes();
+  if (memory > 0 && bytes > memory / 2)
+    throw UsageError(fmt::format("--membw-bytes {}: two arrays of it exceed this machine's {} of memory", text,
+                                 format_size(memory)));
+  return static_cast<std::size_t>(bytes);
 }
 
 int run(Session& s) {
@@ -97,10 +119,27 @@ int run(Session& s) {
       ->check(CLI::IsMember({"out", "in", "both"}))->capture_default_str();
   app.add_option("--chunk", o.chunk, "pipelining segment size for ring/tree")->capture_default_str();
   app.add_flag("!--no-membw", o.membw, "skip the memory-bandwidth probe at start-up");
+  app.add_option("--membw-bytes", o.membw_bytes,
+                 fmt::format("size of each of the probe's two arrays per rank (default: 4x the rank's cache share, "
+                             "{} to {})", format_size(kCopyArrayMin), format_size(kCopyArrayMax)));
   if (!parse_command_line(app, s)) return 0;
   o.run.apply_log_level();
 
   std::vector<std::uint64_t> sizes = o.sizes.resolve();
+  // Weak scaling: the sizes given are per rank.
+  std::vector<std::uint64_t> message_bytes = sizes;
+  try {
+    if (o.run.weak())
+      for (std::uint64_t& b : message_bytes) b = checked_product(b, std::uint64_t(s.size), "--scaling weak message size");
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+  // Send, receive and verification buffers: refuse what cannot fit before allocating anything.
+  const std::uint64_t memory = physical_memory_bytes();
+  for (std::uint64_t b : message_bytes)
+    if (memory > 0 && b > memory / 4)
+      throw UsageError(fmt::format("message size {} exceeds this machine's memory ({}) for its buffers",
+                                   format_size(b), format_size(memory)));
   std::vector<std::string> algos = parse_choice_list(o.algorithms, algorithm_names(), "algorithm");
   std::vector<std::string> dtypes = parse_choice_list(o.dtypes, {"f32", "f64", "i32", "bf16"}, "dtype");
   std::size_t chunk = 0;
@@ -116,21 +155,34 @@ int run(Session& s) {
   // The reference runs first so every other algorithm's row can show its ratio to it.
   std::stable_partition(algos.begin(), algos.end(), [](const std::string& a) { return a == "mpi"; });
 
+  std::size_t membw_array = 0;
+  if (o.membw) {
+    membw_array = o.membw_bytes.empty() ? copy_probe_array_bytes(rank_cache_share(s.comm)) : membw_bytes_option(o.membw_bytes);
+  }
   Provenance prov = collect_provenance(s);
   // Every rank copies at once: the bandwidth a rank gets while its peers also use memory.
   CopyBandwidth local_bw, bw;
   if (o.membw) {
     SP_MPI_CHECK(MPI_Barrier(s.comm));
-    local_bw = measure_copy_bandwidth();
+    local_bw = measure_copy_bandwidth(membw_array);
+    bw = local_bw;
     bw.best_GBps = spread_across_ranks(local_bw.best_GBps, s.comm).mean;
     bw.median_GBps = spread_across_ranks(local_bw.median_GBps, s.comm).mean;
     prov.add("memory_copy_GBps_per_rank", fmt::format("{:.3f}", bw.best_GBps));
+    prov.add("memory_copy_array_bytes", std::to_string(bw.array_bytes));
+    prov.add("memory_copy_flushed", bw.flushed ? "1" : "0");
   }
   TraceWriter trace(s, o.run.trace_path(prov), "allreduce", prov);
   log::info("{} sizes x {} dtype(s) x {} placement(s) x {} algorithm(s); trace {}", sizes.size(), dtypes.size(),
             placements.size(), algos.size(), trace.final_path().string());
   trace.set_attribute("busbw_factor", allreduce_busbw_factor(s.size));
-  if (o.membw) trace.set_attribute("memory_copy_GBps", bw.best_GBps);
+  trace.set_attribute("scaling", o.run.scaling);
+  trace.set_attribute("off_cache", static_cast<std::int64_t>(o.run.off_cache));
+  if (o.membw) {
+    trace.set_attribute("memory_copy_GBps", bw.best_GBps);
+    trace.set_attribute("memory_copy_array_bytes", static_cast<std::int64_t>(bw.array_bytes));
+    trace.set_attribute("memory_copy_flushed", static_cast<std::int64_t>(bw.flushed));
+  }
   if (s.rank == 0) print_header(s, o, prov, bw);
 
   SampleLog samples({{std::string("allreduce"), std::string("one allreduce call")}});
@@ -140,7 +192,8 @@ int run(Session& s) {
   long long total_wrong = 0;
   std::string first_wrong;
   std::int64_t case_id = 0;
-  for (std::uint64_t bytes : sizes) {
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    const std::uint64_t bytes = message_bytes[k];
     for (const std::string& dt : dtypes) {
       for (bool in_place : placements) {
         for (const std::string& an : algos) {
@@ -156,7 +209,7 @@ int run(Session& s) {
           if (an == "mpi") mpi_time[key] = st.mean.mean;
           double vs = mpi_time.count(key) && mpi_time[key] > 0 ? st.mean.mean / mpi_time[key] : std::nan("");
           for (std::size_t i = 0; i < r.samples.size(); ++i) samples.add(case_id, static_cast<std::int64_t>(i), 0, -1, r.samples[i]);
-          summary.add(case_id, c, iters, warmup, o.run.sync, st, vs, wrong, s.size);
+          summary.add(case_id, c, sizes[k], iters, warmup, o.run.sync, st, vs, wrong, s.size);
           if (wrong && first_wrong.empty()) first_wrong = fmt::format("{} {} {} {} B {}", an, dt, o.op, c.bytes(), in_place ? "in place" : "out of place");
           total_wrong += wrong;
           if (s.rank == 0) {

@@ -12,6 +12,7 @@
 #include "collectives/allreduce.hpp"
 #include "collectives/buckets.hpp"
 #include "collectives/harness.hpp"
+#include "core/cache_flush.hpp"
 #include "core/log.hpp"
 #include "core/options.hpp"
 #include "core/program.hpp"
@@ -76,6 +77,7 @@ int run(Session& s) {
   std::vector<BucketCap> caps;
   try {
     layout = load_layout(layout_name);
+    if (ro.weak()) layout = layout.scaled(static_cast<std::size_t>(s.size));
     for (const std::string& c : split_list(caps_text, "bucket cap list")) caps.push_back(parse_bucket_cap(c));
   } catch (const UsageError&) {
     throw;
@@ -93,13 +95,18 @@ int run(Session& s) {
   log::info("{} algorithm(s) x {} cap(s), {} iterations each; trace {}", algos.size(), caps.size(), iters,
             trace.final_path().string());
   trace.set_attribute("layout", layout.name);
+  trace.set_attribute("scaling", ro.scaling);
+  trace.set_attribute("layout_scale", static_cast<std::int64_t>(ro.weak() ? s.size : 1));
+  trace.set_attribute("off_cache", static_cast<std::int64_t>(ro.off_cache));
   trace.set_attribute("busbw_factor", allreduce_busbw_factor(s.size));
   if (s.rank == 0) {
-    fmt::print("# bucket_sweep: layout {} ({} tensors, {} parameters, {} per iteration as {}), {} ranks\n",
-               layout.name, layout.tensors.size(), n, format_size(n * size_of(dt)), dtype_text, s.size);
+    fmt::print("# bucket_sweep: layout {}{} ({} tensors, {} parameters, {} per iteration as {}), {} ranks\n",
+               layout.name, ro.weak() ? fmt::format(" x {} ranks (weak scaling)", s.size) : "", layout.tensors.size(), n,
+               format_size(n * size_of(dt)), dtype_text, s.size);
     fmt::print("# DDP packing: reverse order, tensors never split, first bucket capped at 1 MiB, later ones at the cap\n");
     fmt::print("# iteration = allreduce of every bucket in turn (communication only; no compute to overlap)\n");
-    fmt::print("# times per iteration; busbw = (bytes per iteration / t_mean) * 2(n-1)/n; sync: {}\n", ro.sync);
+    fmt::print("# times per iteration; busbw = (bytes per iteration / t_mean) * 2(n-1)/n; sync: {}; off-cache: {}\n",
+               ro.sync, ro.off_cache ? "yes (gradients evicted from the cache before each iteration)" : "no");
     fmt::print("#{:>11} {:>8} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>8} {:>6} {:>6}\n", "algorithm", "cap(MiB)",
                "buckets", "t_min(ms)", "t_mean(ms)", "t_max(ms)", "p50(ms)", "p99(ms)", "bucket(ms)", "busbw", "cpu/w", "#wrong");
     std::fflush(stdout);
@@ -126,6 +133,7 @@ int run(Session& s) {
       SP_MPI_CHECK(MPI_Barrier(s.comm));
       double rq0 = thread_runqueue_wait_seconds();
       for (int i = 0; i < iters; ++i) {
+        if (ro.off_cache) flush_from_cache(grads.data(), grads.size());
         if (ro.barrier()) SP_MPI_CHECK(MPI_Barrier(s.comm));
         r.samples.push_back(run_iteration(c, grads.data(), dt, s.comm, ws, &samples, id, i, &bucket_time));
       }

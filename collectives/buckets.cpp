@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/sizes.hpp"
 
 namespace sp::coll {
 namespace {
@@ -96,6 +97,12 @@ std::size_t GradientLayout::total_numel() const {
   std::size_t n = 0;
   for (const auto& t : tensors) n += t.numel;
   return n;
+}
+
+GradientLayout GradientLayout::scaled(std::size_t factor) const {
+  GradientLayout out = *this;
+  for (TensorSpec& t : out.tensors) t.numel = checked_product(t.numel, factor, "--scaling weak tensor '" + t.name + "'");
+  return out;
 }
 
 std::vector<std::string> layout_preset_names() { return {"resnet50", "bert-base"}; }

@@ -23,6 +23,8 @@ struct GradientLayout {
   std::string name;
   std::vector<TensorSpec> tensors;  // forward order
   std::size_t total_numel() const;
+  // Weak scaling: every tensor factor times larger (sp::Error if a count overflows).
+  GradientLayout scaled(std::size_t factor) const;
 };
 
 // Built from the published parameter shapes: "resnet50" (torchvision, 25,557,032 parameters)

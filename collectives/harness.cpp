@@ -6,7 +6,7 @@
 
 #include "bf16.hpp"
 #include "core/error.hpp"
-#include "core/provenance.hpp"
+#include "core/cache_flush.hpp"
 
 namespace sp::coll {
 
@@ -17,36 +17,31 @@ int auto_iters(std::size_t bytes) {
 
 int auto_warmup(int iters) { return std::clamp(iters / 10, 2, 100); }
 
-CaseBuffers::CaseBuffers(std::size_t bytes, bool in_place, bool off_cache) : in_place_(in_place) {
-  stride_ = (std::max<std::size_t>(bytes, 1) + 4095) / 4096 * 4096;
-  if (off_cache) {
-    std::size_t llc = last_level_cache_bytes();
-    if (llc == 0) llc = 32u << 20;  // unknown: assume a large cache
-    if (stride_ < 2 * llc) slots_ = static_cast<int>((2 * llc + stride_ - 1) / stride_) + 1;
-  }
-  // Zeros: sums stay zero however many times a buffer is reduced in place, so the timed loop
-  // never meets overflow, infinities or denormals.
-  send_.assign(stride_ * slots_, std::byte{0});
-  if (!in_place) recv_.assign(stride_ * slots_, std::byte{0});
+CaseBuffers::CaseBuffers(std::size_t bytes, bool in_place) : in_place_(in_place) {
+  send_.assign(std::max<std::size_t>(bytes, 1), std::byte{0});
+  if (!in_place) recv_.assign(send_.size(), std::byte{0});
+}
+
+void CaseBuffers::evict_from_cache() const {
+  flush_from_cache(send_.data(), send_.size());
+  if (!in_place_) flush_from_cache(recv_.data(), recv_.size());
 }
 
 TimedRun time_case(const CaseSpec& spec, const TimingOptions& opt, int iters, int warmup,
                    MPI_Comm comm, Workspace& ws) {
-  CaseBuffers buf(spec.bytes(), spec.in_place, opt.off_cache);
-  auto args = [&](int i) {
-    return AllreduceArgs{buf.send(i), buf.recv(i), spec.count, spec.dtype, spec.op, comm, &ws, spec.chunk_bytes};
-  };
-  for (int i = 0; i < warmup; ++i) spec.algorithm->run(args(i));
+  CaseBuffers buf(spec.bytes(), spec.in_place);
+  const AllreduceArgs args{buf.send(), buf.recv(), spec.count, spec.dtype, spec.op, comm, &ws, spec.chunk_bytes};
+  for (int i = 0; i < warmup; ++i) spec.algorithm->run(args);
   TimedRun run;
   run.samples.reserve(iters);
   SP_MPI_CHECK(MPI_Barrier(comm));
   double rq0 = thread_runqueue_wait_seconds();
   PhaseTimer timer;
   for (int i = 0; i < iters; ++i) {
+    if (opt.off_cache) buf.evict_from_cache();
     if (opt.barrier) SP_MPI_CHECK(MPI_Barrier(comm));
-    AllreduceArgs a = args(i);
     timer.start();
-    spec.algorithm->run(a);
+    spec.algorithm->run(args);
     run.samples.push_back(timer.stop());
   }
   double rq1 = thread_runqueue_wait_seconds();

@@ -1,6 +1,6 @@
-// The allreduce benchmark harness shared by allreduce_perf and bucket_sweep: case buffers
-// (including the off-cache rotation), the timed loop, verification against a sequential
-// reference, and statistics across ranks. Algorithms know nothing of any of this.
+// The allreduce benchmark harness shared by allreduce_perf and bucket_sweep: case buffers, the
+// timed loop (optionally starting every call with its buffers evicted from the cache), verification
+// against a sequential reference, and statistics across ranks. Algorithms know nothing of this.
 #pragma once
 #include <mpi.h>
 
@@ -29,28 +29,26 @@ struct TimingOptions {
   int iters = 0;         // 0: adapt to the message size (auto_iters)
   int warmup = -1;       // -1: adapt to iters (auto_warmup)
   bool barrier = false;  // MPI_Barrier before every timed iteration (not timed)
-  bool off_cache = false;  // rotate through buffers larger than 2x the last-level cache
+  bool off_cache = false;  // evict the call's buffers from every cache level before it (untimed)
 };
 
 // About 256 MiB of traffic per case, at least 10 and at most 1000 iterations.
 int auto_iters(std::size_t bytes);
 int auto_warmup(int iters);
 
-// Send/receive memory for the timed loop. With off_cache, iteration i uses slot i % slots of an
-// arena whose total size exceeds twice the last-level cache, so no iteration finds its data in
-// cache from the previous one (IMB's off-cache idea).
+// Send/receive memory for the timed loop, zero-filled: sums stay zero however many times a buffer
+// is reduced in place, so the timed loop never meets overflow, infinities or denormals.
 class CaseBuffers {
  public:
-  CaseBuffers(std::size_t bytes, bool in_place, bool off_cache);
-  void* send(int iter) { return send_.data() + slot(iter); }
-  void* recv(int iter) { return in_place_ ? send(iter) : recv_.data() + slot(iter); }
-  int slots() const { return slots_; }
+  CaseBuffers(std::size_t bytes, bool in_place);
+  void* send() { return send_.data(); }
+  void* recv() { return in_place_ ? send_.data() : recv_.data(); }
+  // --off-cache: the next call finds neither buffer in any cache. IMB rotates through buffers
+  // larger than the cache instead, which costs gigabytes per rank under a 500 MiB L3.
+  void evict_from_cache() const;
 
  private:
-  std::size_t slot(int iter) const { return static_cast<std::size_t>(iter % slots_) * stride_; }
   bool in_place_;
-  std::size_t stride_;
-  int slots_ = 1;
   std::vector<std::byte> send_, recv_;
 };
 

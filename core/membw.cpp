@@ -2,20 +2,21 @@
 
 #include <omp.h>
 
-#include <algorithm>
 #include <memory>
+#include <vector>
 
-#include "provenance.hpp"
+#include "cache_flush.hpp"
 #include "stats.hpp"
 #include "timer.hpp"
 
 namespace sp {
 
 CopyBandwidth measure_copy_bandwidth(std::size_t array_bytes, int reps) {
-  if (array_bytes == 0) array_bytes = std::max<std::size_t>(64u << 20, 4 * last_level_cache_bytes());
   std::size_t n = array_bytes / sizeof(double);
   std::unique_ptr<double[]> a(new double[n]), b(new double[n]);
-  // First touch in parallel so pages land near the threads that use them.
+  const bool flush = cache_flush_supported();
+  // First touch in parallel so pages land near the threads that use them; every later pass
+  // (flush and copy) splits the range the same way.
 #pragma omp parallel for schedule(static)
   for (std::size_t i = 0; i < n; ++i) {
     a[i] = 1.0;
@@ -23,6 +24,15 @@ CopyBandwidth measure_copy_bandwidth(std::size_t array_bytes, int reps) {
   }
   std::vector<double> rates;
   for (int r = 0; r < reps; ++r) {
+    if (flush) {
+#pragma omp parallel
+      {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        std::size_t lo = n * t / nt, hi = n * (t + 1) / nt;
+        flush_from_cache(a.get() + lo, (hi - lo) * sizeof(double));
+        flush_from_cache(b.get() + lo, (hi - lo) * sizeof(double));
+      }
+    }
     double t0 = wall_seconds();
 #pragma omp parallel for schedule(static)
     for (std::size_t i = 0; i < n; ++i) a[i] = b[i];
@@ -33,7 +43,7 @@ CopyBandwidth measure_copy_bandwidth(std::size_t array_bytes, int reps) {
   volatile double sink = a[n / 2];
   (void)sink;
   Summary s = summarize(rates);
-  return {s.max, s.median, n * sizeof(double), omp_get_max_threads()};
+  return {s.max, s.median, n * sizeof(double), flush, omp_get_max_threads()};
 }
 
 }  // namespace sp

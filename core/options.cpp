@@ -33,7 +33,9 @@ void RunOptions::add_to(CLI::App& app) {
       ->check(CLI::Range(-1, 1000000))->capture_default_str();
   app.add_option("--sync", sync, "synchronisation between timed iterations: none or barrier (untimed)")
       ->check(CLI::IsMember({"none", "barrier"}))->capture_default_str();
-  app.add_flag("--off-cache", off_cache, "rotate through buffers larger than 2x the last-level cache");
+  app.add_flag("--off-cache", off_cache, "evict the buffers from every cache level before each timed call (untimed)");
+  app.add_option("--scaling", scaling, "strong: sizes as given; weak: sizes are per rank (x the number of ranks)")
+      ->check(CLI::IsMember({"strong", "weak"}))->capture_default_str();
   app.add_option("-o,--trace", trace, "HDF5 trace path (default traces/<program>-<time>.h5)");
   app.add_flag("-q,--quiet", quiet, "print only the result table (no progress on stderr)");
   app.add_flag("-v,--verbose", verbose, "also log every case as it starts (stderr)");

@@ -1,5 +1,6 @@
 // Command-line options shared by every benchmark binary (CLI11), so all of them accept the same
-// flags: -b/-e/-f or --sizes for message sizes, -n/-w for iterations, --sync, --off-cache, -o.
+// flags: -b/-e/-f or --sizes for message sizes, -n/-w for iterations, --sync, --off-cache,
+// --scaling, -o.
 #pragma once
 #include <CLI/CLI.hpp>
 
@@ -24,6 +25,7 @@ struct RunOptions {
   int warmup = -1;   // -1 = adapt to iters
   std::string sync = "none";
   bool off_cache = false;
+  std::string scaling = "strong";  // weak: sizes (and layouts) are per rank, scaled by the rank count
   std::string trace;  // output path; default traces/<program>-<UTC time>[-job<id>].h5
   bool quiet = false;
   bool verbose = false;
@@ -31,6 +33,7 @@ struct RunOptions {
   // Sets the log level from -q/-v (call after parsing).
   void apply_log_level() const;
   bool barrier() const { return sync == "barrier"; }
+  bool weak() const { return scaling == "weak"; }
   // The trace path to use: the -o value, or the default built from provenance (same on all ranks).
   std::string trace_path(const Provenance& prov) const;
 };

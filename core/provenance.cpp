@@ -15,6 +15,7 @@
 #include "core/build_info.hpp"
 #include "error.hpp"
 #include "program.hpp"
+#include "topology.hpp"
 
 extern char** environ;
 
@@ -74,11 +75,40 @@ std::string host_name() {
   return buf;
 }
 
-std::string cpu_model() {
+std::string cpu_model() { return cpu_info_field("model name"); }
+
+std::string cpu_info_field(const std::string& key) {
   std::ifstream f("/proc/cpuinfo");
-  for (std::string line; std::getline(f, line);)
-    if (line.starts_with("model name")) return line.substr(line.find(':') + 2);
+  for (std::string line; std::getline(f, line);) {
+    if (line.empty()) break;  // first processor only
+    std::size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string k = line.substr(0, colon);
+    while (!k.empty() && (k.back() == ' ' || k.back() == '\t')) k.pop_back();
+    if (k == key) return colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+  }
   return "unknown";
+}
+
+std::string cpu_isa_summary() {
+  // The instruction-set extensions that decide which kernels run fast (x86 "flags", Arm "Features").
+  static const char* notable[] = {"sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
+                                  "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8", "asimd", "sve",
+                                  "sve2", "bf16", "i8mm"};
+  std::string flags = cpu_info_field("flags");
+  if (flags == "unknown") flags = cpu_info_field("Features");
+  std::set<std::string> have;
+  std::size_t pos = 0;
+  while (pos < flags.size()) {
+    std::size_t end = flags.find(' ', pos);
+    if (end == std::string::npos) end = flags.size();
+    have.insert(flags.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  std::string out;
+  for (const char* f : notable)
+    if (have.count(f)) out += (out.empty() ? "" : " ") + std::string(f);
+  return out.empty() ? "none of the listed" : out;
 }
 
 std::string load_average() {
@@ -86,14 +116,6 @@ std::string load_average() {
   std::size_t cut = 0;
   for (int i = 0; i < 3 && cut != std::string::npos; ++i) cut = l.find(' ', cut + 1);
   return l.substr(0, cut);
-}
-
-std::size_t last_level_cache_bytes() {
-  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
-    long v = sysconf(name);
-    if (v > 0) return static_cast<std::size_t>(v);
-  }
-  return 0;
 }
 
 std::string cpu_affinity_list() {
@@ -147,7 +169,18 @@ Provenance collect_provenance(const Session& s) {
   p.add("omp_max_threads", std::to_string(omp_get_max_threads()));
   p.add("online_cpus", std::to_string(sysconf(_SC_NPROCESSORS_ONLN)));
   p.add("cpu_model", cpu_model());
-  p.add("last_level_cache_bytes", std::to_string(last_level_cache_bytes()));
+  p.add("cpu_signature", fmt::format("vendor {} family {} model {} stepping {} microcode {}", cpu_info_field("vendor_id"),
+                                     cpu_info_field("cpu family"), cpu_info_field("model"), cpu_info_field("stepping"),
+                                     cpu_info_field("microcode")));
+  p.add("cpu_isa", cpu_isa_summary());
+  p.add("cpu_flags", cpu_info_field("flags"));
+  const CacheTopology& caches = cache_topology();
+  RankCacheShare share = rank_cache_share(s.comm);
+  p.add("cache_topology", caches.describe());
+  p.add("last_level_cache_bytes", std::to_string(share.llc_bytes));
+  p.add("node_ranks", std::to_string(share.node_ranks));
+  p.add("llc_ranks_sharing", std::to_string(share.llc_ranks));
+  p.add("rank_cache_share_bytes", std::to_string(share.share_bytes()));
   p.add("mpi_library_version", mpi_library_version());
   p.add("mpi_standard_version", fmt::format("{}.{}", mpi_major, mpi_minor));
   p.add("mpi_thread_level", std::to_string(s.thread_level));
@@ -168,7 +201,7 @@ Provenance collect_provenance(const Session& s) {
     if (eq == std::string_view::npos) continue;
     std::string k(kv.substr(0, eq)), v(kv.substr(eq + 1));
     if (k.starts_with("SLURM_")) p.slurm.emplace_back(k, v);
-    else if (has_prefix(k, {"OMP_", "OPENBLAS_", "OMPI_", "MPICH_", "I_MPI_", "UCX_", "NCCL_", "PMIX_RANK"}))
+    else if (has_prefix(k, {"OMP_", "OPENBLAS_", "OMPI_", "MPICH_", "I_MPI_", "UCX_", "NCCL_", "PMIX_RANK", "SCALEPROBE_"}))
       p.env.emplace_back(k, v);
   }
   std::sort(p.slurm.begin(), p.slurm.end());

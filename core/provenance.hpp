@@ -16,7 +16,7 @@ using KeyValues = std::vector<std::pair<std::string, std::string>>;
 struct Provenance {
   KeyValues run;    // program, command line, hosts, ranks, threads, versions, build, git, clocks, load
   KeyValues slurm;  // every SLURM_* environment variable
-  KeyValues env;    // OMP_*, OPENBLAS_*, OMPI_*, MPICH_*, I_MPI_*, UCX_*, NCCL_* variables
+  KeyValues env;    // OMP_*, OPENBLAS_*, OMPI_*, MPICH_*, I_MPI_*, UCX_*, NCCL_*, SCALEPROBE_* variables
   void add(std::string key, std::string value) { run.emplace_back(std::move(key), std::move(value)); }
   const std::string* find(const std::string& key) const;
 };
@@ -28,8 +28,9 @@ Provenance collect_provenance(const Session& session);
 // Facts about this machine used by the harness as well as recorded.
 std::string host_name();
 std::string cpu_model();
+std::string cpu_info_field(const std::string& key);  // first processor's /proc/cpuinfo field, or "unknown"
+std::string cpu_isa_summary();          // notable ISA extensions present, e.g. "avx2 fma avx512f"
 std::string load_average();             // the first three fields of /proc/loadavg
-std::size_t last_level_cache_bytes();   // 0 if unknown
 std::string cpu_affinity_list();        // cores this thread may run on, e.g. "0-1"
 std::string utc_timestamp();            // ISO 8601
 

@@ -2,7 +2,10 @@
 
 #include <omp.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <cstdlib>
 
 #include "error.hpp"
 #include "provenance.hpp"
@@ -58,11 +61,20 @@ Table SampleLog::phases_table() const {
 
 Table rank_map_row() {
   Table t;
+  // Virtual SLURM nodes on one host share its host name: the node the launcher placed the rank
+  // on (SLURMD_NODENAME, set by slurmd for every task) tells them apart.
+  const char* node = std::getenv("SLURMD_NODENAME");
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
   t.strings("host", "host name").push_back(host_name());
+  t.strings("node", "SLURM node (SLURMD_NODENAME) or, outside SLURM, the host name")
+      .push_back(node && *node ? node : host_name());
   t.ints("pid", "", "process id").push_back(getpid());
   t.ints("cpu_at_start", "", "core the rank was running on at start (sched_getcpu)").push_back(sched_getcpu());
   t.strings("cpu_affinity", "cores the rank may run on").push_back(cpu_affinity_list());
   t.ints("omp_threads", "", "omp_get_max_threads()").push_back(omp_get_max_threads());
+  t.ints("peak_rss_bytes", "B", "peak resident memory of the rank's process so far (getrusage ru_maxrss)")
+      .push_back(static_cast<std::int64_t>(usage.ru_maxrss) * 1024);
   return t;
 }
 

@@ -1,5 +1,7 @@
 #include "sizes.hpp"
 
+#include <unistd.h>
+
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -29,6 +31,17 @@ std::uint64_t parse_size(std::string_view text) {
   if (bytes != std::floor(bytes)) fail("malformed size '{}': not a whole number of bytes", text);
   if (bytes > 1e18) fail("size '{}' is too large", text);
   return static_cast<std::uint64_t>(bytes);
+}
+
+std::uint64_t checked_product(std::uint64_t a, std::uint64_t b, std::string_view what) {
+  std::uint64_t out = 0;
+  if (__builtin_mul_overflow(a, b, &out)) fail("{}: {} x {} does not fit in 64 bits", what, a, b);
+  return out;
+}
+
+std::uint64_t physical_memory_bytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? std::uint64_t(pages) * std::uint64_t(page) : 0;
 }
 
 std::vector<std::uint64_t> parse_size_list(std::string_view text) {

@@ -17,7 +17,7 @@ PACKAGES=(
   # MPI + parallel HDF5 of the same flavour (PMIx for srun --mpi=pmix with Open MPI)
   "${MPI_PACKAGES[@]}" hdf5-tools
   # C++ libraries
-  libfmt-dev libcli11-dev libopenblas-openmp-dev libgtest-dev libbenchmark-dev
+  libfmt-dev libcli11-dev libopenblas-openmp-dev libgtest-dev libbenchmark-dev libhwloc-dev
   # analysis (Debian Python: use /usr/bin/python3)
   python3 python3-h5py python3-pandas python3-matplotlib python3-pytest python3-numpy
   # SLURM on one machine (tests and local campaigns)

@@ -37,6 +37,10 @@ expect_data_parallel_errors() {
   expect_error "--global-batch 6 is not divisible by ranks x --accum-steps = 1 x 4" "$@" --global-batch 6 --accum-steps 4
   expect_error "--batch 6 is not divisible by --accum-steps 4" "$@" -B 6 --accum-steps 4
   expect_error "excludes"                               "$@" -B 4 --global-batch 8
+  expect_error "--scaling weak and --global-batch exclude each other" "$@" --scaling weak --global-batch 8
+  expect_error "--scaling"                              "$@" --scaling medium
+  expect_error "--batch (the global batch under --scaling strong) 6 is not divisible by ranks x --accum-steps = 1 x 4" \
+    "$@" --scaling strong -B 6 --accum-steps 4
   expect_error "--local-sgd and --accum-steps > 1 exclude each other" "$@" -B 4 --local-sgd 2 --accum-steps 2
   expect_error "--inject-fault 'crash:0:1'"             "$@" --inject-fault crash:0:1
 }

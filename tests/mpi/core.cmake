@@ -7,3 +7,8 @@ sp_add_mpi_test(trace test_trace RANKS 1 2 3 5)
 add_executable(test_harness ${CMAKE_CURRENT_LIST_DIR}/test_harness.cpp)
 target_link_libraries(test_harness PRIVATE scaleprobe_collectives sp_mpi_gtest_main)
 sp_add_mpi_test(harness test_harness RANKS 1 2 3)
+
+# Memory per rank stays bounded whatever the last-level cache (peak RSS of real runs, 1 and 4 ranks).
+add_test(NAME peak_memory COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/peak_memory.sh $<TARGET_FILE_DIR:allreduce_perf>
+                                       ${SCALEPROBE_MPIEXEC_FLAGS})
+set_tests_properties(peak_memory PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 300 ENVIRONMENT "${SCALEPROBE_MPI_TEST_ENV}")

@@ -74,6 +74,18 @@ TEST_F(DataParallel, GradientAccumulationFollowsTheSameCurve) {
   EXPECT_EQ(it.rows(), 12u);  // 6 steps x 2 ranks
 }
 
+TEST_F(DataParallel, ScalingStrongMakesTheBatchGlobal) {
+  // What a sweep passes: --scaling strong -B 12 is --global-batch 12, the same curve.
+  const std::string common = "-s 4 -a ring --bucket-cap-mb 0.01";
+  ASSERT_EQ(train(1, common + " --global-batch 12 -o " + path("gb.h5"), "gb.log"), 0);
+  ASSERT_EQ(train(2, common + " --scaling strong -B 12 -o " + path("sb.h5"), "sb.log"), 0);
+  expect_same_curve(losses("gb.h5"), losses("sb.h5"), "--scaling strong -B 12 on 2 ranks");
+  const sp::TraceReader r(path("sb.h5"));
+  EXPECT_EQ(r.root_attribute("scaling"), "strong");
+  EXPECT_EQ(r.root_attribute("global_batch"), "12");
+  EXPECT_EQ(r.root_attribute("micro_batch"), "6");
+}
+
 TEST_F(DataParallel, WeakScalingKeepsThePerRankBatchAndRecordsEveryBucket) {
   ASSERT_EQ(train(3, "-s 4 -B 4 -a ring --bucket-cap-mb tensor -o " + path("weak.h5"), "weak.log"), 0);
   const sp::TraceReader r(path("weak.h5"));

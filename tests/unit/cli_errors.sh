@@ -19,7 +19,14 @@ expect_error "--op"                      $A --op prod
 expect_error "--chunk must be"           $A --chunk 0
 expect_error "not expected"              $A --bogus
 expect_error "cannot create trace"       $A --sizes 8 -n 1 -o /proc/forbidden/x.h5 --no-membw
+expect_error "--scaling"                 $A --scaling medium
+expect_error "--membw-bytes 1K: at least 4K" $A --membw-bytes 1K
+expect_error "--membw-bytes: malformed size" $A --membw-bytes lots
+expect_error "exceed this machine's"     $A --membw-bytes 900G
+expect_error "exceeds this machine's"    $A --sizes 8,900000000000000000
+expect_error "SCALEPROBE_LLC_BYTES='big'" env SCALEPROBE_LLC_BYTES=big $A --sizes 8 -n 1
 expect_error "malformed bucket cap"      $B -c 1,abc
+expect_error "--scaling"                 $B --scaling medium
 expect_error "empty item"                $B -c 1,,2
 expect_error "cannot open gradient layout file" $B -l /nonexistent/layout.txt
 printf 'w 64x0\n' > "$tmp/bad_layout.txt"

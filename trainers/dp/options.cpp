@@ -19,6 +19,10 @@ void add_data_parallel_options(CLI::App& app, DataParallelOptions& o) {
   app.add_option("--chunk-kib", o.chunk_kib, "pipelining segment of ring and tree (0 = none)")
       ->check(CLI::Range(0, 1 << 20))->capture_default_str();
   app.add_flag("--no-overlap", o.no_overlap, "allreduce every bucket after backward (the no-overlap baseline)");
+  app.add_option("--scaling", o.scaling,
+                 "strong: --batch is the global batch, split across the ranks; weak: --batch rows per rank "
+                 "(default: weak, or strong with --global-batch)")
+      ->check(CLI::IsMember({"strong", "weak"}));
   app.add_option("--global-batch", o.global_batch,
                  "strong scaling: rows per optimizer step over all ranks, split evenly (replaces --batch)")
       ->check(CLI::Range(1, 1 << 24));
@@ -81,13 +85,17 @@ DataParallelPlan make_plan(const DataParallelOptions& o, int batch, int nranks) 
   p.chunk_bytes = std::size_t(o.chunk_kib) * 1024;
   p.verify_steps = o.verify_steps;
   p.check_sync_every = o.check_sync_every;
-  if (o.global_batch > 0) {
+  if (o.scaling == "weak" && o.global_batch > 0)
+    throw UsageError("--scaling weak and --global-batch exclude each other (weak scaling gives every rank --batch rows)");
+  const int global_batch = o.global_batch > 0 ? o.global_batch : o.scaling == "strong" ? batch : 0;
+  if (global_batch > 0) {
     p.scaling = "strong";
     const long long per_step = (long long)nranks * o.accum_steps;
-    if (o.global_batch % per_step != 0)
-      throw UsageError(fmt::format("--global-batch {} is not divisible by ranks x --accum-steps = {} x {}",
-                                   o.global_batch, nranks, o.accum_steps));
-    p.micro_batch = int(o.global_batch / per_step);
+    const char* flag = o.global_batch > 0 ? "--global-batch" : "--batch (the global batch under --scaling strong)";
+    if (global_batch % per_step != 0)
+      throw UsageError(fmt::format("{} {} is not divisible by ranks x --accum-steps = {} x {}", flag, global_batch,
+                                   nranks, o.accum_steps));
+    p.micro_batch = int(global_batch / per_step);
   } else {
     p.scaling = "weak";
     if (batch % o.accum_steps != 0)

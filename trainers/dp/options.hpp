@@ -18,6 +18,7 @@ struct DataParallelOptions {
   std::string bucket_caps = "25";   // comma-separated
   int chunk_kib = 1024;
   bool no_overlap = false;
+  std::string scaling;   // "strong": --batch is the global batch; "weak": per rank; "": --global-batch decides
   int global_batch = 0;  // > 0: strong scaling (fixed global batch split across ranks)
   int accum_steps = 1;
   int local_sgd = 0;     // 0: synchronous data parallel; N >= 1: average parameters every N steps
@@ -26,7 +27,7 @@ struct DataParallelOptions {
   std::string inject_fault;
 };
 
-// Adds --algorithm, --bucket-cap-mb, --chunk-kib, --no-overlap, --global-batch, --accum-steps,
+// Adds --algorithm, --bucket-cap-mb, --chunk-kib, --no-overlap, --scaling, --global-batch, --accum-steps,
 // --local-sgd, --verify-steps, --check-sync-every, --inject-fault.
 void add_data_parallel_options(CLI::App& app, DataParallelOptions& o);
 
