@@ -1,7 +1,8 @@
 # shellcheck shell=bash
-# jobs/lib/common.sh: the shared part of scaleprobe's SLURM job scripts (jobs/*.sbatch) and of
-# the sweep submitter (jobs/submit-sweep). Sourcing it only defines SP_ROOT and sp_* functions;
-# nothing runs. The job scripts call sp_job_main (one benchmark run) or sp_report_main.
+# jobs/lib/common.sh: the shared part of scaleprobe's SLURM job scripts (jobs/*.sbatch). Sourcing
+# it only defines SP_ROOT and sp_* functions; nothing runs. The job scripts call sp_job_main (one
+# benchmark run) or sp_report_main. (The sweep submitter, jobs/submit-sweep, is Python:
+# jobs/scaleprobe_sweep; it predicts the trace names given here, see naming.py there.)
 #
 # Settings, all optional (the job scripts read them from the environment, the submitter passes
 # them on every sbatch line with --export=ALL,NAME=value,...):
@@ -13,14 +14,19 @@
 #   SCALEPROBE_SRUN_MPI        srun --mpi plugin (default pmix)
 #   SCALEPROBE_SRUN_FLAGS      extra srun flags, word-split (e.g. "--cpu-bind=cores")
 #   SCALEPROBE_MPIRUN_FLAGS    extra mpirun flags, word-split (e.g. "--bind-to core")
-#   SCALEPROBE_SCALING         strong (default) or weak (sizes x number of ranks; docs/slurm.md)
+#   SCALEPROBE_SCALING         strong (default) or weak, passed to the binary as --scaling (docs/slurm.md)
 #   SCALEPROBE_GPUS_PER_NODE   0 (default: CPU path) or N > 0: the NCCL binaries (not in this version)
 #   SCALEPROBE_ARGS            benchmark arguments when the script gets none (word-split)
 #   SCALEPROBE_SITE_ENV        site file sourced first (default <root>/jobs/site.env if present)
 #   SCALEPROBE_REQUEUE         1: a trainer job stopped by its time-limit signal requeues itself
 #                              (submit with --requeue); default 0: resubmit by hand to continue
-#   SCALEPROBE_ARRAY_POINTS    set by submit-sweep --array-mode: "NxTxC:NxTxC:..." indexed by
-#                              SLURM_ARRAY_TASK_ID; the task runs that point inside its allocation
+#   SCALEPROBE_PASS            which repetition of the point this is (submit-sweep --repeat; default 1)
+#   SCALEPROBE_ARRAY_POINTS    set by submit-sweep --array-mode: "NxTxC:NxTxCpK:..." indexed by
+#                              SLURM_ARRAY_TASK_ID; the task runs that point (pass K, default 1)
+#                              inside its allocation
+# The job exports SCALEPROBE_POINT (its point's name) and SCALEPROBE_PASS, and keeps
+# SCALEPROBE_CAMPAIGN, SCALEPROBE_LAUNCHER and SCALEPROBE_SCALING exported: the binaries record
+# every SCALEPROBE_* variable in the trace's /provenance/env.
 
 SP_ROOT=${SCALEPROBE_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 SP_PROG=${SP_PROG:-scaleprobe-job}
@@ -30,7 +36,7 @@ sp_warn() { printf '%s: warning: %s\n' "$SP_PROG" "$*" >&2; }
 # sp_die RC MESSAGE: exit RC (2 = bad configuration or usage, 1 = the run failed).
 sp_die()  { local rc=$1; shift; printf '%s: error: %s\n' "$SP_PROG" "$*" >&2; exit "$rc"; }
 
-# ---------------------------------------------------------------- naming (shared with submit-sweep)
+# ---------------------------------------------------------------- naming (as jobs/scaleprobe_sweep/naming.py)
 
 # sp_point_name BENCH NODES TASKS_PER_NODE CPUS_PER_TASK GPUS_PER_NODE SCALING LAUNCHER
 # e.g. allreduce_N2_t1_c1; non-default dimensions add _g<G>, _weak, _mpirun.
@@ -41,8 +47,8 @@ sp_point_name() {
   [ "$7" = mpirun ] && name+=_mpirun
   printf '%s\n' "$name"
 }
-# sp_trace_name ...the 7 point arguments... JOBTAG  ->  allreduce_N2_t1_c1_j1234.h5
-sp_trace_name() { printf '%s_j%s.h5\n' "$(sp_point_name "${@:1:7}")" "$8"; }
+# The trace: <point>_j<job>.h5 (array tasks: _j<array job>_<task>); pass k >= 2 of a point inserts
+# _p<k> before _j (pass 1 keeps the name traces always had): sp_job_main's SP_STEM.
 
 sp_is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
 sp_is_posint() { [[ $1 =~ ^[1-9][0-9]*$ ]]; }
@@ -95,7 +101,7 @@ sp_check_campaign() {
 
 # ---------------------------------------------------------------- the allocation
 
-# Sets SP_NODES, SP_TPN, SP_CPT, SP_NTASKS (the point this job runs), SP_JOBTAG, SP_SUBSHAPE.
+# Sets SP_NODES, SP_TPN, SP_CPT, SP_NTASKS, SP_PASS (the point this job runs), SP_JOBTAG, SP_SUBSHAPE.
 sp_geometry() {
   [ -n "${SLURM_JOB_ID:-}" ] ||
     sp_die 2 "not inside a SLURM allocation: submit with sbatch (see docs/slurm.md)"
@@ -113,7 +119,7 @@ sp_geometry() {
   fi
   [ "$ntasks" = $((nodes * tpn)) ] ||
     sp_die 2 "SLURM_NTASKS=$ntasks is not nodes x tasks per node ($nodes x $tpn): submit with --nodes and --ntasks-per-node"
-  SP_NODES=$nodes SP_TPN=$tpn SP_CPT=$cpt SP_SUBSHAPE=0
+  SP_NODES=$nodes SP_TPN=$tpn SP_CPT=$cpt SP_SUBSHAPE=0 SP_PASS=${SCALEPROBE_PASS:-1}
   SP_JOBTAG=$SLURM_JOB_ID
   if [ -n "${SLURM_ARRAY_JOB_ID:-}" ]; then
     SP_JOBTAG=${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}
@@ -123,12 +129,14 @@ sp_geometry() {
     [ -n "${SLURM_ARRAY_TASK_ID:-}" ] || sp_die 2 "SCALEPROBE_ARRAY_POINTS is set but this is not an array job"
     local -a pts; IFS=: read -r -a pts <<<"$SCALEPROBE_ARRAY_POINTS"
     local p=${pts[$SLURM_ARRAY_TASK_ID]:-}
-    [[ $p =~ ^([1-9][0-9]*)x([1-9][0-9]*)x([1-9][0-9]*)$ ]] ||
+    [[ $p =~ ^([1-9][0-9]*)x([1-9][0-9]*)x([1-9][0-9]*)(p([1-9][0-9]*))?$ ]] ||
       sp_die 2 "no point for array task $SLURM_ARRAY_TASK_ID in SCALEPROBE_ARRAY_POINTS=$SCALEPROBE_ARRAY_POINTS"
     SP_NODES=${BASH_REMATCH[1]} SP_TPN=${BASH_REMATCH[2]} SP_CPT=${BASH_REMATCH[3]} SP_SUBSHAPE=1
+    SP_PASS=${BASH_REMATCH[5]:-1}
     [ "$SP_NODES" -le "$nodes" ] && [ "$SP_TPN" -le "$tpn" ] && [ "$SP_CPT" -le "$cpt" ] ||
       sp_die 2 "point $p does not fit the allocation (${nodes}x${tpn}x${cpt})"
   fi
+  sp_is_posint "$SP_PASS" || sp_die 2 "SCALEPROBE_PASS=$SP_PASS: not a pass number (1, 2, ...)"
   SP_NTASKS=$((SP_NODES * SP_TPN))
 }
 
@@ -152,6 +160,8 @@ sp_launch_cmd() {
     [ "$SP_CPT" -gt 1 ] && map+=":PE=$SP_CPT"
     SP_LAUNCH=(mpirun -np "$SP_NTASKS" --map-by "$map"
                -x OMP_NUM_THREADS -x OMP_PROC_BIND -x OMP_PLACES -x OPENBLAS_NUM_THREADS "${extra[@]}")
+    # Open MPI passes only -x variables on to remote ranks: the SCALEPROBE_* provenance too.
+    local v; for v in $(compgen -e | grep '^SCALEPROBE_' || true); do SP_LAUNCH+=(-x "$v"); done
   fi
 }
 
@@ -185,105 +195,32 @@ echo "rankmap rank=$r node=${SLURMD_NODENAME:-?} nodeid=${SLURM_NODEID:-?} host=
     sp_die 1 "node count mismatch: the ranks landed on $nnodes node(s), expected $SP_NODES"
 }
 
-# ---------------------------------------------------------------- weak scaling
+# ---------------------------------------------------------------- benchmark arguments
 
-# sp_scale_size SIZE FACTOR -> SP_SIZE: bytes of SIZE (binary K/M/G suffix) times FACTOR.
-# (Sets a variable rather than printing, so a bad size stops the caller, not a subshell.)
-sp_scale_size() {
-  [[ $1 =~ ^([0-9]+)([KkMmGg]?)$ ]] || sp_die 2 "weak scaling: cannot scale size '$1'"
-  local n=${BASH_REMATCH[1]} m=1
-  case ${BASH_REMATCH[2]} in [Kk]) m=1024;; [Mm]) m=1048576;; [Gg]) m=1073741824;; esac
-  SP_SIZE=$((10#$n * m * $2))
-}
-
-# sp_scale_layout FILE FACTOR OUT: every tensor's element count times FACTOR ("name numel" lines).
-sp_scale_layout() {
-  awk -v f="$2" '
-    { sub(/#.*/, ""); if (NF == 0) next
-      if (NF > 2) { print "bad line " NR > "/dev/stderr"; exit 3 }
-      dims = $NF; name = (NF == 2) ? $1 : "t" NR
-      n = split(dims, d, "x"); numel = 1
-      for (i = 1; i <= n; i++) { if (d[i] !~ /^[0-9]+$/) { print "bad dims " dims > "/dev/stderr"; exit 3 }; numel *= d[i] }
-      printf "%s %.0f\n", name, numel * f }' "$1" >"$3" ||
-    sp_die 2 "weak scaling: cannot read layout file $1"
-}
-
-# sp_bench_args BENCH FACTOR [ARGS...] -> SP_ARGS. With SP_SCALING=weak the message sizes grow
-# with FACTOR (the number of ranks): allreduce sizes (--sizes, -b/-e) and bucket_sweep's layout
-# file; otherwise the arguments pass through. Refuses -o/--trace (the job names the trace).
-# SP_LAYOUT_OUT: where a scaled layout file goes.
-sp_bench_args() {
-  local bench=$1 f=$2; shift 2
-  SP_ARGS=()
-  local a v have_sizes=0 have_b=0 have_e=0 have_layout=0
-  SP_HAVE_BATCH=""
-  while [ $# -gt 0 ]; do
-    a=$1; shift
-    case $a in
-      -o|--trace|--trace=*|-o?*) sp_die 2 "do not pass $a: the job script names the trace";;
-    esac
-    if sp_is_trainer "$bench"; then sp_trainer_arg "$a" ${1+"$1"} && shift $SP_SHIFT; continue; fi
-    if [ "$SP_SCALING" != weak ]; then SP_ARGS+=("$a"); continue; fi
-    v=""
-    case "$bench:$a" in
-      allreduce:--sizes=*|allreduce:--min-bytes=*|allreduce:--max-bytes=*|bucket_sweep:--layout=*)
-        v=${a#*=}; a=${a%%=*};;
-      allreduce:--sizes|allreduce:-b|allreduce:--min-bytes|allreduce:-e|allreduce:--max-bytes|bucket_sweep:-l|bucket_sweep:--layout)
-        [ $# -gt 0 ] || sp_die 2 "$a needs a value"; v=$1; shift;;
-      *) SP_ARGS+=("$a"); continue;;
-    esac
-    case $a in
-      --sizes)
-        local -a sz out=(); IFS=, read -r -a sz <<<"$v"
-        local s; for s in "${sz[@]}"; do sp_scale_size "$s" "$f"; out+=("$SP_SIZE"); done
-        SP_ARGS+=(--sizes "$(IFS=,; echo "${out[*]}")"); have_sizes=1;;
-      -b|--min-bytes) sp_scale_size "$v" "$f"; SP_ARGS+=(-b "$SP_SIZE"); have_b=1;;
-      -e|--max-bytes) sp_scale_size "$v" "$f"; SP_ARGS+=(-e "$SP_SIZE"); have_e=1;;
-      -l|--layout)
-        [ -f "$v" ] || sp_die 2 "weak scaling of bucket_sweep needs a layout file (--layout FILE); '$v' is not a file (built-in layouts cannot be rescaled)"
-        if [ -n "${SP_LAYOUT_OUT:-}" ]; then
-          mkdir -p "$(dirname "$SP_LAYOUT_OUT")"
-          sp_scale_layout "$v" "$f" "$SP_LAYOUT_OUT"; SP_ARGS+=(--layout "$SP_LAYOUT_OUT")
-        else
-          sp_scale_layout "$v" "$f" /dev/null; SP_ARGS+=(--layout "$v")   # check only
-        fi
-        have_layout=1;;
-    esac
-  done
-  if sp_is_trainer "$bench" && [ "$SP_SCALING" = strong ] && [ -z "${SP_HAVE_BATCH:-}" ]; then
-    sp_die 2 "strong scaling of $bench needs -B N, the global batch to split across the ranks"
-  fi
-  if [ "$SP_SCALING" = weak ]; then
-    if [ "$bench" = allreduce ] && [ $have_sizes = 0 ]; then   # the binary's defaults: -b 8 -e 64M
-      [ $have_b = 1 ] || { sp_scale_size 8 "$f"; SP_ARGS+=(-b "$SP_SIZE"); }
-      [ $have_e = 1 ] || { sp_scale_size 64M "$f"; SP_ARGS+=(-e "$SP_SIZE"); }
-    fi
-    [ "$bench" != bucket_sweep ] || [ $have_layout = 1 ] ||
-      sp_die 2 "weak scaling of bucket_sweep needs a layout file (--layout FILE); the default resnet50 cannot be rescaled"
-  fi
-  return 0
-}
-
-# Trainers (gpt_train, resnet_train): -B/--batch N is the batch of the sweep. Strong scaling
-# keeps it global (passed as --global-batch N, split across the ranks), weak scaling gives every
-# rank N rows (passed as -B N). The job names the trace and manages the checkpoint, so -o,
-# --save and --resume are refused, and so is --global-batch (the scaling decides).
 sp_is_trainer() { case $1 in gpt_train|resnet_train) return 0;; *) return 1;; esac; }
-# sp_trainer_arg ARG [NEXT]: appends to SP_ARGS; SP_SHIFT = how many of NEXT it consumed (0/1).
-sp_trainer_arg() {
-  local a=$1 v
-  SP_SHIFT=0
-  case $a in
-    --save|--save=*|--resume|--resume=*|--init-from=*) sp_die 2 "do not pass $a: the job script manages the checkpoint";;
-    --global-batch|--global-batch=*) sp_die 2 "do not pass --global-batch: give -B N, which strong scaling (SCALEPROBE_SCALING) keeps global and weak scaling gives every rank";;
-    -B|--batch) [ $# -ge 2 ] || sp_die 2 "$a needs a value"; v=$2; SP_SHIFT=1;;
-    --batch=*) v=${a#*=};;
-    -B?*) v=${a#-B};;
-    *) SP_ARGS+=("$a"); return 0;;
-  esac
-  sp_is_posint "$v" || sp_die 2 "$a $v: not a positive batch size"
-  if [ "$SP_SCALING" = weak ]; then SP_ARGS+=(-B "$v"); else SP_ARGS+=(--global-batch "$v"); fi
-  SP_HAVE_BATCH=1
+
+# sp_check_args BENCH [ARGS...]: refuse the arguments the job owns. It names the trace (-o), manages
+# a trainer's checkpoint (--save, --resume, --init-from) and passes the sweep's scaling itself
+# (--scaling; the binaries scale weak sizes and batches, so --global-batch is refused too: -B N is
+# the global batch under strong scaling and the per-rank batch under weak scaling). A scan of the
+# words, not a parse; jobs/scaleprobe_sweep/benchargs.py does the same before submitting.
+sp_check_args() {
+  local bench=$1 a; shift
+  for a in "$@"; do
+    case $a in
+      -o*|--trace|--trace=*) sp_die 2 "do not pass $a: the job script names the trace";;
+      --scaling|--scaling=*)
+        sp_die 2 "do not pass $a: the sweep's scaling decides (submit-sweep --scaling, SCALEPROBE_SCALING)";;
+      --global-batch|--global-batch=*)
+        sp_die 2 "do not pass $a: -B N is the global batch under strong scaling and the per-rank batch under weak scaling (submit-sweep --scaling, SCALEPROBE_SCALING)";;
+    esac
+    if sp_is_trainer "$bench"; then
+      case $a in
+        --save|--save=*|--resume|--resume=*|--init-from|--init-from=*)
+          sp_die 2 "do not pass $a: the job script manages the checkpoint";;
+      esac
+    fi
+  done
 }
 
 # ---------------------------------------------------------------- one benchmark job
@@ -309,17 +246,22 @@ sp_job_main() {
 
   local -a given=("$@")
   if [ ${#given[@]} = 0 ] && [ -n "${SCALEPROBE_ARGS:-}" ]; then read -r -a given <<<"$SCALEPROBE_ARGS"; fi
-  local name; name=$(sp_point_name "$bench" "$SP_NODES" "$SP_TPN" "$SP_CPT" "$SP_GPUS" "$SP_SCALING" "$SP_LAUNCHER")
-  SP_TRACE=$SP_CAMPAIGN_DIR/${name}_j$SP_JOBTAG.h5
-  SP_LAYOUT_OUT=$SP_CAMPAIGN_DIR/layouts/${name}_j$SP_JOBTAG.layout
-  sp_bench_args "$bench" "$SP_NTASKS" ${given[@]+"${given[@]}"}
+  sp_check_args "$bench" ${given[@]+"${given[@]}"}
+  # The binaries scale weak sizes and batches themselves (sizes and -B per rank).
+  SP_ARGS=(${given[@]+"${given[@]}"} --scaling "$SP_SCALING")
+  local point; point=$(sp_point_name "$bench" "$SP_NODES" "$SP_TPN" "$SP_CPT" "$SP_GPUS" "$SP_SCALING" "$SP_LAUNCHER")
+  SP_STEM=$point; [ "$SP_PASS" = 1 ] || SP_STEM+=_p$SP_PASS
+  SP_TRACE=$SP_CAMPAIGN_DIR/${SP_STEM}_j$SP_JOBTAG.h5
+  # Provenance: the binaries record every SCALEPROBE_* variable in /provenance/env.
+  export SCALEPROBE_POINT=$point SCALEPROBE_PASS=$SP_PASS SCALEPROBE_CAMPAIGN=$SP_CAMPAIGN \
+         SCALEPROBE_LAUNCHER=$SP_LAUNCHER SCALEPROBE_SCALING=$SP_SCALING
   mkdir -p "$SP_CAMPAIGN_DIR"
   [ ! -e "$SP_TRACE" ] || sp_die 2 "$SP_TRACE already exists"
   sp_launch_cmd
 
   local launcher=$SP_LAUNCHER; [ "$SP_LAUNCHER" = srun ] && launcher+=" --mpi=$SP_SRUN_MPI"
   sp_log "$bench job $SP_JOBTAG on ${SLURM_JOB_NODELIST:-?} (cluster ${SLURM_CLUSTER_NAME:-?})"
-  sp_log "point: nodes=$SP_NODES tasks_per_node=$SP_TPN cpus_per_task=$SP_CPT ranks=$SP_NTASKS gpus_per_node=$SP_GPUS scaling=$SP_SCALING launcher=$launcher"
+  sp_log "point: $point pass=$SP_PASS nodes=$SP_NODES tasks_per_node=$SP_TPN cpus_per_task=$SP_CPT ranks=$SP_NTASKS gpus_per_node=$SP_GPUS scaling=$SP_SCALING launcher=$launcher"
   [ "$SP_SUBSHAPE" = 0 ] || sp_log "array task $SLURM_ARRAY_TASK_ID runs its point inside a ${SLURM_JOB_NUM_NODES}x${SLURM_NTASKS_PER_NODE:-?}x${SLURM_CPUS_PER_TASK:-1} allocation"
   sp_log "threads: OMP_NUM_THREADS=$OMP_NUM_THREADS OMP_PROC_BIND=$OMP_PROC_BIND OMP_PLACES=$OMP_PLACES"
   sp_log "site file: ${SP_SITE_FILE:-none}"
@@ -332,7 +274,7 @@ sp_job_main() {
   [ "$SP_LAUNCHER" = srun ] && run+=(--mpi="$SP_SRUN_MPI")
   local rc=0
   if sp_is_trainer "$bench"; then
-    sp_train_run "$name" "$bin" || rc=$?
+    sp_train_run "$SP_STEM" "$bin" || rc=$?
   else
     # A job killed at its time limit gets SIGTERM first: move its partial trace aside so the
     # campaign stays readable (scaleprobe-analyze refuses *.partial) and a resume reruns the point.
@@ -365,14 +307,14 @@ sp_job_main() {
 
 # ---------------------------------------------------------------- trainer jobs: time limits
 
-# sp_train_run POINT BINARY: runs the trainer with its checkpoint at
-# <campaign>/checkpoints/<point>.h5 (resumed when present, so a resubmitted or requeued job
-# continues). Submit with --signal=B:USR1@<seconds>: the batch shell gets USR1 before the time
+# sp_train_run STEM BINARY: runs the trainer with its checkpoint at
+# <campaign>/checkpoints/<stem>.h5, the point's name plus _p<k> for pass k >= 2, so every pass
+# trains from scratch (resumed when present, so a resubmitted or requeued job continues). Submit with --signal=B:USR1@<seconds>: the batch shell gets USR1 before the time
 # limit and forwards it to the ranks; the trainer finishes its step, checkpoints and exits 0
 # (a trace with interrupted_by_signal set). SIGTERM is forwarded the same way.
 sp_train_run() {
-  local point=$1 bin=$2
-  SP_CKPT=$SP_CAMPAIGN_DIR/checkpoints/$point.h5
+  local stem=$1 bin=$2
+  SP_CKPT=$SP_CAMPAIGN_DIR/checkpoints/$stem.h5
   mkdir -p "$SP_CAMPAIGN_DIR/checkpoints"
   local -a ck=(--save "$SP_CKPT")
   if [ -f "$SP_CKPT" ]; then

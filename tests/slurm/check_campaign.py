@@ -1,16 +1,19 @@
 #!/usr/bin/python3
 """Check a campaign made by jobs/submit-sweep on the local SLURM cluster (tests/slurm).
 
-For the latest submission of every point in <campaign>/manifest.tsv:
+For the latest submission of every point and pass in <campaign>/manifest.tsv (a manifest of
+the old bash submitter, without the pass column, counts as pass 1):
   * the trace exists and passes trace_check;
   * its root attributes and `ranks` table match the point: nranks = nodes x tasks per node,
     ranks 0..P-1 once each, omp_threads = cpus per task, kind = benchmark, and the SLURM job id
-    in /provenance/slurm is the manifest's;
+    in /provenance/slurm is the manifest's; /provenance/env has the job's SCALEPROBE_POINT (the
+    point's name), SCALEPROBE_PASS, SCALEPROBE_SCALING and SCALEPROBE_LAUNCHER;
   * the job log holds the rank map printed by the job script before the benchmark: P lines,
     ranks 0..P-1, on `nodes` distinct virtual nodes (SLURMD_NODENAME and SLURM_NODEID: every
     virtual node has the same hostname here), the launcher named in the manifest, the site file,
     and the job's final OK line;
-  * weak scaling: allreduce message sizes and bucket_sweep layout sizes are the base ones x P.
+  * weak scaling: allreduce message sizes and bucket_sweep layout sizes are the base ones x P
+    (the binaries scale them: the job passes --scaling weak and the sizes unchanged).
 Prints one line per point and, for each failed point, `FAILED <point>`; exit 1 if any failed.
 """
 import argparse
@@ -21,6 +24,9 @@ import sys
 from pathlib import Path
 
 import h5py
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "jobs"))
+from scaleprobe_sweep import naming  # noqa: E402
 
 
 def s(x):
@@ -76,6 +82,12 @@ def check_point(row, args):
             problems.append(f"provenance SLURM_JOB_NUM_NODES={sl.get('SLURM_JOB_NUM_NODES')} != {nodes}")
         if jid != job:
             problems.append(f"provenance job id {jid} != manifest {job}")
+        env = {k: s(v) for k, v in f["provenance/env"].attrs.items()} if "provenance/env" in f else {}
+        point = naming.point_name(bench, nodes, tpn, cpt, int(row["gpus_per_node"]), row["scaling"], row["launcher"])
+        for var, want in (("SCALEPROBE_POINT", point), ("SCALEPROBE_PASS", row["pass"]),
+                          ("SCALEPROBE_SCALING", row["scaling"]), ("SCALEPROBE_LAUNCHER", row["launcher"])):
+            if env.get(var) != want:
+                problems.append(f"provenance/env {var}={env.get(var)} != {want}")
         if row["scaling"] == "weak":
             if bench == "allreduce":
                 want = sorted(parse_size(x) * ranks for x in args.weak_sizes.split(","))
@@ -111,7 +123,7 @@ def main():
     ap.add_argument("--weak-sizes", default="8,64K")
     ap.add_argument("--base-layout")
     ap.add_argument("--site-env")
-    ap.add_argument("--expect-points", type=int, help="number of distinct points")
+    ap.add_argument("--expect-points", type=int, help="number of distinct (point, pass) pairs")
     args = ap.parse_args()
 
     latest = {}
@@ -119,8 +131,9 @@ def main():
         for row in csv.DictReader(fh, delimiter="\t"):
             if row["status"] != "submitted":
                 continue
+            row.setdefault("pass", "1")
             key = "_".join(row[k] for k in ("benchmark", "nodes", "tasks_per_node", "cpus_per_task",
-                                             "gpus_per_node", "scaling", "launcher"))
+                                             "gpus_per_node", "scaling", "launcher")) + f"_p{row['pass']}"
             latest[key] = row
     failed = []
     for key, row in sorted(latest.items()):

@@ -9,9 +9,11 @@
 #     submitted and nothing written; bad requests refused;
 #  2. the sweep: allreduce and bucket_sweep on 1 node x {1,2,4} tasks and on {2,4} nodes x 1 task
 #     with srun --mpi=pmix (bucket_sweep as job arrays), allreduce on 2 nodes with mpirun inside
-#     the allocation, one weak-scaling point of each (allreduce with 2 CPUs per task), and the
-#     report job (--analysis, afterok on all of them); every trace passes trace_check and matches
-#     its point (tests/slurm/check_campaign.py: ranks, virtual nodes, threads, job ids, sizes);
+#     the allocation, one weak-scaling point of each (allreduce with 2 CPUs per task, from a
+#     campaign file, 2 passes), and the report job (--analysis, afterany on all of them); every
+#     trace passes trace_check and matches its point and pass (tests/slurm/check_campaign.py:
+#     ranks, virtual nodes, threads, job ids, SCALEPROBE_* provenance, weak sizes scaled by the
+#     binaries);
 #  3. resume: the same submissions again submit nothing; after deleting one trace and planting a
 #     stale partial trace, they rerun exactly that point, rename the partial, and the report runs.
 # Multi-node points use one rank per virtual node: with 2+ ranks on each of several virtual
@@ -99,12 +101,24 @@ SUBMIT=("$ROOT/jobs/submit-sweep" --results "$RES" --campaign "$CAMP" --build-di
         --site-env "$W/site.env" --time "$JOB_TIME")
 AR_ARGS=(-- --sizes 8,64K -n 5)
 BS_ARGS=(-- --layout "$HERE/tiny.layout" -n 2 -c tensor,1,all -a ring,mpi)
-# The sweep, one submit-sweep call per line (13 points).
+# The weak allreduce point as a campaign file: 2 passes (traces ..._weak_j<job>.h5 and _weak_p2_j<job>.h5).
+cat >"$W/arweak.toml" <<'EOF'
+name = "ci"
+[[sweep]]
+bench = "allreduce"
+nodes = 1
+tasks_per_node = 2
+cpus_per_task = 2
+scaling = "weak"
+repeat = 2
+args = ["--sizes", "8,64K", "-n", "5"]
+EOF
+# The sweep, one submit-sweep call per line (13 points, 14 point-passes).
 call() {
   case $1 in
     ar1)    "${SUBMIT[@]}" --bench allreduce --nodes 1 --tasks-per-node 1,2,4 "${@:2}" "${AR_ARGS[@]}";;
     arN)    "${SUBMIT[@]}" --bench allreduce --nodes 2,4 --tasks-per-node 1 "${@:2}" "${AR_ARGS[@]}";;
-    arweak) "${SUBMIT[@]}" --bench allreduce --nodes 1 --tasks-per-node 2 --cpus-per-task 2 --scaling weak "${@:2}" "${AR_ARGS[@]}";;
+    arweak) "${SUBMIT[@]}" --file "$W/arweak.toml" "${@:2}";;
     armpi)  "${SUBMIT[@]}" --bench allreduce --nodes 2 --tasks-per-node 1 --launcher mpirun "${@:2}" "${AR_ARGS[@]}";;
     bs1)    "${SUBMIT[@]}" --bench bucket_sweep --nodes 1 --tasks-per-node 1,2,4 --array-mode "${@:2}" "${BS_ARGS[@]}";;
     bsN)    "${SUBMIT[@]}" --bench bucket_sweep --nodes 2,4 --tasks-per-node 1 --array-mode "${@:2}" "${BS_ARGS[@]}";;
@@ -112,7 +126,7 @@ call() {
   esac
 }
 CALLS=(ar1 arN arweak armpi bs1 bsN bsweak)
-NPOINTS=13
+NPOINTS=14      # (point, pass) pairs: the weak allreduce point runs twice
 
 # sweep_all [extra submit-sweep options]: every call; the last one adds --analysis when asked
 sweep_all() {
@@ -169,19 +183,21 @@ done
 grep -q 'allreduce_N1_t4_c1_j%j.out' <<<"$out" || fail "dry run: log name does not carry the point"
 [ ! -e "$RES" ] || fail "dry run wrote $RES"
 out=$(call armpi --dry-run) && grep -q 'SCALEPROBE_LAUNCHER=mpirun' <<<"$out" || fail "dry run: mpirun not passed: $out"
-out=$(call arweak --dry-run) && grep -q 'SCALEPROBE_SCALING=weak' <<<"$out" && grep -q 'cpus-per-task=2' <<<"$out" ||
-  fail "dry run: weak scaling not passed: $out"
+out=$(call arweak --dry-run) && grep -q 'SCALEPROBE_SCALING=weak' <<<"$out" && grep -q 'cpus-per-task=2' <<<"$out" &&
+  grep -q 'allreduce_N1_t2_c2_weak_p2_j%j.out .*SCALEPROBE_PASS=2 ' <<<"$out" || fail "dry run: weak scaling or pass 2 not passed: $out"
 out=$(call bs1 --dry-run --analysis) || fail "dry run (array) failed: $out"
 grep -q -- '--array=0-2 --nodes=1 --ntasks-per-node=4 ' <<<"$out" && grep -q 'SCALEPROBE_ARRAY_POINTS=1x1x1:1x2x1:1x4x1' <<<"$out" &&
-  grep -q -- '--dependency=afterok:' <<<"$out" || fail "dry run: array or report line wrong: $out"
+  grep -q -- '--dependency=afterany:' <<<"$out" || fail "dry run: array or report line wrong: $out"
 out=$("${SUBMIT[@]}" --bench allreduce --nodes 2 --tasks-per-node 4 --gpus-per-node 4 --dry-run "${AR_ARGS[@]}" 2>&1) ||
   fail "GPU dry run failed: $out"
 grep -q -- '--gpus-per-node=4 ' <<<"$out" && grep -q 'SCALEPROBE_GPUS_PER_NODE=4' <<<"$out" &&
   grep -q 'allreduce_N2_t4_c1_g4_j%j.out' <<<"$out" || fail "GPU dry run: option not wired through: $out"
 "${SUBMIT[@]}" --bench allreduce --gpus-per-node 4 "${AR_ARGS[@]}" >/dev/null 2>&1 &&
   fail "a GPU submission was accepted although the NCCL binaries do not exist"
-"${SUBMIT[@]}" --bench bucket_sweep --scaling weak --dry-run >/dev/null 2>&1 &&
-  fail "weak bucket_sweep with the built-in layout was accepted"
+"${SUBMIT[@]}" --bench bucket_sweep --scaling weak --dry-run -- --layout resnet50 >/dev/null 2>&1 ||
+  fail "weak bucket_sweep with the built-in layout was refused (the binary scales it now)"
+"${SUBMIT[@]}" --bench allreduce --dry-run -- --scaling weak >/dev/null 2>&1 &&
+  fail "--scaling among the benchmark arguments was accepted"
 [ -z "$(timeout 20 squeue -h)" ] && [ ! -e "$RES" ] || fail "a dry run submitted or wrote something"
 
 # ---------------------------------------------------------------- 2. the sweep
@@ -190,7 +206,7 @@ sweep_all --analysis
 # While they run: a resubmission skips queued points and a report waits for the queued jobs.
 out=$(call bsweak --dry-run --analysis) || fail "dry run during the sweep failed: $out"
 grep -q '^# skip bucket_sweep_N1_t2_c1_weak: job [0-9]* is still queued or running' <<<"$out" &&
-  ! grep -q '^sbatch .*bucket_sweep.sbatch' <<<"$out" && grep -q -- '--dependency=afterok:[0-9]*:[0-9]' <<<"$out" ||
+  ! grep -q '^sbatch .*bucket_sweep.sbatch' <<<"$out" && grep -q -- '--dependency=afterany:[0-9]*:[0-9]' <<<"$out" ||
   fail "a resubmission during the sweep did not skip the queued point: $out"
 wait_idle "$ROUND_S"
 log "round 1 finished"
@@ -219,7 +235,7 @@ for c in "${CALLS[@]}"; do
   grep -q '^# skip .*: complete' <<<"$out" || fail "resume ($c) did not report skipped points: $out"
 done
 [ -z "$(timeout 20 squeue -h)" ] || fail "resume submitted jobs"
-[ "$(awk -F'\t' -v r="$rows" 'NR > r && $9 != "complete"' "$CDIR/manifest.tsv" | wc -l)" = 0 ] ||
+[ "$(awk -F'\t' -v r="$rows" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "status") k = i } NR > r && $k != "complete"' "$CDIR/manifest.tsv" | wc -l)" = 0 ] ||
   fail "resume added manifest rows other than 'complete'"
 
 log "3b. resume after losing one trace and with a stale partial trace"

@@ -2,8 +2,10 @@
 # The trainer jobs on a real SLURM cluster (CTest slurm_train, label slurm): a private local
 # cluster (2 virtual nodes), then
 #  1. a small scaling sweep of jobs/gpt_train.sbatch through jobs/submit-sweep: weak scaling on
-#     1 and 2 nodes and strong scaling on 2 nodes (srun --mpi=pmix, one rank per virtual node),
-#     every trace valid, with the point's ranks, scaling and global batch;
+#     1 and 2 nodes (-B 4 per rank) and strong scaling on 2 nodes without -B (the trainer's default
+#     batch, 8, is the global batch), srun --mpi=pmix, one rank per virtual node; every trace
+#     valid, with the point's ranks, scaling and global batch (the job passes --scaling to the
+#     trainer, which computes the batch split);
 #  2. the time-limit path: a long training job submitted with --requeue gets the warning signal
 #     (scancel --signal=USR1 --batch: what --signal=B:USR1@S delivers before the limit, without
 #     waiting for a limit), checkpoints, requeues itself, resumes from the checkpoint and
@@ -67,9 +69,9 @@ attr() { "$BUILD/core/trace_check" --attribute "$1" "$2"; }
 # ---------------------------------------------------------------- 1. scaling sweep
 log "1. gpt_train sweep: weak on 1 and 2 nodes, strong on 2 nodes"
 "${SUBMIT[@]}" --campaign weak --bench gpt_train --nodes 1,2 --scaling weak -- -B 4 "${TRAIN[@]}" || fail "submit (weak) failed"
-"${SUBMIT[@]}" --campaign strong --bench gpt_train --nodes 2 -- -B 8 "${TRAIN[@]}" || fail "submit (strong) failed"
+"${SUBMIT[@]}" --campaign strong --bench gpt_train --nodes 2 -- "${TRAIN[@]}" || fail "submit (strong) failed"
 wait_idle 240
-for spec in "weak 1 4 weak" "weak 2 8 weak" "strong 2 8 strong"; do
+for spec in "weak 1 4 weak" "weak 2 8 weak" "strong 2 8 strong"; do   # campaign nodes global_batch scaling
   read -r camp n gb scaling <<<"$spec"
   suffix=""; [ "$scaling" = weak ] && suffix=_weak
   t=$(ls "$RES/$camp"/gpt_train_N${n}_t1_c1${suffix}_j*.h5 2>/dev/null | head -1)
@@ -78,6 +80,7 @@ for spec in "weak 1 4 weak" "weak 2 8 weak" "strong 2 8 strong"; do
   [ "$(attr scaling "$t")" = "$scaling" ] && [ "$(attr global_batch "$t")" = "$gb" ] ||
     fail "$t: scaling $(attr scaling "$t") global batch $(attr global_batch "$t"), expected $scaling $gb"
   grep -q '^rankmap rank=' "$RES/$camp"/logs/gpt_train_N${n}_*.out || fail "$camp N$n: no rank map in the log"
+  grep -q -- "gpt_train .* --scaling $scaling\$" "$RES/$camp"/logs/gpt_train_N${n}_*.out || fail "$camp N$n: the trainer did not get --scaling $scaling"
 done
 log "sweep OK"
 
