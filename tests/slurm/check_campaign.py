@@ -12,8 +12,10 @@ the old bash submitter, without the pass column, counts as pass 1):
     ranks 0..P-1, on `nodes` distinct virtual nodes (SLURMD_NODENAME and SLURM_NODEID: every
     virtual node has the same hostname here), the launcher named in the manifest, the site file,
     and the job's final OK line;
+  * the ranks table names `nodes` distinct SLURM nodes (its `node` column);
   * weak scaling: allreduce message sizes and bucket_sweep layout sizes are the base ones x P
-    (the binaries scale them: the job passes --scaling weak and the sizes unchanged).
+    (the binaries scale them: the job passes --scaling weak and the sizes unchanged); trainers
+    (kind train): the scaling and the global batch (-B, times P under weak scaling).
 Prints one line per point and, for each failed point, `FAILED <point>`; exit 1 if any failed.
 """
 import argparse
@@ -51,6 +53,9 @@ def layout_numels(path):
     return out
 
 
+TRAINERS = ("gpt_train", "resnet_train")
+
+
 def check_point(row, args):
     bench, nodes, tpn, cpt = row["benchmark"], int(row["nodes"]), int(row["tasks_per_node"]), int(row["cpus_per_task"])
     ranks = nodes * tpn
@@ -63,14 +68,19 @@ def check_point(row, args):
         problems.append(f"trace_check: {(r.stdout + r.stderr).strip()}")
         return problems
     with h5py.File(trace, "r") as f:
-        if s(f.attrs["kind"]) != bench:
-            problems.append(f"kind {s(f.attrs['kind'])} != {bench}")
+        kind = "train" if bench in TRAINERS else bench
+        if s(f.attrs["kind"]) != kind:
+            problems.append(f"kind {s(f.attrs['kind'])} != {kind}")
         if int(f.attrs["nranks"]) != ranks:
             problems.append(f"nranks {int(f.attrs['nranks'])} != {nodes}x{tpn}")
         rk = f["ranks"]
         got = sorted(int(x) for x in rk["rank"][:])
         if got != list(range(ranks)):
             problems.append(f"ranks table has ranks {got}, expected 0..{ranks - 1}")
+        # The binaries name each rank's SLURM node (virtual nodes share the hostname).
+        got_nodes = sorted({s(x) for x in rk["node"][:]}) if "node" in rk else []
+        if len(got_nodes) != nodes:
+            problems.append(f"ranks table names nodes {got_nodes}, expected {nodes} distinct")
         omp = set(int(x) for x in rk["omp_threads"][:])
         if omp != {cpt}:
             problems.append(f"omp_threads {sorted(omp)} != cpus per task {cpt}")
@@ -88,7 +98,12 @@ def check_point(row, args):
                           ("SCALEPROBE_SCALING", row["scaling"]), ("SCALEPROBE_LAUNCHER", row["launcher"])):
             if env.get(var) != want:
                 problems.append(f"provenance/env {var}={env.get(var)} != {want}")
-        if row["scaling"] == "weak":
+        if bench in TRAINERS:
+            want_gb = args.train_batch * (ranks if row["scaling"] == "weak" else 1)
+            if s(f.attrs.get("scaling", "")) != row["scaling"] or int(f.attrs.get("global_batch", -1)) != want_gb:
+                problems.append(f"trainer scaling {s(f.attrs.get('scaling', ''))} global batch "
+                                f"{int(f.attrs.get('global_batch', -1))}, expected {row['scaling']} {want_gb}")
+        elif row["scaling"] == "weak":
             if bench == "allreduce":
                 want = sorted(parse_size(x) * ranks for x in args.weak_sizes.split(","))
                 got_b = sorted(set(int(x) for x in f["summary/bytes"][:]))
@@ -123,6 +138,7 @@ def main():
     ap.add_argument("--weak-sizes", default="8,64K")
     ap.add_argument("--base-layout")
     ap.add_argument("--site-env")
+    ap.add_argument("--train-batch", type=int, default=0, help="trainers' -B (per rank under weak scaling)")
     ap.add_argument("--expect-points", type=int, help="number of distinct (point, pass) pairs")
     args = ap.parse_args()
 

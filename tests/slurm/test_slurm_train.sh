@@ -2,8 +2,8 @@
 # The trainer jobs on a real SLURM cluster (CTest slurm_train, label slurm): a private local
 # cluster (2 virtual nodes), then
 #  1. a small scaling sweep of jobs/gpt_train.sbatch through jobs/submit-sweep: weak scaling on
-#     1 and 2 nodes (-B 4 per rank) and strong scaling on 2 nodes without -B (the trainer's default
-#     batch, 8, is the global batch), srun --mpi=pmix, one rank per virtual node; every trace
+#     1 node x 1 task and 2 nodes x 2 tasks (-B 4 per rank) and strong scaling on 2 nodes x 2 tasks
+#     without -B (the trainer's default batch, 8, is the global batch), srun --mpi=pmix; every trace
 #     valid, with the point's ranks, scaling and global batch (the job passes --scaling to the
 #     trainer, which computes the batch split);
 #  2. the time-limit path: a long training job submitted with --requeue gets the warning signal
@@ -67,16 +67,17 @@ wait_idle() {  # wait_idle SECONDS
 attr() { "$BUILD/core/trace_check" --attribute "$1" "$2"; }
 
 # ---------------------------------------------------------------- 1. scaling sweep
-log "1. gpt_train sweep: weak on 1 and 2 nodes, strong on 2 nodes"
-"${SUBMIT[@]}" --campaign weak --bench gpt_train --nodes 1,2 --scaling weak -- -B 4 "${TRAIN[@]}" || fail "submit (weak) failed"
-"${SUBMIT[@]}" --campaign strong --bench gpt_train --nodes 2 -- "${TRAIN[@]}" || fail "submit (strong) failed"
+log "1. gpt_train sweep: weak on 1 node x 1 task and 2 nodes x 2 tasks, strong on 2 nodes x 2 tasks"
+"${SUBMIT[@]}" --campaign weak --bench gpt_train --nodes 1 --scaling weak -- -B 4 "${TRAIN[@]}" || fail "submit (weak) failed"
+"${SUBMIT[@]}" --campaign weak --bench gpt_train --nodes 2 --tasks-per-node 2 --scaling weak -- -B 4 "${TRAIN[@]}" || fail "submit (weak) failed"
+"${SUBMIT[@]}" --campaign strong --bench gpt_train --nodes 2 --tasks-per-node 2 -- "${TRAIN[@]}" || fail "submit (strong) failed"
 wait_idle 240
-for spec in "weak 1 4 weak" "weak 2 8 weak" "strong 2 8 strong"; do   # campaign nodes global_batch scaling
-  read -r camp n gb scaling <<<"$spec"
+for spec in "weak 1 1 4 weak" "weak 2 2 16 weak" "strong 2 2 8 strong"; do   # campaign nodes tasks/node global_batch scaling
+  read -r camp n tpn gb scaling <<<"$spec"
   suffix=""; [ "$scaling" = weak ] && suffix=_weak
-  t=$(ls "$RES/$camp"/gpt_train_N${n}_t1_c1${suffix}_j*.h5 2>/dev/null | head -1)
+  t=$(ls "$RES/$camp"/gpt_train_N${n}_t${tpn}_c1${suffix}_j*.h5 2>/dev/null | head -1)
   [ -n "$t" ] || { tail -n 30 "$RES/$camp"/logs/*N${n}*.out; fail "no trace for $camp N$n"; }
-  "$BUILD/core/trace_check" "$t" | grep -q " ranks=$n " || fail "$t: not $n ranks"
+  "$BUILD/core/trace_check" "$t" | grep -q " ranks=$((n * tpn)) " || fail "$t: not $((n * tpn)) ranks"
   [ "$(attr scaling "$t")" = "$scaling" ] && [ "$(attr global_batch "$t")" = "$gb" ] ||
     fail "$t: scaling $(attr scaling "$t") global batch $(attr global_batch "$t"), expected $scaling $gb"
   grep -q '^rankmap rank=' "$RES/$camp"/logs/gpt_train_N${n}_*.out || fail "$camp N$n: no rank map in the log"
