@@ -1,14 +1,25 @@
 """scaleprobe_analysis: read scaleprobe HDF5 traces, fit α–β models, plot and report.
 
-Modules: ``trace`` (load + validate), ``views`` (derived tables), ``samples`` (per-iteration
-views of the samples table), ``alphabeta`` (fit), ``imbalance`` (per-rank imbalance),
-``plots`` (figures), ``train`` / ``train_plots`` (trainer traces: cases, latency breakdown,
-overlap, strong/weak scaling), ``report`` (markdown), ``timeline`` (Chrome trace-event export),
-``compare`` (two campaigns side by side), ``cli`` (``scaleprobe-analyze`` commands).
+Modules by layer; a module imports only from its own layer or below (tests/python/test_structure.py):
+
+- one trace, figure style, text: ``trace`` (load + validate one trace), ``style`` (figure size, fonts,
+  title + caption, legends outside, SIMULATED watermark, deterministic PNG + SVG), ``textfmt``
+  (sizes, markdown tables), ``series`` (the curves of a summary table; timing-thread CPU/wall),
+  ``alphabeta`` (the α–β fit), ``samples`` (per-iteration views of the samples table);
+- campaigns: ``manifest`` (jobs/submit-sweep's manifest.tsv), ``campaign`` (discovery, expected runs
+  and their status, point identity, passes and their median/min/max);
+- one module per trace kind, each with its tables, figures, report section, case labels and
+  samples, compare keys and cross-point sections: ``allreduce``, ``bucket_sweep``, ``train`` (with
+  ``train_tables``: definitions and scaling arithmetic, and ``train_figures``);
+- ``kinds``: the registry kind → module and the interface every kind module provides;
+- kind-independent views dispatching through it: ``imbalance`` (per-rank imbalance), ``compare``
+  (two campaigns side by side), ``timeline`` (Chrome trace-event export);
+- ``plots`` (every figure of a campaign), ``report`` (report.md), ``cli`` (``scaleprobe-analyze``).
 """
 from .alphabeta import AlphaBetaFit, fit_alpha_beta, fit_summary
-from .trace import Campaign, Trace, TraceError, load_campaign, load_trace
+from .campaign import Campaign, load_campaign, scan_campaign
+from .trace import Trace, TraceError, load_trace
 
 __all__ = ["AlphaBetaFit", "Campaign", "Trace", "TraceError", "fit_alpha_beta", "fit_summary",
-           "load_campaign", "load_trace"]
+           "load_campaign", "load_trace", "scan_campaign"]
 __version__ = "0.1.0"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .views import series
+from .series import series
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 Every refusal of a bad trace is reported as the single line
 ``scaleprobe-analyze: error: <file>: <problem>`` on stderr with exit status 1; usage errors
-exit with status 2 (argparse's convention).
+exit with status 2 (argparse's convention). ``report`` on a folder never stops on one bad file
+(``campaign.scan_campaign``: bad and missing runs are listed in the report); it fails only when
+no valid trace is left. Every other command, and ``report`` given one file, refuses a bad file.
 """
 from __future__ import annotations
 
@@ -10,12 +12,16 @@ import argparse
 import sys
 from pathlib import Path
 
+from . import allreduce
 from .alphabeta import fit_summary
+from .campaign import Campaign, load_campaign, scan_campaign, scan_of, trace_stem
 from .compare import IMPROVEMENT, REGRESSION, STATS, compare_campaigns, render
-from .plots import data_status, plot_campaign, trace_stem
-from .report import write_report
+from .kinds import module_for
+from .plots import plot_campaign
+from .report import AUTO_TRACE_FIGURES, TRACE_FIGURES, write_report
+from .style import status_text
 from .timeline import CLOCK_NOTE, DEFAULT_MAX_EVENTS, write_timeline
-from .trace import Campaign, TraceError, load_campaign, load_trace
+from .trace import TraceError, load_trace
 
 PROG = "scaleprobe-analyze"
 
@@ -24,10 +30,15 @@ def _error(message: str) -> None:
     print(f"{PROG}: error: {message}", file=sys.stderr)
 
 
-def _campaign(path: str) -> Campaign:
-    """A directory is a campaign; a single file is a campaign of one trace."""
+def _is_file(path: str) -> bool:
     p = Path(path)
-    if p.is_file() or p.name.endswith((".h5", ".partial")):
+    return p.is_file() or p.name.endswith((".h5", ".partial"))
+
+
+def _campaign(path: str) -> Campaign:
+    """A directory is a campaign (loaded strictly); a single file is a campaign of one trace."""
+    p = Path(path)
+    if _is_file(path):
         return Campaign(root=p.parent, traces=[load_trace(p)])
     return load_campaign(p)
 
@@ -42,18 +53,18 @@ def cmd_check(args) -> int:
             bad += 1
             continue
         tables = " ".join(f"{k}={len(v)}" for k, v in t.tables.items())
-        print(f"ok: {name} kind={t.kind} ranks={t.nranks} data={data_status(t)} tables: {tables}")
+        print(f"ok: {name} kind={t.kind} ranks={t.nranks} data={status_text(t.simulated)} tables: {tables}")
     return 1 if bad else 0
 
 
 def cmd_fit(args) -> int:
     campaign = _campaign(args.campaign)
-    traces = campaign.of_kind("allreduce")
+    traces = campaign.of_kind(allreduce.KIND)
     if not traces:
         _error(f"{args.campaign}: no allreduce traces to fit")
         return 1
     for t in traces:
-        print(f"# {trace_stem(campaign, t)}: {t.machine}, {t.nranks} ranks, {data_status(t)}, "
+        print(f"# {trace_stem(campaign.root, t)}: {t.machine}, {t.nranks} ranks, {status_text(t.simulated)}, "
               f"t = alpha + beta*n fitted to {args.stat}")
         print(f"{'series':<20} {'alpha_us':>10} {'beta_us_per_B':>14} {'1/beta_GBps':>12} {'rms_rel_err':>12} {'points':>6}")
         for row in fit_summary(t.table("summary"), args.stat).itertuples():
@@ -72,20 +83,20 @@ def cmd_plot(args) -> int:
 
 
 def cmd_report(args) -> int:
-    campaign = _campaign(args.campaign)
-    out = Path(args.output) if args.output else campaign.root / "report"
-    print(write_report(campaign, out, args.case))
+    scan = scan_of(_campaign(args.campaign)) if _is_file(args.campaign) else scan_campaign(args.campaign)
+    out = Path(args.output) if args.output else scan.root / "report"
+    print(write_report(scan, out, args.case, args.trace_figures))
     return 0
 
 
 def cmd_timeline(args) -> int:
     campaigns = [_campaign(p) for p in args.traces]
     traces = [t for c in campaigns for t in c.traces]
-    labels = [trace_stem(c, t) for c in campaigns for t in c.traces]
+    labels = [trace_stem(c.root, t) for c in campaigns for t in c.traces]
     for note in write_timeline(traces, args.output, args.max_events, labels):
         print(f"{PROG}: note: {note}", file=sys.stderr)
-    tracks = "one track per rank" + (" (train: main and communication thread per rank)"
-                                      if any(t.kind == "train" for t in traces) else "")
+    notes = sorted({m.TIMELINE_NOTE for t in traces if (m := module_for(t.kind)) is not None and m.TIMELINE_NOTE})
+    tracks = "one track per rank" + (f" ({'; '.join(notes)})" if notes else "")
     print(f"{args.output}: {len(traces)} trace(s), {tracks}; open in https://ui.perfetto.dev "
           f"or chrome://tracing ({CLOCK_NOTE})")
     return 0
@@ -146,6 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--case", default="best", type=_case_choice, metavar="best|ALGORITHM/CAP",
                        help="train traces: the case (gradient allreduce algorithm and bucket cap, e.g. ring/25) "
                             "whose time per iteration the scaling figures use (default best: each trace's fastest)")
+        if name == "report":
+            p.add_argument("--trace-figures", choices=TRACE_FIGURES, default="auto",
+                           help=f"figures in the per-trace sections: all, none, or auto (only for campaigns of at most "
+                                f"{AUTO_TRACE_FIGURES} traces; default)")
         p.set_defaults(func=cmd_plot if name == "plot" else cmd_report)
     p = sub.add_parser(
         "timeline", help="export samples as Chrome trace-event JSON (Perfetto, chrome://tracing)",

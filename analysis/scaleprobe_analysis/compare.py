@@ -5,18 +5,19 @@ paired by the trace's path below the folder (``sweep/bucket_sweep.h5`` with
 ``sweep/bucket_sweep.h5``); traces left over are paired by kind when exactly one of that kind
 is left on each side. Anything still unpaired is listed.
 
-**Matching rows.** Summary rows are matched by a key: allreduce by (algorithm, dtype, op,
-placement, bytes); bucket_sweep by (layout, algorithm, cap), the layout coming from the
-root attribute ``layout``; trainer runs (kind ``train`` with the engine's ``cases`` table) by
-(model, ranks, global batch, algorithm, bucket cap), the statistic being the iteration time
-(slowest rank) in µs and the samples each summarised step's slowest-rank step time. Rows
-present on one side only are listed as unmatched.
+**Matching rows.** Cases are matched by the key their kind's module gives (``CASE_KEYS``, see
+``kinds.py``): allreduce by (algorithm, dtype, op, placement, bytes); bucket_sweep by (layout,
+algorithm, cap), the layout coming from the root attribute ``layout``; trainer runs (kind
+``train`` with the engine's ``cases`` table) by (model, ranks, global batch, algorithm, bucket
+cap), the statistic being the iteration time (slowest rank) in µs and the samples each
+summarised step's slowest-rank step time. Rows present on one side only are listed as unmatched.
 
 **Change.** ``change`` = new / base − 1 of the chosen summary column (``t_mean_us`` by
 default, ``p50_us`` with ``--stat p50_us``); positive is slower.
 
 **Verdict (noise-aware).** Each side's per-iteration samples of the case's phase are reduced
-to the slowest rank's time per iteration (what the collective costs; see ``samples.py``).
+to the slowest rank's time per iteration (what the collective costs; the kind module's
+``iteration_times``).
 The ratio of the two medians, new / base, gets a 95 % percentile *bootstrap* interval:
 both sides are resampled with replacement independently, ``RESAMPLES`` times, with a fixed
 seed so the output is reproducible. Medians, because a shared machine throws occasional
@@ -40,14 +41,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .plots import trace_stem
-from .samples import per_iteration_max
+from .campaign import Campaign, trace_stem
+from .kinds import module_for
 from .textfmt import format_bytes, markdown_table
-from .trace import Campaign, Trace
+from .trace import Trace
 
-KEYS = {"allreduce": ["algorithm", "dtype", "op", "placement", "bytes"],
-        "bucket_sweep": ["layout", "algorithm", "cap"],
-        "train": ["model", "ranks", "global_batch", "algorithm", "bucket_cap"]}
 STATS = ("t_mean_us", "p50_us")
 RESAMPLES = 2000
 LEVEL = 0.95
@@ -98,30 +96,8 @@ def verdict(change: float, lo: float, hi: float, threshold: float) -> str:
     return NOISE
 
 
-def _keyed(trace: Trace) -> pd.DataFrame:
-    if trace.kind == "train":
-        if "cases" not in trace.tables:
-            raise ValueError(f"{trace.path}: a trainer trace without the engine's cases table (older gpt_train) cannot be compared")
-        cases = trace.table("cases").copy()
-        cases["model"] = str(trace.attrs.get("model_name", trace.attrs.get("trainer", "")))
-        cases["ranks"] = int(trace.nranks)
-        cases["global_batch"] = int(trace.attrs.get("global_batch", 0))
-        cases["t_mean_us"] = cases["iteration_mean_s"] * 1e6
-        cases["p50_us"] = cases["iteration_median_s"] * 1e6
-        return cases
-    summary = trace.table("summary").copy()
-    if trace.kind == "bucket_sweep":
-        summary["layout"] = str(trace.attrs.get("layout", ""))
-    return summary
-
-
 def _iteration_samples(trace: Trace) -> dict[int, np.ndarray]:
-    if trace.kind == "train":
-        it = trace.table("iterations")
-        it = it[it["in_summary"] == 1]
-        slowest = it.groupby(["case", "step"], as_index=False)["step_s"].max()
-        return {int(c): part["step_s"].to_numpy() * 1e6 for c, part in slowest.groupby("case")}
-    per_iter = per_iteration_max(trace)
+    per_iter = module_for(trace.kind).iteration_times(trace)
     return {int(case): part["wall_us"].to_numpy() for case, part in per_iter.groupby("case")}
 
 
@@ -130,10 +106,11 @@ def compare_traces(base: Trace, new: Trace, stat: str = "t_mean_us", threshold: 
     """Match the summary rows of two traces of one kind and judge each matched row."""
     if base.kind != new.kind:
         raise ValueError(f"cannot compare a {base.kind} trace with a {new.kind} trace")
-    keys = KEYS.get(base.kind)
-    if keys is None:
+    module = module_for(base.kind)
+    if module is None:
         raise ValueError(f"no comparison key for kind '{base.kind}'")
-    left, right = _keyed(base), _keyed(new)
+    keys = list(module.CASE_KEYS)
+    left, right = module.case_table(base), module.case_table(new)
     merged = left[keys + ["case", stat]].merge(right[keys + ["case", stat]], on=keys, how="outer",
                                                suffixes=("_base", "_new"), indicator=True)
     both = merged[merged["_merge"] == "both"]
@@ -173,8 +150,8 @@ def pair_traces(base: Campaign, new: Campaign) -> tuple[list[tuple[Trace, Trace]
     """Pair by path below the campaign root, then by kind where one of a kind is left per side."""
     if len(base.traces) == 1 and len(new.traces) == 1:
         return [(base.traces[0], new.traces[0])], []
-    left = {trace_stem(base, t): t for t in base.traces}
-    right = {trace_stem(new, t): t for t in new.traces}
+    left = {trace_stem(base.root, t): t for t in base.traces}
+    right = {trace_stem(new.root, t): t for t in new.traces}
     pairs = [(left.pop(s), right.pop(s)) for s in sorted(set(left) & set(right))]
     for kind in sorted({t.kind for t in left.values()}):
         ls = [s for s, t in left.items() if t.kind == kind]
@@ -190,16 +167,16 @@ def compare_campaigns(base: Campaign, new: Campaign, stat: str = "t_mean_us", th
     results = []
     for b, n in pairs:
         if b.kind != n.kind:
-            unpaired += [f"base: {trace_stem(base, b)} ({b.kind})", f"new: {trace_stem(new, n)} ({n.kind})"]
+            unpaired += [f"base: {trace_stem(base.root, b)} ({b.kind})", f"new: {trace_stem(new.root, n)} ({n.kind})"]
             continue
-        if b.kind not in KEYS:
+        if module_for(b.kind) is None:
             continue
         results.append(compare_traces(b, n, stat, threshold, str(b.path), str(n.path)))
     return Comparison(stat, threshold, results, unpaired)
 
 
 def _display(rows: pd.DataFrame, kind: str, stat: str) -> pd.DataFrame:
-    keys = [k for k in KEYS[kind] if not (k == "layout" and rows[k].nunique() <= 1)]
+    keys = [k for k in module_for(kind).CASE_KEYS if not (k == "layout" and rows[k].nunique() <= 1)]
     out = rows[keys].copy()
     if "bytes" in out:
         out.insert(out.columns.get_loc("bytes"), "size", out.pop("bytes").map(format_bytes))

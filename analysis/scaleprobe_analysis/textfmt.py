@@ -1,4 +1,4 @@
-"""Small text helpers: byte sizes the way the binaries print them, and markdown tables.
+"""Small text helpers: byte sizes the way the binaries print them, markdown tables, file stems.
 
 Written here rather than pulled from ``tabulate`` so the package needs only numpy, pandas,
 h5py and matplotlib.
@@ -40,3 +40,14 @@ def markdown_table(frame: pd.DataFrame, digits: int = 4) -> str:
         cells = (format_value(v, digits).replace("|", "\\|") for v in row)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def file_stem(text: str) -> str:
+    """``text`` made safe as a file name: anything but letters, digits, '-', '_' and '.' becomes '_'."""
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in text)
+
+
+def seconds_to_ms(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """Seconds columns ``x_s`` (or ``x_s_min``, ...) → milliseconds ``x_ms`` (``x_ms_min``): values × 1e3, renamed."""
+    renamed = {c: c[:-2] + "_ms" if c.endswith("_s") else c.replace("_s_", "_ms_", 1) for c in columns}
+    return frame.assign(**{c: frame[c] * 1e3 for c in columns}).rename(columns=renamed)

@@ -17,7 +17,8 @@ samples are written (shared equally among the traces of one file). Whole (case, 
 iteration 0 of every case, then iteration 1 of every case, ...: every case stays visible,
 iterations are never cut in half, and the message says exactly which iterations were dropped.
 
-**Trainer traces** (kind ``train`` from the data-parallel engine) get *two* threads per rank:
+A kind's module can lay its events out its own way (``timeline_events``, see ``kinds.py``):
+**trainer traces** (kind ``train`` from the data-parallel engine) get *two* threads per rank:
 ``tid 2r`` is rank r's main thread with its step phases (data, forward, backward, wait,
 optimizer, average, validation; every sample except the ``allreduce`` rows) and ``tid 2r+1``
 its communication thread with one complete event ``bucket N`` per row of the ``buckets``
@@ -38,7 +39,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .textfmt import format_bytes
+from .kinds import module_for
 from .trace import Trace
 
 DEFAULT_MAX_EVENTS = 200_000
@@ -84,80 +85,6 @@ def cap_samples(samples: pd.DataFrame, max_events: int) -> Capped:
     return Capped(kept, total, message)
 
 
-def _case_args(trace: Trace) -> dict[int, dict]:
-    """Per case, the summary fields that identify it in an event's args."""
-    summary = trace.tables.get("summary")
-    if trace.kind == "train" and "cases" in trace.tables:  # summary is per phase; cases names the case
-        return {int(r["case"]): {"algorithm": r["algorithm"], "cap": r["bucket_cap"], "buckets": int(r["buckets"])}
-                for r in trace.table("cases").to_dict("records")}
-    if summary is None or "case" not in summary:  # e.g. an older train trace: one case, summary per phase
-        return {}
-    fields = (["algorithm", "dtype", "op", "placement", "bytes"] if trace.kind == "allreduce"
-              else ["algorithm", "cap", "buckets"] if trace.kind == "bucket_sweep" else ["algorithm"])
-    fields = [f for f in fields if f in summary]
-    out = {}
-    for row in summary.to_dict("records"):
-        args = {f: (int(row[f]) if isinstance(row[f], (np.integer, int)) else row[f]) for f in fields}
-        if "bytes" in args and trace.kind == "allreduce":
-            args["size"] = format_bytes(args["bytes"])
-        out[int(row["case"])] = args
-    return out
-
-
-def _train_events(trace: Trace, pid: int, capped: Capped) -> list[dict]:
-    """Trainer trace: phases on tid 2r, bucket allreduces (+ ready instants and flows) on tid 2r+1."""
-    phases = list(trace.table("phases")["name"])
-    s = capped.samples
-    allreduce = phases.index("allreduce") if "allreduce" in phases else -1
-    buckets = trace.tables.get("buckets", pd.DataFrame(columns=["rank", "step", "start_s", "ready_s"]))
-    buckets = buckets[buckets["step"].isin(set(s["iteration"]))] if len(buckets) else buckets
-    s = s[s["phase"] != allreduce]
-    origin = pd.concat([s.groupby("rank")["start_s"].min(), buckets.groupby("rank")["ready_s"].min(),
-                        buckets.groupby("rank")["start_s"].min()], axis=1).min(axis=1).to_dict()
-    case_args = _case_args(trace)
-    events = []
-    for rank in range(trace.nranks):
-        events += [{"ph": "M", "pid": pid, "tid": 2 * rank, "name": "thread_name",
-                    "args": {"name": f"rank {rank} main thread: step phases (own clock, first event at 0)"}},
-                   {"ph": "M", "pid": pid, "tid": 2 * rank, "name": "thread_sort_index", "args": {"sort_index": 2 * rank}},
-                   {"ph": "M", "pid": pid, "tid": 2 * rank + 1, "name": "thread_name",
-                    "args": {"name": f"rank {rank} communication thread: bucket allreduces (rank {rank}'s clock)"}},
-                   {"ph": "M", "pid": pid, "tid": 2 * rank + 1, "name": "thread_sort_index",
-                    "args": {"sort_index": 2 * rank + 1}}]
-    timed = []  # (tid, ts, -dur, event): sorted so parents come before children
-    for r in s.itertuples(index=False):
-        phase = phases[r.phase] if 0 <= r.phase < len(phases) else f"phase {r.phase}"
-        ts, dur = (r.start_s - origin[r.rank]) * 1e6, r.wall_s * 1e6
-        args = {"case": int(r.case), "step": int(r.iteration), "wall_s": float(r.wall_s), "cpu_s": float(r.cpu_s),
-                **case_args.get(int(r.case), {})}
-        if "process_cpu_s" in s.columns and np.isfinite(r.process_cpu_s):
-            args["process_cpu_s"] = float(r.process_cpu_s)
-        timed.append((2 * r.rank, ts, -dur, {"ph": "X", "pid": pid, "tid": 2 * int(r.rank), "cat": phase, "name": phase,
-                                             "ts": round(float(ts), 4), "dur": round(float(dur), 4), "args": args}))
-    for k, b in enumerate(buckets.itertuples(index=False)):
-        o = origin[b.rank]
-        ts, dur, ready = (b.start_s - o) * 1e6, (b.end_s - b.start_s) * 1e6, (b.ready_s - o) * 1e6
-        name = f"bucket {int(b.bucket)}"
-        args = {"case": int(b.case), "step": int(b.step), "bucket": int(b.bucket), **case_args.get(int(b.case), {}),
-                "offset": int(b.offset), "numel": int(b.numel), "tensors": int(b.tensors),
-                "ready_s": float(b.ready_s), "start_s": float(b.start_s), "end_s": float(b.end_s),
-                "queued_us": float((b.start_s - b.ready_s) * 1e6), "wall_s": float(b.end_s - b.start_s),
-                "cpu_s": float(b.cpu_s)}
-        main, comm, flow = 2 * int(b.rank), 2 * int(b.rank) + 1, pid * 100_000_000 + k
-        timed.append((comm, ts, -dur, {"ph": "X", "pid": pid, "tid": comm, "cat": "bucket_allreduce", "name": name,
-                                       "ts": round(float(ts), 4), "dur": round(float(dur), 4), "args": args}))
-        timed.append((comm, ready, 0.0, {"ph": "i", "s": "t", "pid": pid, "tid": comm, "cat": "bucket_ready",
-                                         "name": f"{name} ready", "ts": round(float(ready), 4),
-                                         "args": {"step": int(b.step), "bucket": int(b.bucket),
-                                                  "queued_us": args["queued_us"]}}))
-        timed.append((main, ready, 0.0, {"ph": "s", "pid": pid, "tid": main, "cat": "bucket_ready", "id": flow,
-                                         "name": f"{name} ready → allreduce", "ts": round(float(ready), 4)}))
-        timed.append((comm, ts, 0.0, {"ph": "f", "bp": "e", "pid": pid, "tid": comm, "cat": "bucket_ready", "id": flow,
-                                      "name": f"{name} ready → allreduce", "ts": round(float(ts), 4)}))
-    timed.sort(key=lambda t: (t[0], t[1], t[2]))
-    return events + [t[3] for t in timed]
-
-
 def trace_events(trace: Trace, pid: int, max_events: int = DEFAULT_MAX_EVENTS,
                  label: str | None = None) -> tuple[list[dict], Capped]:
     """The metadata and complete events of one trace as process ``pid``."""
@@ -169,8 +96,10 @@ def trace_events(trace: Trace, pid: int, max_events: int = DEFAULT_MAX_EVENTS,
     events = [{"ph": "M", "pid": pid, "name": "process_name",
                "args": {"name": f"{label}: {trace.kind}, {trace.nranks} ranks, {trace.machine} ({status})"}},
               {"ph": "M", "pid": pid, "name": "process_sort_index", "args": {"sort_index": pid}}]
-    if trace.kind == "train" and "iterations" in trace.tables:  # data-parallel engine: two threads per rank
-        return events + _train_events(trace, pid, capped), capped
+    module = module_for(trace.kind)
+    own = module.timeline_events(trace, pid, s) if module is not None else None
+    if own is not None:
+        return events + own, capped
     for rank in range(trace.nranks):
         events += [{"ph": "M", "pid": pid, "tid": rank, "name": "thread_name",
                     "args": {"name": f"rank {rank} (own clock, first sample at 0)"}},
@@ -180,7 +109,7 @@ def trace_events(trace: Trace, pid: int, max_events: int = DEFAULT_MAX_EVENTS,
     origin = s.groupby("rank")["start_s"].transform("min")
     ts = ((s["start_s"] - origin) * 1e6).to_numpy()
     dur = (s["wall_s"] * 1e6).to_numpy()
-    case_args = _case_args(trace)
+    case_args = module.case_args(trace) if module is not None else {}
     # parents before children at equal start: sort by rank, start, longest first
     order = np.lexsort((-dur, ts, s["rank"].to_numpy()))
     cols = {c: s[c].to_numpy() for c in ("rank", "case", "iteration", "phase", "bucket", "wall_s", "cpu_s")}

@@ -14,7 +14,7 @@ print it as is.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import h5py
@@ -79,6 +79,19 @@ class Trace:
         """Short label for file names and headings: the file name without ``.h5``."""
         return self.path.name[: -len(".h5")] if self.path.name.endswith(".h5") else self.path.name
 
+    @property
+    def nodes(self) -> list[str]:
+        """The distinct nodes the ranks ran on, sorted.
+
+        From the ``ranks`` table's ``node`` column (SLURMD_NODENAME, else the host name); older
+        traces have only ``host``; without a ``ranks`` table, the provenance's ``hosts`` list.
+        """
+        ranks = self.tables.get("ranks")
+        for column in ("node", "host"):
+            if ranks is not None and column in ranks and len(ranks):
+                return sorted(set(ranks[column]))
+        return sorted(h for h in str(self.provenance.get("hosts", "")).split(",") if h) or ["?"]
+
     def table(self, name: str) -> pd.DataFrame:
         """The table ``name``; a missing table is a :class:`TraceError` naming the file."""
         if name not in self.tables:
@@ -93,17 +106,6 @@ class Trace:
         except ValueError:
             return None
         return value if value > 0 else None
-
-
-@dataclass(frozen=True)
-class Campaign:
-    """Every trace found under one directory, in sorted path order."""
-
-    root: Path
-    traces: list[Trace] = field(default_factory=list)
-
-    def of_kind(self, kind: str) -> list[Trace]:
-        return [t for t in self.traces if t.kind == kind]
 
 
 def _decode(value):
@@ -263,26 +265,3 @@ def load_trace(path: str | Path) -> Trace:
     except (OSError, KeyError, ValueError, RuntimeError, TypeError) as exc:
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise TraceError(path, f"not a readable HDF5 file (corrupt or truncated): {detail}") from exc
-
-
-def find_traces(directory: str | Path) -> list[Path]:
-    """Every ``*.h5`` file under ``directory`` (recursively), sorted."""
-    return sorted(p for p in Path(directory).rglob("*.h5") if p.is_file())
-
-
-def load_campaign(directory: str | Path) -> Campaign:
-    """Load every trace under ``directory``; the first bad file raises :class:`TraceError`.
-
-    A ``*.h5.partial`` file anywhere under the directory is refused too: it means a run is
-    still writing (or died), so a report would silently miss it.
-    """
-    root = Path(directory)
-    if not root.is_dir():
-        raise TraceError(root, "campaign directory not found")
-    partials = sorted(p for p in root.rglob("*.partial") if p.is_file())
-    if partials:
-        raise TraceError(partials[0], "incomplete trace (a run still writing it, or one that died)")
-    files = find_traces(root)
-    if not files:
-        raise TraceError(root, "no *.h5 traces in the campaign directory")
-    return Campaign(root=root, traces=[load_trace(p) for p in files])

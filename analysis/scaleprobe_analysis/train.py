@@ -1,250 +1,243 @@
-"""Trainer traces (kind ``train``): per-case tables, latency breakdown and strong/weak scaling.
+"""Kind ``train`` (``gpt_train``, ``resnet_train`` on the data-parallel engine of ``trainers/dp``).
 
-A trainer (``gpt_train``, the ResNet trainer, ...) runs on the data-parallel engine
-(``trainers/dp/engine.cpp``), which writes per rank and step the table ``iterations`` (phase
-wall times, communication, overlap, ``in_summary``), per rank, step and bucket the table
-``buckets`` (ready/start/end on the rank's own clock) and the shared table ``cases``, one row
-per (algorithm, bucket cap) case; several cases are cycled step by step.
+Definitions of every number (summarised steps, iteration time, breakdown, samples per step,
+strong/weak scaling over points with passes combined): ``train_tables.py``; figures:
+``train_figures.py``. This module is the kind's entry for the registry (``kinds.py``):
 
-Definitions used everywhere here (and in the figures and report):
-
-- **summarised steps**: rows of ``iterations`` with ``in_summary == 1`` (the engine leaves out
-  the first round of cases and verified steps).
-- **iteration time** of a step: the *slowest rank's* ``step_s`` (the step is done when the last
-  rank is); a case's time per iteration is the mean of that over its summarised steps. This
-  reproduces ``cases.iteration_mean_s``.
-- **breakdown** of a step: the slowest rank's own phases of that step: data, forward,
-  backward, exposed communication (``wait_s + average_s``, column ``exposed_s`` here; the
-  engine's ``exposed_comm_s`` is the reducer's own measure of the wait and can differ from the
-  timed phase by a few µs), optimizer. They add up to the slowest rank's ``step_s`` (the
-  engine's sum of the phases), so the means over steps add up to the case's time per iteration.
-- **samples per step**: ``tokens_per_step`` (GPT), ``images_per_step`` (ResNet), or else
-  ``global_batch`` rows; throughput = samples per step / time per iteration.
-- **scaling** (several traces of one configuration at different rank counts, see
-  :func:`scaling_key`): with p0 the smallest rank count and t the time per iteration,
-  strong scaling: speedup = t(p0) / t(p), efficiency = speedup / (p / p0), i.e.
-  t1 / (p · tp) when p0 = 1; weak scaling: efficiency = t(p0) / t(p) (t1 / tp) and
-  speedup = (p / p0) · efficiency (the throughput ratio). Ideal: speedup p / p0, efficiency 1.
+- one trace: figures ``breakdown``, ``bucket_caps``, ``overlap``, ``contention``; tables: cases,
+  breakdown, best cap per algorithm, contention, the step-phase profile and every step. Older
+  ``gpt_train`` traces without the engine's tables get the step tables only.
+- a case is a row of ``cases`` (algorithm, bucket cap), named 'ring cap 25'; per-rank imbalance
+  compares each rank's **compute** per step (``iterations.compute_s`` = forward + backward +
+  optimizer, summarised steps), which has no waiting in it; ``compare`` matches cases by (model,
+  ranks, global batch, algorithm, bucket cap) on the iteration time (slowest rank), with each
+  summarised step's slowest-rank ``step_s`` as the samples.
+- timeline: two tracks per rank, the main thread's step phases and the communication thread's
+  bucket allreduces with their ready instants and flow arrows.
+- across points: one section per scaling group (``train_tables.scaling_groups``).
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
+import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 
+from .campaign import Options, Point, Section, data_note
+from .textfmt import markdown_table, seconds_to_ms
 from .trace import Trace
+from .train_figures import (breakdown_figure, bucket_cap_figure, contention_figure, overlap_figure,
+                            point_breakdown_figure, scaling_figure)
+from .train_tables import (BREAKDOWN_COLUMNS, ScalingGroup, breakdown_table, case_label, cases_table, group_slug,
+                           has_engine_tables, scaling_groups, step_contention, summarised)
 
-# (label, iterations column): the stacked components of a step, in execution order.
-BREAKDOWN = (("data", "data_s"), ("forward", "forward_s"), ("backward", "backward_s"),
-             ("exposed communication (wait + average)", "exposed_s"), ("optimizer", "optimizer_s"))
-BREAKDOWN_COLUMNS = tuple(col for _, col in BREAKDOWN)
-SAMPLE_UNITS = (("tokens_per_step", "tokens"), ("images_per_step", "images"), ("samples_per_step", "samples"))
-
-
-def has_engine_tables(trace: Trace) -> bool:
-    """True for a train trace written by the data-parallel engine (``iterations`` and ``cases``)."""
-    return trace.kind == "train" and "iterations" in trace.tables and "cases" in trace.tables
-
-
-def samples_per_step(trace: Trace) -> tuple[float, str]:
-    """(samples per optimizer step over all ranks, unit): tokens, images, or global-batch rows."""
-    for key, unit in SAMPLE_UNITS:
-        if key in trace.attrs:
-            return float(trace.attrs[key]), unit
-    return float(trace.attrs.get("global_batch", math.nan)), "samples"
+KIND = "train"
+CASE_KEYS = ("model", "ranks", "global_batch", "algorithm", "bucket_cap")
+CASE_AXIS = "case: algorithm and bucket cap (MiB)"
+IMBALANCE_NOTE = ("compute = forward + backward + optimizer over the summarised steps; a slow rank here makes "
+                  "every other rank wait in the gradient allreduce")
+TIMELINE_NOTE = "train: main and communication thread per rank"
 
 
-def case_label(algorithm: str, cap: str) -> str:
-    """'ring cap 0.01', 'mpi cap tensor': how cases are named in figures, tables and --case."""
-    return f"{algorithm} cap {cap}"
+# --- one trace -------------------------------------------------------------------------------------
+
+def figures(trace: Trace) -> dict[str, Figure]:
+    """Every figure of one train trace written by the data-parallel engine (none for older traces)."""
+    if not has_engine_tables(trace):
+        return {}
+    figs = {"breakdown": breakdown_figure(trace), "bucket_caps": bucket_cap_figure(trace)}
+    if cases_table(trace)["overlap_mean"].notna().any():
+        figs["overlap"] = overlap_figure(trace)
+    figs["contention"] = contention_figure(trace)
+    return figs
 
 
-def cases_table(trace: Trace) -> pd.DataFrame:
-    """The ``cases`` table sorted by cap, with ``label``, throughput and the best case flagged."""
-    cases = trace.table("cases").copy()
-    per_step, unit = samples_per_step(trace)
-    cases.insert(1, "label", [case_label(a, c) for a, c in zip(cases["algorithm"], cases["bucket_cap"])])
-    cases[f"{unit}_per_s"] = per_step / cases["iteration_mean_s"]
-    best = cases["iteration_mean_s"].idxmin() if cases["iteration_mean_s"].notna().any() else None
-    cases["best"] = [i == best for i in cases.index]
-    return cases.sort_values(["cap_bytes", "algorithm"], kind="stable").reset_index(drop=True)
-
-
-def summarised(trace: Trace) -> pd.DataFrame:
-    """Rows of ``iterations`` that count in the summaries (``in_summary == 1``)."""
-    it = trace.table("iterations")
-    it = it[it["in_summary"] == 1]
-    return it.assign(exposed_s=it["wait_s"] + it["average_s"])
-
-
-def slowest_rank_steps(iterations: pd.DataFrame) -> pd.DataFrame:
-    """Per (case, step): the slowest rank's row (``iteration_s`` = its ``step_s``, ``rank`` = which)."""
-    if iterations.empty:
-        return iterations.assign(iteration_s=[]).iloc[0:0]
-    rows = iterations.loc[iterations.groupby(["case", "step"])["step_s"].idxmax()]
-    return rows.assign(iteration_s=rows["step_s"]).reset_index(drop=True)
-
-
-def breakdown_table(trace: Trace) -> pd.DataFrame:
-    """Per case: mean over summarised steps of the slowest rank's phases (they sum to ``iteration_s``)."""
-    slow = slowest_rank_steps(summarised(trace))
+def _engine_tables(trace: Trace) -> list[str]:
+    """Cases, breakdown, bucket caps, overlap and contention of a train trace from the data-parallel engine."""
     cases = cases_table(trace)
-    means = slow.groupby("case")[[*BREAKDOWN_COLUMNS, "wait_s", "average_s", "iteration_s"]].mean()
-    steps = slow.groupby("case").size().rename("steps")
-    out = cases[["case", "label", "algorithm", "bucket_cap", "cap_bytes"]].join(steps, on="case").join(means, on="case")
-    out["steps"] = out["steps"].fillna(0).astype(int)
-    out["sum_s"] = out[list(BREAKDOWN_COLUMNS)].sum(axis=1, min_count=1)
-    return out
+    rate = [c for c in cases.columns if c.endswith("_per_s") and c != "samples_per_s"]
+    view = cases[["label", "buckets", "steps", "iteration_mean_s", "iteration_median_s", "iteration_min_s",
+                  "compute_mean_s", "comm_mean_s", "exposed_comm_mean_s", "overlap_mean", "compute_imbalance",
+                  "slowest_rank", "samples_per_s", *rate, "best"]]
+    view = seconds_to_ms(view, [c for c in view.columns if c.endswith("_s") and not c.endswith("_per_s")])
+    view = view.assign(best=view["best"].map({True: "★", False: ""}))
+    bd = breakdown_table(trace)
+    bd_view = seconds_to_ms(bd[["label", "steps", *BREAKDOWN_COLUMNS, "iteration_s", "sum_s"]],
+                            [*BREAKDOWN_COLUMNS, "iteration_s", "sum_s"])
+    bd_view = bd_view.rename(columns={"exposed_ms": "exposed_ms (wait+average)"})
+    best = cases.loc[cases.groupby("algorithm", sort=False)["iteration_mean_s"].idxmin()] \
+        if cases["iteration_mean_s"].notna().any() else cases.iloc[0:0]
+    best_view = seconds_to_ms(best[["algorithm", "bucket_cap", "buckets", "iteration_mean_s", "exposed_comm_mean_s",
+                                    "overlap_mean"]], ["iteration_mean_s", "exposed_comm_mean_s"])
+    excluded = trace.attrs.get("summary_excludes", "first step excluded")
+    return [f"#### Cases (algorithm × bucket cap): {trace.attrs.get('scaling', '?')} scaling, global batch "
+            f"{trace.attrs.get('global_batch', '?')}, {trace.attrs.get('num_cases', len(cases))} case(s) cycled step by step",
+            "", f"Iteration time = the slowest rank's step time, over the summarised steps ({excluded}); compute, "
+            "communication and exposed communication are means over steps and ranks; `overlap_mean` = 1 − wait / "
+            "allreduce time. ★ = fastest case.", "", markdown_table(view), "",
+            "#### Per-iteration latency breakdown (figure: breakdown)", "",
+            "Mean over summarised steps of the **slowest rank's** phases in each step, so the components add "
+            "up to the time per iteration (`sum_ms` vs `iteration_ms`).", "", markdown_table(bd_view), "",
+            "#### Bucket cap sweep (figures: bucket_caps, overlap)", "",
+            "Best cap per algorithm (lowest time per iteration):", "", markdown_table(best_view), "",
+            "#### Contention indicator (figure: contention): process CPU / (wall × compute threads)", "",
+            "Per rank and case over the summarised steps. Below 1 the rank's threads waited (blocked, or runnable "
+            "on a busy core); the communication thread's CPU counts in the process CPU, so values above 1 are "
+            "possible. `comm_cpu_wall` = that thread's CPU / allreduce wall time.", "",
+            markdown_table(step_contention(trace)), ""]
 
 
-def step_contention(trace: Trace) -> pd.DataFrame:
-    """Per case and rank over summarised steps: process CPU / (wall × threads) and the comm thread's CPU/wall.
-
-    ``threads`` = the rank's compute threads (``ranks.omp_threads``, else the root attribute
-    ``omp_threads``, else 1). The communication thread's CPU counts in the process CPU too, so the
-    indicator can exceed 1 while it spins; clearly below 1 the rank's threads waited for a core
-    (or blocked).
-    """
-    it = summarised(trace)
-    threads = pd.Series(dtype=float)
-    if "ranks" in trace.tables and "omp_threads" in trace.tables["ranks"]:
-        threads = trace.tables["ranks"].set_index("rank")["omp_threads"].astype(float)
-    default = float(trace.attrs.get("omp_threads", 1) or 1)
-    g = it.groupby(["case", "rank"])
-    out = g[["step_s", "process_cpu_s", "step_cpu_s", "comm_s", "comm_cpu_s"]].sum().reset_index()
-    out["threads"] = out["rank"].map(threads).fillna(default).clip(lower=1)
-    out["cpu_wall"] = out["process_cpu_s"] / (out["step_s"] * out["threads"])
-    out["main_cpu_wall"] = out["step_cpu_s"] / out["step_s"]
-    out["comm_cpu_wall"] = (out["comm_cpu_s"] / out["comm_s"]).where(out["comm_s"] > 0)
-    labels = cases_table(trace).set_index("case")["label"]
-    out.insert(1, "label", out["case"].map(labels))
-    return out[["case", "label", "rank", "threads", "cpu_wall", "main_cpu_wall", "comm_cpu_wall"]]
+def report_tables(trace: Trace) -> list[str]:
+    """A trainer run: the engine's tables (if any), where a step's time goes, and every step."""
+    lines = _engine_tables(trace) if has_engine_tables(trace) else []
+    lines += ["#### Step-phase profile", "",
+              f"Mean, median and fastest wall time per step and each phase's share; "
+              f"{trace.attrs.get('summary_excludes', 'the first step')} is excluded.", "",
+              markdown_table(trace.table("summary")), ""]
+    if "steps" in trace.tables:
+        steps = trace.table("steps")
+        cols = [c for c in ("step", "loss", "val_loss", "lr", "grad_norm", "step_wall_s", "step_process_cpu_s",
+                            "tokens_per_s") if c in steps.columns]
+        lines += ["#### Steps", "", markdown_table(steps[cols]), ""]
+    return lines
 
 
-def select_case(trace: Trace, choice: str = "best") -> pd.Series | None:
-    """The ``cases_table`` row for ``choice``: 'best' (lowest time per iteration), 'ALG/CAP' or a label.
-
-    None when the trace has no such case (or, for 'best', no summarised step).
-    """
-    cases = cases_table(trace)
-    if choice == "best":
-        valid = cases[cases["iteration_mean_s"].notna()]
-        return None if valid.empty else valid.loc[valid["iteration_mean_s"].idxmin()]
-    if "/" in choice:
-        algorithm, cap = choice.split("/", 1)
-        hit = cases[(cases["algorithm"] == algorithm) & (cases["bucket_cap"] == cap)]
-    else:
-        hit = cases[cases["label"] == choice]
-    return None if hit.empty else hit.iloc[0]
+def case_labels(trace: Trace) -> pd.Series:
+    cases = trace.table("cases")
+    return pd.Series([case_label(a, c) for a, c in zip(cases["algorithm"], cases["bucket_cap"])], index=cases["case"])
 
 
-# --- scaling -------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class ScalingGroup:
-    """Traces of one configuration at several rank counts, reduced to one row per rank count."""
-
-    key: tuple
-    scaling: str  # "strong" or "weak"
-    label: str
-    unit: str  # tokens, images or samples
-    traces: list  # the Trace objects, sorted by ranks
-    table: pd.DataFrame  # scaling_table() plus the breakdown of the chosen case
-
-
-def scaling_key(trace: Trace) -> tuple | None:
-    """What must match for traces to be one scaling series; None if the trace cannot be grouped.
-
-    trainer, model, scaling, batch (strong: ``global_batch``; weak: rows per rank per step,
-    ``global_batch / nranks``), sequence length where there is one, overlap and local SGD.
-    """
-    a = trace.attrs
-    scaling = a.get("scaling")
-    if not has_engine_tables(trace) or scaling not in ("strong", "weak") or "global_batch" not in a:
+def rank_times(trace: Trace) -> pd.DataFrame | None:
+    """Per rank and summarised step the compute time (µs); None without the engine's tables or with one rank."""
+    if not has_engine_tables(trace) or trace.nranks < 2:
         return None
-    batch = int(a["global_batch"]) if scaling == "strong" else int(a["global_batch"]) // max(1, trace.nranks)
-    return (a.get("trainer", a.get("program", "?")), a.get("model_name", a.get("model", "?")), scaling, batch,
-            a.get("seq_len"), int(a.get("overlap", 1)), int(a.get("local_sgd", 0)))
+    it = summarised(trace)
+    if it.empty:
+        return None
+    return pd.DataFrame({"rank": it["rank"], "case": it["case"], "iteration": it["step"],
+                         "wall_us": it["compute_s"] * 1e6, "cpu_us": float("nan")}).reset_index(drop=True)
 
 
-def _group_label(key: tuple) -> str:
-    trainer, model, scaling, batch, seq_len, overlap, local_sgd = key
-    what = f"global batch {batch}" if scaling == "strong" else f"batch {batch} per rank"
-    extra = (f", seq {seq_len}" if seq_len is not None else "") + ("" if overlap else ", no overlap") + \
-            (f", local SGD {local_sgd}" if local_sgd else "")
-    return f"{trainer} {model}, {scaling} scaling, {what}{extra}"
+def iteration_times(trace: Trace) -> pd.DataFrame:
+    """Per (case, summarised step) the slowest rank's ``step_s`` in µs: columns case, iteration, wall_us."""
+    slowest = summarised(trace).groupby(["case", "step"], as_index=False)["step_s"].max()
+    return pd.DataFrame({"case": slowest["case"], "iteration": slowest["step"], "wall_us": slowest["step_s"] * 1e6})
 
 
-def scaling_table(points: pd.DataFrame, scaling: str) -> pd.DataFrame:
-    """Speedup and efficiency from columns ``ranks`` and ``iteration_s`` (one row per rank count).
+def case_table(trace: Trace) -> pd.DataFrame:
+    """``cases`` with the compare keys; ``t_mean_us``/``p50_us`` = iteration mean/median (slowest rank)."""
+    if "cases" not in trace.tables:
+        raise ValueError(f"{trace.path}: a trainer trace without the engine's cases table (older gpt_train) "
+                         "cannot be compared")
+    cases = trace.table("cases").copy()
+    cases["model"] = str(trace.attrs.get("model_name", trace.attrs.get("trainer", "")))
+    cases["ranks"] = int(trace.nranks)
+    cases["global_batch"] = int(trace.attrs.get("global_batch", 0))
+    cases["t_mean_us"] = cases["iteration_mean_s"] * 1e6
+    cases["p50_us"] = cases["iteration_median_s"] * 1e6
+    return cases
 
-    Repeated rank counts are averaged first (``runs`` counts them). p0 = the smallest rank count:
-    strong: speedup = t(p0)/t(p), efficiency = speedup·p0/p; weak: efficiency = t(p0)/t(p),
-    speedup = efficiency·p/p0. ``ideal_speedup`` = p/p0.
+
+def case_args(trace: Trace) -> dict[int, dict]:
+    if "cases" not in trace.tables:  # an older trace: one case, summary per phase
+        return {}
+    return {int(r["case"]): {"algorithm": r["algorithm"], "cap": r["bucket_cap"], "buckets": int(r["buckets"])}
+            for r in trace.table("cases").to_dict("records")}
+
+
+def timeline_events(trace: Trace, pid: int, samples: pd.DataFrame) -> list[dict] | None:
+    """Two tracks per rank: phases on tid 2r, bucket allreduces (+ ready instants and flows) on tid 2r+1.
+
+    ``samples``: the rows of the ``samples`` table to export (whole steps). None for a trace
+    without the engine's ``iterations`` table (the standard one-track-per-rank layout then).
     """
-    if scaling not in ("strong", "weak"):
-        raise ValueError(f"scaling must be 'strong' or 'weak', not {scaling!r}")
-    extra = [c for c in points.columns if c not in ("ranks", "iteration_s") and pd.api.types.is_numeric_dtype(points[c])]
-    g = points.groupby("ranks", sort=True)
-    out = g[["iteration_s", *extra]].mean()
-    out.insert(0, "runs", g.size())
-    out = out.reset_index()
-    p0, t0 = float(out["ranks"].iloc[0]), float(out["iteration_s"].iloc[0])
-    ratio = out["ranks"] / p0
-    out["ideal_speedup"] = ratio
-    if scaling == "strong":
-        out["speedup"] = t0 / out["iteration_s"]
-        out["efficiency"] = out["speedup"] / ratio
-    else:
-        out["efficiency"] = t0 / out["iteration_s"]
-        out["speedup"] = out["efficiency"] * ratio
-    return out
+    if "iterations" not in trace.tables:
+        return None
+    phases = list(trace.table("phases")["name"])
+    s = samples
+    allreduce = phases.index("allreduce") if "allreduce" in phases else -1
+    buckets = trace.tables.get("buckets", pd.DataFrame(columns=["rank", "step", "start_s", "ready_s"]))
+    buckets = buckets[buckets["step"].isin(set(s["iteration"]))] if len(buckets) else buckets
+    s = s[s["phase"] != allreduce]
+    origin = pd.concat([s.groupby("rank")["start_s"].min(), buckets.groupby("rank")["ready_s"].min(),
+                        buckets.groupby("rank")["start_s"].min()], axis=1).min(axis=1).to_dict()
+    args_of = case_args(trace)
+    events = []
+    for rank in range(trace.nranks):
+        events += [{"ph": "M", "pid": pid, "tid": 2 * rank, "name": "thread_name",
+                    "args": {"name": f"rank {rank} main thread: step phases (own clock, first event at 0)"}},
+                   {"ph": "M", "pid": pid, "tid": 2 * rank, "name": "thread_sort_index", "args": {"sort_index": 2 * rank}},
+                   {"ph": "M", "pid": pid, "tid": 2 * rank + 1, "name": "thread_name",
+                    "args": {"name": f"rank {rank} communication thread: bucket allreduces (rank {rank}'s clock)"}},
+                   {"ph": "M", "pid": pid, "tid": 2 * rank + 1, "name": "thread_sort_index",
+                    "args": {"sort_index": 2 * rank + 1}}]
+    timed = []  # (tid, ts, -dur, event): sorted so parents come before children
+    for r in s.itertuples(index=False):
+        phase = phases[r.phase] if 0 <= r.phase < len(phases) else f"phase {r.phase}"
+        ts, dur = (r.start_s - origin[r.rank]) * 1e6, r.wall_s * 1e6
+        args = {"case": int(r.case), "step": int(r.iteration), "wall_s": float(r.wall_s), "cpu_s": float(r.cpu_s),
+                **args_of.get(int(r.case), {})}
+        if "process_cpu_s" in s.columns and np.isfinite(r.process_cpu_s):
+            args["process_cpu_s"] = float(r.process_cpu_s)
+        timed.append((2 * r.rank, ts, -dur, {"ph": "X", "pid": pid, "tid": 2 * int(r.rank), "cat": phase, "name": phase,
+                                             "ts": round(float(ts), 4), "dur": round(float(dur), 4), "args": args}))
+    for k, b in enumerate(buckets.itertuples(index=False)):
+        o = origin[b.rank]
+        ts, dur, ready = (b.start_s - o) * 1e6, (b.end_s - b.start_s) * 1e6, (b.ready_s - o) * 1e6
+        name = f"bucket {int(b.bucket)}"
+        args = {"case": int(b.case), "step": int(b.step), "bucket": int(b.bucket), **args_of.get(int(b.case), {}),
+                "offset": int(b.offset), "numel": int(b.numel), "tensors": int(b.tensors),
+                "ready_s": float(b.ready_s), "start_s": float(b.start_s), "end_s": float(b.end_s),
+                "queued_us": float((b.start_s - b.ready_s) * 1e6), "wall_s": float(b.end_s - b.start_s),
+                "cpu_s": float(b.cpu_s)}
+        main, comm, flow = 2 * int(b.rank), 2 * int(b.rank) + 1, pid * 100_000_000 + k
+        timed.append((comm, ts, -dur, {"ph": "X", "pid": pid, "tid": comm, "cat": "bucket_allreduce", "name": name,
+                                       "ts": round(float(ts), 4), "dur": round(float(dur), 4), "args": args}))
+        timed.append((comm, ready, 0.0, {"ph": "i", "s": "t", "pid": pid, "tid": comm, "cat": "bucket_ready",
+                                         "name": f"{name} ready", "ts": round(float(ready), 4),
+                                         "args": {"step": int(b.step), "bucket": int(b.bucket),
+                                                  "queued_us": args["queued_us"]}}))
+        timed.append((main, ready, 0.0, {"ph": "s", "pid": pid, "tid": main, "cat": "bucket_ready", "id": flow,
+                                         "name": f"{name} ready → allreduce", "ts": round(float(ready), 4)}))
+        timed.append((comm, ts, 0.0, {"ph": "f", "bp": "e", "pid": pid, "tid": comm, "cat": "bucket_ready", "id": flow,
+                                      "name": f"{name} ready → allreduce", "ts": round(float(ts), 4)}))
+    timed.sort(key=lambda t: (t[0], t[1], t[2]))
+    return events + [t[3] for t in timed]
 
 
-def scaling_groups(traces: list[Trace], choice: str = "best") -> list[ScalingGroup]:
-    """Every configuration with traces at two or more rank counts, with its scaling table.
 
-    Per trace the case ``choice`` is used ('best' = that trace's fastest case, or 'ALG/CAP'); a
-    trace without that case is left out of its group.
-    """
-    by_key: dict[tuple, list[Trace]] = {}
-    for t in traces:
-        key = scaling_key(t)
-        if key is not None:
-            by_key.setdefault(key, []).append(t)
-    groups = []
-    for key, members in by_key.items():
-        rows, used = [], []
-        for t in sorted(members, key=lambda t: (t.nranks, str(t.path))):
-            case = select_case(t, choice)
-            if case is None:
-                continue
-            per_step, unit = samples_per_step(t)
-            bd = breakdown_table(t).set_index("case").loc[int(case["case"])]
-            rows.append({"ranks": t.nranks, "iteration_s": float(case["iteration_mean_s"]),
-                         "samples_per_step": per_step, **{c: float(bd[c]) for c in BREAKDOWN_COLUMNS},
-                         "case": str(case["label"])})
-            used.append(t)
-        if len({r["ranks"] for r in rows}) < 2:
-            continue
-        points = pd.DataFrame(rows)
-        table = scaling_table(points.drop(columns=["case"]), key[2])
-        table[f"{unit}_per_s"] = table["samples_per_step"] / table["iteration_s"]
-        table.insert(2, "case", points.groupby("ranks")["case"].agg(lambda s: ", ".join(sorted(set(s)))).to_numpy())
-        groups.append(ScalingGroup(key, key[2], _group_label(key), unit, used, table))
-    return groups
+# --- across points -------------------------------------------------------------------------------
+
+def campaign_sections(points: list[Point], options: Options) -> list[Section]:
+    """One section per scaling group: figures (scaling, breakdown per point) and tables."""
+    traces = [t for p in points for t in p.traces]
+    groups = scaling_groups(traces, options.case)
+    if not groups and options.case != "best" and scaling_groups(traces):
+        return [Section("trainer scaling", "scaling", [
+            f"No scaling series: case `{options.case}` is not in two or more rank counts of any configuration "
+            "(use `--case best` or one of the cases listed in the trace sections).", ""], {}, [])]
+    return [group_section(g, options.case) for g in groups]
 
 
-def group_slug(group: ScalingGroup) -> str:
-    """File-name-safe stem of a scaling group's figures."""
-    trainer, model, scaling, batch, seq_len, overlap, local_sgd = group.key
-    text = f"scaling-{trainer}-{model}-{scaling}-{'gb' if scaling == 'strong' else 'rb'}{batch}"
-    text += (f"-seq{seq_len}" if seq_len is not None else "") + ("" if overlap else "-nooverlap") + \
-            (f"-localsgd{local_sgd}" if local_sgd else "")
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in text)
-
-
-def rank_count_breakdown(group: ScalingGroup) -> pd.DataFrame:
-    """Per rank count: the breakdown of the chosen case (columns ranks, the components, iteration_s)."""
-    return group.table[["ranks", "case", *BREAKDOWN_COLUMNS, "iteration_s"]]
+def group_section(group: ScalingGroup, case: str) -> Section:
+    """The cross-point section of one scaling group (definitions: train_tables.py)."""
+    which = "each trace's fastest case (algorithm, bucket cap)" if case == "best" else f"case `{case}`"
+    tab = group.table
+    rate = f"{group.unit}_per_s"
+    view = seconds_to_ms(tab[["point", "ranks", "passes", "case", "iteration_s", "iteration_s_min", "iteration_s_max",
+                              "spread", "speedup", "ideal_speedup", "efficiency", rate]],
+                         ["iteration_s", "iteration_s_min", "iteration_s_max"])
+    intro = [f"Traces grouped by trainer, model, scaling mode, batch (strong: global batch; weak: batch per rank), "
+             f"sequence length, overlap and local SGD; one row per point (nodes × tasks per node × cpus per task). "
+             f"Time per iteration t = the slowest rank's step time, mean over summarised steps, of {which}; the "
+             "passes of a point are combined as the median (min–max shown; spread = (max − min) / median). p0 = the "
+             "first point. Strong scaling: speedup = t(p0)/t(p), efficiency = speedup·p0/p (= t1/(p·tp) from 1 rank). "
+             "Weak scaling: efficiency = t(p0)/t(p), speedup = efficiency·p/p0 (the throughput ratio). Definitions: "
+             "train_tables.py.", "",
+             *data_note(group.traces)]
+    traces = ", ".join(str(t.path.name) for t in group.traces)
+    tables = [f"{group.scaling.capitalize()} scaling (traces: {traces}):", "", markdown_table(view), "",
+              "Breakdown per point (ms; slowest rank's phases of the chosen case, median over passes):", "",
+              markdown_table(seconds_to_ms(tab[["point", "ranks", "case", *BREAKDOWN_COLUMNS, "iteration_s"]],
+                                           [*BREAKDOWN_COLUMNS, "iteration_s"])), ""]
+    figs = {"scaling": scaling_figure(group), "breakdown": point_breakdown_figure(group)}
+    return Section(f"trainer scaling: {group.label}", group_slug(group), intro, figs, tables)

@@ -84,3 +84,18 @@ def train_campaign(tmp_path_factory) -> Path:
                      "--bucket-cap-mb", ",".join(TRAIN_CAPS), "--val-batches", "0", "--synthetic-bytes", "20000",
                      "--threads", "1", "-q", "-o", str(root / scaling / f"np{p}.h5")], OMP_NUM_THREADS="1")
     return root
+
+
+@pytest.fixture(scope="session")
+def grid_campaign(tmp_path_factory):
+    """A sweep campaign in submit-sweep's layout, made by the real binaries (tests/python/grid.py)."""
+    import grid
+    bins, gpt = build_dir() / "collectives", build_dir() / "trainers" / "gpt" / "gpt_train"
+    missing = [str(p) for p in (bins / "allreduce_perf", bins / "bucket_sweep", gpt) if not os.access(p, os.X_OK)]
+    if missing and os.environ.get("SCALEPROBE_REQUIRE_BINARIES") == "1":
+        pytest.fail(f"scaleprobe binaries not built: {', '.join(missing)} missing")
+    if missing:
+        pytest.skip(f"scaleprobe binaries not built: {', '.join(missing)} missing")
+    if shutil.which("mpirun") is None:
+        pytest.skip("mpirun not found on PATH")
+    return grid.build(tmp_path_factory.mktemp("grid") / "campaign", bins, gpt, tmp_path_factory.mktemp("grid_scratch"))

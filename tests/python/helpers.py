@@ -61,3 +61,16 @@ def run_cli(*args: str, wrapper: bool = False) -> subprocess.CompletedProcess:
         cmd = [sys.executable, "-m", "scaleprobe_analysis", *args]
     env = dict(os.environ, PYTHONPATH=str(ANALYSIS))
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def markdown_rows(text: str, header: str) -> list[dict]:
+    """The rows of the first markdown table in ``text`` whose header line starts with ``header``, as dicts."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(header))
+    names = [c.strip() for c in lines[start].strip().strip("|").split("|")]
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append(dict(zip(names, (c.strip() for c in line.strip().strip("|").split(" | ")))))
+    return rows

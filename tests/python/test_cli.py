@@ -29,14 +29,34 @@ def test_check_reports_each_bad_file_on_one_line(allreduce_trace, tmp_path, caps
     ]
 
 
-def test_report_on_bad_campaign_exits_1_with_one_line(campaign_dir, tmp_path):
+def test_report_goes_on_past_a_bad_file_but_plot_refuses_it(campaign_dir, tmp_path):
     camp = shutil.copytree(campaign_dir, tmp_path / "camp")
     bad = camp / "zz-bad.h5"
     bad.write_bytes(b"not hdf5 at all")
     proc = run_cli("report", str(camp), "-o", str(tmp_path / "out"))
+    assert proc.returncode == 0 and proc.stderr == ""
+    text = (tmp_path / "out" / "report.md").read_text()
+    assert "| ? | ? | unreadable | zz-bad.h5 | not a readable HDF5 file (corrupt or truncated) |" in text
+    assert "the report goes on with the 2 valid trace(s)" in text and "### allreduce: allreduce" in text
+    proc = run_cli("plot", str(camp), "-o", str(tmp_path / "figs"))  # every other command stays strict
     assert proc.returncode == 1
     assert proc.stderr.splitlines() == [f"scaleprobe-analyze: error: {bad}: not a readable HDF5 file (corrupt or truncated)"]
-    assert not (tmp_path / "out" / "report.md").exists()
+
+
+def test_report_without_any_valid_trace_exits_1_with_one_line(tmp_path):
+    camp = tmp_path / "camp"
+    camp.mkdir()
+    (camp / "a.h5").write_bytes(b"not hdf5 at all")
+    (camp / "b.h5.partial").write_bytes(b"")
+    proc = run_cli("report", str(camp), "-o", str(tmp_path / "out"))
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == [f"scaleprobe-analyze: error: {camp}: no valid trace in the campaign directory "
+                                        "(1 incomplete, 1 unreadable)"]
+    assert not (tmp_path / "out").exists()
+    (camp / "b.h5.partial").unlink()  # one bad file alone: its own one-line reason
+    proc = run_cli("report", str(camp), "-o", str(tmp_path / "out"))
+    assert proc.returncode == 1
+    assert proc.stderr == f"scaleprobe-analyze: error: {camp / 'a.h5'}: not a readable HDF5 file (corrupt or truncated)\n"
 
 
 def test_fit_prints_each_algorithm(campaign_dir, capsys):

@@ -14,7 +14,8 @@ import pytest
 from scaleprobe_analysis.cli import main
 from scaleprobe_analysis.compare import (IMPROVEMENT, NOISE, REGRESSION, bootstrap_median_ratio, compare_campaigns,
                                          compare_traces, render, verdict)
-from scaleprobe_analysis.trace import Campaign, load_campaign, load_trace
+from scaleprobe_analysis.campaign import Campaign, load_campaign
+from scaleprobe_analysis.trace import load_trace
 from synthetic import lognormal_walls, scaled_copy, write_allreduce_trace
 
 CASES = [{"algorithm": "ring", "bytes": 1024}, {"algorithm": "ring", "bytes": 65536},

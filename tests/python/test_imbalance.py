@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 
 from helpers import NRANKS
-from scaleprobe_analysis.imbalance import imbalance_table
-from scaleprobe_analysis.plots import IMBALANCE_MAX_CASES, imbalance_figure
+from scaleprobe_analysis.imbalance import MAX_CASES, imbalance_figure, imbalance_table, rank_samples
 from scaleprobe_analysis.samples import rank_means
 from scaleprobe_analysis.trace import load_trace
 from synthetic import write_allreduce_trace
@@ -39,7 +38,7 @@ def test_table_agrees_with_the_binaries_summary(which, request):
     assert np.allclose(table["slowest_us"], summary["t_max_us"], rtol=1e-9)
     assert np.allclose(table["fastest_us"], summary["t_min_us"], rtol=1e-9)
     assert (table["imbalance_pct"] >= 0).all()
-    means = rank_means(trace)
+    means = rank_means(rank_samples(trace))
     assert len(means) == NRANKS * len(summary)
     assert np.allclose(means.groupby("case")["rel"].sum(), 0, atol=1e-12)
 
@@ -54,12 +53,15 @@ def test_figure_heat_map_marks_slowest_rank(tmp_path):
     boxes = [(p.get_x() + 0.5, p.get_y() + 0.5) for p in ax.patches]
     assert (0, 1) in boxes  # case column 0, rank row 1
     assert [t.get_text() for t in ax.get_xticklabels()] == ["ring 1K", "ring 2K"]
-    assert fig._suptitle.get_text().startswith("SIMULATED/MODELLED: per-rank imbalance")
+    assert fig._suptitle.get_text() == "SIMULATED/MODELLED: Per-rank imbalance"
+    assert any(t.get_text() == "SIMULATED/MODELLED" for t in ax.texts)  # the watermark
 
 
 def test_figure_shows_a_readable_subset(tmp_path):
-    trace = skewed_trace(tmp_path / "many.h5", ncases=IMBALANCE_MAX_CASES + 8)
+    trace = skewed_trace(tmp_path / "many.h5", ncases=MAX_CASES + 8)
     fig = imbalance_figure(trace)
-    assert fig.axes[0].images[0].get_array().shape == (2, IMBALANCE_MAX_CASES)
-    assert f"the {IMBALANCE_MAX_CASES} most imbalanced of {IMBALANCE_MAX_CASES + 8} cases shown" in fig._suptitle.get_text()
+    assert fig.axes[0].images[0].get_array().shape == (2, MAX_CASES)
+    caption = " ".join(" ".join(t.get_text().split()) for t in fig.texts)
+    assert f"the {MAX_CASES} most imbalanced of {MAX_CASES + 8} cases shown" in caption
+    assert fig.get_figwidth() == 7.0  # many cases: the full text width
     assert fig.axes[0].get_xticklabels()[0].get_text() == "ring 1K"  # the skewed case is kept

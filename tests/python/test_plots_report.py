@@ -9,36 +9,45 @@ import numpy as np
 import pytest
 
 from helpers import ALLREDUCE_ALGORITHMS, BUCKET_ALGORITHMS, NRANKS
+from scaleprobe_analysis.campaign import load_campaign, scan_campaign
 from scaleprobe_analysis.plots import figures_for, plot_campaign
 from scaleprobe_analysis.report import write_report
-from scaleprobe_analysis.trace import load_campaign, load_trace
+from scaleprobe_analysis.trace import load_trace
 
 
 @pytest.fixture(scope="module")
 def report(campaign_dir, tmp_path_factory):
     out = tmp_path_factory.mktemp("report")
-    return write_report(load_campaign(campaign_dir), out)
+    return write_report(scan_campaign(campaign_dir), out)
 
 
 def _title(fig):
     return fig._suptitle.get_text()
 
 
+def _caption(fig):
+    """The caption line(s) below the axes: the figure-level texts."""
+    return " ".join(" ".join(t.get_text().split()) for t in fig.texts)
+
+
 def test_allreduce_figures(allreduce_trace):
     trace = load_trace(allreduce_trace)
     figs = figures_for(trace)
     assert set(figs) == {"latency", "busbw", "contention", "imbalance"}
-    for fig in figs.values():
+    for name, fig in figs.items():
         ax = fig.axes[0]
-        assert trace.machine in _title(fig) and f"{NRANKS} ranks" in _title(fig)
-        assert "measured data" in _title(fig) and "SIMULATED" not in _title(fig)
-        assert re.search(r"\(.+\)", ax.get_ylabel()), "y axis label without unit"
+        assert trace.provenance["cpu_model"] in _caption(fig) and f"{NRANKS} rank(s) on 1 node(s)" in _caption(fig)
+        assert "measured data" in _caption(fig) and "SIMULATED" not in _title(fig) + _caption(fig)
+        assert f"source: {allreduce_trace.name}" in _caption(fig)
+        assert len(_title(fig)) < 40, "titles are short; the metadata goes in the caption"
+        assert re.search(r"\(.+\)", ax.get_ylabel()) or name == "imbalance", "y axis label without unit"
         assert "message size (bytes" in ax.get_xlabel()
     latency = figs["latency"].axes[0]
     assert latency.get_xscale() == "log" and latency.get_yscale() == "log"
     legend = [t.get_text() for t in latency.get_legend().get_texts()]
-    for algorithm in ALLREDUCE_ALGORITHMS:
-        assert any(t.startswith(f"{algorithm} fit: α=") and "β=" in t for t in legend)
+    assert legend == [*ALLREDUCE_ALGORITHMS, "α–β fit"]
+    fit_lines = [line for line in latency.get_lines() if line.get_linestyle() == "--"]
+    assert len(fit_lines) == len(ALLREDUCE_ALGORITHMS)  # one fitted α–β line per algorithm
     busbw = figs["busbw"].axes[0]
     copy_bw = trace.memory_copy_GBps()
     flat = [line for line in busbw.get_lines() if np.allclose(line.get_ydata(), copy_bw)]
@@ -69,6 +78,7 @@ def test_plot_campaign_writes_png_and_svg(campaign_dir, tmp_path):
 def test_report_files_and_content(report, allreduce_trace):
     text = report.read_text()
     assert report.name == "report.md"
+    assert text.index("## Campaign status") < text.index("## Per-trace details")
     images = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
     assert len(images) == 7
     for rel in images + re.findall(r"\[SVG\]\(([^)]+)\)", text):
@@ -96,6 +106,23 @@ def test_simulated_trace_is_labelled(allreduce_trace, tmp_path):
     for fig in figures_for(trace).values():
         assert _title(fig).startswith("SIMULATED/MODELLED: ")
         assert any(t.get_text() == "SIMULATED/MODELLED" for t in fig.axes[0].texts)
-    text = write_report(load_campaign(camp), tmp_path / "out").read_text()
+    text = write_report(scan_campaign(camp), tmp_path / "out").read_text()
     assert "**Data: SIMULATED/MODELLED** (root attribute `simulated` = 1)" in text
     assert "SIMULATED/MODELLED data present** in 1 of 1" in text
+
+
+def test_trace_figures_policy_and_no_stale_figures(campaign_dir, tmp_path):
+    """Per-trace figures: drawn for small campaigns (auto), left out with 'none'; a rerun replaces
+    the figures folder whole, so a figure of an earlier report does not linger."""
+    scan = scan_campaign(campaign_dir)
+    out = tmp_path / "rep"
+    write_report(scan, out)
+    stems = {p.name.split("-")[0] for p in (out / "figures").glob("*.png")}
+    assert "allreduce" in stems  # the 2-trace campaign gets per-trace figures under 'auto'
+    (out / "figures" / "stale.png").write_bytes(b"old")
+    write_report(scan, out, trace_figures="none")
+    assert not (out / "figures" / "stale.png").exists()
+    assert not any(p.name.startswith("allreduce-") for p in (out / "figures").iterdir())
+    assert "report --trace-figures all" in (out / "report.md").read_text()
+    with pytest.raises(ValueError):
+        write_report(scan, out, trace_figures="some")

@@ -6,7 +6,8 @@ import pytest
 
 from helpers import (ALLREDUCE_ALGORITHMS, ALLREDUCE_ITERS, ALLREDUCE_SIZES, BUCKET_ALGORITHMS, BUCKET_CAPS,
                      BUCKET_ITERS, NRANKS, TINY_LAYOUT)
-from scaleprobe_analysis.trace import load_campaign, load_trace
+from scaleprobe_analysis.campaign import load_campaign
+from scaleprobe_analysis.trace import load_trace
 
 N_SIZES = len(ALLREDUCE_SIZES.split(","))
 N_TENSORS = len(TINY_LAYOUT.splitlines())

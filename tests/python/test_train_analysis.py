@@ -19,8 +19,9 @@ import pytest
 from helpers import (TRAIN_CAPS, TRAIN_GLOBAL_BATCH, TRAIN_RANK_BATCH, TRAIN_RANKS, TRAIN_STEPS, run_cli)
 from scaleprobe_analysis.cli import main
 from scaleprobe_analysis.plots import figures_for
-from scaleprobe_analysis.trace import load_campaign, load_trace
-from scaleprobe_analysis.train import (BREAKDOWN_COLUMNS, breakdown_table, cases_table, scaling_groups,
+from scaleprobe_analysis.campaign import load_campaign
+from scaleprobe_analysis.trace import load_trace
+from scaleprobe_analysis.train_tables import (BREAKDOWN_COLUMNS, breakdown_table, cases_table, scaling_groups,
                                        scaling_table, select_case, slowest_rank_steps, step_contention, summarised)
 
 TOL_US = 1e-3  # the timeline JSON rounds ts/dur to 0.1 ns
@@ -41,9 +42,12 @@ def test_strong_scaling_from_a_larger_baseline_and_repeats():
     table = scaling_table(pd.DataFrame({"ranks": [2, 4, 8], "iteration_s": [1.0, 0.6, 0.5]}), "strong")
     assert np.allclose(table["speedup"], [1.0, 1 / 0.6, 2.0])
     assert np.allclose(table["efficiency"], [1.0, 2 * 1.0 / (4 * 0.6), 2 * 1.0 / (8 * 0.5)])  # p0·t0 / (p·tp)
-    repeats = scaling_table(pd.DataFrame({"ranks": [1, 1, 2], "iteration_s": [1.0, 1.2, 0.55]}), "strong")
-    assert list(repeats["runs"]) == [2, 1]
-    assert repeats["iteration_s"].iloc[0] == pytest.approx(1.1)
+    repeats = scaling_table(pd.DataFrame({"ranks": [1, 1, 1, 2], "iteration_s": [1.0, 1.3, 1.1, 0.55]}), "strong")
+    assert list(repeats["passes"]) == [3, 1]
+    assert repeats["iteration_s"].iloc[0] == pytest.approx(1.1)  # the median of the passes, not their mean
+    assert (repeats["iteration_s_min"].iloc[0], repeats["iteration_s_max"].iloc[0]) == (1.0, 1.3)
+    assert repeats["spread"].iloc[0] == pytest.approx(0.3 / 1.1)
+    assert repeats["speedup_max"].iloc[1] == pytest.approx(1.1 / 0.55)  # one pass at 2 ranks: no range
     assert repeats["efficiency"].iloc[1] == pytest.approx(1.1 / (2 * 0.55))  # exactly 1
 
 
@@ -96,7 +100,8 @@ def test_scaling_tables(campaign):
     assert set(groups) == {"strong", "weak"}
     for scaling, group in groups.items():
         tab = group.table
-        assert list(tab["ranks"]) == list(TRAIN_RANKS) and list(tab["runs"]) == [1] * len(TRAIN_RANKS)
+        assert list(tab["ranks"]) == list(TRAIN_RANKS) and list(tab["passes"]) == [1] * len(TRAIN_RANKS)
+        assert list(tab["nodes"]) == [1] * len(TRAIN_RANKS) and list(tab["tasks_per_node"]) == list(TRAIN_RANKS)
         assert group.unit == "tokens" and "tokens_per_s" in tab
         times = [float(select_case(_trace(campaign, scaling, p))["iteration_mean_s"]) for p in TRAIN_RANKS]
         assert np.allclose(tab["iteration_s"], times)
@@ -128,14 +133,15 @@ def test_contention_and_figures_of_one_trace(campaign):
     assert len(cont) == 3 * len(TRAIN_CAPS) and (cont["cpu_wall"] > 0).all() and np.isfinite(cont["cpu_wall"]).all()
     figs = figures_for(trace)
     assert set(figs) == {"breakdown", "bucket_caps", "overlap", "imbalance", "contention"}
-    for fig in figs.values():
+    for name, fig in figs.items():
         ax = fig.axes[0]
-        assert "measured data" in fig._suptitle.get_text() and "3 ranks" in fig._suptitle.get_text()
-        assert re.search(r"\(.+\)", ax.get_ylabel()) and ax.get_xlabel(), "axis label without unit"
+        caption = " ".join(" ".join(t.get_text().split()) for t in fig.texts)
+        assert "measured data" in caption and "3 rank(s)" in caption and "SIMULATED" not in fig._suptitle.get_text()
+        assert (re.search(r"\(.+\)", ax.get_ylabel()) or name == "imbalance") and ax.get_xlabel(), "axis label without unit"
     caps = figs["bucket_caps"].axes[0]
     assert [t.get_text().split("\n")[0] for t in caps.get_xticklabels()] == list(TRAIN_CAPS)
     assert len([line for line in caps.get_lines() if line.get_marker() == "*"]) == 1  # best cap starred
-    assert "1 = every compute thread busy" in " ".join(t.get_text() for t in figs["contention"].axes[0].get_legend().get_texts())
+    assert "1 = threads busy" in " ".join(t.get_text() for t in figs["contention"].axes[0].get_legend().get_texts())
 
 
 def test_plot_cli_writes_png_and_svg(campaign, train_campaign, tmp_path, capsys):
@@ -159,10 +165,12 @@ def report(train_campaign, tmp_path_factory):
 
 def test_report_has_the_train_and_scaling_sections(report, campaign):
     text = report.read_text()
-    assert text.count("## Scaling of the trainer runs") == 1
-    assert "### gpt gpt-micro, strong scaling, global batch 6, seq 16" in text
-    assert "### gpt gpt-micro, weak scaling, batch 2 per rank, seq 16" in text
-    header = "| ranks | runs | case | iteration_ms | speedup | ideal_speedup | efficiency | tokens_per_s |"
+    assert text.count("\n## trainer scaling: ") == 2
+    assert "## trainer scaling: gpt gpt-micro, strong scaling, global batch 6, seq 16" in text
+    assert "## trainer scaling: gpt gpt-micro, weak scaling, batch 2 per rank, seq 16" in text
+    assert text.index("## trainer scaling: ") < text.index("## Per-trace details")
+    header = ("| point | ranks | passes | case | iteration_ms | iteration_ms_min | iteration_ms_max | spread | speedup | "
+              "ideal_speedup | efficiency | tokens_per_s |")
     assert text.count(header) == 2
     assert text.count("### Cases (algorithm × bucket cap)") == 6
     assert text.count("### Per-iteration latency breakdown (figure: breakdown)") == 6
@@ -179,7 +187,8 @@ def test_report_has_the_train_and_scaling_sections(report, campaign):
     # the strong table's efficiency column is t1 / (p tp) of the traces' best cases
     strong = next(g for g in scaling_groups(campaign.traces) if g.scaling == "strong")
     rows = text.split(header)[1].split("\n\n")[0].strip().splitlines()[1:]
-    effs = [float(r.split("|")[7]) for r in rows]
+    column = header.split("|").index(" efficiency ")
+    effs = [float(r.split("|")[column]) for r in rows]
     assert np.allclose(effs, strong.table["efficiency"], rtol=1e-3)
 
 

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from helpers import ALLREDUCE_ALGORITHMS, ALLREDUCE_SIZES
-from scaleprobe_analysis.trace import TraceError, load_campaign, load_trace
+from scaleprobe_analysis.campaign import load_campaign
+from scaleprobe_analysis.trace import TraceError, load_trace
 
 SUMMARY_ROWS = len(ALLREDUCE_SIZES.split(",")) * len(ALLREDUCE_ALGORITHMS)
 

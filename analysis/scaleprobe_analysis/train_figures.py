@@ -1,0 +1,229 @@
+"""Figures of trainer traces (kind ``train``) and of their scaling groups (definitions: ``train_tables.py``).
+
+Per trace:
+
+- :func:`breakdown_figure`: stacked bars per case (algorithm, bucket cap) of the slowest rank's
+  data / forward / backward / exposed communication / optimizer time per iteration.
+- :func:`bucket_cap_figure`: the bucket-size sweep: time per iteration, communication and exposed
+  communication vs cap, best cap starred.
+- :func:`overlap_figure`: share of the allreduce time hidden behind backward per cap.
+- :func:`contention_figure`: process CPU / (wall × threads) per rank and case, and the
+  communication thread's CPU/wall.
+
+Per scaling group (one configuration at several points nodes × tasks per node × cpus per task):
+
+- :func:`scaling_figure`: strong: speedup and parallel efficiency vs ranks with the ideal lines;
+  weak: efficiency t(p0)/t(p) and time per iteration vs ranks; one series per tasks per node,
+  min–max over passes as error bars.
+- :func:`point_breakdown_figure`: stacked bars of the breakdown per point (medians over passes).
+"""
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from . import style
+from .trace import Trace
+from .train_tables import (BREAKDOWN, ScalingGroup, breakdown_table, cases_table, samples_per_step, step_contention,
+                           summarised)
+
+COLOURS = ("#9e9e9e", "#4c72b0", "#55a868", "#c44e52", "#8172b2")  # one per BREAKDOWN component
+SHORT = {"exposed communication (wait + average)": "exposed comm."}  # legend labels that fit a column
+
+
+def _ms(values) -> np.ndarray:
+    return np.asarray(values, dtype=float) * 1e3
+
+
+def _caption(trace: Trace, extra: str = "") -> str:
+    a = trace.attrs
+    per_step, unit = samples_per_step(trace)
+    config = (f"{a.get('trainer', '?')} {a.get('model_name', '')}, {a.get('scaling', '?')} scaling, global batch "
+              f"{a.get('global_batch', '?')} ({per_step:.0f} {unit}/step), {a.get('omp_threads', '?')} thread(s)/rank, "
+              f"{'overlapped' if int(a.get('overlap', 1)) else 'NOT overlapped'}; mean over summarised steps")
+    return style.trace_caption(trace, config + (f"; {extra}" if extra else ""))
+
+
+def _stacked_bars(ax, x, table, width=0.6) -> None:
+    """Stacked bars of the BREAKDOWN columns of ``table`` (seconds) in ms, total written on top."""
+    bottom = np.zeros(len(table))
+    for (label, col), colour in zip(BREAKDOWN, COLOURS):
+        values = _ms(table[col].fillna(0.0))
+        ax.bar(x, values, width, bottom=bottom, label=SHORT.get(label, label), color=colour, edgecolor="white", lw=0.4)
+        bottom += values
+    for xi, total in zip(x, _ms(table["iteration_s"])):
+        if np.isfinite(total):
+            ax.text(xi, total, f"{total:.3g}", ha="center", va="bottom", fontsize=style.SMALLEST_PT)
+    ax.set_ylim(0, max(float(np.nanmax(bottom)) if len(bottom) else 1.0, 1e-9) * 1.15)
+    ax.set_ylabel("time per iteration (ms)")
+
+
+def _case_ticks(ax, labels, rotation=0) -> None:
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels([lab.replace(" cap ", "\ncap ") for lab in labels], rotation=rotation)
+    ax.set_xlabel("case: gradient allreduce algorithm and bucket cap (MiB)")
+
+
+@style.styled
+def breakdown_figure(trace: Trace) -> Figure:
+    """Stacked bars per case: where the slowest rank's step goes (mean over summarised steps)."""
+    table = breakdown_table(trace)
+    fig, (ax,) = style.new_figure("Step time breakdown", _caption(trace, "slowest rank of each step; ★ fastest case"),
+                                  simulated=trace.simulated)
+    _stacked_bars(ax, np.arange(len(table)), table)
+    best = table["iteration_s"].idxmin() if table["iteration_s"].notna().any() else None
+    _case_ticks(ax, [r.label + (" ★" if i == best else "") for i, r in enumerate(table.itertuples())])
+    style.legend_outside(ax)
+    return fig
+
+
+@style.styled
+def bucket_cap_figure(trace: Trace) -> Figure:
+    """Time per iteration, allreduce time and exposed communication vs bucket cap, best cap starred."""
+    cases = cases_table(trace)
+    caps = list(dict.fromkeys(cases["bucket_cap"]))  # cases_table sorts by cap_bytes
+    position = {cap: i for i, cap in enumerate(caps)}
+    fig, (ax,) = style.new_figure("Time per iteration vs bucket cap", _caption(
+        trace, "solid: time per iteration (slowest rank); dashed: exposed communication; dotted: allreduce busy "
+               "time of the communication thread (means over ranks)"), simulated=trace.simulated)
+    for k, (algorithm, part) in enumerate(cases.groupby("algorithm", sort=False)):
+        x = part["bucket_cap"].map(position).to_numpy()
+        c = style.colour(k)
+        ax.plot(x, _ms(part["iteration_mean_s"]), "o-", color=c, label=f"{algorithm}: iteration")
+        ax.plot(x, _ms(part["exposed_comm_mean_s"]), "s--", color=c, label=f"{algorithm}: exposed comm.")
+        ax.plot(x, _ms(part["comm_mean_s"]), "^:", color=c, label=f"{algorithm}: allreduce busy")
+        if part["iteration_mean_s"].notna().any():
+            b = part.loc[part["iteration_mean_s"].idxmin()]
+            ax.plot(position[b["bucket_cap"]], b["iteration_mean_s"] * 1e3, "*", ms=10, color=c, mec="black", mew=0.5)
+    buckets = cases.drop_duplicates("bucket_cap").set_index("bucket_cap")["buckets"]
+    ax.set_xticks(range(len(caps)))
+    ax.set_xticklabels([f"{c}\n({buckets[c]})" for c in caps])
+    ax.set_xlabel("bucket cap (MiB)\n(buckets per step)")
+    ax.set_ylabel("time per step (ms)")
+    ax.set_ylim(bottom=0)
+    style.legend_outside(ax)
+    return fig
+
+
+@style.styled
+def overlap_figure(trace: Trace) -> Figure:
+    """Overlap = 1 − wait / allreduce time per cap: mean over ranks and steps (bars), each rank (dots)."""
+    cases = cases_table(trace)
+    per_rank = summarised(trace).groupby(["case", "rank"])["overlap"].mean().reset_index()
+    fig, (ax,) = style.new_figure("Communication hidden behind backward", _caption(
+        trace, "overlap = 1 − wait_s / comm_s; bars: mean over ranks and steps, dots: each rank"),
+        simulated=trace.simulated)
+    bars = ax.bar(np.arange(len(cases)), cases["overlap_mean"].to_numpy() * 100, 0.55, color="#4c72b0", alpha=0.75,
+                  label="mean")
+    ax.bar_label(bars, fmt="%.0f", fontsize=style.SMALLEST_PT)
+    for k, row in enumerate(cases.itertuples()):
+        ranks = per_rank[per_rank["case"] == row.case]
+        ax.plot(np.full(len(ranks), k) + np.linspace(-0.15, 0.15, max(1, len(ranks)))[:len(ranks)],
+                ranks["overlap"] * 100, "o", color="black", ms=3, label="one rank" if k == 0 else None)
+    _case_ticks(ax, list(cases["label"]))
+    ax.set_ylabel("overlap (% of allreduce time)")
+    ax.set_ylim(0, 105)
+    style.legend_outside(ax)
+    return fig
+
+
+@style.styled
+def contention_figure(trace: Trace) -> Figure:
+    """Per case and rank: process CPU / (wall × threads) (solid) and the communication thread's CPU/wall."""
+    table = step_contention(trace)
+    cases = cases_table(trace)
+    order = {case: i for i, case in enumerate(cases["case"])}
+    fig, (ax,) = style.new_figure("Process CPU / (wall × threads)", _caption(
+        trace, "solid: process CPU / (wall × compute threads); dashed: communication thread CPU / allreduce wall; "
+               "below 1 the rank waited (the communication thread counts too, so > 1 is possible)"),
+        simulated=trace.simulated)
+    for rank, part in table.groupby("rank"):
+        part = part.assign(x=part["case"].map(order)).sort_values("x")
+        ax.plot(part["x"], part["cpu_wall"], "o-", color=style.colour(int(rank)), label=f"rank {rank}")
+        if part["comm_cpu_wall"].notna().any():
+            ax.plot(part["x"], part["comm_cpu_wall"], "s--", color=style.colour(int(rank)), alpha=0.8)
+    ax.axhline(1.0, color="black", lw=0.8, ls=":", label="1 = threads busy")
+    _case_ticks(ax, list(cases["label"]))
+    ax.set_ylabel("CPU time / wall time (ratio)")
+    top = np.nanmax(table[["cpu_wall", "comm_cpu_wall"]].to_numpy(float)) if len(table) else 1.0
+    ax.set_ylim(0, max(1.25, float(top) * 1.1) if np.isfinite(top) else 1.25)
+    style.legend_outside(ax)
+    return fig
+
+
+# --- scaling groups ----------------------------------------------------------------------------
+
+def _group_caption(group: ScalingGroup) -> str:
+    cpus = sorted({str(t.provenance.get("cpu_model") or t.machine) for t in group.traces})
+    simulated = sum(t.simulated for t in group.traces)
+    status = (f"{style.status_text(True)} data in {simulated} of {len(group.traces)} traces" if simulated
+              else "measured data")
+    cases = "; ".join(f"{p}: {c}" for p, c in zip(group.table["point"], group.table["case"]))
+    return f"{'; '.join(cpus)} · {group.label} · {len(group.traces)} traces · {status} · case per point: {cases}"
+
+
+def _families(table) -> list[tuple]:
+    return sorted(set(zip(table["tasks_per_node"], table["cpus_per_task"])))
+
+
+def _family_label(fam, table) -> str:
+    return f"{fam[0]:g}/node" + (f" ×{fam[1]} cpu" if table["cpus_per_task"].nunique() > 1 else "")
+
+
+def _by_family(ax, table, value: str, colour: str, scale: float = 1.0) -> None:
+    """``value`` vs ranks, one line per tasks-per-node family, min–max bars from ``value_min``/``_max``."""
+    for j, fam in enumerate(_families(table)):
+        rows = table[(table["tasks_per_node"] == fam[0]) & (table["cpus_per_task"] == fam[1])].sort_values("ranks")
+        err = [(rows[value] - rows[f"{value}_min"]) * scale, (rows[f"{value}_max"] - rows[value]) * scale]
+        ax.errorbar(rows["ranks"], rows[value] * scale, yerr=err, color=colour, capsize=2, lw=0.9, elinewidth=0.7,
+                    label=f"measured, {_family_label(fam, table)}", **style.layout_style(j))
+
+
+def _ranks_axis(ax, ranks) -> None:
+    ax.set_xticks(sorted(set(ranks)))
+    ax.set_xlabel("ranks (nodes × tasks per node)")
+
+
+@style.styled
+def scaling_figure(group: ScalingGroup) -> Figure:
+    """Strong: speedup and efficiency vs ranks; weak: efficiency and time per iteration vs ranks."""
+    tab = group.table
+    p0 = float(tab["ranks"].iloc[0])
+    ranks = np.array(sorted(set(tab["ranks"])), dtype=float)
+    title = "Strong scaling" if group.scaling == "strong" else "Weak scaling"
+    fig, (left, right) = style.new_figure(title, _group_caption(group) + "; bars: min–max over passes", panels=2,
+                                          simulated=any(t.simulated for t in group.traces))
+    if group.scaling == "strong":
+        left.plot(ranks, ranks / p0, "k--", lw=0.9, label=f"ideal p/{p0:g}")
+        _by_family(left, tab, "speedup", style.colour(0))
+        left.set_ylabel(f"speedup over {p0:g} rank(s)")
+        eff_ax = right
+    else:
+        _by_family(right, tab, "iteration_s", style.colour(0), 1e3)
+        right.axhline(tab["iteration_s"].iloc[0] * 1e3, color="black", ls="--", lw=0.9, label="ideal: constant")
+        right.set_ylabel("time per iteration (ms)")
+        eff_ax = left
+    eff_ax.axhline(100, color="black", ls="--", lw=0.9, label="ideal 100 %")
+    _by_family(eff_ax, tab, "efficiency", style.colour(3), 100)
+    eff_ax.set_ylabel("parallel efficiency (%)")
+    eff_ax.set_ylim(0, max(110, float(np.nanmax(tab["efficiency_max"] * 100)) * 1.1))
+    for ax in (left, right):
+        ax.set_ylim(bottom=0)
+        _ranks_axis(ax, ranks)
+        style.legend_outside(ax)
+    return fig
+
+
+@style.styled
+def point_breakdown_figure(group: ScalingGroup) -> Figure:
+    """Stacked bars per point: the chosen case's breakdown (medians over passes)."""
+    table = group.table
+    fig, (ax,) = style.new_figure("Step time breakdown per point", _group_caption(group) + "; medians over passes",
+                                  simulated=any(t.simulated for t in group.traces))
+    x = np.arange(len(table))
+    _stacked_bars(ax, x, table)
+    ax.set_xticks(x)
+    ax.set_xticklabels([f"{p}\n{r} rank{'s' if r != 1 else ''}" for p, r in zip(table["point"], table["ranks"])])
+    ax.set_xlabel("point: nodes × tasks per node × cpus per task")
+    style.legend_outside(ax)
+    return fig
