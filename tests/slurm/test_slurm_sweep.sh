@@ -170,9 +170,19 @@ check_campaign() {  # prints the checker's lines; sets FAILED (its FAILED lines)
   FAILED=$(grep '^FAILED ' <<<"$out" || true)
 }
 
-report_ok() {  # the newest report job's log says OK and report.md exists
-  local l; l=$(ls -t "$CDIR"/logs/report_j*.out 2>/dev/null | head -1)
-  [ -n "$l" ] && grep -q '^scaleprobe-job: OK ' "$l" && [ -s "$CDIR/report/report.md" ]
+# report_ok [FAILED_ROW]: the newest report job's log says OK and report.md has the campaign
+# sections; no failed run, or exactly the one named (a leftover the resume renamed *.failed)
+report_ok() {
+  local l r=$CDIR/report/report.md; l=$(ls -t "$CDIR"/logs/report_j*.out 2>/dev/null | head -1)
+  [ -n "$l" ] && grep -q '^scaleprobe-job: OK ' "$l" && [ -s "$r" ] || return 1
+  local want failed='^| failed | 0 | 0 |'
+  [ -z "${1:-}" ] || failed=$1
+  for want in '^## Campaign status' "$failed" '^| missing | 0 | 0 |' 'Not read (not traces): .*`checkpoints/`' \
+              '^## allreduce across points (strong scaling)' '^## allreduce across points (weak scaling)' \
+              '^## bucket_sweep across points (strong scaling)' '^#### Effect of ranks per node' \
+              'latency_vs_ranks.png' 'busbw_vs_ranks.png' '^| allreduce_N3_t2_c1 | complete |' '^## trainer scaling: gpt'; do
+    grep -q -- "$want" "$r" || { echo "report.md lacks /$want/"; return 1; }
+  done
 }
 
 # ---------------------------------------------------------------- 1. dry runs
@@ -258,5 +268,6 @@ wait_idle 240
 check_campaign
 [ "$CHECK_RC" = 0 ] || fail "the resubmitted point failed: $FAILED"
 ls "$CDIR"/bucket_sweep_N1_t2_c1_j*.h5 >/dev/null 2>&1 || fail "the lost trace was not made again"
-report_ok || { tail -n 30 "$(ls -t "$CDIR"/logs/report_j*.out | head -1)"; fail "the report after the resume failed"; }
+report_ok '^| allreduce_N1_t1_c1 | 1 | failed | allreduce_N1_t1_c1_j1.h5.partial.failed |' ||
+  { tail -n 30 "$(ls -t "$CDIR"/logs/report_j*.out | head -1)"; fail "the report after the resume failed"; }
 log "PASS: dry runs, $NPOINTS-point sweep, report, resume"
