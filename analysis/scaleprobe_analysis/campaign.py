@@ -51,7 +51,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .manifest import MANIFEST_NAME, ManifestError, Submission, last_error_line, locate, point_name, read_manifest
+from .manifest import MANIFEST_NAME, ManifestError, Submission, job_error_line, locate, point_name, read_manifest
 from .style import status_text
 from .textfmt import file_stem, markdown_table
 from .trace import Trace, TraceError, load_trace
@@ -388,6 +388,9 @@ class Run:
     reason: str = ""
     attempts: int = 1  # submissions of this (point, pass) in the manifest
     trace: Trace | None = None
+    # Earlier submissions of a run that later completed, which failed: (job id, reason) each. Every
+    # attempt is reported, not only the one that worked.
+    failed_attempts: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -415,6 +418,21 @@ def _real(path: Path | str) -> Path:
     return Path(os.path.realpath(path))
 
 
+def _failed_attempts(root: Path, subs: list[Submission], paths: list[Path],
+                     loaded: dict[Path, Trace]) -> tuple[tuple[str, str], ...]:
+    """The earlier submissions that left no valid trace and say why: an error line in their job log,
+    or their trace moved aside as *.failed (a resume's row for a point already complete says neither)."""
+    out = []
+    for sub, path in zip(subs, paths):
+        if path in loaded:
+            continue
+        error = job_error_line(locate(root, sub.log)) if sub.log else None
+        moved = [f"{path.name}{sfx}" for sfx in (".failed", ".partial.failed") if Path(f"{path}{sfx}").exists()]
+        if error or moved:
+            out.append((sub.job_id, f'job log: "{error}"' if error else f"trace moved aside to {moved[0]}"))
+    return tuple(out)
+
+
 def _judge(root: Path, subs: list[Submission], loaded: dict[Path, Trace],
            problems: dict[Path, str]) -> tuple[Run, set[Path]]:
     """A (point, pass) of the manifest from its submissions (module docstring); also the files it accounts for.
@@ -424,11 +442,14 @@ def _judge(root: Path, subs: list[Submission], loaded: dict[Path, Trace],
     first = subs[0]
     paths = [_real(locate(root, s.trace)) for s in subs]
     claimed = {Path(f"{p}{sfx}") for p in paths for sfx in ("", ".partial", ".failed", ".partial.failed")}
-    for path in reversed(paths):
-        if path in loaded:
-            return Run(first.point, str(first.pass_no), "complete", path, "", len(subs), loaded[path]), claimed
-    path, last = paths[-1], subs[-1]
-    error = last_error_line(locate(root, last.log)) if last.log else None
+    for k in range(len(paths) - 1, -1, -1):
+        if paths[k] in loaded:
+            return Run(first.point, str(first.pass_no), "complete", paths[k], "", len(subs), loaded[paths[k]],
+                       _failed_attempts(root, subs[:k], paths[:k], loaded)), claimed
+    path = paths[-1]
+    # The job log of the last submission that ran (a resume's row for a point it found complete has none).
+    last = next((s for s in reversed(subs) if s.log), subs[-1])
+    error = job_error_line(locate(root, last.log)) if last.log else None
     moved = [Path(f"{path}{sfx}") for sfx in (".failed", ".partial.failed") if Path(f"{path}{sfx}").exists()]
     if path in problems:
         status, reason = "unreadable", problems[path]
@@ -541,6 +562,12 @@ def status_lines(scan: CampaignScan) -> list[str]:
                                "reason": r.reason} for r in bad])
         lines += [f"Runs without a valid trace ({len(bad)}); the report goes on with the "
                   f"{len(scan.campaign.traces)} valid trace(s):", "", markdown_table(table), ""]
+    retried = sorted((r for r in scan.runs if r.failed_attempts), key=lambda r: (_natural(r.point), _natural(r.pass_no)))
+    if retried:
+        table = pd.DataFrame([{"point": r.point, "pass": r.pass_no, "failed job": job, "reason": why}
+                              for r in retried for job, why in r.failed_attempts])
+        lines += [f"Failed attempts of runs that later completed ({len(table)} attempt(s) of {len(retried)} run(s); "
+                  "the campaign's resume submitted them again):", "", markdown_table(table), ""]
     machines: dict[tuple, str] = {}
     for t in scan.campaign.traces:
         machines.setdefault(machine_identity(t), f"M{len(machines) + 1}")

@@ -97,16 +97,25 @@ def locate(root: Path, recorded: str) -> Path:
     return root / path.name
 
 
-def last_error_line(log: Path) -> str | None:
-    """The last line of a job log that says ``error:`` (the job scripts', srun's, the binary's), or None."""
+# Lines of the job's wrappers: they say that a run failed, the program's own line says why.
+WRAPPER_PREFIXES = ("scaleprobe-job:", "srun:", "slurmstepd")
+PROGRAM_ERROR = re.compile(r"^[\w.+-]+: error: ")  # "<program>: error: <one line>", the binaries' convention
+
+
+def job_error_line(log: Path) -> str | None:
+    """The line of a job log that best says why the job failed, or None if no line says ``error:``.
+
+    The program's own first error line (``resnet_train: error: ...``) when there is one; else the
+    launcher's first (``srun: error: n3: task 5: Segmentation fault``); else the job script's last.
+    """
     try:
         text = log.read_text(errors="replace")
     except OSError:
         return None
-    found = None
-    for line in text.splitlines():
-        if ERROR_LINE.search(line):
-            found = line.strip()
+    errors = [line.strip() for line in text.splitlines() if ERROR_LINE.search(line)]
+    own = [e for e in errors if PROGRAM_ERROR.match(e) and not e.startswith(WRAPPER_PREFIXES)]
+    launcher = [e for e in errors if e.startswith(("srun:", "slurmstepd"))]
+    found = own[0] if own else launcher[0] if launcher else errors[-1] if errors else None
     if found and len(found) > QUOTE_CHARS:
         found = found[:QUOTE_CHARS] + " …"
     return found

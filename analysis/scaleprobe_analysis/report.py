@@ -152,7 +152,7 @@ def _header(scan: CampaignScan) -> list[str]:
     else:
         status = f"**All {len(traces)} trace(s) hold measured data** (root attribute `simulated` = 0)."
     return ["# scaleprobe campaign report", "",
-            f"Campaign `{scan.root}`: {len(traces)} valid trace(s) of {len(scan.points)} point(s).", "", status, ""]
+            f"Campaign `{scan.root.name}`: {len(traces)} valid trace(s) of {len(scan.points)} point(s).", "", status, ""]
 
 
 def render(scan: CampaignScan, out_dir: Path, case: str = "best", trace_figures: str = "auto") -> str:
