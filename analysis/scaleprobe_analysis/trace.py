@@ -172,12 +172,15 @@ def _read_table(path: Path, name: str, group, nranks: int) -> tuple[pd.DataFrame
 
 
 # Trainer traces of the data-parallel engine (trainers/dp/engine.cpp): what the analysis reads.
+# (Traces since 2026-11-23 also have cases.reference_comm_s / hidden_fraction and the per-bucket
+# peers/transfer/queued split; older ones an `overlap` column, which is no longer read: it divided
+# by a busy time that included the handshake and waiting for a core.)
 TRAIN_COLUMNS = {
     "iterations": ("rank", "step", "case", "step_start_s", "data_s", "forward_s", "backward_s", "wait_s",
                    "optimizer_s", "average_s", "step_s", "step_cpu_s", "process_cpu_s", "compute_s", "comm_s",
-                   "comm_cpu_s", "exposed_comm_s", "overlap", "in_summary"),
+                   "comm_cpu_s", "exposed_comm_s", "in_summary"),
     "cases": ("case", "algorithm", "bucket_cap", "cap_bytes", "buckets", "steps", "iteration_mean_s",
-              "compute_mean_s", "comm_mean_s", "exposed_comm_mean_s", "overlap_mean"),
+              "compute_mean_s", "comm_mean_s", "exposed_comm_mean_s"),
     "buckets": ("rank", "step", "case", "bucket", "ready_s", "start_s", "end_s", "cpu_s"),
     "samples": ("rank", "case", "iteration", "phase", "bucket", "start_s", "wall_s", "cpu_s"),
     "phases": ("name",),

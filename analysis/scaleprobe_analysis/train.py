@@ -25,7 +25,7 @@ from matplotlib.figure import Figure
 from .campaign import Options, Point, Section, data_note
 from .textfmt import markdown_table, seconds_to_ms
 from .trace import Trace
-from .train_figures import (breakdown_figure, bucket_cap_figure, contention_figure, overlap_figure,
+from .train_figures import (breakdown_figure, bucket_cap_figure, contention_figure, hidden_figure,
                             point_breakdown_figure, scaling_figure)
 from .train_tables import (BREAKDOWN_COLUMNS, ScalingGroup, breakdown_table, case_label, cases_table, group_slug,
                            has_engine_tables, scaling_groups, step_contention, summarised)
@@ -40,13 +40,34 @@ TIMELINE_NOTE = "train: main and communication thread per rank"
 
 # --- one trace -------------------------------------------------------------------------------------
 
+HIDDEN_DEFINITION = (
+    "`comm_mean_s` = the communication thread's busy time per step = `peers_mean_s` (handshake wait until every "
+    "rank had the bucket ready) + `transfer_mean_s` (the allreduce calls); `exposed_comm_mean_s` = the wait after "
+    "backward (+ local-SGD averaging); `reference_comm_s` = the same buckets allreduced **without** overlap in the "
+    "same run, after a barrier (trace attribute `reference_iterations`); `hidden_fraction` = 1 − exposed / "
+    "reference: the share of a no-overlap allreduce that overlapping hid. Negative: overlapping cost more than it "
+    "hid (the transfers slowed down competing with backward for the cores, or peers arrived late).")
+
+
+def has_reference(trace: Trace) -> bool:
+    """True when the engine measured each case's no-overlap allreduce in the run (hidden_fraction is defined)."""
+    cases = trace.table("cases")
+    return "hidden_fraction" in cases and cases["hidden_fraction"].notna().any()
+
+
+def comm_columns(trace: Trace) -> list[str]:
+    """The communication columns of the cases table this trace has (older traces lack the split)."""
+    wanted = ("comm_mean_s", "peers_mean_s", "transfer_mean_s", "exposed_comm_mean_s", "reference_comm_s",
+              "hidden_fraction")
+    return [c for c in wanted if c in trace.table("cases")]
+
 def figures(trace: Trace) -> dict[str, Figure]:
     """Every figure of one train trace written by the data-parallel engine (none for older traces)."""
     if not has_engine_tables(trace):
         return {}
     figs = {"breakdown": breakdown_figure(trace), "bucket_caps": bucket_cap_figure(trace)}
-    if cases_table(trace)["overlap_mean"].notna().any():
-        figs["overlap"] = overlap_figure(trace)
+    if has_reference(trace):
+        figs["hidden"] = hidden_figure(trace)
     figs["contention"] = contention_figure(trace)
     return figs
 
@@ -56,8 +77,8 @@ def _engine_tables(trace: Trace) -> list[str]:
     cases = cases_table(trace)
     rate = [c for c in cases.columns if c.endswith("_per_s") and c != "samples_per_s"]
     view = cases[["label", "buckets", "steps", "iteration_mean_s", "iteration_median_s", "iteration_min_s",
-                  "compute_mean_s", "comm_mean_s", "exposed_comm_mean_s", "overlap_mean", "compute_imbalance",
-                  "slowest_rank", "samples_per_s", *rate, "best"]]
+                  "compute_mean_s", *comm_columns(trace), "compute_imbalance", "slowest_rank", "samples_per_s",
+                  *rate, "best"]]
     view = seconds_to_ms(view, [c for c in view.columns if c.endswith("_s") and not c.endswith("_per_s")])
     view = view.assign(best=view["best"].map({True: "★", False: ""}))
     bd = breakdown_table(trace)
@@ -66,18 +87,20 @@ def _engine_tables(trace: Trace) -> list[str]:
     bd_view = bd_view.rename(columns={"exposed_ms": "exposed_ms (wait+average)"})
     best = cases.loc[cases.groupby("algorithm", sort=False)["iteration_mean_s"].idxmin()] \
         if cases["iteration_mean_s"].notna().any() else cases.iloc[0:0]
+    hidden = ["reference_comm_s", "hidden_fraction"] if has_reference(trace) else []
     best_view = seconds_to_ms(best[["algorithm", "bucket_cap", "buckets", "iteration_mean_s", "exposed_comm_mean_s",
-                                    "overlap_mean"]], ["iteration_mean_s", "exposed_comm_mean_s"])
+                                    *hidden]], ["iteration_mean_s", "exposed_comm_mean_s", *hidden[:1]])
     excluded = trace.attrs.get("summary_excludes", "first step excluded")
     return [f"#### Cases (algorithm × bucket cap): {trace.attrs.get('scaling', '?')} scaling, global batch "
             f"{trace.attrs.get('global_batch', '?')}, {trace.attrs.get('num_cases', len(cases))} case(s) cycled step by step",
             "", f"Iteration time = the slowest rank's step time, over the summarised steps ({excluded}); compute, "
-            "communication and exposed communication are means over steps and ranks; `overlap_mean` = 1 − wait / "
-            "allreduce time. ★ = fastest case.", "", markdown_table(view), "",
+            "communication and exposed communication are means over steps and ranks. " + HIDDEN_DEFINITION
+            + (" (This trace predates that measurement: no hidden fraction.)" if not has_reference(trace) else "")
+            + " ★ = fastest case.", "", markdown_table(view), "",
             "#### Per-iteration latency breakdown (figure: breakdown)", "",
             "Mean over summarised steps of the **slowest rank's** phases in each step, so the components add "
             "up to the time per iteration (`sum_ms` vs `iteration_ms`).", "", markdown_table(bd_view), "",
-            "#### Bucket cap sweep (figures: bucket_caps, overlap)", "",
+            "#### Bucket cap sweep (figures: bucket_caps, hidden)", "",
             "Best cap per algorithm (lowest time per iteration):", "", markdown_table(best_view), "",
             "#### Contention indicator (figure: contention): process CPU / (wall × compute threads)", "",
             "Per rank and case over the summarised steps. Below 1 the rank's threads waited (blocked, or runnable "

@@ -6,7 +6,7 @@ Per trace:
   data / forward / backward / exposed communication / optimizer time per iteration.
 - :func:`bucket_cap_figure`: the bucket-size sweep: time per iteration, communication and exposed
   communication vs cap, best cap starred.
-- :func:`overlap_figure`: share of the allreduce time hidden behind backward per cap.
+- :func:`hidden_figure`: exposed communication against the same run's no-overlap allreduce, hidden fraction.
 - :func:`contention_figure`: process CPU / (wall × threads) per rank and case, and the
   communication thread's CPU/wall.
 
@@ -106,23 +106,20 @@ def bucket_cap_figure(trace: Trace) -> Figure:
 
 
 @style.styled
-def overlap_figure(trace: Trace) -> Figure:
-    """Overlap = 1 − wait / allreduce time per cap: mean over ranks and steps (bars), each rank (dots)."""
+def hidden_figure(trace: Trace) -> Figure:
+    """Per case: exposed communication against the same run's no-overlap allreduce of the same buckets."""
     cases = cases_table(trace)
-    per_rank = summarised(trace).groupby(["case", "rank"])["overlap"].mean().reset_index()
-    fig, (ax,) = style.new_figure("Communication hidden behind backward", _caption(
-        trace, "overlap = 1 − wait_s / comm_s; bars: mean over ranks and steps, dots: each rank"),
+    x = np.arange(len(cases))
+    fig, (ax,) = style.new_figure("Exposed vs no-overlap communication", _caption(
+        trace, "hidden = 1 − exposed / no-overlap allreduce of the same buckets (same run); mean over ranks and steps"),
         simulated=trace.simulated)
-    bars = ax.bar(np.arange(len(cases)), cases["overlap_mean"].to_numpy() * 100, 0.55, color="#4c72b0", alpha=0.75,
-                  label="mean")
-    ax.bar_label(bars, fmt="%.0f", fontsize=style.SMALLEST_PT)
-    for k, row in enumerate(cases.itertuples()):
-        ranks = per_rank[per_rank["case"] == row.case]
-        ax.plot(np.full(len(ranks), k) + np.linspace(-0.15, 0.15, max(1, len(ranks)))[:len(ranks)],
-                ranks["overlap"] * 100, "o", color="black", ms=3, label="one rank" if k == 0 else None)
+    ax.bar(x - 0.2, cases["reference_comm_s"] * 1e3, 0.38, color="#9e9e9e", label="no-overlap allreduce (reference)")
+    bars = ax.bar(x + 0.2, cases["exposed_comm_mean_s"] * 1e3, 0.38, color="#c44e52", label="exposed with overlap")
+    ax.bar_label(bars, labels=[f"{h:+.0%}" if np.isfinite(h) else "" for h in cases["hidden_fraction"]],
+                 fontsize=style.SMALLEST_PT)
     _case_ticks(ax, list(cases["label"]))
-    ax.set_ylabel("overlap (% of allreduce time)")
-    ax.set_ylim(0, 105)
+    ax.set_ylabel("communication per step (ms)")
+    ax.set_ylim(bottom=0)
     style.legend_outside(ax)
     return fig
 

@@ -39,7 +39,7 @@ def figures(allreduce_trace, bucket_trace, train_campaign, grid_campaign, tmp_pa
 def test_every_kind_of_figure_is_covered(figures):
     figs, _, _ = figures
     names = {stem.rsplit("-", 1)[-1] for stem in figs}
-    assert {"latency", "busbw", "contention", "imbalance", "bucket_sweep", "breakdown", "bucket_caps", "overlap",
+    assert {"latency", "busbw", "contention", "imbalance", "bucket_sweep", "breakdown", "bucket_caps", "hidden",
             "latency_vs_ranks", "busbw_vs_ranks", "alphabeta_vs_ranks", "caps_by_point", "best_cap_vs_ranks",
             "scaling"} <= names
 

@@ -132,7 +132,7 @@ def test_contention_and_figures_of_one_trace(campaign):
     cont = step_contention(trace)
     assert len(cont) == 3 * len(TRAIN_CAPS) and (cont["cpu_wall"] > 0).all() and np.isfinite(cont["cpu_wall"]).all()
     figs = figures_for(trace)
-    assert set(figs) == {"breakdown", "bucket_caps", "overlap", "imbalance", "contention"}
+    assert set(figs) == {"breakdown", "bucket_caps", "hidden", "imbalance", "contention"}
     for name, fig in figs.items():
         ax = fig.axes[0]
         caption = " ".join(" ".join(t.get_text().split()) for t in fig.texts)
@@ -148,7 +148,7 @@ def test_plot_cli_writes_png_and_svg(campaign, train_campaign, tmp_path, capsys)
     one = shutil.copyfile(train_campaign / "strong" / "np2.h5", tmp_path / "np2.h5")
     assert main(["plot", str(one), "-o", str(tmp_path / "figs")]) == 0
     written = sorted(capsys.readouterr().out.split())
-    names = ("breakdown", "bucket_caps", "overlap", "imbalance", "contention")
+    names = ("breakdown", "bucket_caps", "hidden", "imbalance", "contention")
     assert written == sorted(str(tmp_path / "figs" / f"np2-{n}.{ext}") for n in names for ext in ("png", "svg"))
     for path in written:
         data = open(path, "rb").read()
@@ -174,13 +174,13 @@ def test_report_has_the_train_and_scaling_sections(report, campaign):
     assert text.count(header) == 2
     assert text.count("### Cases (algorithm × bucket cap)") == 6
     assert text.count("### Per-iteration latency breakdown (figure: breakdown)") == 6
-    assert text.count("### Bucket cap sweep (figures: bucket_caps, overlap)") == 6
+    assert text.count("### Bucket cap sweep (figures: bucket_caps, hidden)") == 6
     assert text.count("### Per-rank imbalance (figure: imbalance)") == 4  # the 2- and 3-rank traces
     assert "### Step-phase profile" in text
     images = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
     for name in ("scaling-gpt-gpt-micro-strong-gb6-seq16-scaling", "scaling-gpt-gpt-micro-strong-gb6-seq16-breakdown",
                  "scaling-gpt-gpt-micro-weak-rb2-seq16-scaling", "strong_np3-breakdown", "strong_np3-bucket_caps",
-                 "strong_np3-overlap", "weak_np2-imbalance", "weak_np1-contention"):
+                 "strong_np3-hidden", "weak_np2-imbalance", "weak_np1-contention"):
         assert f"figures/{name}.png" in images
     for rel in images + re.findall(r"\[SVG\]\(([^)]+)\)", text):
         assert (report.parent / rel).stat().st_size > 0
@@ -304,3 +304,33 @@ def test_older_train_trace_without_engine_tables_still_reports(tmp_path):
     assert main(["report", str(camp), "-o", str(tmp_path / "out")]) == 0
     text = (tmp_path / "out" / "report.md").read_text()
     assert "### Step-phase profile" in text and "### Cases" not in text and "## Scaling" not in text
+
+
+def test_communication_split_and_hidden_fraction_from_the_raw_tables(campaign):
+    """Per bucket: busy time = peers + transfer; per step the sums; per case hidden = 1 - exposed / the
+    no-overlap reference measured in the run. The old `overlap` column is gone."""
+    trace = _trace(campaign, "strong", 2)
+    with h5py.File(trace.path, "r") as f:
+        b = {k: f[f"buckets/{k}"][()] for k in ("rank", "step", "case", "ready_s", "start_s", "end_s", "peers_s",
+                                                   "transfer_s", "queued_s")}
+        it = {k: f[f"iterations/{k}"][()] for k in ("rank", "step", "case", "comm_s", "transfer_s", "peers_s",
+                                                      "queued_s", "exposed_comm_s", "in_summary")}
+        cases = {k: f[f"cases/{k}"][()] for k in ("case", "exposed_comm_mean_s", "reference_comm_s", "hidden_fraction",
+                                                    "transfer_mean_s", "peers_mean_s")}
+        assert "overlap" not in f["iterations"] and "overlap_mean" not in f["cases"]
+        assert int(f.attrs["reference_iterations"]) > 0
+    assert np.allclose(b["transfer_s"], b["end_s"] - b["start_s"] - b["peers_s"])
+    assert np.allclose(b["queued_s"], b["start_s"] - b["ready_s"]) and (b["queued_s"] >= -1e-9).all()
+    for r, s, c, transfer, peers, queued, comm in zip(it["rank"], it["step"], it["case"], it["transfer_s"],
+                                                      it["peers_s"], it["queued_s"], it["comm_s"]):
+        sel = (b["rank"] == r) & (b["step"] == s)
+        assert transfer == pytest.approx(b["transfer_s"][sel].sum(), abs=1e-12)
+        assert peers == pytest.approx(b["peers_s"][sel].sum(), abs=1e-12)
+        assert queued == pytest.approx(b["queued_s"][sel].sum(), abs=1e-12)
+        assert comm == pytest.approx(transfer + peers, rel=1e-9)
+    for c, exposed, ref, hidden, transfer in zip(cases["case"], cases["exposed_comm_mean_s"], cases["reference_comm_s"],
+                                                 cases["hidden_fraction"], cases["transfer_mean_s"]):
+        keep = (it["case"] == c) & (it["in_summary"] == 1)
+        assert exposed == pytest.approx(it["exposed_comm_s"][keep].mean(), rel=1e-9)
+        assert transfer == pytest.approx(it["transfer_s"][keep].mean(), rel=1e-9)
+        assert ref > 0 and hidden == pytest.approx(1 - exposed / ref, rel=1e-9)

@@ -117,6 +117,29 @@ int DataParallelEngine::end_of_step(int step, const StepReport& report) {
 void DataParallelEngine::end_of_run(int last_step, bool interrupted) {
   if (plan_.local_sgd > 0 && interrupted) broadcast_parameters();
   check_in_sync(last_step);
+  measure_reference_communication();
+}
+
+void DataParallelEngine::measure_reference_communication() {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  reference_comm_s_.assign(plan_.cases.size(), nan);
+  if (plan_.local_sgd > 0) return;  // no bucketed allreduce to compare with
+  // The gradients are the trainer's; the reference only needs buffers of their size and layout.
+  const std::vector<float> saved(grads_, grads_ + numel_);
+  for (std::size_t c = 0; c < plan_.cases.size(); ++c) {
+    const ReductionCase& rc = plan_.cases[c];
+    reducer_.configure(*rc.algorithm, rc.cap, plan_.chunk_bytes);
+    configured_case_ = int(c);
+    double total = 0;
+    for (int i = 0; i <= kReferenceIterations; ++i) {  // iteration 0 warms up
+      SP_MPI_CHECK(MPI_Barrier(comm_));
+      reducer_.begin(1.0f, /*overlap=*/false, /*verify=*/false);
+      const double t = reducer_.finish();
+      if (i > 0) total += t;
+    }
+    reference_comm_s_[c] = mean_over_ranks(total / kReferenceIterations);
+  }
+  std::copy(saved.begin(), saved.end(), grads_);
 }
 
 double DataParallelEngine::mean_over_ranks(double local) const {
@@ -230,6 +253,9 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
       samples_.add(r.case_id, step, kAllreduce, std::int64_t(b), PhaseSample{t.start_s, t.end_s - t.start_s, t.cpu_s});
       sample_process_cpu_.push_back(std::numeric_limits<double>::quiet_NaN());
       r.comm_s += t.end_s - t.start_s;
+      r.peers_s += t.peers_s;
+      r.transfer_s += t.end_s - t.start_s - t.peers_s;
+      r.queued_s += t.start_s - t.ready_s;
       comm_cpu += t.cpu_s;
       buckets_.ints("step", "", "optimizer step").push_back(step);
       buckets_.ints("case", "", "reduction case (table cases)").push_back(r.case_id);
@@ -240,7 +266,10 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
       buckets_.reals("ready_s", "s", "backward finished the bucket's last gradient (rank-local clock, as samples.start_s)").push_back(t.ready_s);
       buckets_.reals("start_s", "s", "the communication thread started its allreduce").push_back(t.start_s);
       buckets_.reals("end_s", "s", "its allreduce (and averaging) finished").push_back(t.end_s);
+      buckets_.reals("queued_s", "s", "start_s - ready_s: ready, but the communication thread was still busy").push_back(t.start_s - t.ready_s);
       buckets_.reals("peers_s", "s", "of end_s - start_s: handshake wait until every rank had the bucket ready").push_back(t.peers_s);
+      buckets_.reals("transfer_s", "s", "end_s - start_s - peers_s: the allreduce call itself (and the scaling)")
+          .push_back(t.end_s - t.start_s - t.peers_s);
       buckets_.reals("cpu_s", "s", "communication thread CPU time spent on it").push_back(t.cpu_s);
     }
   }
@@ -269,11 +298,12 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
   it.reals("step_cpu_s", "s", "main-thread CPU time of the step").push_back(step_cpu);
   it.reals("process_cpu_s", "s", "CPU time of the whole process (all threads) over the step").push_back(r.process_cpu_s);
   it.reals("compute_s", "s", "forward + backward + optimizer wall time").push_back(compute);
-  it.reals("comm_s", "s", "sum of the step's bucket allreduce durations (communication thread busy time)").push_back(r.comm_s);
+  it.reals("comm_s", "s", "sum over buckets of end_s - start_s: peers_s + transfer_s (communication thread busy)").push_back(r.comm_s);
+  it.reals("peers_s", "s", "sum over buckets of the handshake wait for peers").push_back(r.peers_s);
+  it.reals("transfer_s", "s", "sum over buckets of the allreduce calls themselves").push_back(r.transfer_s);
+  it.reals("queued_s", "s", "sum over buckets of the time ready but not yet started").push_back(r.queued_s);
   it.reals("comm_cpu_s", "s", "communication thread CPU time of the step").push_back(comm_cpu);
   it.reals("exposed_comm_s", "s", "communication not hidden behind compute: wait_s + average_s").push_back(r.exposed_s);
-  it.reals("overlap", "", "1 - wait_s / comm_s: share of the allreduce time hidden behind backward (NaN without allreduce)")
-      .push_back(r.comm_s > 0 ? std::clamp(1.0 - phase_wall[kWait] / r.comm_s, 0.0, 1.0) : std::numeric_limits<double>::quiet_NaN());
   it.ints("synchronised", "", "1 if the gradients were allreduced this step").push_back(sync ? 1 : 0);
   it.ints("averaged", "", "1 if local SGD averaged the parameters after this step").push_back(r.averaged ? 1 : 0);
   it.ints("verified", "", "1 if the step's reduction was checked against MPI_Allreduce").push_back(verify ? 1 : 0);
@@ -298,7 +328,7 @@ void DataParallelEngine::write_trace(TraceWriter& trace) {
   trace.write_table("samples", sample_table, TableScope::per_rank, "every timed phase of every step of every rank");
   trace.write_table("phases", samples_.phases_table(), TableScope::shared, "phase ids used in samples");
   trace.write_table("iterations", iterations_, TableScope::per_rank,
-                    "per rank and step: phase times, communication, exposed communication, overlap");
+                    "per rank and step: phase times, communication (peers, transfer, queued), exposed communication");
   if (plan_.local_sgd == 0)
     trace.write_table("buckets", buckets_, TableScope::per_rank, "per rank, step and bucket: ready, start and end times");
 
@@ -309,7 +339,8 @@ void DataParallelEngine::write_trace(TraceWriter& trace) {
   const auto all_compute = gather_series(reals_of(iterations_, "compute_s"), comm_);
   const auto all_exposed = gather_series(reals_of(iterations_, "exposed_comm_s"), comm_);
   const auto all_comm = gather_series(reals_of(iterations_, "comm_s"), comm_);
-  const auto all_overlap = gather_series(reals_of(iterations_, "overlap"), comm_);
+  const auto all_peers = gather_series(reals_of(iterations_, "peers_s"), comm_);
+  const auto all_transfer = gather_series(reals_of(iterations_, "transfer_s"), comm_);
   const std::size_t n = in.size();
   const double nan = std::numeric_limits<double>::quiet_NaN();
 
@@ -324,15 +355,20 @@ void DataParallelEngine::write_trace(TraceWriter& trace) {
   auto& c_med = cases.reals("iteration_median_s", "s", "median over steps of the slowest rank's step time");
   auto& c_min = cases.reals("iteration_min_s", "s", "fastest step (slowest rank)");
   auto& c_compute = cases.reals("compute_mean_s", "s", "forward + backward + optimizer, mean over steps and ranks");
-  auto& c_comm = cases.reals("comm_mean_s", "s", "bucket allreduce time per step, mean over steps and ranks");
-  auto& c_exposed = cases.reals("exposed_comm_mean_s", "s", "exposed communication per step, mean over steps and ranks");
-  auto& c_overlap = cases.reals("overlap_mean", "", "mean share of allreduce time hidden behind backward");
+  auto& c_comm = cases.reals("comm_mean_s", "s", "communication thread busy time per step (peers + transfer), mean over steps and ranks");
+  auto& c_peers = cases.reals("peers_mean_s", "s", "of it, handshake wait for peers per step, mean over steps and ranks");
+  auto& c_transfer = cases.reals("transfer_mean_s", "s", "of it, the allreduce calls per step, mean over steps and ranks");
+  auto& c_exposed = cases.reals("exposed_comm_mean_s", "s", "exposed communication per step (the wait after backward), mean over steps and ranks");
+  auto& c_ref = cases.reals("reference_comm_s", "s",
+                            "the same buckets allreduced without overlap in this run after the last step: mean over iterations and ranks");
+  auto& c_hidden = cases.reals("hidden_fraction", "",
+                               "1 - exposed_comm_mean_s / reference_comm_s (negative: overlapping cost more than it hid)");
   auto& c_imb = cases.reals("compute_imbalance", "", "mean over steps of (max - min) / mean compute time across ranks");
   auto& c_slow = cases.ints("slowest_rank", "", "rank most often slowest in compute");
   auto& c_rate = cases.reals("samples_per_s", "", "global batch rows / iteration_mean_s");
   case_lines_.clear();
   for (std::size_t c = 0; c < plan_.cases.size(); ++c) {
-    std::vector<double> iter, compute, comm, exposed, overlap, imb;
+    std::vector<double> iter, compute, comm, peers, transfer, exposed, imb;
     std::vector<int> slowest_count(std::size_t(nranks), 0);
     for (std::size_t i = 0; i < n; ++i) {
       if (!in[i] || case_col[i] != std::int64_t(c)) continue;
@@ -344,7 +380,8 @@ void DataParallelEngine::write_trace(TraceWriter& trace) {
         compute.push_back(all_compute[k]);
         comm.push_back(all_comm[k]);
         exposed.push_back(all_exposed[k]);
-        if (!std::isnan(all_overlap[k])) overlap.push_back(all_overlap[k]);
+        peers.push_back(all_peers[k]);
+        transfer.push_back(all_transfer[k]);
         if (all_compute[k] > cmax) cmax = all_compute[k], slow = r;
         cmin = std::min(cmin, all_compute[k]);
         csum += all_compute[k];
@@ -369,21 +406,27 @@ void DataParallelEngine::write_trace(TraceWriter& trace) {
     c_min.push_back(iter.empty() ? nan : si.min);
     c_compute.push_back(mean(compute));
     c_comm.push_back(mean(comm));
+    c_peers.push_back(mean(peers));
+    c_transfer.push_back(mean(transfer));
     c_exposed.push_back(mean(exposed));
-    c_overlap.push_back(mean(overlap));
+    const double ref = c < reference_comm_s_.size() ? reference_comm_s_[c] : nan;
+    c_ref.push_back(ref);
+    c_hidden.push_back(ref > 0 ? 1.0 - c_exposed.back() / ref : nan);
     c_imb.push_back(mean(imb));
     c_slow.push_back(std::max_element(slowest_count.begin(), slowest_count.end()) - slowest_count.begin());
     c_rate.push_back(iter.empty() ? nan : double(plan_.global_batch) / si.mean);
     case_lines_.push_back(
         iter.empty() ? fmt::format("{} cap {}: no summarised steps", rc.algorithm->name, rc.cap.label)
                      : fmt::format("{} cap {} ({} buckets): {:.1f} ms/iteration over {} steps, compute {:.1f} ms, "
-                                   "allreduce {:.2f} ms, exposed {:.2f} ms, overlap {:.0f} %, imbalance {:.1f} %",
+                                   "exposed {:.2f} ms of a {:.2f} ms no-overlap allreduce (hidden {:.0f} %; transfer "
+                                   "{:.2f} ms + peers {:.2f} ms while overlapped), imbalance {:.1f} %",
                                    rc.algorithm->name, rc.cap.label, c_nb.back(), si.mean * 1e3, iter.size(),
-                                   c_compute.back() * 1e3, c_comm.back() * 1e3, c_exposed.back() * 1e3,
-                                   c_overlap.back() * 100, c_imb.back() * 100));
+                                   c_compute.back() * 1e3, c_exposed.back() * 1e3, c_ref.back() * 1e3,
+                                   c_hidden.back() * 100, c_transfer.back() * 1e3, c_peers.back() * 1e3,
+                                   c_imb.back() * 100));
   }
   trace.write_table("cases", cases, TableScope::shared,
-                    "per (algorithm, bucket cap) case: iteration time (slowest rank), compute, communication, overlap");
+                    "per (algorithm, bucket cap) case: iteration time (slowest rank), compute, communication, exposed and hidden");
 
   // Per-phase summary over the summarised steps, averaged over ranks (the step row: slowest rank).
   Table summary;
@@ -444,6 +487,7 @@ void DataParallelEngine::write_trace(TraceWriter& trace) {
   trace.set_attribute("overlap", std::int64_t(plan_.overlap ? 1 : 0));
   trace.set_attribute("chunk_bytes", std::int64_t(plan_.chunk_bytes));
   trace.set_attribute("verify_steps", std::int64_t(plan_.verify_steps));
+  trace.set_attribute("reference_iterations", std::int64_t(plan_.local_sgd > 0 ? 0 : kReferenceIterations));
   trace.set_attribute("num_cases", std::int64_t(plan_.cases.size()));
   trace.set_attribute("gradient_numel", std::int64_t(numel_));
   trace.set_attribute("communication",

@@ -45,7 +45,10 @@ struct StepReport {
   double wall_s = 0;     // this rank's data + forward + backward + wait + optimizer + average
   double process_cpu_s = 0;
   double exposed_s = 0;  // wait + parameter averaging
-  double comm_s = 0;     // sum of this step's bucket allreduce durations
+  double comm_s = 0;     // sum of this step's bucket durations (end - start = peers + transfer)
+  double peers_s = 0;    // of which waiting in the handshake for peers
+  double transfer_s = 0; // of which the allreduce calls themselves
+  double queued_s = 0;   // sum of the time buckets were ready but not yet started
   int case_id = 0;
   bool averaged = false;  // local SGD averaged the parameters after this step
   bool in_summary = false;  // counts in the summaries (not the first round of cases, not verified)
@@ -73,6 +76,11 @@ class DataParallelEngine {
   static void install_stop_handlers();
   int end_of_step(int step, const StepReport& report);
   void end_of_run(int last_step, bool interrupted);
+  // After the last step (collective, in end_of_run): each case's buckets allreduced kReferenceIterations
+  // times without overlap, after a barrier, with every bucket ready at once: the communication a
+  // no-overlap step of this run would expose, measured in the same run, for hidden_fraction.
+  void measure_reference_communication();
+  static constexpr int kReferenceIterations = 5;
   std::uint64_t parameter_hash() const;  // FNV-1a over the parameter bytes
   int case_of(int step) const;
   const DataParallelPlan& plan() const { return plan_; }
@@ -106,6 +114,7 @@ class DataParallelEngine {
   SampleLog samples_;
   std::vector<double> sample_process_cpu_;
   Table iterations_, buckets_;
+  std::vector<double> reference_comm_s_;  // per case, from measure_reference_communication
   std::vector<std::string> case_lines_;
 };
 

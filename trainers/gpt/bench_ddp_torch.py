@@ -31,8 +31,9 @@ waiting for the slower rank. `compute_est` is the no_sync case's mean step time.
 default allreduce hook: divide by the world size, allreduce, async) that records when each
 bucket was ready (hook called) and when its allreduce finished; then also
     comm     = union of the buckets' [ready, done] intervals (communication busy time),
-    exposed  = end of backward - readiness of the last bucket (backward's wait, gpt_train's wait_s),
-    overlap  = 1 - exposed / comm (clipped to [0, 1]).
+    exposed  = end of backward - readiness of the last bucket (backward's wait, gpt_train's wait_s).
+(No overlap or hidden fraction: that needs the same buckets' no-overlap allreduce time, which
+gpt_train measures in its run and this script does not.)
 The Python hook and its GIL hand-offs cost time of their own; compare like with like.
 
 The first two rounds of cases are excluded (the first step of a DDP wrapper reduces everything
@@ -44,7 +45,7 @@ rank), steps (summarised), iteration_mean_s / iteration_median_s / iteration_min
 of the SLOWEST rank's step time), forward/backward/optimizer/step means (over ranks and
 steps), cpu_mean_s (process CPU per step, all threads), compute_est_s, exposed_comm_est_s,
 tokens_per_s (global tokens per step / iteration_mean_s), and with --comm-timing
-comm_mean_s, exposed_comm_mean_s, overlap_mean. --raw FILE writes every rank's per-step rows.
+comm_mean_s, exposed_comm_mean_s. --raw FILE writes every rank's per-step rows.
 """
 import argparse
 import json
@@ -305,8 +306,7 @@ def summarise(a, results):
         if a.comm_timing:
             comm = mean([r["comm_s"] for r in rs])
             exposed = mean([r["exposed_comm_s"] for r in rs])
-            out.update(comm_mean_s=comm, exposed_comm_mean_s=exposed,
-                       overlap_mean=min(1.0, max(0.0, 1 - exposed / comm)) if comm > 0 else float("nan"))
+            out.update(comm_mean_s=comm, exposed_comm_mean_s=exposed)
         lines.append(out)
     return lines
 
@@ -320,7 +320,7 @@ def main():
     ap.add_argument("--ranks", type=int, default=2)
     ap.add_argument("--threads", type=int, default=1, help="threads per rank")
     ap.add_argument("--comm-timing", action="store_true",
-                    help="allreduce through a timing Python comm hook: measured comm, exposed comm, overlap")
+                    help="allreduce through a timing Python comm hook: measured comm and exposed comm")
     ap.add_argument("--no-baseline", action="store_true", help="skip the no_sync case (no exposed estimate)")
     ap.add_argument("--raw", help="write every rank's per-step rows (JSON) here")
     ap.add_argument("--timeout", type=float, default=600, help="seconds before the ranks are killed")

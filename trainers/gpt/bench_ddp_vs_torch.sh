@@ -19,7 +19,8 @@
 # mean and median over the summarised steps. compute = forward + backward + optimizer (torch:
 # the no_sync case's step, an estimate). exposed = backward's wait for outstanding buckets,
 # measured for scaleprobe; for torch an ESTIMATE, step(cap) - step(no_sync), marked '~' (with
-# --torch-comm-timing a timing Python comm hook measures it, and the overlap, at some cost).
+# --torch-comm-timing a timing Python comm hook measures it, at some cost). 'hidden' (gpt_train only):
+# 1 - exposed / the same buckets' no-overlap allreduce measured in the run (docs/trace-schema.md).
 # --bind is mpirun's --bind-to for gpt_train (default none: on a shared 2-core machine pinning a
 # rank's compute and communication threads to one core hurts); the torch ranks are never bound.
 # cpu/wall = process CPU time (all threads: compute, MPI/gloo communication threads) / step wall
@@ -117,7 +118,8 @@ def sp_pass(path):
                 slowest[int(s)] = max(slowest.get(int(s), 0.0), float(t))
             res[label] = dict(buckets=int(c["buckets"][i]), it_mean=float(c["iteration_mean_s"][i]),
                               it_median=float(c["iteration_median_s"][i]), compute=float(c["compute_mean_s"][i]),
-                              exposed=float(c["exposed_comm_mean_s"][i]), overlap=float(c["overlap_mean"][i]),
+                              exposed=float(c["exposed_comm_mean_s"][i]),
+                              hidden=float(c["hidden_fraction"][i]) if "hidden_fraction" in c else float("nan"),
                               tok=float(c["samples_per_s"][i]) * seq, slowest=list(slowest.values()),
                               cpu_wall=float(cols["process_cpu_s"][keep].mean() / cols["step_s"][keep].mean()),
                               **{p: cols[p + "_s"][keep].tolist() for p in ("forward", "backward", "wait", "optimizer",
@@ -137,7 +139,7 @@ def torch_pass(path):
             slowest[r["step"]] = max(slowest.get(r["step"], 0.0), r["step_s"])
         res[d["cap"]] = dict(buckets=d["buckets"], it_mean=d["iteration_mean_s"], it_median=d["iteration_median_s"],
                              compute=d["compute_est_s"], exposed=d["exposed_comm_est_s"],
-                             overlap=d.get("overlap_mean"), measured=d.get("exposed_comm_mean_s"),
+                             hidden=None, measured=d.get("exposed_comm_mean_s"),
                              tok=d["tokens_per_s"], slowest=list(slowest.values()),
                              cpu_wall=d["cpu_mean_s"] / d["step_mean_s"],
                              **{p: [r[p + "_s"] for r in rs] for p in ("forward", "backward", "optimizer", "step")})
@@ -161,16 +163,16 @@ print(f"# {machine}; load average {load0} at start, {load1} at end; {secs} s in 
 print("# iteration = slowest rank's step; compute = fwd+bwd+opt; exposed = wait for buckets ('~': torch estimate "
       "step(cap) - step(no_sync))")
 hdr = f"{'pass':>4} {'impl':<10} {'cap':>6} {'buckets':>7} {'iter ms':>8} {'median':>8} {'compute':>8} " \
-      f"{'exposed':>8} {'overlap':>7} {'tokens/s':>9} {'cpu/wall':>8}"
+      f"{'exposed':>8} {'hidden':>7} {'tokens/s':>9} {'cpu/wall':>8}"
 print(hdr)
 for p in (0, 1):
     for cap in caps:
         for name, r in (("scaleprobe", sp[p][cap]), ("torch", tc[p][cap])):
             est = name == "torch" and r.get("measured") is None
-            ov = r["overlap"]
+            ov = r["hidden"]
             print(f"{p + 1:>4} {name:<10} {cap:>6} {r['buckets']:>7} {ms(r['it_mean']):>8} {ms(r['it_median']):>8} "
                   f"{ms(r['compute']):>8} {('~' if est else '') + ms(r['exposed']):>8} "
-                  f"{'-' if ov is None or math.isnan(ov) else f'{ov * 100:.0f} %':>7} {r['tok']:>9.0f} {r['cpu_wall']:>8.2f}")
+                  f"{'-' if ov is None or math.isnan(ov) else f'{ov * 100:+.0f} %':>7} {r['tok']:>9.0f} {r['cpu_wall']:>8.2f}")
 
 print(f"\n# both passes pooled: iteration ms over all {2 * int(steps)} summarised steps per cap (slowest rank)")
 print(f"{'cap':>6} {'sp mean':>8} {'sp med':>8} {'torch mean':>10} {'torch med':>9} {'sp/torch mean':>13} "
