@@ -15,6 +15,7 @@
 #include "core/build_info.hpp"
 #include "error.hpp"
 #include "program.hpp"
+#include "sizes.hpp"
 #include "topology.hpp"
 
 extern char** environ;
@@ -177,6 +178,8 @@ Provenance collect_provenance(const Session& s) {
   const CacheTopology& caches = cache_topology();
   RankCacheShare share = rank_cache_share(s.comm);
   p.add("cache_topology", caches.describe());
+  p.add("cpu_counts", machine_counts().describe());
+  p.add("memory_bytes", std::to_string(physical_memory_bytes()));
   p.add("last_level_cache_bytes", std::to_string(share.llc_bytes));
   p.add("node_ranks", std::to_string(share.node_ranks));
   p.add("llc_ranks_sharing", std::to_string(share.llc_ranks));
@@ -201,7 +204,8 @@ Provenance collect_provenance(const Session& s) {
     if (eq == std::string_view::npos) continue;
     std::string k(kv.substr(0, eq)), v(kv.substr(eq + 1));
     if (k.starts_with("SLURM_")) p.slurm.emplace_back(k, v);
-    else if (has_prefix(k, {"OMP_", "OPENBLAS_", "OMPI_", "MPICH_", "I_MPI_", "UCX_", "NCCL_", "PMIX_RANK", "SCALEPROBE_"}))
+    else if (has_prefix(k, {"OMP_", "OPENBLAS_", "GOTO_", "MKL_", "KMP_", "GOMP_", "ONEDNN_", "DNNL_", "OMPI_", "MPICH_",
+                             "I_MPI_", "UCX_", "NCCL_", "PMIX_RANK", "SCALEPROBE_"}))
       p.env.emplace_back(k, v);
   }
   std::sort(p.slurm.begin(), p.slurm.end());

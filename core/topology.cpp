@@ -111,6 +111,27 @@ const CacheTopology& cache_topology() {
   return t;
 }
 
+const MachineCounts& machine_counts() {
+  static const MachineCounts counts = [] {
+    MachineCounts c;
+    if (hwloc_topology* topo = hwloc_machine()) {
+      auto count = [&](hwloc_obj_type_t t) { return std::max(0, hwloc_get_nbobjs_by_type(topo, t)); };
+      c.packages = count(HWLOC_OBJ_PACKAGE);
+      c.numa_nodes = count(HWLOC_OBJ_NUMANODE);
+      c.cores = count(HWLOC_OBJ_CORE);
+      c.pus = count(HWLOC_OBJ_PU);
+    }
+    return c;
+  }();
+  return counts;
+}
+
+std::string MachineCounts::describe() const {
+  auto n = [](int v, const char* what) { return fmt::format("{} {}{}", v, what, v == 1 ? "" : "s"); };
+  return fmt::format("{}, {}, {}, {}", n(packages, "package"), n(numa_nodes, "NUMA node"), n(cores, "core"),
+                     n(pus, "PU"));
+}
+
 RankCacheShare rank_cache_share(MPI_Comm comm) {
   RankCacheShare s;
   const CacheTopology& topo = cache_topology();

@@ -33,6 +33,13 @@ struct CacheTopology {
 // for machines whose hypervisor reports a wrong one; it is recorded in provenance.
 const CacheTopology& cache_topology();
 
+// Counts hwloc reports for this machine (0 where unknown): what "cores and threads" means on it.
+struct MachineCounts {
+  int packages = 0, numa_nodes = 0, cores = 0, pus = 0;
+  std::string describe() const;  // "1 package, 1 NUMA node, 2 cores, 2 PUs"
+};
+const MachineCounts& machine_counts();
+
 // The rank's share of its node's caches (collective over comm).
 struct RankCacheShare {
   std::size_t llc_bytes = 0;     // one instance of the last-level cache (0 unknown)

@@ -317,7 +317,7 @@ def data_note(traces: list[Trace]) -> list[str]:
 def points_caption(points: list[Point]) -> str:
     """Caption of a cross-point figure: CPU, ranks and nodes covered, data status, the sweep's command."""
     traces = [t for p in points for t in p.traces]
-    cpus = sorted({str(t.provenance.get("cpu_model") or t.machine) for t in traces})
+    cpus = sorted({t.cpu_identity for t in traces})
     ranks = sorted({p.id.ranks for p in points})
     nodes = sorted({p.id.nodes for p in points})
     simulated = sum(t.simulated for t in traces)
@@ -340,7 +340,7 @@ def points_table(points: list[Point]) -> pd.DataFrame:
     """One row per point of a sweep: layout, ranks, pass labels, CPU, data status."""
     return pd.DataFrame([{"point": p.id.layout, "nodes": p.id.nodes, "tasks_per_node": p.id.tasks_per_node,
                           "cpus_per_task": p.id.cpus_per_task, "ranks": p.id.ranks, "passes": ", ".join(p.passes),
-                          "cpu": "; ".join(sorted({str(t.provenance.get("cpu_model") or t.machine) for t in p.traces})),
+                          "cpu": "; ".join(sorted({t.cpu_identity for t in p.traces})),
                           "data": ", ".join(sorted({status_text(t.simulated) for t in p.traces}))} for p in points])
 
 
@@ -366,7 +366,7 @@ def machine_identity(trace: Trace) -> tuple[tuple[str, str], ...]:
     """(key, value) of the provenance's cpu_* and cache keys (module docstring)."""
     out = []
     for key in sorted(trace.provenance):
-        if not (key.startswith("cpu_") or "cache" in key) or key in PER_LAYOUT_KEYS:
+        if not (key.startswith("cpu_") or "cache" in key or key == "memory_bytes") or key in PER_LAYOUT_KEYS:
             continue
         value = str(trace.provenance[key])
         if key == "cpu_flags":
@@ -586,7 +586,17 @@ def status_lines(scan: CampaignScan) -> list[str]:
     if machines:
         keys = sorted({k for ident in machines for k, _ in ident})
         table = pd.DataFrame({"key": keys, **{m: [dict(ident).get(k, "") for k in keys] for ident, m in machines.items()}})
-        lines += ["Machines (the `cpu_*` and cache keys of `/provenance`):", "", markdown_table(table), ""]
+        lines += ["Machines (the `cpu_*`, cache and memory keys of `/provenance`):", "", markdown_table(table), ""]
+    envs: dict[tuple, list[str]] = {}
+    for t in scan.campaign.traces:
+        envs.setdefault(tuple(t.kernel_env.items()), []).append(trace_stem(scan.root, t))
+    if len(envs) > 1:
+        lines += [f"> **Warning:** the traces ran under {len(envs)} different kernel-relevant environments "
+                  "(OMP_*, OPENBLAS_*, MKL_*, KMP_*, GOMP_*, ONEDNN_*/DNNL_* variables), so their kernels may "
+                  "differ:", ""]
+        rows = [{"environment": " ".join(f"{k}={v}" for k, v in env) or "(none set)", "traces": len(stems),
+                 "e.g.": stems[0]} for env, stems in sorted(envs.items())]
+        lines += [markdown_table(pd.DataFrame(rows)), ""]
     return lines
 
 

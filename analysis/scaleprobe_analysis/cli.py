@@ -103,7 +103,8 @@ def cmd_timeline(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    comparison = compare_campaigns(_campaign(args.base), _campaign(args.new), args.stat, args.threshold)
+    comparison = compare_campaigns(_campaign(args.base), _campaign(args.new), args.stat, args.threshold,
+                                   args.allow_env_difference)
     if not comparison.pairs:
         _error(f"{args.base} and {args.new}: no pair of allreduce or bucket_sweep traces of the same kind to compare")
         return 1
@@ -192,6 +193,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="smallest relative change reported as a regression or improvement (default 0.05)")
     p.add_argument("--stat", default="t_mean_us", choices=STATS, help="summary column compared (default t_mean_us)")
     p.add_argument("--fail-on-regression", action="store_true", help="exit 1 if any row is a regression")
+    p.add_argument("--allow-env-difference", action="store_true",
+                   help="compare even when the two sides ran under different kernel-relevant environments "
+                        "(OMP_*, OPENBLAS_*, MKL_*, KMP_*, GOMP_*, ONEDNN_*/DNNL_*); refused by default")
     p.set_defaults(func=cmd_compare)
     return parser
 

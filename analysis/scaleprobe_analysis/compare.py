@@ -44,7 +44,7 @@ import pandas as pd
 from .campaign import Campaign, trace_stem
 from .kinds import module_for
 from .textfmt import format_bytes, markdown_table
-from .trace import Trace
+from .trace import Trace, TraceError
 
 STATS = ("t_mean_us", "p50_us")
 RESAMPLES = 2000
@@ -162,7 +162,18 @@ def pair_traces(base: Campaign, new: Campaign) -> tuple[list[tuple[Trace, Trace]
     return pairs, unpaired
 
 
-def compare_campaigns(base: Campaign, new: Campaign, stat: str = "t_mean_us", threshold: float = 0.05) -> Comparison:
+def environment_difference(base: Trace, new: Trace) -> str:
+    """The kernel-relevant variables (Trace.kernel_env) that differ between two traces, '' if none."""
+    a, b = base.kernel_env, new.kernel_env
+    keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    return ", ".join(f"{k}: {a.get(k, '(unset)')} vs {b.get(k, '(unset)')}" for k in keys)
+
+
+def compare_campaigns(base: Campaign, new: Campaign, stat: str = "t_mean_us", threshold: float = 0.05,
+                      allow_env_difference: bool = False) -> Comparison:
+    """Pairs and compares the traces (module docstring). Two sides that ran under different
+    kernel-relevant environments ran different kernels: refused (TraceError naming the variables)
+    unless ``allow_env_difference``, which turns it into a note."""
     pairs, unpaired = pair_traces(base, new)
     results = []
     for b, n in pairs:
@@ -171,7 +182,16 @@ def compare_campaigns(base: Campaign, new: Campaign, stat: str = "t_mean_us", th
             continue
         if module_for(b.kind) is None:
             continue
-        results.append(compare_traces(b, n, stat, threshold, str(b.path), str(n.path)))
+        env = environment_difference(b, n)
+        if env and not allow_env_difference:
+            raise TraceError(n.path, f"ran under another kernel-relevant environment than {b.path} ({env}); "
+                                     "compare like with like, or pass --allow-env-difference")
+        result = compare_traces(b, n, stat, threshold, str(b.path), str(n.path))
+        if env:
+            result.notes.append(f"kernel-relevant environment differs: {env}")
+        if b.cpu_identity != n.cpu_identity:
+            result.notes.append(f"CPUs differ: base {b.cpu_identity}, new {n.cpu_identity}")
+        results.append(result)
     return Comparison(stat, threshold, results, unpaired)
 
 

@@ -73,7 +73,7 @@ def status_text(simulated: bool) -> str:
 
 def trace_caption(trace: Trace, extra: str = "") -> str:
     """The caption of a one-trace figure: CPU, ranks on nodes, data status, source file (+ ``extra``)."""
-    cpu = trace.provenance.get("cpu_model") or trace.machine
+    cpu = trace.cpu_identity
     nodes = len(trace.nodes)
     parts = [f"{cpu}", f"{trace.nranks} rank(s) on {nodes} node(s)", status_text(trace.simulated) + " data",
              f"source: {trace.path.name}"]

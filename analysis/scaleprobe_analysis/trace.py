@@ -14,6 +14,7 @@ print it as is.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +25,13 @@ import pandas as pd
 SCHEMA_NAME = "scaleprobe-trace"
 SCHEMA_VERSION = 1
 TABLE_SCOPES = ("shared", "per_rank")
+
+
+# CPU features that decide which kernels run, as captions name them (flag in /provenance cpu_isa).
+ISA_HIGHLIGHTS = (("avx2", "AVX2"), ("avx512f", "AVX-512"), ("avx512_bf16", "BF16"), ("amx_tile", "AMX"),
+                  ("sve", "SVE"))
+# Environment variables that change kernels or their threads (BLAS, OpenMP, oneDNN, MKL).
+KERNEL_ENV_PREFIXES = ("OMP_", "OPENBLAS_", "GOTO_", "MKL_", "KMP_", "GOMP_", "ONEDNN_", "DNNL_")
 
 
 class TraceError(Exception):
@@ -68,6 +76,28 @@ class Trace:
     @property
     def machine(self) -> str:
         return self.attrs.get("machine") or self.provenance.get("hostname", "unknown machine")
+
+    @property
+    def cpu_identity(self) -> str:
+        """The CPU as a caption names it: model, family/model/stepping and the ISA that picks kernels.
+
+        Different CPUs can share a model name ("Intel(R) Xeon(R) Processor" on a Cooper Lake and on an
+        AMX Xeon), so the signature and ISA go with it; older traces give the model name only.
+        """
+        model = str(self.provenance.get("cpu_model") or self.machine)
+        sig = re.search(r"family (\S+) model (\S+) stepping (\S+)", str(self.provenance.get("cpu_signature", "")))
+        isa = set(str(self.provenance.get("cpu_isa", "")).split())
+        features = [name for flag, name in ISA_HIGHLIGHTS if flag in isa]
+        if "AVX-512" in features and "AVX2" in features:
+            features.remove("AVX2")
+        detail = [f"fam {sig[1]} model {sig[2]} step {sig[3]}"] if sig else []
+        detail += [", ".join(features)] if features else []
+        return f"{model} ({'; '.join(detail)})" if detail else model
+
+    @property
+    def kernel_env(self) -> dict[str, str]:
+        """The environment variables that change which kernels run or how many threads they use."""
+        return {k: str(v) for k, v in sorted(self.env.items()) if k.startswith(KERNEL_ENV_PREFIXES)}
 
     @property
     def simulated(self) -> bool:

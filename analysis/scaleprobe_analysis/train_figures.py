@@ -151,7 +151,7 @@ def contention_figure(trace: Trace) -> Figure:
 # --- scaling groups ----------------------------------------------------------------------------
 
 def _group_caption(group: ScalingGroup) -> str:
-    cpus = sorted({str(t.provenance.get("cpu_model") or t.machine) for t in group.traces})
+    cpus = sorted({t.cpu_identity for t in group.traces})
     simulated = sum(t.simulated for t in group.traces)
     status = (f"{style.status_text(True)} data in {simulated} of {len(group.traces)} traces" if simulated
               else "measured data")

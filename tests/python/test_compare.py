@@ -151,3 +151,20 @@ def test_train_traces_compare_case_by_case(train_campaign):
     # a different rank count is a different case: nothing matches
     other = compare_traces(a, load_trace(train_campaign / "strong" / "np3.h5"))
     assert other.rows.empty and len(other.unmatched) == 4
+
+
+def test_different_kernel_environment_is_refused(allreduce_trace, tmp_path, capsys):
+    """Two sides under different kernel-relevant variables ran different kernels: refused in one line
+    naming them, unless --allow-env-difference (then a note). The CPU identity is shown either way."""
+    import h5py
+    other = shutil.copyfile(allreduce_trace, tmp_path / "other.h5")
+    with h5py.File(other, "r+") as f:
+        f["provenance/env"].attrs["OPENBLAS_CORETYPE"] = "Haswell"
+        f["provenance/env"].attrs["OMPI_MCA_btl"] = "self,vader"  # transport, not a kernel: ignored
+    assert main(["compare", str(allreduce_trace), str(other)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "OPENBLAS_CORETYPE: (unset) vs Haswell" in err[0] and "OMPI_MCA_btl" not in err[0]
+    assert main(["compare", str(allreduce_trace), str(other), "--allow-env-difference"]) == 0
+    assert "kernel-relevant environment differs: OPENBLAS_CORETYPE" in capsys.readouterr().out
+    trace = load_trace(allreduce_trace)
+    assert "fam " in trace.cpu_identity and trace.cpu_identity.startswith(str(trace.provenance["cpu_model"]))
