@@ -17,6 +17,9 @@ void add_run_control_options(CLI::App& app, RunControlOptions& o, const RunContr
   app.add_option("--threads", o.threads, "OpenMP and BLAS threads (default: OMP_NUM_THREADS)")->check(CLI::Range(0, 4096));
   app.add_option("--save", o.save, "checkpoint file written at the end (and every --save-every steps)");
   app.add_option("--save-every", o.save_every, "also checkpoint every N steps")->check(CLI::Range(0, 100000000));
+  app.add_option("--save-init", o.save_init,
+                 "also write the parameters the first step starts from as a checkpoint (step 0 of a fresh run), "
+                 "so a peer implementation can start from the same weights");
   app.add_option("--resume", o.resume, help.resume);
   app.add_option("--init-from", o.init_from, help.init_from);
   app.add_option("--stop-after", o.stop_after, "stop after this step as if interrupted (the lr schedule still spans --steps)")

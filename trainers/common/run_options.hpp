@@ -21,6 +21,7 @@ struct RunControlOptions {
   long long seed = 1337, data_seed = 42;
   int threads = 0;
   std::string save, resume, init_from;
+  std::string save_init;  // the parameters the first step starts from, as a checkpoint (for peers)
   int save_every = 0, stop_after = 0;
   RunOptions run;                    // -o / -q and the default trace path
   dp::DataParallelOptions parallel;  // algorithm, bucket caps, strong/weak, accumulation, local SGD
@@ -34,7 +35,7 @@ struct RunControlHelp {
   std::string init_from;  // what --init-from loads
 };
 
-// Adds --seed, --data-seed, --threads, --save, --save-every, --resume, --init-from, --stop-after,
+// Adds --seed, --data-seed, --threads, --save, --save-every, --save-init, --resume, --init-from, --stop-after,
 // -o, -q and the engine's options, in that order (--help lists them so, after the trainer's own).
 void add_run_control_options(CLI::App& app, RunControlOptions& o, const RunControlHelp& help);
 // After parsing: -q lowers the log level; --resume excludes --init-from, --save-every needs

@@ -1,26 +1,28 @@
 #!/usr/bin/python3
 """Times training steps of the same GPT-2 in PyTorch on the CPU, for bench_vs_torch.sh.
 
-    OMP_NUM_THREADS=N /usr/bin/python3 trainers/gpt/bench_torch.py --threads N [--model gpt-tiny]
-        [--batch 8] [--steps 8]
+    OMP_NUM_THREADS=N OPENBLAS_NUM_THREADS=N /usr/bin/python3 trainers/gpt/bench_torch.py --threads N
+        [--model gpt-tiny] [--batch 8] [--steps 14] [--init CHECKPOINT]
 
 A step is what gpt_train times: forward + mean cross-entropy, zero_grad + backward, global-norm
-clipping (1.0) + AdamW (lr 1e-3, betas 0.9/0.95, wd 0.1 on 2-D tensors). Inputs are random
-tokens (timing only). Prints one JSON line: wall and process-CPU seconds per step, mean and
-median over all steps but the first (excluded like gpt_train's summary), and tokens/s.
+clipping (1.0) + AdamW (lr 1e-3, betas 0.9/0.95, wd 0.1 on 2-D tensors). --init loads gpt_train's
+--save-init checkpoint, so both start from the same weights (without it: PyTorch's own
+initialisation, a first loss near 170 instead of ln V). Inputs are random tokens (timing only).
+Prints one JSON line (trainers/common/torch_peer.py): the peer's identity, wall and process-CPU
+time per step over all steps but the warm-up, the median, the first loss, tokens/s from the median.
 """
 import argparse
-import json
 import os
-import statistics
 import sys
-import time
 
 import torch
 from torch.nn import functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 from load_checkpoint import GPT  # noqa: E402  (the same module definition as the checkpoint check)
+from torch_peer import (bind_threads, check_against_stored_logits, identity, load_scaleprobe_weights, report,  # noqa: E402
+                        time_steps)
 
 PRESETS = {
     "gpt-micro": dict(vocab_size=128, max_seq_len=16, channels=32, num_layers=2, num_heads=4),
@@ -34,34 +36,38 @@ def main():
     ap.add_argument("--model", default="gpt-tiny", choices=sorted(PRESETS))
     ap.add_argument("--threads", type=int, required=True)
     ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--steps", type=int, default=14)
+    ap.add_argument("--init", help="gpt_train --save-init checkpoint to start from")
     a = ap.parse_args()
-    torch.set_num_threads(a.threads)
+    bind_threads(a.threads)
     torch.manual_seed(0)
     cfg = PRESETS[a.model]
     B, T, V = a.batch, cfg["max_seq_len"], cfg["vocab_size"]
     model = GPT(**cfg)
+    logit_diff = None
+    if a.init:
+        load_scaleprobe_weights(model, a.init, "scaleprobe-gpt-checkpoint")
+        logit_diff = check_against_stored_logits(model, a.init)
+    model.train()
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=1e-3, betas=(0.9, 0.95), eps=1e-8)
-    walls, cpus = [], []
-    for _ in range(a.steps):
-        x = torch.randint(0, V, (B, T))
-        y = torch.randint(0, V, (B, T))
-        w0, c0 = time.perf_counter(), time.process_time()
-        logits = model(x)
-        loss = F.cross_entropy(logits.view(-1, V), y.view(-1))
-        opt.zero_grad(set_to_none=False)
+    gen = torch.Generator().manual_seed(0)
+
+    def step():
+        x = torch.randint(0, V, (B, T), generator=gen)
+        y = torch.randint(0, V, (B, T), generator=gen)
+        loss = F.cross_entropy(model(x).view(-1, V), y.view(-1))
+        opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        walls.append(time.perf_counter() - w0)
-        cpus.append(time.process_time() - c0)
-    w, c = walls[1:], cpus[1:]
-    print(json.dumps({"impl": "torch " + torch.__version__, "threads": a.threads, "torch_threads": torch.get_num_threads(),
-                      "steps": len(w), "wall_mean_s": statistics.mean(w), "wall_median_s": statistics.median(w),
-                      "cpu_mean_s": statistics.mean(c), "tokens_per_s": B * T * len(w) / sum(w)}))
+        return loss.detach()
+
+    r = time_steps(step, a.steps)
+    report({**identity(a.threads), **r, "init": a.init or "pytorch default", "init_logit_max_diff": logit_diff,
+            "tokens_per_s": B * T / r["wall_median_s"]})
 
 
 if __name__ == "__main__":

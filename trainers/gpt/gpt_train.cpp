@@ -136,6 +136,12 @@ int run(Session& s) {
       // an abort of the whole job.
       if (s.rank == 0) save_checkpoint(o.save, model, state);
     };
+  if (!o.save_init.empty() && s.rank == 0) {  // the weights every rank starts from (broadcast above)
+    TrainState init = state;
+    init.step = start_step;
+    init.next_batch = train_loader.next_index;
+    save_checkpoint(o.save_init, model, init);
+  }
   dp::DataParallelEngine::install_stop_handlers();
 
   std::vector<int> inputs(std::size_t(rank_rows) * T), targets(std::size_t(rank_rows) * T);

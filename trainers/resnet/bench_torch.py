@@ -1,25 +1,30 @@
 #!/usr/bin/python3
 """Times training steps of the same ResNet in PyTorch on the CPU, for bench_vs_torch.sh.
 
-    OMP_NUM_THREADS=N /usr/bin/python3 trainers/resnet/bench_torch.py --threads N [--model resnet20]
-        [--batch 32] [--steps 8]
+    OMP_NUM_THREADS=N OPENBLAS_NUM_THREADS=N /usr/bin/python3 trainers/resnet/bench_torch.py --threads N
+        [--model resnet20] [--batch 32] [--steps 14] [--init CHECKPOINT]
 
 The model is resnet_train's (trainers/resnet/model.hpp): 3x3 stem conv + BN + ReLU, basic blocks,
 1x1 stride-s conv + BN shortcuts where the shape changes (option B, torchvision names), global
 average pool, fc. A step is what resnet_train times (minus data loading): forward + mean
 cross-entropy, zero_grad + backward, SGD (lr 0.1, momentum 0.9, weight decay 5e-4), batch norm
-in training mode. Inputs are random normalised 32x32 images (timing only). Prints one JSON line:
-wall and process-CPU seconds per step, mean and median over all steps but the first (excluded
-like resnet_train's summary), and images/s.
+in training mode. --init loads resnet_train's --save-init checkpoint (torchvision names, BN
+running statistics too), so both start from the same weights. Inputs are random normalised 32x32
+images (timing only). Prints one JSON line (trainers/common/torch_peer.py): the peer's identity,
+wall and process-CPU time per step over all steps but the warm-up, the median, the first loss,
+images/s from the median.
 """
 import argparse
-import json
-import statistics
-import time
+import os
+import sys
 
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from torch_peer import (bind_threads, check_against_stored_logits, identity, load_scaleprobe_weights, report,  # noqa: E402
+                        time_steps)
 
 PRESETS = {  # stages, blocks per stage, width
     "resnet20": (3, [3, 3, 3], 16),
@@ -74,30 +79,34 @@ def main():
     ap.add_argument("--model", default="resnet20", choices=sorted(PRESETS))
     ap.add_argument("--threads", type=int, required=True)
     ap.add_argument("--batch", type=int, default=32)
-    ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--steps", type=int, default=14)
+    ap.add_argument("--init", help="resnet_train --save-init checkpoint to start from")
     a = ap.parse_args()
-    torch.set_num_threads(a.threads)
+    bind_threads(a.threads)
     torch.manual_seed(0)
     _, blocks, width = PRESETS[a.model]
-    model = ResNet(blocks, width).train()
+    model = ResNet(blocks, width)
+    logit_diff = None
+    if a.init:
+        load_scaleprobe_weights(model, a.init, "scaleprobe-resnet-checkpoint")
+        logit_diff = check_against_stored_logits(model, a.init)
+    model.train()
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
     B = a.batch
-    walls, cpus = [], []
-    for _ in range(a.steps):
-        x = torch.randn(B, 3, 32, 32)
-        y = torch.randint(0, 10, (B,))
-        w0, c0 = time.perf_counter(), time.process_time()
+    gen = torch.Generator().manual_seed(0)
+
+    def step():
+        x = torch.randn(B, 3, 32, 32, generator=gen)
+        y = torch.randint(0, 10, (B,), generator=gen)
         loss = F.cross_entropy(model(x), y)
-        opt.zero_grad(set_to_none=False)
+        opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        walls.append(time.perf_counter() - w0)
-        cpus.append(time.process_time() - c0)
-    w, c = walls[1:], cpus[1:]
-    print(json.dumps({"impl": "torch " + torch.__version__, "threads": a.threads, "torch_threads": torch.get_num_threads(),
-                      "parameters": sum(p.numel() for p in model.parameters()),
-                      "steps": len(w), "wall_mean_s": statistics.mean(w), "wall_median_s": statistics.median(w),
-                      "cpu_mean_s": statistics.mean(c), "images_per_s": B * len(w) / sum(w)}))
+        return loss.detach()
+
+    r = time_steps(step, a.steps)
+    report({**identity(a.threads), **r, "init": a.init or "pytorch default", "init_logit_max_diff": logit_diff,
+            "parameters": sum(p.numel() for p in model.parameters()), "images_per_s": B / r["wall_median_s"]})
 
 
 if __name__ == "__main__":

@@ -14,11 +14,12 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../common/bench_vs_torch.sh"
-name_width=24 rate=images_per_s rate_decimals=1
+name_width=24 rate=images_per_s per_step=images_per_step rate_decimals=1
 bench_setup resnet_train resnet20 32 "$@"
 for t in $threads; do
-  OMP_NUM_THREADS=$t "$bin" -m "$model" -B "$batch" -s "$steps" --synthetic-images $((batch * steps)) --synthetic-test 1 \
-      --val-images 0 -q -o "$tmp/sp$t.h5" >/dev/null
+  OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t "$bin" -m "$model" -B "$batch" -s "$steps" \
+      --synthetic-images $((batch * steps)) --synthetic-test 1 --val-images 0 -q --save-init "$tmp/init$t.h5" \
+      -o "$tmp/sp$t.h5" >/dev/null
   trainer_row "$tmp/sp$t.h5" "scaleprobe resnet_train" "$t"
-  torch_row "$t"
+  torch_row "$t" "$tmp/init$t.h5"
 done

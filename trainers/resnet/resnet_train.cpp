@@ -209,6 +209,12 @@ int run(Session& s) {
       if (s.rank == 0) save_checkpoint(o.save, model, state);
     };
   loop.after_run = broadcast_bn_buffers;  // one model everywhere, and in the checkpoint
+  if (!o.save_init.empty() && s.rank == 0) {  // the weights every rank starts from (broadcast above)
+    TrainState init = state;
+    init.step = start_step;
+    init.next_batch = train_loader.next_index;
+    save_checkpoint(o.save_init, model, init);
+  }
   dp::DataParallelEngine::install_stop_handlers();
 
   SGDParams sgd;

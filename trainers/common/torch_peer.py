@@ -1,0 +1,108 @@
+"""What the PyTorch peers share (trainers/gpt/bench_torch.py, trainers/resnet/bench_torch.py).
+
+A peer must be the best ordinary use of PyTorch, on the same numbers, or the ratio flatters us:
+- it starts from scaleprobe's own initial weights (the trainer's ``--save-init`` checkpoint: one
+  float32 dataset per parameter under /model, named as PyTorch names them), and both sides print
+  their first-step loss so "the same model" can be checked, not assumed;
+- threads are bound before any work (``OMP_NUM_THREADS`` and ``OPENBLAS_NUM_THREADS`` are set by
+  the caller before Python starts; here ``torch.set_num_threads`` and one inter-op thread);
+- ``WARMUP_STEPS`` steps are run untimed-for-statistics (PyTorch's allocator and oneDNN
+  primitives settle over the first two or three steps, which made a mean over steps 2..8 read
+  about 8 % slow on gpt-tiny), and the median is reported beside the mean;
+- what PyTorch was built with and which kernel variables were set is recorded
+  (``torch.__config__.show()``, threads, ``OMP_*``/``OPENBLAS_*``/``MKL_*``/``ONEDNN_*``... values).
+Tried on gpt-tiny at 1 thread and found not to matter (within 3 %, noise): building the causal mask
+once instead of per forward, ``zero_grad(set_to_none=True)``, AdamW's foreach path.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+
+import h5py
+import numpy as np
+import torch
+
+WARMUP_STEPS = 3  # excluded from the statistics on both sides (bench_vs_torch.sh passes it to the trainer's side)
+KERNEL_ENV_PREFIXES = ("OMP_", "OPENBLAS_", "GOTO_", "MKL_", "KMP_", "GOMP_", "ONEDNN_", "DNNL_")
+
+
+def bind_threads(threads: int) -> None:
+    torch.set_num_threads(threads)
+    torch.set_num_interop_threads(1)
+
+
+def load_scaleprobe_weights(model: torch.nn.Module, path: str, expected_format: str) -> None:
+    """Copies every parameter and buffer of a scaleprobe checkpoint into model, by PyTorch name.
+
+    Raises ValueError naming the problem: another format, a missing or extra tensor, a shape.
+    """
+    with h5py.File(path, "r") as f:
+        fmt = f.attrs.get("format")
+        fmt = fmt.decode() if isinstance(fmt, bytes) else fmt
+        if fmt != expected_format:
+            raise ValueError(f"{path}: not a {expected_format} checkpoint (format {fmt!r})")
+        stored = f["model"]
+        state = model.state_dict()
+        if set(stored) != set(state):
+            raise ValueError(f"{path}: tensors differ: file only {sorted(set(stored) - set(state))}, "
+                             f"model only {sorted(set(state) - set(stored))}")
+        new = {}
+        for name, ref in state.items():
+            arr = stored[name][...]
+            if tuple(arr.shape) != tuple(ref.shape):
+                raise ValueError(f"{path}: {name} has shape {arr.shape}, the model {tuple(ref.shape)}")
+            new[name] = torch.from_numpy(np.ascontiguousarray(arr)).to(ref.dtype)
+    model.load_state_dict(new)
+
+
+def check_against_stored_logits(model: torch.nn.Module, path: str, tol: float = 1e-3) -> float:
+    """The max |logit difference| between model (in eval mode) and the logits the trainer stored for
+    the checkpoint's fixed input (/check: tokens or images, and logits). ValueError beyond tol x
+    max(1, max |logit|): then the peer is not running the trainer's model."""
+    with h5py.File(path, "r") as f:
+        check = f["check"]
+        name = next(k for k in check if k != "logits")
+        raw = check[name][()]
+        want = check["logits"][()]
+    inputs = torch.from_numpy(raw.astype(np.int64 if raw.dtype.kind in "iu" else np.float32))
+    was_training = model.training
+    with torch.no_grad():
+        got = model.eval()(inputs).numpy()
+    model.train(was_training)
+    diff = float(np.abs(got - want).max())
+    if not diff <= tol * max(1.0, float(np.abs(want).max())):
+        raise ValueError(f"{path}: the loaded model's logits differ from the trainer's by {diff:.3g}")
+    return diff
+
+
+def identity(threads: int) -> dict:
+    """The peer's side of the comparison: version, build configuration, threads, kernel variables."""
+    return {"impl": "torch " + torch.__version__, "threads": threads, "torch_threads": torch.get_num_threads(),
+            "interop_threads": torch.get_num_interop_threads(), "torch_config": torch.__config__.show(),
+            "kernel_env": {k: v for k, v in sorted(os.environ.items()) if k.startswith(KERNEL_ENV_PREFIXES)}}
+
+
+def time_steps(step, steps: int) -> dict:
+    """Runs step() (returning the loss tensor) ``steps`` times; statistics over all but the first
+    WARMUP_STEPS: wall and process-CPU mean, wall median, and the first step's loss."""
+    if steps <= WARMUP_STEPS:
+        raise ValueError(f"--steps {steps}: at least {WARMUP_STEPS + 1} (the first {WARMUP_STEPS} are warm-up)")
+    walls, cpus, first_loss = [], [], None
+    for _ in range(steps):
+        w0, c0 = time.perf_counter(), time.process_time()
+        loss = step()
+        walls.append(time.perf_counter() - w0)
+        cpus.append(time.process_time() - c0)
+        if first_loss is None:
+            first_loss = float(loss)
+    w, c = walls[WARMUP_STEPS:], cpus[WARMUP_STEPS:]
+    return {"steps": len(w), "warmup_steps": WARMUP_STEPS, "wall_mean_s": statistics.mean(w),
+            "wall_median_s": statistics.median(w), "cpu_mean_s": statistics.mean(c), "first_loss": first_loss,
+            "step_wall_s": walls}
+
+
+def report(result: dict) -> None:
+    print(json.dumps(result))
