@@ -112,6 +112,12 @@ def worker(a):
     cfg = PRESETS[a.model]
     B, T, V = a.batch, cfg["max_seq_len"], cfg["vocab_size"]
     model = GPT(**cfg)
+    if a.init:  # gpt_train's --save-init weights (every rank; DDP then broadcasts rank 0's anyway)
+        sys.path.insert(0, os.path.join(HERE, "..", "common"))
+        from torch_peer import check_against_stored_logits, load_scaleprobe_weights
+        load_scaleprobe_weights(model, a.init, "scaleprobe-gpt-checkpoint")
+        check_against_stored_logits(model, a.init)
+        model.train()
     assert not list(model.buffers()), "the model has buffers; gloo broadcast of them is not set up"
 
     caps = parse_caps(a.caps)
@@ -221,8 +227,7 @@ def launch(a, tmp):
     procs = []
     for r in range(a.ranks):
         env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(r),
-                   WORLD_SIZE=str(a.ranks), OMP_NUM_THREADS=str(a.threads), MKL_NUM_THREADS=str(a.threads),
-                   OPENBLAS_NUM_THREADS=str(a.threads))
+                   WORLD_SIZE=str(a.ranks), OMP_NUM_THREADS=str(a.threads), OPENBLAS_NUM_THREADS=str(a.threads))
         cmd = [sys.executable, os.path.abspath(__file__), "--worker-rank", str(r), "--result",
                os.path.join(tmp, f"rank{r}.json"), "--model", a.model, "--batch", str(a.batch),
                "--steps", str(a.steps), "--caps", a.caps, "--ranks", str(a.ranks), "--threads", str(a.threads)]
@@ -230,6 +235,8 @@ def launch(a, tmp):
             cmd.append("--comm-timing")
         if a.no_baseline:
             cmd.append("--no-baseline")
+        if a.init:
+            cmd += ["--init", a.init]
         log = open(os.path.join(tmp, f"rank{r}.log"), "w+")
         procs.append((subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT), log))
     # Poll them all: a rank that dies leaves its peers blocked in gloo, so stop the rest at once.
@@ -323,6 +330,7 @@ def main():
                     help="allreduce through a timing Python comm hook: measured comm and exposed comm")
     ap.add_argument("--no-baseline", action="store_true", help="skip the no_sync case (no exposed estimate)")
     ap.add_argument("--raw", help="write every rank's per-step rows (JSON) here")
+    ap.add_argument("--init", help="gpt_train --save-init checkpoint every rank starts from")
     ap.add_argument("--timeout", type=float, default=600, help="seconds before the ranks are killed")
     ap.add_argument("--worker-rank", dest="rank", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--result", help=argparse.SUPPRESS)

@@ -1,0 +1,201 @@
+"""scripts/bench-peers: every peer comparison in one command, stored as a campaign.
+
+    scripts/bench-peers --quick | --full [--out DIR] [--build-dir DIR] [--only gpt,ddp,...]
+    scripts/bench-peers --doc CAMPAIGN [--check]     (the generated section of docs/performance.md)
+
+Runs the profile of plan.py pass by pass — in each pass every comparison once, the side that runs
+first alternating from pass to pass — and writes into DIR (default results/<UTC date>-<host>-<CPU
+id>-peers-<profile>): raw/ (every trace, JSON line and log), summary.tsv (every pass),
+summary.md (per case: medians, every pass's speedup, min–max), README.md (the machine, the
+command, the duration). A failed run stops the campaign with one line naming its log; the folder
+is written under DIR.partial and renamed when complete.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import shlex
+import shutil
+import socket
+import sys
+import time
+from pathlib import Path
+
+from . import doc, runs
+from .plan import PROFILES
+from .runs import Context, PeerError
+from .summary import Row, markdown, write_tsv
+
+PROG = "bench-peers"
+TITLES = {"allreduce": "Allreduce algorithms vs MPI_Allreduce (same run)",
+          "gpt": "gpt_train vs PyTorch (same model, same initial weights, 1 rank)",
+          "resnet": "resnet_train vs PyTorch (same model, same initial weights, 1 rank)",
+          "ddp": "Data-parallel gpt_train vs PyTorch DDP (gloo), per bucket cap",
+          "weak": "Weak scaling efficiency t(1 rank) / t(2 ranks), same cap",
+          "strong": "Strong scaling efficiency t(1 rank) / (2 t(2 ranks)), same cap and global batch"}
+
+
+def cpu_id() -> str:
+    info = Path("/proc/cpuinfo").read_text(errors="replace") if Path("/proc/cpuinfo").exists() else ""
+    fam = re.search(r"^cpu family\s*:\s*(\d+)", info, re.M)
+    mod = re.search(r"^model\s*:\s*(\d+)", info, re.M)
+    return f"f{fam[1]}m{mod[1]}" if fam and mod else "cpu"
+
+
+def ordered(pass_no: int, ours, peer) -> list:
+    """A B in odd passes, B A in even ones, so drift of a shared machine hits both sides alike."""
+    return [ours, peer] if pass_no % 2 else [peer, ours]
+
+
+def rel(path: Path, root: Path) -> str:
+    return os.path.relpath(path, root)
+
+
+def run_pass(ctx: Context, plan: dict, p: int, only: set[str], inits: dict, root: Path) -> list[Row]:
+    rows: list[Row] = []
+    first = "ours" if p % 2 else "peer"
+    if "allreduce" in only:
+        trace = runs.allreduce_run(ctx, plan["allreduce"], p)
+        t = runs.allreduce_times(trace)
+        for (alg, nbytes), us in t.items():
+            if alg != "mpi":
+                rows.append(Row("allreduce", f"{alg} {nbytes} B", p, alg, "MPI_Allreduce", "time_us", us,
+                                t[("mpi", nbytes)], "both", rel(trace, root), rel(trace, root)))
+    for kind in ("gpt", "resnet"):
+        if kind not in only:
+            continue
+        cfg = plan[kind]
+        for threads in cfg["threads"]:
+            tag = f"{kind}_t{threads}_p{p}"
+            out = {}
+            for side in ordered(p, "ours", "peer"):
+                if side == "ours":
+                    out["ours"] = runs.trainer_run(ctx, kind, cfg, threads, tag, inits[kind])
+                else:
+                    out["peer"] = runs.torch_run(ctx, kind, cfg, threads, inits[kind], f"torch_{tag}")
+            peer = runs.torch_result(out["peer"])
+            runs.check_same_kernel_env(out["ours"], peer)
+            rows.append(Row(kind, f"{threads} thread(s)", p, f"{kind}_train {cfg['model']}", peer["impl"], "step_ms",
+                            runs.trace_median_step_s(out["ours"]) * 1e3, peer["wall_median_s"] * 1e3, first,
+                            rel(out["ours"], root), rel(out["peer"], root)))
+    if "ddp" in only:
+        cfg = plan["ddp"]
+        n, caps, b = cfg["ranks"], cfg["caps"], cfg["batch"]
+        sides = {
+            "ours": lambda: runs.dp_run(ctx, cfg, n, f"ddp_np{n}_p{p}", caps, ["-B", str(b)], inits["ddp"]),
+            "peer": lambda: runs.ddp_torch_run(ctx, cfg, n, b, f"torchddp_np{n}_p{p}", caps, inits["ddp"]),
+            "ours1": lambda: runs.dp_run(ctx, cfg, 1, f"ddp_np1_p{p}", caps, ["-B", str(b)], inits["ddp"]),
+            "peer1": lambda: runs.ddp_torch_run(ctx, cfg, 1, b, f"torchddp_np1_p{p}", caps, inits["ddp"])}
+        out = {k: sides[k]() for k in ordered(p, "ours", "peer") + ordered(p, "ours1", "peer1")}
+        t2, q2 = runs.trace_case_median_s(out["ours"]), runs.ddp_torch_case_median_s(out["peer"])
+        t1, q1 = runs.trace_case_median_s(out["ours1"]), runs.ddp_torch_case_median_s(out["peer1"])
+        for cap in caps.split(","):
+            rows.append(Row("ddp", f"cap {cap}", p, f"gpt_train ring, {n} ranks", f"torch DDP gloo, {n} ranks",
+                            "iteration_ms", t2[cap] * 1e3, q2[cap] * 1e3, first, rel(out["ours"], root),
+                            rel(out["peer"], root)))
+            rows.append(Row("weak", f"cap {cap}", p, "gpt_train", "torch DDP", "efficiency", t1[cap] / t2[cap],
+                            q1[cap] / q2[cap], first, rel(out["ours1"], root), rel(out["peer1"], root)))
+    if "strong" in only and plan["strong"]:
+        cfg = plan["strong"]
+        n, cap, g = cfg["ranks"], cfg["cap"], cfg["global_batch"]
+        strong = ["--scaling", "strong", "-B", str(g)]
+        sides = {
+            "ours": lambda: runs.dp_run(ctx, cfg, n, f"strong_np{n}_p{p}", cap, strong, inits["ddp"]),
+            "peer": lambda: runs.ddp_torch_run(ctx, cfg, n, g // n, f"torchstrong_np{n}_p{p}", cap, inits["ddp"]),
+            "ours1": lambda: runs.dp_run(ctx, cfg, 1, f"strong_np1_p{p}", cap, strong, inits["ddp"]),
+            "peer1": lambda: runs.ddp_torch_run(ctx, cfg, 1, g, f"torchstrong_np1_p{p}", cap, inits["ddp"])}
+        out = {k: sides[k]() for k in ordered(p, "ours", "peer") + ordered(p, "ours1", "peer1")}
+        ours = runs.trace_case_median_s(out["ours1"])[cap] / (n * runs.trace_case_median_s(out["ours"])[cap])
+        peer = runs.ddp_torch_case_median_s(out["peer1"])[cap] / (n * runs.ddp_torch_case_median_s(out["peer"])[cap])
+        rows.append(Row("strong", f"cap {cap}, global batch {g}", p, "gpt_train", "torch DDP", "efficiency", ours, peer,
+                        first, rel(out["ours"], root), rel(out["peer"], root)))
+    return rows
+
+
+def make_inits(ctx: Context, plan: dict, only: set[str]) -> dict[str, Path]:
+    """One set of initial weights per compared model (gpt, resnet, and the data-parallel runs' gpt)."""
+    wanted = {"gpt": "gpt" in only, "resnet": "resnet" in only, "ddp": bool({"ddp", "strong"} & only)}
+    return {kind: runs.make_init(ctx, "resnet" if kind == "resnet" else "gpt", plan[kind]["model"])
+            for kind, want in wanted.items() if want}
+
+
+def readme(root: Path, profile: str, argv: list[str], seconds: float, load: tuple[str, str]) -> str:
+    import h5py
+    trace = next(iter(sorted((root / "raw").glob("*.h5"))))
+    with h5py.File(trace) as f:
+        prov = {k: runs.text(v) for k, v in f["provenance"].attrs.items()}
+    keys = ("cpu_model", "cpu_signature", "cpu_isa", "cpu_counts", "cache_topology", "memory_bytes",
+            "mpi_library_version", "compiler", "cxx_flags", "git_revision", "hostname")
+    ident = "\n".join(f"- `{k}`: {prov.get(k, '?')}" for k in keys)
+    return (f"# Peer comparisons, profile `{profile}`\n\nMade by `{shlex.join(argv)}` in {seconds / 60:.1f} min "
+            f"(load average {load[0]} at the start, {load[1]} at the end). Measured data.\n\n"
+            f"## Machine (from `{rel(trace, root)}`'s provenance)\n\n{ident}\n\nPyTorch's build configuration: "
+            f"`raw/torch_config.txt`. Kernel-relevant variables of every pair were identical (checked).\n\n"
+            f"## Results\n\n`summary.md` (medians, every pass, min–max), `summary.tsv` (every pass), `raw/`.\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+    which = ap.add_mutually_exclusive_group(required=True)
+    which.add_argument("--quick", dest="profile", action="store_const", const="quick")
+    which.add_argument("--full", dest="profile", action="store_const", const="full")
+    which.add_argument("--doc", metavar="CAMPAIGN", help="write docs/performance.md's peer section from a stored campaign")
+    ap.add_argument("--check", action="store_true", help="with --doc: compare instead of writing; exit 1 if different")
+    ap.add_argument("--out", help="campaign folder (default results/<date>-<host>-<cpu>-peers-<profile>)")
+    ap.add_argument("--build-dir", default=str(runs.REPO / "build" / "release"))
+    ap.add_argument("--only", default="allreduce,gpt,resnet,ddp,weak,strong", help="comma list of comparisons")
+    ap.add_argument("--passes", type=int, help="override the profile's pass count (at least 3 for stored results)")
+    a = ap.parse_args(argv)
+    if a.doc:
+        problem = doc.update(runs.REPO / "docs" / "performance.md", Path(a.doc), runs.REPO, TITLES, a.check)
+        if problem:
+            print(f"{PROG}: error: {problem}", file=sys.stderr)
+            return 1
+        return 0
+    if a.check:
+        ap.error("--check goes with --doc")
+    plan = dict(PROFILES[a.profile])
+    if a.passes is not None:
+        if a.passes < 1:
+            ap.error("--passes must be at least 1")
+        plan["passes"] = a.passes
+    only = set(a.only.split(","))
+    unknown = only - set(TITLES)
+    if unknown:
+        ap.error(f"--only: unknown comparison(s) {', '.join(sorted(unknown))} (choose from {', '.join(TITLES)})")
+    if "weak" in only:
+        only.add("ddp")  # weak scaling comes from the data-parallel runs
+    date = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d")
+    out = Path(a.out or runs.REPO / "results" / f"{date}-{socket.gethostname()}-{cpu_id()}-peers-{a.profile}")
+    work = out.with_name(out.name + ".partial")
+    if out.exists():
+        ap.error(f"{out} exists: choose another --out")
+    shutil.rmtree(work, ignore_errors=True)
+    (work / "raw").mkdir(parents=True)
+    ctx = Context(Path(a.build_dir).resolve(), work / "raw")
+    load0, t0 = Path("/proc/loadavg").read_text().split()[0], time.monotonic()
+    try:
+        inits = make_inits(ctx, plan, only)
+        rows = []
+        for p in range(1, plan["passes"] + 1):
+            print(f"{PROG}: pass {p} of {plan['passes']} ({time.monotonic() - t0:.0f} s)", file=sys.stderr, flush=True)
+            rows += run_pass(ctx, plan, p, only, inits, work)
+    except (PeerError, OSError, KeyError, ValueError) as exc:
+        print(f"{PROG}: error: {exc} (partial campaign left in {work})", file=sys.stderr)
+        return 1
+    torch_json = sorted((work / "raw").glob("torch_*.json"))
+    if torch_json:
+        (work / "raw" / "torch_config.txt").write_text(json.loads(torch_json[0].read_text())["torch_config"])
+    write_tsv(rows, work / "summary.tsv")
+    (work / "summary.md").write_text(markdown(rows, TITLES))
+    (work / "plan.json").write_text(json.dumps({"profile": a.profile, "plan": plan, "only": sorted(only)}, indent=1))
+    load1 = Path("/proc/loadavg").read_text().split()[0]
+    (work / "README.md").write_text(readme(work, a.profile, ["scripts/bench-peers", *argv], time.monotonic() - t0,
+                                           (load0, load1)))
+    work.rename(out)
+    print(out / "summary.md")
+    return 0

@@ -1,0 +1,36 @@
+"""What scripts/bench-peers compares, as data: one profile per speed/thoroughness trade-off.
+
+Every comparison is scaleprobe against the peer a user would otherwise reach for, measured in the
+same session, alternating which side runs first from pass to pass (A B, B A, A B, ...):
+- ``allreduce``: each of scaleprobe's allreduce algorithms against the MPI library's
+  MPI_Allreduce, both timed in the same allreduce_perf run (2 ranks);
+- ``gpt`` / ``resnet``: the trainer against the same model in PyTorch, from the same initial
+  weights, at each thread count (trainers/common/torch_peer.py);
+- ``ddp``: data-parallel gpt_train against PyTorch DDP (gloo) at each bucket cap, 2 ranks;
+- ``weak`` / ``strong``: scaling efficiency of the same cap from 1 to 2 ranks, scaleprobe's
+  against PyTorch DDP's (weak: the batch per rank fixed; strong: the global batch fixed).
+The time metric of a side is a median (of steps, or of calls for allreduce: its t_mean_us),
+never the best pass, and every pass is stored.
+"""
+from __future__ import annotations
+
+PROFILES = {
+    # --quick: under 15 minutes on a 2-core machine
+    "quick": {
+        "passes": 3,
+        "allreduce": {"ranks": 2, "sizes": "8,64K,1M", "iters": 200},
+        "gpt": {"model": "gpt-tiny", "batch": 8, "steps": 10, "threads": [1]},
+        "resnet": {"model": "resnet20", "batch": 32, "steps": 10, "threads": [1]},
+        "ddp": {"model": "gpt-tiny", "batch": 8, "steps": 5, "caps": "1,25", "ranks": 2},
+        "strong": None,
+    },
+    # --full: under an hour (about 15 minutes on a 2-core machine)
+    "full": {
+        "passes": 5,
+        "allreduce": {"ranks": 2, "sizes": "8,1K,64K,1M,16M", "iters": 0},
+        "gpt": {"model": "gpt-tiny", "batch": 8, "steps": 16, "threads": [1, 2]},
+        "resnet": {"model": "resnet20", "batch": 32, "steps": 16, "threads": [1, 2]},
+        "ddp": {"model": "gpt-tiny", "batch": 8, "steps": 8, "caps": "1,5,25,100", "ranks": 2},
+        "strong": {"model": "gpt-tiny", "global_batch": 16, "steps": 8, "cap": "25", "ranks": 2},
+    },
+}

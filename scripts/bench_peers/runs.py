@@ -1,0 +1,175 @@
+"""Running one side of a comparison and reading its number back from what it stored.
+
+Every run writes its raw output under the campaign's raw/ folder (traces, JSON lines, logs), and
+every number in the summary is read back from those files, so the summary can be recomputed from
+them. Both sides of a pair get the same explicit thread variables (OMP_NUM_THREADS and
+OPENBLAS_NUM_THREADS) on top of the caller's environment; a trainer/PyTorch pair whose recorded
+kernel-relevant variables still differ is refused.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import h5py
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "trainers" / "common"))
+from torch_peer import KERNEL_ENV_PREFIXES, WARMUP_STEPS  # noqa: E402
+
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_mpi_yield_when_idle": "1", "OMPI_MCA_rmaps_base_oversubscribe": "1"}
+PYTHON = "/usr/bin/python3"  # Debian's, with torch and h5py
+
+
+class PeerError(Exception):
+    """A run that failed or a pair that cannot be compared; str() is one line."""
+
+
+@dataclass
+class Context:
+    build: Path
+    raw: Path
+
+    def binary(self, kind: str) -> str:
+        rel = {"allreduce": "collectives/allreduce_perf", "gpt": "trainers/gpt/gpt_train",
+               "resnet": "trainers/resnet/resnet_train"}[kind]
+        return str(self.build / rel)
+
+
+def threads_env(threads: int) -> dict:
+    return {"OMP_NUM_THREADS": str(threads), "OPENBLAS_NUM_THREADS": str(threads)}
+
+
+def run(cmd: list[str], log: Path, env: dict, timeout: float = 1800) -> None:
+    """Runs cmd with env added, stdout and stderr to log; PeerError naming the log on failure."""
+    with open(log, "w") as out:
+        proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **MPI_ENV, **env},
+                              timeout=timeout)
+    if proc.returncode != 0:
+        tail = log.read_text(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
+        raise PeerError(f"{cmd[0]} exited with {proc.returncode} (log {log}): {tail[0]}")
+
+
+def mpirun(ranks: int) -> list[str]:
+    return ["mpirun", "-np", str(ranks), "--oversubscribe", "--bind-to", "none", "-x", "OMP_NUM_THREADS",
+            "-x", "OPENBLAS_NUM_THREADS"]
+
+
+def text(value) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def trace_kernel_env(path: Path) -> dict:
+    with h5py.File(path) as f:
+        return {k: text(v) for k, v in f["provenance/env"].attrs.items() if k.startswith(KERNEL_ENV_PREFIXES)}
+
+
+def trace_median_step_s(path: Path) -> float:
+    """A 1-rank trainer trace: the median step time after the first WARMUP_STEPS steps (as the peer)."""
+    with h5py.File(path) as f:
+        steps = f["steps"]
+        order = steps["step"][()].argsort()
+        return statistics.median(steps["step_wall_s"][()][order][WARMUP_STEPS:])
+
+
+def trace_case_median_s(path: Path) -> dict[str, float]:
+    """A data-parallel trace: per bucket cap, the median over summarised steps of the slowest rank's step."""
+    with h5py.File(path) as f:
+        c = f["cases"]
+        return {text(cap): float(t) for cap, t in zip(c["bucket_cap"][()], c["iteration_median_s"][()])}
+
+
+# --- the sides ---------------------------------------------------------------------------------
+
+def allreduce_run(ctx: Context, cfg: dict, pass_no: int) -> Path:
+    trace = ctx.raw / f"allreduce_p{pass_no}.h5"
+    cmd = [*mpirun(cfg["ranks"]), ctx.binary("allreduce"), "--sizes", cfg["sizes"], "-a", "all", "-q", "-o", str(trace)]
+    if cfg["iters"]:
+        cmd += ["-n", str(cfg["iters"])]
+    run(cmd, trace.with_suffix(".log"), threads_env(1))
+    return trace
+
+
+def allreduce_times(trace: Path) -> dict[tuple[str, int], float]:
+    """(algorithm, bytes) -> t_mean_us of that case in the run."""
+    with h5py.File(trace) as f:
+        s = f["summary"]
+        return {(text(a), int(b)): float(t) for a, b, t in zip(s["algorithm"][()], s["bytes"][()], s["t_mean_us"][()])}
+
+
+def trainer_args(kind: str, cfg: dict) -> list[str]:
+    """The trainer's data options for a timing run (no validation; ResNet: enough synthetic images)."""
+    if kind == "gpt":
+        return ["--val-batches", "0"]
+    return ["--synthetic-images", str(cfg["batch"] * cfg["steps"]), "--synthetic-test", "1", "--val-images", "0"]
+
+
+def make_init(ctx: Context, kind: str, model: str) -> Path:
+    """The initial weights both sides start from: a 1-step run's --save-init checkpoint."""
+    init = ctx.raw / f"init_{kind}_{model}.h5"
+    cfg = {"model": model, "batch": 2, "steps": 1}
+    run([ctx.binary(kind), "-m", model, "-B", "2", "-s", "1", *trainer_args(kind, cfg), "-q", "--save-init", str(init),
+         "-o", str(init.with_suffix(".trace.h5"))], init.with_suffix(".log"), threads_env(1))
+    init.with_suffix(".trace.h5").unlink()
+    return init
+
+
+def trainer_run(ctx: Context, kind: str, cfg: dict, threads: int, tag: str, init: Path) -> Path:
+    """One 1-rank trainer run from init (--init-from); returns its trace."""
+    trace = ctx.raw / f"{tag}.h5"
+    run([ctx.binary(kind), "-m", cfg["model"], "-B", str(cfg["batch"]), "-s", str(cfg["steps"]),
+         *trainer_args(kind, cfg), "-q", "--init-from", str(init), "-o", str(trace)], trace.with_suffix(".log"),
+        threads_env(threads))
+    return trace
+
+
+def torch_run(ctx: Context, kind: str, cfg: dict, threads: int, init: Path, tag: str) -> Path:
+    out = ctx.raw / f"{tag}.json"
+    run([PYTHON, str(REPO / "trainers" / kind / "bench_torch.py"), "--model", cfg["model"], "--threads", str(threads),
+         "--batch", str(cfg["batch"]), "--steps", str(cfg["steps"]), "--init", str(init)],
+        out.with_suffix(".log"), threads_env(threads))
+    # run() sent stdout to the log: the JSON line is its last line
+    line = out.with_suffix(".log").read_text().strip().splitlines()[-1]
+    out.write_text(line + "\n")
+    return out
+
+
+def torch_result(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def check_same_kernel_env(trace: Path, peer: dict) -> None:
+    ours = trace_kernel_env(trace)
+    if ours != peer["kernel_env"]:
+        raise PeerError(f"{trace.name} and its PyTorch peer ran under different kernel environments: "
+                        f"{ours} vs {peer['kernel_env']}")
+
+
+def dp_run(ctx: Context, cfg: dict, ranks: int, tag: str, caps: str, batch_args: list[str], init: Path) -> Path:
+    """gpt_train on ranks ranks cycling caps; steps = (steps + 1 warm-up round) per cap."""
+    trace = ctx.raw / f"{tag}.h5"
+    ncaps = len(caps.split(","))
+    cmd = [*mpirun(ranks), ctx.binary("gpt"), "-m", cfg["model"], *batch_args, "-s", str(ncaps * (cfg["steps"] + 1)),
+           "-a", "ring", "--bucket-cap-mb", caps, "--val-batches", "0", "-q", "--init-from", str(init), "-o", str(trace)]
+    run(cmd, trace.with_suffix(".log"), threads_env(1))
+    return trace
+
+
+def ddp_torch_run(ctx: Context, cfg: dict, ranks: int, batch: int, tag: str, caps: str, init: Path) -> Path:
+    out = ctx.raw / f"{tag}.jsonl"
+    run([PYTHON, str(REPO / "trainers" / "gpt" / "bench_ddp_torch.py"), "--model", cfg["model"], "--batch", str(batch),
+         "--steps", str(cfg["steps"]), "--caps", caps, "--ranks", str(ranks), "--threads", "1", "--no-baseline",
+         "--init", str(init), "--raw", str(out.with_suffix(".raw.json"))], out.with_suffix(".log"), threads_env(1))
+    lines = [l for l in out.with_suffix(".log").read_text().splitlines() if l.startswith("{")]
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def ddp_torch_case_median_s(path: Path) -> dict[str, float]:
+    return {d["cap"]: float(d["iteration_median_s"]) for d in map(json.loads, path.read_text().splitlines()) if d}
