@@ -120,6 +120,18 @@ def make_init(ctx: Context, kind: str, model: str) -> Path:
     return init
 
 
+def weights_fingerprint(init: Path) -> str:
+    """sha256 over the checkpoint's /model tensors in name order: identifies the initial weights once
+    the (large, seed-reproducible) checkpoint file itself is deleted."""
+    import hashlib
+    digest = hashlib.sha256()
+    with h5py.File(init) as f:
+        for name in sorted(f["model"]):
+            digest.update(name.encode())
+            digest.update(f["model"][name][()].tobytes())
+    return digest.hexdigest()
+
+
 def trainer_run(ctx: Context, kind: str, cfg: dict, threads: int, tag: str, init: Path) -> Path:
     """One 1-rank trainer run from init (--init-from); returns its trace."""
     trace = ctx.raw / f"{tag}.h5"
