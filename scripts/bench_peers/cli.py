@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from . import doc, runs
+from .overlap import overlap_markdown
 from .plan import PROFILES
 from .runs import Context, PeerError
 from .summary import Row, markdown, write_tsv
@@ -122,6 +123,25 @@ def make_inits(ctx: Context, plan: dict, only: set[str]) -> dict[str, Path]:
             for kind, want in wanted.items() if want}
 
 
+def summary_markdown(rows: list[Row], raw: Path) -> str:
+    """summary.md: the peer tables, then the overlap table of the data-parallel runs."""
+    overlap = overlap_markdown(raw)
+    return markdown(rows, TITLES) + ("\n" + overlap if overlap else "")
+
+
+def fingerprint_inits(ctx: Context, plan: dict, inits: dict[str, Path]) -> None:
+    """Replace the initial-weight checkpoints (tens of MB, reproducible from the seed) by their
+    sha256 and the command that makes them again, in raw/initial_weights.tsv."""
+    lines = ["comparison\tsha256_of_model_tensors\tcommand (OMP_NUM_THREADS=1, paths relative to the campaign)"]
+    for kind, init in sorted(inits.items()):
+        cmd = runs.init_command(ctx, "resnet" if kind == "resnet" else "gpt", plan[kind]["model"])
+        cmd = [rel(Path(c), ctx.raw.parent) if c.startswith("/") else c for c in cmd]
+        lines.append(f"{kind}\t{runs.weights_fingerprint(init)}\t{shlex.join(cmd)}")
+    (ctx.raw / "initial_weights.tsv").write_text("\n".join(lines) + "\n")
+    for init in set(inits.values()):
+        init.unlink()
+
+
 def readme(root: Path, profile: str, argv: list[str], seconds: float, load: tuple[str, str]) -> str:
     import h5py
     trace = next(iter(sorted((root / "raw").glob("*.h5"))))
@@ -134,6 +154,9 @@ def readme(root: Path, profile: str, argv: list[str], seconds: float, load: tupl
             f"(load average {load[0]} at the start, {load[1]} at the end). Measured data.\n\n"
             f"## Machine (from `{rel(trace, root)}`'s provenance)\n\n{ident}\n\nPyTorch's build configuration: "
             f"`raw/torch_config.txt`. Kernel-relevant variables of every pair were identical (checked).\n\n"
+            f"Both sides of each trainer comparison started from the same initial weights (`--save-init` of "
+            f"a 1-step run); the checkpoints are replaced by their sha256 and the command that makes them "
+            f"again in `raw/initial_weights.tsv`.\n\n"
             f"## Results\n\n`summary.md` (medians, every pass, min–max), `summary.tsv` (every pass), `raw/`.\n")
 
 
@@ -187,11 +210,12 @@ def main(argv: list[str] | None = None) -> int:
     except (PeerError, OSError, KeyError, ValueError) as exc:
         print(f"{PROG}: error: {exc} (partial campaign left in {work})", file=sys.stderr)
         return 1
+    fingerprint_inits(ctx, plan, inits)
     torch_json = sorted((work / "raw").glob("torch_*.json"))
     if torch_json:
         (work / "raw" / "torch_config.txt").write_text(json.loads(torch_json[0].read_text())["torch_config"])
     write_tsv(rows, work / "summary.tsv")
-    (work / "summary.md").write_text(markdown(rows, TITLES))
+    (work / "summary.md").write_text(summary_markdown(rows, work / "raw"))
     (work / "plan.json").write_text(json.dumps({"profile": a.profile, "plan": plan, "only": sorted(only)}, indent=1))
     load1 = Path("/proc/loadavg").read_text().split()[0]
     (work / "README.md").write_text(readme(work, a.profile, ["scripts/bench-peers", *argv], time.monotonic() - t0,

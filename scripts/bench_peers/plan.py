@@ -15,7 +15,7 @@ never the best pass, and every pass is stored.
 from __future__ import annotations
 
 PROFILES = {
-    # --quick: under 15 minutes on a 2-core machine
+    # --quick: under 2 minutes on a 2-core machine (a check, not a result to store)
     "quick": {
         "passes": 3,
         "allreduce": {"ranks": 2, "sizes": "8,64K,1M", "iters": 200},
@@ -24,7 +24,7 @@ PROFILES = {
         "ddp": {"model": "gpt-tiny", "batch": 8, "steps": 5, "caps": "1,25", "ranks": 2},
         "strong": None,
     },
-    # --full: under an hour (about 15 minutes on a 2-core machine)
+    # --full: about 7 minutes on a 2-core machine
     "full": {
         "passes": 5,
         "allreduce": {"ranks": 2, "sizes": "8,1K,64K,1M,16M", "iters": 0},

@@ -110,12 +110,17 @@ def trainer_args(kind: str, cfg: dict) -> list[str]:
     return ["--synthetic-images", str(cfg["batch"] * cfg["steps"]), "--synthetic-test", "1", "--val-images", "0"]
 
 
-def make_init(ctx: Context, kind: str, model: str) -> Path:
-    """The initial weights both sides start from: a 1-step run's --save-init checkpoint."""
+def init_command(ctx: Context, kind: str, model: str) -> list[str]:
+    """The 1-step run whose --save-init checkpoint holds the initial weights both sides start from."""
     init = ctx.raw / f"init_{kind}_{model}.h5"
     cfg = {"model": model, "batch": 2, "steps": 1}
-    run([ctx.binary(kind), "-m", model, "-B", "2", "-s", "1", *trainer_args(kind, cfg), "-q", "--save-init", str(init),
-         "-o", str(init.with_suffix(".trace.h5"))], init.with_suffix(".log"), threads_env(1))
+    return [ctx.binary(kind), "-m", model, "-B", "2", "-s", "1", *trainer_args(kind, cfg), "-q", "--save-init",
+            str(init), "-o", str(init.with_suffix(".trace.h5"))]
+
+
+def make_init(ctx: Context, kind: str, model: str) -> Path:
+    init = ctx.raw / f"init_{kind}_{model}.h5"
+    run(init_command(ctx, kind, model), init.with_suffix(".log"), threads_env(1))
     init.with_suffix(".trace.h5").unlink()
     return init
 

@@ -74,3 +74,12 @@ def markdown_rows(text: str, header: str) -> list[dict]:
             break
         rows.append(dict(zip(names, (c.strip() for c in line.strip().strip("|").split(" | ")))))
     return rows
+
+
+def need_binary(path: Path) -> None:
+    """Skip when a binary is not built, but fail in CI (SCALEPROBE_REQUIRE_BINARIES=1)."""
+    if os.access(path, os.X_OK):
+        return
+    if os.environ.get("SCALEPROBE_REQUIRE_BINARIES") == "1":
+        pytest.fail(f"{path} not built")
+    pytest.skip(f"{path} not built (set SCALEPROBE_BUILD_DIR or build it)")

@@ -1,0 +1,144 @@
+"""scripts/bench-peers and the generated section of docs/performance.md.
+
+- the doc's generated section equals what the stored campaign produces, and a number edited by
+  hand in a copy of the doc makes the check fail;
+- the stored campaign's summary.tsv is what its raw traces say (allreduce rows recomputed), every
+  case has every pass, speedups point the stated way, summary.md (with the overlap table read
+  from the data-parallel traces) is what the tables give;
+- a real end-to-end run (allreduce only, one pass) writes a complete campaign folder, and bad
+  command lines are one-line errors;
+- the initial weights' fingerprint is reproducible from the recorded command.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import REPO, build_dir, mpi_env, need_binary
+
+sys.path.insert(0, str(REPO / "scripts"))
+from bench_peers import cli, doc, runs  # noqa: E402
+from bench_peers.summary import cases, read_tsv  # noqa: E402
+
+DOC = REPO / "docs" / "performance.md"
+
+
+def stored_campaign() -> Path:
+    m = doc.MARKERS.search(DOC.read_text())
+    assert m, "docs/performance.md has no generated peer-comparison section"
+    return REPO / m.group(1)
+
+
+def test_doc_section_matches_stored_campaign():
+    campaign = stored_campaign()
+    assert (campaign / "summary.tsv").is_file(), campaign
+    assert doc.update(DOC, campaign, REPO, cli.TITLES, check=True) == ""
+
+
+def test_doc_check_fails_on_a_hand_edited_number(tmp_path):
+    copy = tmp_path / "performance.md"
+    text = DOC.read_text()
+    m = doc.MARKERS.search(text)
+    section = m.group(0)
+    row = next(line for line in section.splitlines() if line.startswith("| ring 1048576 B"))
+    cells = row.split(" | ")
+    cells[6] = "9.99"  # the speedup median
+    copy.write_text(text.replace(row, " | ".join(cells)))
+    problem = doc.update(copy, stored_campaign(), REPO, cli.TITLES, check=True)
+    assert "differs" in problem
+    # writing repairs it
+    assert doc.update(copy, stored_campaign(), REPO, cli.TITLES, check=False) == ""
+    assert copy.read_text() == text
+
+
+def test_stored_summary_is_what_the_raw_traces_say():
+    campaign = stored_campaign()
+    rows = read_tsv(campaign / "summary.tsv")
+    plan = json.loads((campaign / "plan.json").read_text())
+    passes = plan["plan"]["passes"]
+    assert passes >= 3
+    for c in cases(rows):
+        assert c["passes"] == passes, (c["comparison"], c["case"])
+    checked = 0
+    for r in rows:
+        if r.comparison != "allreduce":
+            continue
+        times = runs.allreduce_times(campaign / r.ours_file)
+        algorithm, size, _ = r.case.split(" ")
+        assert r.ours_value == pytest.approx(times[(algorithm, int(size))], rel=1e-12)
+        assert r.peer_value == pytest.approx(times[("mpi", int(size))], rel=1e-12)
+        assert r.speedup == pytest.approx(r.peer_value / r.ours_value)
+        checked += 1
+    assert checked == passes * 4 * len(plan["plan"]["allreduce"]["sizes"].split(","))
+    assert (campaign / "summary.md").read_text() == cli.summary_markdown(rows, campaign / "raw")
+    weights = (campaign / "raw" / "initial_weights.tsv").read_text().splitlines()
+    assert weights[0].startswith("comparison\tsha256")
+    assert not list((campaign / "raw").glob("init_*.h5")), "initial checkpoints should be fingerprinted, not stored"
+
+
+def run_peers(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(REPO / "scripts" / "bench-peers"), *args], capture_output=True, text=True,
+                          timeout=300, env=mpi_env())
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--quick", "--passes", "0"], "--passes must be at least 1"),
+    (["--quick", "--only", "allreduce,bogus"], "unknown comparison(s) bogus"),
+    (["--quick", "--check"], "--check goes with --doc"),
+    (["--doc", "results/no-such-campaign", "--check"], "no-such-campaign"),
+])
+def test_bad_command_lines_are_one_line_errors(args, message):
+    proc = run_peers(*args)
+    assert proc.returncode != 0
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_end_to_end_allreduce_only(tmp_path):
+    need_binary(build_dir() / "collectives" / "allreduce_perf")
+    out = tmp_path / "campaign"
+    proc = run_peers("--quick", "--only", "allreduce", "--passes", "1", "--out", str(out),
+                     "--build-dir", str(build_dir()))
+    assert proc.returncode == 0, proc.stderr
+    assert not out.with_name(out.name + ".partial").exists()
+    rows = read_tsv(out / "summary.tsv")
+    assert {r.case.split(" ")[0] for r in rows} == {"naive", "tree", "ring", "rabenseifner"}
+    assert len(rows) == 4 * 3  # four algorithms x three --quick sizes, one pass
+    assert all(r.ours_value > 0 and r.peer_value > 0 for r in rows)
+    readme = (out / "README.md").read_text()
+    assert "cpu_signature" in readme and "git_revision" in readme
+    # an existing folder is refused, not overwritten
+    again = run_peers("--quick", "--only", "allreduce", "--passes", "1", "--out", str(out))
+    assert again.returncode != 0 and "exists" in again.stderr
+
+
+def test_initial_weights_fingerprint_is_reproducible(tmp_path):
+    need_binary(build_dir() / "trainers" / "gpt" / "gpt_train")
+    ctx = runs.Context(build_dir(), tmp_path)
+    first = runs.make_init(ctx, "gpt", "gpt-micro")
+    digest = runs.weights_fingerprint(first)
+    shutil.move(first, tmp_path / "kept.h5")
+    second = runs.make_init(ctx, "gpt", "gpt-micro")
+    assert runs.weights_fingerprint(second) == digest
+    cli.fingerprint_inits(ctx, {"gpt": {"model": "gpt-micro"}}, {"gpt": second})
+    line = (tmp_path / "initial_weights.tsv").read_text().splitlines()[1].split("\t")
+    assert line[0] == "gpt" and line[1] == digest and "--save-init" in line[2]
+    assert not second.exists()
+
+
+def test_overlap_table_reads_every_multi_rank_pass():
+    from bench_peers.overlap import overlap_rows
+    campaign = stored_campaign()
+    plan = json.loads((campaign / "plan.json").read_text())["plan"]
+    rows = overlap_rows(campaign / "raw")
+    weak = [r for r in rows if r["run"] == "weak"]
+    assert [r["cap"] for r in weak] == plan["ddp"]["caps"].split(",")
+    for r in rows:
+        assert r["ranks"] >= 2 and len(r["hidden"]) == plan["passes"]
+        for e, ref, h in zip(r["exposed_ms"], r["reference_ms"], r["hidden"]):
+            assert ref > 0 and h == pytest.approx(1 - e / ref, abs=1e-9)
