@@ -20,6 +20,7 @@ import re
 import shlex
 import shutil
 import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -221,5 +222,13 @@ def main(argv: list[str] | None = None) -> int:
     (work / "README.md").write_text(readme(work, a.profile, ["scripts/bench-peers", *argv], time.monotonic() - t0,
                                            (load0, load1)))
     work.rename(out)
+    # The campaign report (per trace: the data-parallel cases' exposed, reference and hidden
+    # communication, breakdowns, provenance), as for any campaign.
+    report = subprocess.run([str(runs.REPO / "analysis" / "scaleprobe-analyze"), "report", str(out), "-o",
+                             str(out / "report")], capture_output=True, text=True)
+    if report.returncode != 0:
+        tail = (report.stderr.strip().splitlines() or ["(no output)"])[-1]
+        print(f"{PROG}: error: the campaign is stored in {out} but its report failed: {tail}", file=sys.stderr)
+        return 1
     print(out / "summary.md")
     return 0

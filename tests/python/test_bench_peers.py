@@ -112,6 +112,7 @@ def test_end_to_end_allreduce_only(tmp_path):
     assert all(r.ours_value > 0 and r.peer_value > 0 for r in rows)
     readme = (out / "README.md").read_text()
     assert "cpu_signature" in readme and "git_revision" in readme
+    assert "### raw_allreduce_p1: allreduce" in (out / "report" / "report.md").read_text()
     # an existing folder is refused, not overwritten
     again = run_peers("--quick", "--only", "allreduce", "--passes", "1", "--out", str(out))
     assert again.returncode != 0 and "exists" in again.stderr
