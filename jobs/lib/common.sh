@@ -10,8 +10,10 @@
 #   SCALEPROBE_BUILD_DIR       build tree with the binaries (default <root>/build/release)
 #   SCALEPROBE_RESULTS         results root (default <root>/results)
 #   SCALEPROBE_CAMPAIGN        campaign folder below the results root (default: default)
-#   SCALEPROBE_LAUNCHER        srun (default) or mpirun (Open MPI's mpirun inside the allocation)
-#   SCALEPROBE_SRUN_MPI        srun --mpi plugin (default pmix)
+#   SCALEPROBE_LAUNCHER        srun (default) or mpirun inside the allocation
+#   SCALEPROBE_SRUN_MPI        srun --mpi plugin (default: none given, the site's MpiDefault)
+#   SCALEPROBE_MPIRUN_FLAVOR   openmpi or mpich (MPICH/Hydra and its derivatives); default: from
+#                              `mpirun --version`
 #   SCALEPROBE_SRUN_FLAGS      extra srun flags, word-split (e.g. "--cpu-bind=cores")
 #   SCALEPROBE_MPIRUN_FLAGS    extra mpirun flags, word-split (e.g. "--bind-to core")
 #   SCALEPROBE_SCALING         strong (default) or weak, passed to the binary as --scaling (docs/slurm.md)
@@ -82,7 +84,7 @@ sp_settings() {
   SP_RESULTS=${SCALEPROBE_RESULTS:-$SP_ROOT/results}
   SP_CAMPAIGN=${SCALEPROBE_CAMPAIGN:-default}
   SP_LAUNCHER=${SCALEPROBE_LAUNCHER:-srun}
-  SP_SRUN_MPI=${SCALEPROBE_SRUN_MPI:-pmix}
+  SP_SRUN_MPI=${SCALEPROBE_SRUN_MPI:-}
   SP_SCALING=${SCALEPROBE_SCALING:-strong}
   local g=${SCALEPROBE_GPUS_PER_NODE:-${SLURM_GPUS_PER_NODE:-0}}
   SP_GPUS=${g##*:}                           # SLURM_GPUS_PER_NODE may read "a100:4"
@@ -146,6 +148,20 @@ sp_threads() {
   export OMP_PROC_BIND=${OMP_PROC_BIND:-close} OMP_PLACES=${OMP_PLACES:-cores}
 }
 
+# openmpi or mpich: which mpirun is on PATH (SCALEPROBE_MPIRUN_FLAVOR overrides the guess).
+sp_mpirun_flavor() {
+  local flavor=${SCALEPROBE_MPIRUN_FLAVOR:-}
+  if [ -z "$flavor" ]; then
+    case $(mpirun --version 2>&1 | head -n 5) in
+      *"Open MPI"*|*"OpenRTE"*) flavor=openmpi ;;
+      *HYDRA*|*Hydra*|*"Intel(R) MPI"*|*MPICH*) flavor=mpich ;;
+      *) sp_die 2 "mpirun --version names neither Open MPI nor MPICH/Hydra: set SCALEPROBE_MPIRUN_FLAVOR=openmpi|mpich" ;;
+    esac
+  fi
+  case $flavor in openmpi|mpich) echo "$flavor" ;;
+    *) sp_die 2 "SCALEPROBE_MPIRUN_FLAVOR=$flavor: use openmpi or mpich" ;; esac
+}
+
 # SP_LAUNCH: the launcher command for SP_NTASKS ranks, SP_TPN per node, SP_CPT CPUs each.
 sp_launch_cmd() {
   local -a extra
@@ -154,6 +170,13 @@ sp_launch_cmd() {
     # 22.05's srun does not inherit --cpus-per-task from the job: always pass it.
     SP_LAUNCH=(srun --export=ALL --nodes="$SP_NODES" --ntasks="$SP_NTASKS"
                --ntasks-per-node="$SP_TPN" --cpus-per-task="$SP_CPT" --kill-on-bad-exit=1 "${extra[@]}")
+  elif [ "$(sp_mpirun_flavor)" = mpich ]; then
+    # MPICH's Hydra (also Intel MPI, MVAPICH): -ppn ranks per node, binding to CPT cores each,
+    # the variables the ranks need passed by name (Hydra starts ranks through SLURM itself).
+    read -r -a extra <<<"${SCALEPROBE_MPIRUN_FLAGS:-}"
+    local vars=OMP_NUM_THREADS,OMP_PROC_BIND,OMP_PLACES,OPENBLAS_NUM_THREADS v
+    for v in $(compgen -e | grep '^SCALEPROBE_' || true); do vars+=",$v"; done
+    SP_LAUNCH=(mpirun -n "$SP_NTASKS" -ppn "$SP_TPN" -bind-to "core:$SP_CPT" -genvlist "$vars" "${extra[@]}")
   else
     read -r -a extra <<<"${SCALEPROBE_MPIRUN_FLAGS:-}"
     local map="ppr:$SP_TPN:node"
@@ -171,7 +194,7 @@ sp_launch_cmd() {
 # stop if the world it starts is not the allocation's.
 sp_rank_map() {
   # shellcheck disable=SC2016
-  local probe='r=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-$SLURM_PROCID}}
+  local probe='r=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-${PMIX_RANK:-$SLURM_PROCID}}}
 cpus=$(taskset -cp $$ 2>/dev/null) && cpus=${cpus##*: } || cpus=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/$$/status)
 echo "rankmap rank=$r node=${SLURMD_NODENAME:-?} nodeid=${SLURM_NODEID:-?} host=$(hostname) cpus=$cpus"'
   local -a cmd=("${SP_LAUNCH[@]}")
@@ -259,7 +282,9 @@ sp_job_main() {
   [ ! -e "$SP_TRACE" ] || sp_die 2 "$SP_TRACE already exists"
   sp_launch_cmd
 
-  local launcher=$SP_LAUNCHER; [ "$SP_LAUNCHER" = srun ] && launcher+=" --mpi=$SP_SRUN_MPI"
+  local launcher=$SP_LAUNCHER
+  if [ "$SP_LAUNCHER" = srun ]; then launcher+=" --mpi=${SP_SRUN_MPI:-<site MpiDefault>}"
+  else launcher+=" ($(sp_mpirun_flavor))"; fi
   sp_log "$bench job $SP_JOBTAG on ${SLURM_JOB_NODELIST:-?} (cluster ${SLURM_CLUSTER_NAME:-?})"
   sp_log "point: $point pass=$SP_PASS nodes=$SP_NODES tasks_per_node=$SP_TPN cpus_per_task=$SP_CPT ranks=$SP_NTASKS gpus_per_node=$SP_GPUS scaling=$SP_SCALING launcher=$launcher"
   [ "$SP_SUBSHAPE" = 0 ] || sp_log "array task $SLURM_ARRAY_TASK_ID runs its point inside a ${SLURM_JOB_NUM_NODES}x${SLURM_NTASKS_PER_NODE:-?}x${SLURM_CPUS_PER_TASK:-1} allocation"
@@ -271,7 +296,7 @@ sp_job_main() {
   sp_rank_map
 
   local -a run=("${SP_LAUNCH[@]}")
-  [ "$SP_LAUNCHER" = srun ] && run+=(--mpi="$SP_SRUN_MPI")
+  [ "$SP_LAUNCHER" = srun ] && [ -n "$SP_SRUN_MPI" ] && run+=(--mpi="$SP_SRUN_MPI")
   local rc=0
   if sp_is_trainer "$bench"; then
     sp_train_run "$SP_STEM" "$bin" || rc=$?

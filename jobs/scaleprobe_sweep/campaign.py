@@ -41,6 +41,7 @@ class Sweep:
     qos: str
     sbatch_options: Tuple[str, ...]
     array_mode: bool
+    shared: bool
     requeue: bool
     warn_before: int
 

@@ -37,8 +37,10 @@ grid and benchmark
                           weak allreduce/bucket_sweep sizes are per rank (message = size x
                           ranks); trainers: -B N is the global batch under strong scaling
                           (the default batch without -B) and the per-rank batch under weak
-  --launcher L            srun (default, --mpi=<--srun-mpi>) or mpirun inside the allocation
-  --srun-mpi PLUGIN       srun --mpi plugin (default $SCALEPROBE_SRUN_MPI or pmix)
+  --launcher L            srun (default) or mpirun inside the allocation (Open MPI's or
+                          MPICH/Hydra's, recognised by `mpirun --version`, flags to match)
+  --srun-mpi PLUGIN       srun --mpi plugin (default $SCALEPROBE_SRUN_MPI, else none: the
+                          site's MpiDefault)
   --repeat K              K passes of every point (default 1); pass k >= 2 names its trace
                           <point>_p<k>_j<job>.h5
 
@@ -56,7 +58,9 @@ sbatch
                           seconds before the time limit (default 120; 0 = no signal)
   --requeue               trainers: a job stopped by that signal requeues itself and resumes
                           from its checkpoint (sbatch --requeue, SCALEPROBE_REQUEUE=1)
-  --sbatch-opt OPT        one more sbatch option for every job, repeatable (--sbatch-opt=--exclusive)
+  --shared                benchmark jobs may share their nodes (default: --exclusive, so no
+                          other job competes for memory bandwidth, caches or the network)
+  --sbatch-opt OPT        one more sbatch option for every job, repeatable (--sbatch-opt=--mem=0)
   --array-mode            one job array for the grid: every array task allocates the grid's
                           largest point and runs its own point inside it
   --analysis              add a report job (jobs/report.sbatch: scaleprobe-analyze report) with

@@ -110,7 +110,7 @@ SWEEP_SETTINGS = {s.key: s for s in (
     Setting("gpus_per_node", "--gpus-per-node", "count", hint="not a GPU count"),
     Setting("scaling", "--scaling", "words", choices=SCALINGS, hint="use strong or weak"),
     Setting("launcher", "--launcher", "words", choices=LAUNCHERS, hint="use srun or mpirun"),
-    Setting("srun_mpi", "--srun-mpi", "text", pattern=r"[A-Za-z0-9_]+", hint="not a plugin name"),
+    Setting("srun_mpi", "--srun-mpi", "text", pattern=r"[A-Za-z0-9_]*", hint="not a plugin name"),
     Setting("repeat", "--repeat", "count", minimum=1, hint="not a positive number of passes"),
     Setting("args", None, "texts"),
     Setting("time", "--time", "text", pattern=r"[0-9:-]+",
@@ -120,6 +120,7 @@ SWEEP_SETTINGS = {s.key: s for s in (
     Setting("qos", "--qos", "text"),
     Setting("sbatch_options", "--sbatch-opt", "texts"),
     Setting("array_mode", "--array-mode", "flag"),
+    Setting("shared", "--shared", "flag"),
     Setting("requeue", "--requeue", "flag"),
     Setting("warn_before", "--warn-before", "count", hint="not a number of seconds"),
 )}
@@ -130,16 +131,17 @@ REPORT_KEYS = ("time", "partition", "account", "qos", "sbatch_options")
 
 def sweep_defaults(env: Dict[str, str]) -> Dict[str, Any]:
     """Built-in defaults; the launcher and srun plugin follow the caller's environment as the
-    job scripts do (the site file's SCALEPROBE_* defaults apply inside the job only)."""
+    job scripts do (the site file's SCALEPROBE_* defaults apply inside the job only). An empty
+    srun plugin means the site's MpiDefault (srun without --mpi)."""
     d = {
         "nodes": (1,), "tasks_per_node": (1,), "cpus_per_task": (1,), "gpus_per_node": 0,
         "scaling": ("strong",), "repeat": 1, "args": (), "time": "00:10:00", "partition": "",
         "account": "", "qos": "", "sbatch_options": (), "array_mode": False, "requeue": False,
-        "warn_before": 120,
+        "warn_before": 120, "shared": False,
     }
     for key, var, default in (("launcher", "SCALEPROBE_LAUNCHER", "srun"),
-                              ("srun_mpi", "SCALEPROBE_SRUN_MPI", "pmix")):
-        value = env.get(var) or default
+                              ("srun_mpi", "SCALEPROBE_SRUN_MPI", "")):
+        value = env.get(var, default)
         try:
             d[key] = SWEEP_SETTINGS[key].coerce(value)
         except BadValue as e:

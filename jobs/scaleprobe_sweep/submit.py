@@ -42,14 +42,18 @@ def utc() -> str:
 
 
 def sbatch_options(time_limit: str, partition: str, account: str, qos: str, extra: Tuple[str, ...],
-                   warn_before: int = 0, requeue: bool = False) -> List[str]:
-    """The options every job of a sweep gets (the report job: without the trainer ones)."""
+                   warn_before: int = 0, requeue: bool = False, exclusive: bool = False) -> List[str]:
+    """The options every job of a sweep gets (the report job: without the benchmark ones).
+    Benchmark jobs own their nodes (--exclusive) unless the sweep says --shared: another job's
+    ranks on the same node would share its memory bandwidth, caches and network link."""
     opts = [f"--time={time_limit}"]
     opts += [f"--{k}={v}" for k, v in (("partition", partition), ("account", account), ("qos", qos)) if v]
     if warn_before:
         opts.append(f"--signal=B:USR1@{warn_before}")
     if requeue:
         opts.append("--requeue")
+    if exclusive and not any(x == "--exclusive" or x.startswith("--exclusive=") for x in extra):
+        opts.append("--exclusive")
     return opts + list(extra)
 
 
@@ -175,8 +179,9 @@ class Submitter:
         return job, line
 
     def export(self, s: Sweep, scaling: str, launcher: str) -> str:
-        e = self.export_base() + (f",SCALEPROBE_SCALING={scaling},SCALEPROBE_LAUNCHER={launcher},"
-                                  f"SCALEPROBE_SRUN_MPI={s.srun_mpi},SCALEPROBE_GPUS_PER_NODE={s.gpus_per_node}")
+        e = self.export_base() + (f",SCALEPROBE_SCALING={scaling},SCALEPROBE_LAUNCHER={launcher}"
+                                  + (f",SCALEPROBE_SRUN_MPI={s.srun_mpi}" if s.srun_mpi else "")
+                                  + f",SCALEPROBE_GPUS_PER_NODE={s.gpus_per_node}")
         return e + (",SCALEPROBE_REQUEUE=1" if s.requeue else "")
 
     def export_base(self) -> str:
@@ -199,7 +204,7 @@ class Submitter:
         """The points of one sweep that share scaling and launcher: one job each, or one array."""
         tag = naming.variant_tag(s.gpus_per_node, scaling, launcher)
         options = ([f"--gpus-per-node={s.gpus_per_node}"] if s.gpus_per_node else []) + sbatch_options(
-            s.time, s.partition, s.account, s.qos, s.sbatch_options, s.warn_before, s.requeue)
+            s.time, s.partition, s.account, s.qos, s.sbatch_options, s.warn_before, s.requeue, not s.shared)
         export = self.export(s, scaling, launcher)
         script = [str(self.root / "jobs" / f"{s.bench}.sbatch")] + list(s.args)
         if not s.array_mode:
@@ -250,7 +255,8 @@ class Submitter:
             self.record_call()
         groups = itertools.groupby(self.c.points(), key=lambda p: (p.sweep, p.scaling, p.launcher))
         for (s, scaling, launcher), points in groups:
-            how = launcher + (f" --mpi={s.srun_mpi}" if launcher == "srun" else "")
+            how = launcher + ((f" --mpi={s.srun_mpi}" if s.srun_mpi else " (the site's MpiDefault)")
+                              if launcher == "srun" else "")
             say(f"# submit-sweep: {s.bench}, campaign {self.c.name} ({self.cdir}), scaling {scaling}, launcher {how}, "
                 f"gpus/node {s.gpus_per_node}" + (f", {s.repeat} passes" if s.repeat > 1 else "")
                 + (", DRY RUN" if self.dry else ""))

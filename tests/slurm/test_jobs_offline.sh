@@ -79,12 +79,13 @@ expect "a bad campaign is refused" 2 "campaign '../x'" "${alloc[@]}" SCALEPROBE_
 mkdir -p "$W/launch"
 cat >"$W/launch/srun" <<'FAKE'
 #!/bin/bash
+[ "$1" = --version ] && { echo "${FAKE_MPIRUN_VERSION:-mpirun (Open MPI) 4.1.4}"; exit 0; }
 all="$*" n=1
 while [ $# -gt 0 ]; do
   case $1 in
     --ntasks=*) n=${1#*=};;
-    -np) n=$2; shift;;
-    --map-by|-x) shift;;
+    -np|-n) n=$2; shift;;
+    --map-by|-x|-ppn|-bind-to|-genvlist) shift;;
     -*) ;;
     *) break;;
   esac
@@ -114,6 +115,19 @@ expect "weak bucket_sweep with a built-in layout runs (mpirun)" 0 "scaleprobe-jo
   "${one[@]}" SLURM_JOB_ID=81 FAKE_TRACE="$REAL" SCALEPROBE_SCALING=weak SCALEPROBE_LAUNCHER=mpirun bash "$ROOT/jobs/bucket_sweep.sbatch" --layout resnet50
 expect "mpirun: the binary gets --layout resnet50 --scaling weak" 0 '^binary: [^ ]*/collectives/bucket_sweep --layout resnet50 --scaling weak -o ' cat "$W/fake.log"
 expect "mpirun passes the SCALEPROBE_* provenance on (-x)" 0 '^launcher: mpirun .*-x SCALEPROBE_PASS .*-x SCALEPROBE_POINT' cat "$W/fake.log"
+# The launcher follows the site: srun without --mpi unless a plugin is set; mpirun's flags by flavor.
+expect "srun job without a plugin set runs" 0 "scaleprobe-job: OK " "${one[@]}" SCALEPROBE_CAMPAIGN=launchers SLURM_JOB_ID=82 FAKE_TRACE="$REAL" bash "$AR" --sizes 8
+expect "no --mpi given to srun: the site's MpiDefault" 0 '^launcher: srun --export=ALL --nodes=1 --ntasks=1 --ntasks-per-node=1 --cpus-per-task=1 --kill-on-bad-exit=1 /[^ ]*/allreduce_perf ' \
+  grep '^launcher:' "$W/fake.log"
+expect "srun job with SCALEPROBE_SRUN_MPI=pmix runs" 0 "scaleprobe-job: OK " "${one[@]}" SCALEPROBE_CAMPAIGN=launchers SLURM_JOB_ID=83 SCALEPROBE_SRUN_MPI=pmix FAKE_TRACE="$REAL" bash "$AR" --sizes 8
+expect "SCALEPROBE_SRUN_MPI=pmix: srun --mpi=pmix" 0 '^launcher: srun .* --mpi=pmix /[^ ]*/allreduce_perf ' grep '^launcher:' "$W/fake.log"
+expect "MPICH/Hydra mpirun job runs" 0 "scaleprobe-job: OK " "${one[@]}" SCALEPROBE_CAMPAIGN=launchers SLURM_JOB_ID=84 SCALEPROBE_LAUNCHER=mpirun \
+  FAKE_MPIRUN_VERSION="HYDRA build details:" FAKE_TRACE="$REAL" bash "$AR" --sizes 8
+expect "MPICH/Hydra (from mpirun --version): -n, -ppn, -bind-to core:C, -genvlist with the provenance" 0 \
+  '^launcher: mpirun -n 1 -ppn 1 -bind-to core:1 -genvlist OMP_NUM_THREADS,OMP_PROC_BIND,OMP_PLACES,OPENBLAS_NUM_THREADS,.*SCALEPROBE_POINT' \
+  grep '^launcher:' "$W/fake.log"
+expect "an unrecognised mpirun: one line naming the fix, exit 2" 2 '^scaleprobe-job: error: .*set SCALEPROBE_MPIRUN_FLAVOR=openmpi\|mpich$' \
+  "${one[@]}" SCALEPROBE_CAMPAIGN=launchers SLURM_JOB_ID=85 SCALEPROBE_LAUNCHER=mpirun FAKE_MPIRUN_VERSION="some other mpirun" FAKE_TRACE="$REAL" bash "$AR" --sizes 8
 t=$W/results/default/allreduce_N1_t1_c1_p3_j90_1.h5
 expect "array task: point and pass from SCALEPROBE_ARRAY_POINTS (NxTxCpK)" 0 "scaleprobe-job: OK $t\$" \
   "${one[@]}" SLURM_JOB_ID=91 SLURM_ARRAY_JOB_ID=90 SLURM_ARRAY_TASK_ID=1 SCALEPROBE_ARRAY_POINTS=1x1x1:1x1x1p3 \
@@ -177,11 +191,17 @@ expect "weak bucket_sweep with a built-in layout is accepted" 0 'SCALEPROBE_SCAL
 out=$("$SUB" --bench allreduce --campaign c1 --nodes 1,2 --tasks-per-node 1,2 --cpus-per-task 2 --time 7 --partition p1 --account a1 \
       --qos q1 --sbatch-opt=--exclusive --analysis --dry-run -- --sizes 8,1K -a ring 2>&1)
 if [ "$(grep -c '^sbatch .*allreduce.sbatch' <<<"$out")" = 4 ] &&
-   grep -q -- '^sbatch --parsable --job-name=sp-allreduce-N2t2c2 --nodes=2 --ntasks-per-node=2 --cpus-per-task=2 --time=7 --partition=p1 --account=a1 --qos=q1 --exclusive --output=[^ ]*/c1/logs/allreduce_N2_t2_c2_j%j.out --export=ALL,SCALEPROBE_ROOT=[^ ]*,SCALEPROBE_CAMPAIGN=c1,SCALEPROBE_SCALING=strong,SCALEPROBE_LAUNCHER=srun,SCALEPROBE_SRUN_MPI=pmix,SCALEPROBE_GPUS_PER_NODE=0 [^ ]*/jobs/allreduce.sbatch --sizes 8,1K -a ring$' <<<"$out" &&
+   grep -q -- '^sbatch --parsable --job-name=sp-allreduce-N2t2c2 --nodes=2 --ntasks-per-node=2 --cpus-per-task=2 --time=7 --partition=p1 --account=a1 --qos=q1 --exclusive --output=[^ ]*/c1/logs/allreduce_N2_t2_c2_j%j.out --export=ALL,SCALEPROBE_ROOT=[^ ]*,SCALEPROBE_CAMPAIGN=c1,SCALEPROBE_SCALING=strong,SCALEPROBE_LAUNCHER=srun,SCALEPROBE_GPUS_PER_NODE=0 [^ ]*/jobs/allreduce.sbatch --sizes 8,1K -a ring$' <<<"$out" &&
    grep -q -- "^sbatch --parsable --job-name=sp-report --ntasks=1 --time=7 --partition=p1 --account=a1 --qos=q1 --exclusive '--dependency=afterany:<job ids of the jobs above>' .*jobs/report.sbatch$" <<<"$out" &&
    grep -q '^# dry run: 4 point(s) to run; nothing submitted, nothing written$' <<<"$out" &&
    [ ! -e "$W/results/c1" ]; then ok "dry run: grid lines, sbatch options, afterany report line, nothing written"
 else no "dry run lines: $out"; fi
+out=$("$SUB" --bench allreduce --nodes 2 --dry-run 2>&1)
+grep -q -- '^sbatch .* --exclusive --output=.*allreduce.sbatch$' <<<"$out" && ! grep -q SCALEPROBE_SRUN_MPI <<<"$out" &&
+  ok "benchmark jobs are exclusive by default; no srun plugin forced" || no "default exclusive: $out"
+out=$("$SUB" --bench allreduce --nodes 2 --shared --srun-mpi pmix --analysis --dry-run 2>&1)
+! grep -q -- '--exclusive' <<<"$out" && grep -q 'SCALEPROBE_SRUN_MPI=pmix,' <<<"$out" &&
+  ok "--shared: no --exclusive; --srun-mpi exported" || no "--shared: $out"
 out=$("$SUB" --bench allreduce --nodes 2 --tasks-per-node 4 --gpus-per-node 4 --launcher mpirun --dry-run 2>&1)
 grep -q -- '--gpus-per-node=4 .*SCALEPROBE_LAUNCHER=mpirun,.*SCALEPROBE_GPUS_PER_NODE=4 ' <<<"$out" && grep -q 'allreduce_N2_t4_c1_g4_mpirun_j%j.out' <<<"$out" &&
   ok "dry run: GPU option wired through" || no "dry run GPU: $out"
@@ -228,14 +248,14 @@ EOF
 out=$("$SUB" --file "$C/two.toml" --dry-run 2>&1)
 lines=$(grep '^sbatch ' <<<"$out" | grep -o -- '--job-name=[^ ]*' | tr '\n' ' ')
 if [ "$lines" = "--job-name=sp-allreduce-N1t1c1 --job-name=sp-allreduce-N2t1c1 --job-name=sp-allreduce-N1t1c1_weak --job-name=sp-allreduce-N2t1c1_weak --job-name=sp-bucket_sweep-array_mpirun --job-name=sp-report " ] &&
-   grep -q -- '^sbatch --parsable --job-name=sp-allreduce-N2t1c1_weak --nodes=2 .*--time=00:05:00 --partition=p1 --output=[^ ]*/files/two/logs/allreduce_N2_t1_c1_weak_j%j.out .*SCALEPROBE_SCALING=weak,.* [^ ]*/jobs/allreduce.sbatch --sizes 8,1K -a ring$' <<<"$out" &&
+   grep -q -- '^sbatch --parsable --job-name=sp-allreduce-N2t1c1_weak --nodes=2 .*--time=00:05:00 --partition=p1 --exclusive --output=[^ ]*/files/two/logs/allreduce_N2_t1_c1_weak_j%j.out .*SCALEPROBE_SCALING=weak,.* [^ ]*/jobs/allreduce.sbatch --sizes 8,1K -a ring$' <<<"$out" &&
    grep -q -- '--array=0-1 --nodes=1 --ntasks-per-node=2 --cpus-per-task=1 --time=3 --partition=p1 .*SCALEPROBE_LAUNCHER=mpirun,.*SCALEPROBE_ARRAY_POINTS=1x1x1:1x2x1 [^ ]*/jobs/bucket_sweep.sbatch --layout resnet50$' <<<"$out" &&
    grep -q -- "--job-name=sp-report --ntasks=1 --time=00:05:00 --partition=p1 '--dependency=afterany:<job ids of the jobs above>'" <<<"$out" &&
    grep -q '^# dry run: 6 point(s) to run' <<<"$out" && [ ! -e "$W/results/files" ]; then ok "campaign file: expansion in order, defaults, per-sweep time, array, report"
 else no "campaign file dry run: $out"; fi
 [ "$out" = "$("$SUB" --file "$C/two.json" --dry-run 2>&1)" ] && ok "the same campaign as JSON gives the same lines" || no "TOML and JSON differ"
 out=$("$SUB" --file "$C/two.toml" --campaign other --time 9 --nodes 4 --dry-run 2>&1)
-[ "$(grep -c -- '^sbatch .*--nodes=4 .*--time=9 --partition=p1 --output=[^ ]*/other/logs/' <<<"$out")" = 3 ] &&
+[ "$(grep -c -- '^sbatch .*--nodes=4 .*--time=9 --partition=p1 --exclusive --output=[^ ]*/other/logs/' <<<"$out")" = 3 ] &&
   grep -q -- '--job-name=sp-report --ntasks=1 --time=9 ' <<<"$out" &&
   ok "flags beside --file override the file (campaign, time, nodes)" || no "overrides: $out"
 bad_file() {  # bad_file NAME PATTERN TOML-TEXT: the file is refused with one line naming it
