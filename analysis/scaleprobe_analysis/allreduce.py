@@ -45,6 +45,7 @@ from .series import series, series_columns, series_labels, timing_contention, ti
 from .textfmt import format_bytes, markdown_table
 from .trace import Trace
 
+SUMMARY_TABLE = "summary"  # the per-case table `export` writes
 KIND = "allreduce"
 CASE_KEYS = ("algorithm", "dtype", "op", "placement", "bytes")
 CASE_AXIS = "case: algorithm and message size (bytes; K = 1024)"

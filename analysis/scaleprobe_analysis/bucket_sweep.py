@@ -32,6 +32,7 @@ from .series import series, series_columns, series_labels, timing_contention, ti
 from .textfmt import markdown_table
 from .trace import Trace
 
+SUMMARY_TABLE = "summary"  # the per-case table `export` writes
 KIND = "bucket_sweep"
 CASE_KEYS = ("layout", "algorithm", "cap")
 CASE_AXIS = "case: algorithm and bucket cap (MiB)"

@@ -1,4 +1,4 @@
-"""Command line: ``scaleprobe-analyze {check,fit,plot,report,timeline,compare} ...``.
+"""Command line: ``scaleprobe-analyze {check,fit,plot,report,export,timeline,compare} ...``.
 
 Every refusal of a bad trace is reported as the single line
 ``scaleprobe-analyze: error: <file>: <problem>`` on stderr with exit status 1; usage errors
@@ -15,6 +15,7 @@ from pathlib import Path
 from . import allreduce
 from .alphabeta import fit_summary
 from .campaign import Campaign, load_campaign, scan_campaign, scan_of, trace_stem
+from .export import export
 from .compare import IMPROVEMENT, REGRESSION, STATS, compare_campaigns, render
 from .kinds import module_for
 from .plots import plot_campaign
@@ -86,6 +87,19 @@ def cmd_report(args) -> int:
     scan = scan_of(_campaign(args.campaign)) if _is_file(args.campaign) else scan_campaign(args.campaign)
     out = Path(args.output) if args.output else scan.root / "report"
     print(write_report(scan, out, args.case, args.trace_figures))
+    return 0
+
+
+def cmd_export(args) -> int:
+    if args.format == "csv" and not args.output:
+        _error("export --format csv needs -o DIR (one CSV file per table)")
+        return 2
+    scan = scan_of(_campaign(args.campaign)) if _is_file(args.campaign) else scan_campaign(args.campaign)
+    if not scan.campaign.traces:
+        _error(f"{args.campaign}: no valid trace to export")
+        return 1
+    for path in export(scan, args.format, Path(args.output) if args.output else None):
+        print(path)
     return 0
 
 
@@ -178,6 +192,16 @@ def build_parser() -> argparse.ArgumentParser:
                         f"{DEFAULT_MAX_EVENTS}); whole iterations are kept, iteration 0 of every case "
                         f"first, and what was dropped is printed")
     p.set_defaults(func=cmd_timeline)
+    p = sub.add_parser("export", help="a campaign's per-case summary tables as CSV or JSON",
+                       description="Every valid trace's per-case table (allreduce and bucket_sweep: summary; train: "
+                                   "cases), each row prefixed with its run (trace, point, pass, nodes, tasks per node, "
+                                   "cpus per task, ranks, scaling, launcher, CPU, measured or simulated), and the "
+                                   "campaign status (every expected run). Values unrounded. Schema: docs/trace-schema.md.")
+    p.add_argument("campaign", metavar="DIR", help="campaign directory (or one trace file)")
+    p.add_argument("--format", choices=("csv", "json"), default="json", help="default json")
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="json: the file (default standard output); csv: a directory, one <table>.csv per table")
+    p.set_defaults(func=cmd_export)
     p = sub.add_parser(
         "compare", help="compare two campaigns or traces row by row (regression / improvement / within noise)",
         description="Match summary rows (allreduce: algorithm, dtype, op, placement, bytes; bucket_sweep: "

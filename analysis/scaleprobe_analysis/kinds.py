@@ -18,7 +18,8 @@ Every kind module provides:
   trace cannot be compared), and per (case, iteration) the slowest rank's time in µs;
 - ``case_args(trace)`` and ``timeline_events(trace, pid, samples)``: the fields naming a case in
   a timeline event, and the kind's own event layout (None: one track per rank); ``TIMELINE_NOTE``;
-- ``campaign_sections(points, options) -> [campaign.Section]``: the cross-point sections.
+- ``campaign_sections(points, options) -> [campaign.Section]``: the cross-point sections;
+- ``SUMMARY_TABLE``: the name of its per-case table, what ``export`` writes.
 """
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ from . import allreduce, bucket_sweep, train
 MODULES: dict[str, ModuleType] = {m.KIND: m for m in (allreduce, bucket_sweep, train)}
 INTERFACE = (  # every module in MODULES defines these (checked by tests/python/test_structure.py)
     "KIND", "figures", "report_tables", "case_labels", "rank_times", "CASE_AXIS", "IMBALANCE_NOTE", "CASE_KEYS",
-    "case_table", "iteration_times", "case_args", "timeline_events", "TIMELINE_NOTE", "campaign_sections")
+    "case_table", "iteration_times", "case_args", "timeline_events", "TIMELINE_NOTE", "campaign_sections",
+    "SUMMARY_TABLE")
 
 
 def module_for(kind: str) -> ModuleType | None:

@@ -30,6 +30,7 @@ from .train_figures import (breakdown_figure, bucket_cap_figure, contention_figu
 from .train_tables import (BREAKDOWN_COLUMNS, ScalingGroup, breakdown_table, case_label, cases_table, group_slug,
                            has_engine_tables, scaling_groups, step_contention, summarised)
 
+SUMMARY_TABLE = "cases"  # the per-case table `export` writes
 KIND = "train"
 CASE_KEYS = ("model", "ranks", "global_batch", "algorithm", "bucket_cap")
 CASE_AXIS = "case: algorithm and bucket cap (MiB)"
