@@ -31,7 +31,7 @@ expect_error "smaller than one bf16 element"  $A -b 1 -e 64 -d bf16
 expect_error "message size 2 bytes = 2 per rank x 1 ranks is smaller than one f32 element" $A --sizes 2 --scaling weak
 expect_error "message size 88.8P (99999999999999999 bytes): its buffers need" $A --sizes 99999999999999999
 expect_error "message size 799P (900000000000000000 bytes): its buffers need" $A --sizes 8,900000000000000000
-expect_error "leaves each of its ranks" $A --sizes 1T --no-membw
+expect_error "leaves each of its ranks" $A --sizes 1024G --no-membw
 expect_error "size '18446744073709551616' does not fit in 64 bits" $A --sizes 18446744073709551616
 expect_error "size '17179869184G' does not fit in 64 bits" $A -e 17179869184G
 expect_error "does not fit in 64 bits"  $A --sizes 8,18014398509481984K
