@@ -105,6 +105,35 @@ std::size_t membw_bytes_option(const std::string& text) {
   return static_cast<std::size_t>(bytes);
 }
 
+// Refuses, before anything is allocated, a message smaller than one element of a dtype (it would
+// run with count 0 and say nothing) and one whose case buffers (case_memory_bytes) do not fit in
+// the rank's share of its node's memory (rank_memory_budget). Collective: every rank decides alike.
+void check_message_sizes(const std::vector<std::uint64_t>& nominal, const std::vector<std::uint64_t>& message_bytes,
+                         const std::vector<std::string>& dtypes, std::size_t chunk, bool weak, const Session& s) {
+  auto bytes = [](std::uint64_t b) { return b < 1024 ? fmt::format("{} bytes", b) : fmt::format("{} ({} bytes)", format_size(b), b); };
+  auto label = [&](std::size_t k) {
+    return weak ? fmt::format("message size {} = {} per rank x {} ranks", bytes(message_bytes[k]), nominal[k], s.size)
+                : fmt::format("message size {}", bytes(message_bytes[k]));
+  };
+  for (std::size_t k = 0; k < message_bytes.size(); ++k)
+    for (const std::string& dt : dtypes)
+      if (message_bytes[k] < size_of(parse_dtype(dt)))
+        throw UsageError(fmt::format("{} is smaller than one {} element ({} bytes)", label(k), dt, size_of(parse_dtype(dt))));
+  const std::uint64_t budget = rank_memory_budget(s.comm);
+  for (std::size_t k = 0; k < message_bytes.size(); ++k) {
+    std::uint64_t need = 0;
+    try {
+      need = case_memory_bytes(message_bytes[k], chunk);
+    } catch (const Error&) {
+      need = UINT64_MAX;
+    }
+    if (need > budget)
+      throw UsageError(fmt::format("{}: its buffers need {} per rank (3 x the message + workspace), more than the "
+                                   "{} this node's memory leaves each of its ranks", label(k), format_size(need),
+                                   format_size(budget)));
+  }
+}
+
 int run(Session& s) {
   Options o;
   CLI::App app{"allreduce_perf: allreduce latency/bandwidth sweep over algorithms, sizes and dtypes", "allreduce_perf"};
@@ -134,12 +163,6 @@ int run(Session& s) {
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
-  // Send, receive and verification buffers: refuse what cannot fit before allocating anything.
-  const std::uint64_t memory = physical_memory_bytes();
-  for (std::uint64_t b : message_bytes)
-    if (memory > 0 && b > memory / 4)
-      throw UsageError(fmt::format("message size {} exceeds this machine's memory ({}) for its buffers",
-                                   format_size(b), format_size(memory)));
   std::vector<std::string> algos = parse_choice_list(o.algorithms, algorithm_names(), "algorithm");
   std::vector<std::string> dtypes = parse_choice_list(o.dtypes, {"f32", "f64", "i32", "bf16"}, "dtype");
   std::size_t chunk = 0;
@@ -149,6 +172,7 @@ int run(Session& s) {
     throw UsageError(e.what());
   }
   if (chunk == 0) throw UsageError("--chunk must be at least 1 byte");
+  check_message_sizes(sizes, message_bytes, dtypes, chunk, o.run.weak(), s);
   std::vector<bool> placements;
   if (o.placement != "in") placements.push_back(false);
   if (o.placement != "out") placements.push_back(true);
@@ -190,6 +214,7 @@ int run(Session& s) {
   std::map<std::tuple<std::uint64_t, std::string, bool>, double> mpi_time;
   Workspace ws;
   long long total_wrong = 0;
+  std::uint64_t evicted_bytes = 0;  // this rank's, over every timed call (--off-cache)
   std::string first_wrong;
   std::int64_t case_id = 0;
   for (std::size_t k = 0; k < sizes.size(); ++k) {
@@ -203,6 +228,7 @@ int run(Session& s) {
           log::debug("case {}: {} {} {} B {}, {} iterations", case_id, an, dt, c.bytes(),
                      in_place ? "in place" : "out of place", iters);
           TimedRun r = time_case(c, {o.run.iters, o.run.warmup, o.run.barrier(), o.run.off_cache}, iters, warmup, s.comm, ws);
+          evicted_bytes += r.evicted_bytes;
           long long wrong = verify_case(c, s.comm, ws);
           CaseStats st = case_stats(r, s.comm);
           auto key = std::make_tuple(bytes, dt, in_place);
@@ -235,6 +261,7 @@ int run(Session& s) {
   trace.write_table("samples", samples.samples_table(), TableScope::per_rank, "every timed iteration of every rank");
   trace.write_table("ranks", ranks, TableScope::per_rank, "rank -> host -> core map");
   trace.set_attribute("wrong_elements", static_cast<std::int64_t>(total_wrong));
+  trace.set_attribute("off_cache_evicted_bytes", static_cast<std::int64_t>(evicted_bytes));
   auto path = trace.commit();
   if (s.rank == 0) {
     fmt::print("# trace: {}\n", path.string());

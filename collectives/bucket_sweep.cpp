@@ -26,6 +26,8 @@ namespace {
 using namespace sp;
 using namespace sp::coll;
 
+constexpr std::size_t kBucketChunkBytes = 1 << 20;  // pipelining segment of ring and tree
+
 struct Case {
   const Algorithm* algorithm;
   BucketCap cap;
@@ -42,7 +44,7 @@ PhaseSample run_iteration(const Case& c, void* grads, Dtype dt, MPI_Comm comm, W
   for (std::size_t b = 0; b < c.buckets.size(); ++b) {
     void* p = base + c.buckets[b].offset * size_of(dt);
     one.start();
-    c.algorithm->run({p, p, c.buckets[b].numel, dt, Op::sum, comm, &ws, 1 << 20});
+    c.algorithm->run({p, p, c.buckets[b].numel, dt, Op::sum, comm, &ws, kBucketChunkBytes});
     PhaseSample s = one.stop();
     if (log) {
       log->add(case_id, iter, 1, static_cast<std::int64_t>(b), s);
@@ -87,6 +89,23 @@ int run(Session& s) {
   std::vector<std::string> algos = parse_choice_list(algos_text, names, "algorithm");
   Dtype dt = parse_dtype(dtype_text);
   const std::size_t n = layout.total_numel();
+  // The gradients, their pattern and the expected result (3 x the layout's bytes) and the
+  // workspace must fit in this rank's share of the node's memory: refused before allocating.
+  {
+    const std::uint64_t budget = rank_memory_budget(s.comm);
+    std::uint64_t layout_bytes = 0, need = 0;
+    try {
+      layout_bytes = checked_product(n, size_of(dt), "layout bytes");
+      need = case_memory_bytes(layout_bytes, kBucketChunkBytes);
+    } catch (const Error&) {
+      need = UINT64_MAX;
+    }
+    if (need > budget)
+      throw UsageError(fmt::format("layout {}{}: {} elements of {} need {} per rank (3 x the gradients + workspace), more "
+                                   "than the {} this node's memory leaves each of its ranks", layout.name,
+                                   ro.weak() ? fmt::format(" x {} ranks", s.size) : "", n, dtype_text,
+                                   format_size(need), format_size(budget)));
+  }
   const int iters = ro.iters > 0 ? ro.iters : 10;
   const int warmup = ro.warmup >= 0 ? ro.warmup : 2;
 
@@ -112,10 +131,15 @@ int run(Session& s) {
     std::fflush(stdout);
   }
 
-  std::vector<std::byte> grads(std::max<std::size_t>(n * size_of(dt), 1));
+  // Every iteration, timed or not, starts from the verification pattern (copied back untimed), so
+  // the timed allreduces reduce non-zero data and repeated in-place sums never grow.
+  std::vector<std::byte> pattern(std::max<std::size_t>(n * size_of(dt), 1));
+  fill_pattern(pattern.data(), n, dt, s.rank, s.size);
+  std::vector<std::byte> grads(pattern.size());
   // The verification's expected result depends only on the layout, dtype and rank count: once.
   std::vector<std::byte> want(grads.size());
   fill_expected(want.data(), n, dt, Op::sum, s.size);
+  std::uint64_t evicted_bytes = 0;
   SampleLog samples({{"iteration", "allreduce of every bucket, in backward order"},
                      {"bucket_allreduce", "one bucket's allreduce"}});
   Table summary, bucket_table;
@@ -126,21 +150,27 @@ int run(Session& s) {
       std::int64_t id = static_cast<std::int64_t>(summary.rows());
       Case c{&find_algorithm(an), cap, pack_buckets(layout, size_of(dt), cap)};
       log::debug("case {}: {} cap {} ({} buckets)", id, an, cap.label, c.buckets.size());
-      std::fill(grads.begin(), grads.end(), std::byte{0});
-      for (int i = 0; i < warmup; ++i) run_iteration(c, grads.data(), dt, s.comm, ws, nullptr, id, i, nullptr);
+      for (int i = 0; i < warmup; ++i) {
+        grads = pattern;
+        run_iteration(c, grads.data(), dt, s.comm, ws, nullptr, id, i, nullptr);
+      }
       std::vector<double> bucket_time(c.buckets.size(), 0.0);
       TimedRun r;
       SP_MPI_CHECK(MPI_Barrier(s.comm));
       double rq0 = thread_runqueue_wait_seconds();
       for (int i = 0; i < iters; ++i) {
-        if (ro.off_cache) flush_from_cache(grads.data(), grads.size());
+        grads = pattern;  // before the eviction, so --off-cache still starts every iteration cold
+        if (ro.off_cache) {
+          flush_from_cache(grads.data(), grads.size());
+          evicted_bytes += grads.size();
+        }
         if (ro.barrier()) SP_MPI_CHECK(MPI_Barrier(s.comm));
         r.samples.push_back(run_iteration(c, grads.data(), dt, s.comm, ws, &samples, id, i, &bucket_time));
       }
       double rq1 = thread_runqueue_wait_seconds();
       r.runqueue_wait_s = rq0 >= 0 && rq1 >= 0 ? rq1 - rq0 : -1;
       // Verification: pattern in, one iteration, exact expected result out.
-      fill_pattern(grads.data(), n, dt, s.rank, s.size);
+      grads = pattern;
       run_iteration(c, grads.data(), dt, s.comm, ws, nullptr, id, -1, nullptr);
       long long wrong = static_cast<long long>(count_mismatches(grads.data(), want.data(), n, dt));
       SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG_LONG, MPI_SUM, s.comm));
@@ -203,6 +233,7 @@ int run(Session& s) {
   trace.write_table("samples", samples.samples_table(), TableScope::per_rank, "every timed iteration and bucket of every rank");
   trace.write_table("ranks", rank_map_row(), TableScope::per_rank, "rank -> host -> core map");
   trace.set_attribute("wrong_elements", static_cast<std::int64_t>(total_wrong));
+  trace.set_attribute("off_cache_evicted_bytes", static_cast<std::int64_t>(evicted_bytes));
   auto path = trace.commit();
   if (s.rank == 0) fmt::print("# trace: {}\n", path.string());
   if (total_wrong > 0) {

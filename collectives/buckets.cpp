@@ -14,7 +14,7 @@ namespace {
 
 void add(GradientLayout& l, std::string name, std::initializer_list<std::size_t> shape) {
   std::size_t n = 1;
-  for (std::size_t d : shape) n *= d;
+  for (std::size_t d : shape) n = checked_product(n, d, name);
   l.tensors.push_back({std::move(name), n});
 }
 
@@ -86,22 +86,38 @@ GradientLayout bert_base() {
 std::size_t parse_count(std::string_view s, const std::string& where) {
   std::size_t v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec == std::errc::result_out_of_range && end == s.data() + s.size())
+    fail("{}: tensor dimension '{}' does not fit in 64 bits", where, s);
   if (ec != std::errc() || end != s.data() + s.size() || v == 0)
     fail("{}: malformed tensor size '{}' (expected e.g. 9408 or 64x3x7x7)", where, s);
   return v;
+}
+
+// The running total of a layout, refused past kMaxLayoutElements (naming `where`).
+std::size_t add_elements(std::size_t total, std::size_t numel, const std::string& where) {
+  std::size_t sum = 0;
+  if (__builtin_add_overflow(total, numel, &sum) || sum > kMaxLayoutElements)
+    fail("{}: the layout would hold more than {} elements ({} before this tensor of {}): its byte count "
+         "would not fit in 64 bits", where, kMaxLayoutElements, total, numel);
+  return sum;
 }
 
 }  // namespace
 
 std::size_t GradientLayout::total_numel() const {
   std::size_t n = 0;
-  for (const auto& t : tensors) n += t.numel;
+  for (const auto& t : tensors) n = add_elements(n, t.numel, "layout '" + name + "' tensor '" + t.name + "'");
   return n;
 }
 
 GradientLayout GradientLayout::scaled(std::size_t factor) const {
   GradientLayout out = *this;
-  for (TensorSpec& t : out.tensors) t.numel = checked_product(t.numel, factor, "--scaling weak tensor '" + t.name + "'");
+  std::size_t total = 0;
+  for (TensorSpec& t : out.tensors) {
+    const std::string what = "--scaling weak tensor '" + t.name + "'";
+    t.numel = checked_product(t.numel, factor, what);
+    total = add_elements(total, t.numel, what);
+  }
   return out;
 }
 
@@ -117,6 +133,7 @@ GradientLayout load_layout_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) fail("cannot open gradient layout file '{}'", path);
   GradientLayout l{path, {}};
+  std::size_t total = 0;
   std::string line;
   for (int lineno = 1; std::getline(in, line); ++lineno) {
     if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
@@ -130,9 +147,11 @@ GradientLayout load_layout_file(const std::string& path) {
     std::size_t n = 1;
     for (std::size_t pos = 0; pos <= shape.size();) {
       std::size_t x = std::min(shape.find('x', pos), shape.size());
-      n *= parse_count(std::string_view(shape).substr(pos, x - pos), where);
+      std::size_t d = parse_count(std::string_view(shape).substr(pos, x - pos), where);
+      if (__builtin_mul_overflow(n, d, &n)) fail("{}: tensor shape '{}' has more elements than fit in 64 bits", where, shape);
       pos = x + 1;
     }
+    total = add_elements(total, n, where);
     l.tensors.push_back({w.size() == 2 ? w[0] : "tensor" + std::to_string(l.tensors.size()), n});
   }
   if (l.tensors.empty()) fail("gradient layout file '{}' lists no tensors", path);
@@ -160,12 +179,15 @@ std::vector<Bucket> pack_buckets(const GradientLayout& layout, std::size_t eleme
   std::vector<Bucket> buckets;
   Bucket current;
   std::size_t offset = 0;
+  // The layout's total is bounded (kMaxLayoutElements), so these sums and products cannot wrap
+  // for elements of up to 8 bytes; checked anyway, as layouts can be built in code.
   for (int i = static_cast<int>(layout.tensors.size()) - 1; i >= 0; --i) {
+    const std::string& what = layout.tensors[i].name;
     current.tensors.push_back(i);
-    current.numel += layout.tensors[i].numel;
-    offset += layout.tensors[i].numel;
+    current.numel = checked_sum(current.numel, layout.tensors[i].numel, what);
+    offset = checked_sum(offset, layout.tensors[i].numel, what);
     std::size_t limit = buckets.empty() ? cap.first_bytes : cap.cap_bytes;
-    if (current.numel * element_bytes >= limit) {
+    if (checked_product(current.numel, element_bytes, what) >= limit) {
       buckets.push_back(std::move(current));
       current = Bucket{offset, 0, {}};
     }

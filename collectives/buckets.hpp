@@ -8,11 +8,16 @@
 // bucket may exceed its cap by less than one tensor.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace sp::coll {
+
+// The most elements a layout may hold: its byte count must fit in 64 bits for every element type
+// (up to 8 bytes), so a file cannot make a wrapped byte count allocate too little.
+inline constexpr std::size_t kMaxLayoutElements = SIZE_MAX / 8;
 
 struct TensorSpec {
   std::string name;
@@ -22,8 +27,8 @@ struct TensorSpec {
 struct GradientLayout {
   std::string name;
   std::vector<TensorSpec> tensors;  // forward order
-  std::size_t total_numel() const;
-  // Weak scaling: every tensor factor times larger (sp::Error if a count overflows).
+  std::size_t total_numel() const;  // sp::Error past kMaxLayoutElements
+  // Weak scaling: every tensor factor times larger (sp::Error past kMaxLayoutElements).
   GradientLayout scaled(std::size_t factor) const;
 };
 
@@ -32,6 +37,7 @@ struct GradientLayout {
 std::vector<std::string> layout_preset_names();
 GradientLayout layout_preset(std::string_view name);  // throws sp::Error on an unknown name
 // Text file: one tensor per line, "name 64x3x7x7" or "name 9408" or just "9408"; '#' comments.
+// A shape whose product or a running total past kMaxLayoutElements is an sp::Error naming the line.
 GradientLayout load_layout_file(const std::string& path);
 // A preset name or a file path.
 GradientLayout load_layout(const std::string& name_or_path);

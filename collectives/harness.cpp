@@ -1,12 +1,15 @@
 #include "harness.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cmath>
 #include <cstring>
 
 #include "bf16.hpp"
 #include "core/error.hpp"
 #include "core/cache_flush.hpp"
+#include "core/sizes.hpp"
 
 namespace sp::coll {
 
@@ -17,28 +20,44 @@ int auto_iters(std::size_t bytes) {
 
 int auto_warmup(int iters) { return std::clamp(iters / 10, 2, 100); }
 
-CaseBuffers::CaseBuffers(std::size_t bytes, bool in_place) : in_place_(in_place) {
-  send_.assign(std::max<std::size_t>(bytes, 1), std::byte{0});
-  if (!in_place) recv_.assign(send_.size(), std::byte{0});
+CaseBuffers::CaseBuffers(const CaseSpec& spec, int rank, int nranks) : in_place_(spec.in_place) {
+  const std::size_t bytes = std::max<std::size_t>(spec.bytes(), 1);
+  send_.assign(bytes, std::byte{0});
+  fill_pattern(send_.data(), spec.count, spec.dtype, rank, nranks);
+  if (in_place_) other_ = send_;
+  else other_.assign(bytes, std::byte{0});
 }
 
-void CaseBuffers::evict_from_cache() const {
+void CaseBuffers::restore() {
+  if (in_place_) std::memcpy(send_.data(), other_.data(), send_.size());
+}
+
+std::uint64_t CaseBuffers::evict_from_cache() const {
   flush_from_cache(send_.data(), send_.size());
-  if (!in_place_) flush_from_cache(recv_.data(), recv_.size());
+  if (in_place_) return send_.size();
+  flush_from_cache(other_.data(), other_.size());
+  return send_.size() + other_.size();
 }
 
 TimedRun time_case(const CaseSpec& spec, const TimingOptions& opt, int iters, int warmup,
                    MPI_Comm comm, Workspace& ws) {
-  CaseBuffers buf(spec.bytes(), spec.in_place);
+  int rank = 0, size = 1;
+  SP_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  SP_MPI_CHECK(MPI_Comm_size(comm, &size));
+  CaseBuffers buf(spec, rank, size);
   const AllreduceArgs args{buf.send(), buf.recv(), spec.count, spec.dtype, spec.op, comm, &ws, spec.chunk_bytes};
-  for (int i = 0; i < warmup; ++i) spec.algorithm->run(args);
+  for (int i = 0; i < warmup; ++i) {
+    buf.restore();
+    spec.algorithm->run(args);
+  }
   TimedRun run;
   run.samples.reserve(iters);
   SP_MPI_CHECK(MPI_Barrier(comm));
   double rq0 = thread_runqueue_wait_seconds();
   PhaseTimer timer;
   for (int i = 0; i < iters; ++i) {
-    if (opt.off_cache) buf.evict_from_cache();
+    buf.restore();  // before the eviction, so --off-cache still starts every call cold
+    if (opt.off_cache) run.evicted_bytes += buf.evict_from_cache();
     if (opt.barrier) SP_MPI_CHECK(MPI_Barrier(comm));
     timer.start();
     spec.algorithm->run(args);
@@ -49,45 +68,102 @@ TimedRun time_case(const CaseSpec& spec, const TimingOptions& opt, int iters, in
   return run;
 }
 
+// The verification pattern.
+//
+// Exactness. Every integer n with |n| <= E is exact in the dtype: E = 2^24 (f32), 2^53 (f64),
+// 2^8 (bf16: 8 significant bits), 2^31 - 1 (i32). Inputs are integers in [-k, k], and at each
+// element at most C ranks have a non-zero input. Whatever order and grouping an algorithm adds
+// in, every partial sum is a sum of a subset of those inputs, so |partial sum| <= C k. With
+// C k <= E every input, partial sum and result is exactly representable, every addition is exact,
+// and all algorithms agree with the sequential reference bit for bit; max and min return one of
+// the inputs, exact anyway. Up to E ranks C = R (every rank contributes) and k = E / R, capped
+// at kMaxAmplitude. Beyond E ranks (bf16 past 256 ranks) the ranks fall into g = ceil(R / E)
+// groups by rank mod g, and only the group picked by a hash of the element index is non-zero
+// there: C = ceil(R / g) <= E and k = E / C >= 1. bf16 at 1, 2, 3, 5, 256, 1024 ranks:
+// k = 256, 128, 85, 51, 1, 1 (the last with 4 groups of 256).
+//
+// No short periods. Values come from a 64-bit mix of (rank, index) (splitmix64's finaliser, a
+// bijection), so no shift of a block by any count of elements, and no exchange of two ranks'
+// data, preserves the data except by chance (about 1 in 2k + 1 per element). The previous
+// pattern, (7 rank + 3 i) mod 17, repeated every 17 elements and every 17 ranks.
 namespace {
 
-// Small integers: exact in every dtype, and sums over up to 256/amplitude ranks stay exact in
-// bf16 (8 significant bits).
-int pattern_amplitude(Dtype d, int nranks) {
-  if (d != Dtype::bf16) return 8;
-  return std::clamp(256 / std::max(nranks, 1), 1, 8);
+constexpr std::int64_t kMaxAmplitude = 1000;
+
+std::uint64_t mix64(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
 }
 
-int pattern_value(int rank, std::size_t i, int amplitude) {
-  return static_cast<int>((rank * 7 + i * 3) % (2 * amplitude + 1)) - amplitude;
+// h in [0, 2^64) -> [0, n) without a division (the top 32 bits scaled).
+std::uint64_t scale_to(std::uint64_t h, std::uint64_t n) { return ((h >> 32) * n) >> 32; }
+
+std::int64_t value_with(const PatternShape& sh, int rank, std::size_t i) {
+  if (sh.groups > 1) {
+    const auto group = scale_to(mix64(i ^ 0x243f6a8885a308d3ull), std::uint64_t(sh.groups));
+    if (std::uint64_t(rank) % std::uint64_t(sh.groups) != group) return 0;
+  }
+  const std::uint64_t h = mix64(mix64(std::uint64_t(rank) ^ 0x5ca1ab1e00000000ull) + i);
+  return static_cast<std::int64_t>(scale_to(h, std::uint64_t(2 * sh.amplitude + 1))) - sh.amplitude;
 }
 
-void store(void* buf, std::size_t i, Dtype d, double v) {
+void store(void* buf, std::size_t i, Dtype d, std::int64_t v) {
   switch (d) {
     case Dtype::f32: static_cast<float*>(buf)[i] = static_cast<float>(v); break;
-    case Dtype::f64: static_cast<double*>(buf)[i] = v; break;
+    case Dtype::f64: static_cast<double*>(buf)[i] = static_cast<double>(v); break;
     case Dtype::i32: static_cast<std::int32_t*>(buf)[i] = static_cast<std::int32_t>(v); break;
     case Dtype::bf16: static_cast<std::uint16_t*>(buf)[i] = float_to_bf16(static_cast<float>(v)); break;
   }
 }
 
+std::int64_t expected_with(const PatternShape& sh, std::size_t i, Op o, int nranks) {
+  std::int64_t acc = value_with(sh, 0, i);
+  for (int r = 1; r < nranks; ++r) {
+    std::int64_t v = value_with(sh, r, i);
+    acc = o == Op::sum ? acc + v : o == Op::max ? std::max(acc, v) : std::min(acc, v);
+  }
+  return acc;
+}
+
 }  // namespace
 
+std::int64_t exact_integer_bound(Dtype d) {
+  switch (d) {
+    case Dtype::f32: return std::int64_t(1) << 24;
+    case Dtype::f64: return std::int64_t(1) << 53;
+    case Dtype::i32: return INT32_MAX;
+    case Dtype::bf16: return std::int64_t(1) << 8;
+  }
+  return 1;
+}
+
+PatternShape pattern_shape(Dtype d, int nranks) {
+  const std::int64_t e = exact_integer_bound(d), r = std::max(nranks, 1);
+  PatternShape sh;
+  sh.groups = static_cast<int>((r + e - 1) / e);
+  const std::int64_t contributors = (r + sh.groups - 1) / sh.groups;
+  sh.amplitude = std::min(kMaxAmplitude, e / contributors);
+  return sh;
+}
+
+std::int64_t pattern_value(int rank, std::size_t i, Dtype d, int nranks) {
+  return value_with(pattern_shape(d, nranks), rank, i);
+}
+
+std::int64_t expected_value(std::size_t i, Dtype d, Op o, int nranks) {
+  return expected_with(pattern_shape(d, nranks), i, o, nranks);
+}
+
 void fill_pattern(void* buf, std::size_t count, Dtype d, int rank, int nranks) {
-  int amp = pattern_amplitude(d, nranks);
-  for (std::size_t i = 0; i < count; ++i) store(buf, i, d, pattern_value(rank, i, amp));
+  const PatternShape sh = pattern_shape(d, nranks);
+  for (std::size_t i = 0; i < count; ++i) store(buf, i, d, value_with(sh, rank, i));
 }
 
 void fill_expected(void* buf, std::size_t count, Dtype d, Op o, int nranks) {
-  int amp = pattern_amplitude(d, nranks);
-  for (std::size_t i = 0; i < count; ++i) {
-    int acc = pattern_value(0, i, amp);
-    for (int r = 1; r < nranks; ++r) {
-      int v = pattern_value(r, i, amp);
-      acc = o == Op::sum ? acc + v : o == Op::max ? std::max(acc, v) : std::min(acc, v);
-    }
-    store(buf, i, d, acc);
-  }
+  const PatternShape sh = pattern_shape(d, nranks);
+  for (std::size_t i = 0; i < count; ++i) store(buf, i, d, expected_with(sh, i, o, nranks));
 }
 
 std::size_t count_mismatches(const void* got, const void* want, std::size_t count, Dtype d) {
@@ -104,18 +180,39 @@ long long verify_case(const CaseSpec& spec, MPI_Comm comm, Workspace& ws) {
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   std::size_t bytes = std::max<std::size_t>(spec.bytes(), 1);
-  std::vector<std::byte> send(bytes), recv(bytes), want(bytes), original(bytes);
+  // Three buffers (case_memory_bytes): the input is checked against a regenerated pattern.
+  std::vector<std::byte> send(bytes), recv(spec.in_place ? 0 : bytes), want(bytes);
   fill_pattern(send.data(), spec.count, spec.dtype, rank, size);
   fill_expected(want.data(), spec.count, spec.dtype, spec.op, size);
-  original = send;
   void* in = send.data();
   void* out = spec.in_place ? send.data() : recv.data();
   spec.algorithm->run({in, out, spec.count, spec.dtype, spec.op, comm, &ws, spec.chunk_bytes});
   long long wrong = static_cast<long long>(count_mismatches(out, want.data(), spec.count, spec.dtype));
   // Out of place must leave the input untouched.
-  if (!spec.in_place) wrong += static_cast<long long>(count_mismatches(send.data(), original.data(), spec.count, spec.dtype));
+  if (!spec.in_place) {
+    fill_pattern(want.data(), spec.count, spec.dtype, rank, size);
+    wrong += static_cast<long long>(count_mismatches(send.data(), want.data(), spec.count, spec.dtype));
+  }
   SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG_LONG, MPI_SUM, comm));
   return wrong;
+}
+
+std::uint64_t case_memory_bytes(std::uint64_t bytes, std::uint64_t chunk_bytes) {
+  const char* what = "memory for the case's buffers";
+  const std::uint64_t workspace = std::max(bytes, checked_product(4, std::min(chunk_bytes, bytes), what));
+  return checked_sum(checked_product(3, bytes, what), workspace, what);
+}
+
+std::uint64_t rank_memory_budget(MPI_Comm comm) {
+  MPI_Comm node = MPI_COMM_NULL;
+  int node_ranks = 1;
+  SP_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  SP_MPI_CHECK(MPI_Comm_size(node, &node_ranks));
+  SP_MPI_CHECK(MPI_Comm_free(&node));
+  const std::uint64_t memory = physical_memory_bytes();
+  unsigned long long budget = memory > 0 ? memory / std::uint64_t(std::max(node_ranks, 1)) : UINT64_MAX;
+  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &budget, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm));
+  return budget;
 }
 
 CaseStats case_stats(const TimedRun& run, MPI_Comm comm) {

@@ -36,39 +36,64 @@ struct TimingOptions {
 int auto_iters(std::size_t bytes);
 int auto_warmup(int iters);
 
-// Send/receive memory for the timed loop, zero-filled: sums stay zero however many times a buffer
-// is reduced in place, so the timed loop never meets overflow, infinities or denormals.
+// Send/receive memory for the timed loop, holding the verification pattern (fill_pattern) so the
+// timed calls reduce the same non-zero data the verification checks. Out of place the send buffer
+// is never written; in place restore() copies the pattern back before every call (untimed), so
+// repeated in-place sums never grow: no overflow (i32), infinities (f32, bf16) or rounding.
 class CaseBuffers {
  public:
-  CaseBuffers(std::size_t bytes, bool in_place);
+  CaseBuffers(const CaseSpec& spec, int rank, int nranks);
   void* send() { return send_.data(); }
-  void* recv() { return in_place_ ? send_.data() : recv_.data(); }
+  void* recv() { return in_place_ ? send_.data() : other_.data(); }
+  // In place: the pattern back into the buffer the last call overwrote. Out of place: nothing.
+  void restore();
   // --off-cache: the next call finds neither buffer in any cache. IMB rotates through buffers
   // larger than the cache instead, which costs gigabytes per rank under a 500 MiB L3.
-  void evict_from_cache() const;
+  // Returns the bytes evicted.
+  std::uint64_t evict_from_cache() const;
 
  private:
   bool in_place_;
-  std::vector<std::byte> send_, recv_;
+  std::vector<std::byte> send_, other_;  // other_: the receive buffer, or in place the pattern
 };
 
 // Times one case: warm-up, then iters timed calls, each bracketed by a PhaseTimer.
 struct TimedRun {
   std::vector<PhaseSample> samples;  // one per iteration, this rank
   double runqueue_wait_s = -1;       // this rank's run-queue wait over the timed loop (-1 unknown)
+  std::uint64_t evicted_bytes = 0;   // bytes evicted from the cache before timed calls (--off-cache)
 };
 TimedRun time_case(const CaseSpec& spec, const TimingOptions& opt, int iters, int warmup,
                    MPI_Comm comm, Workspace& ws);
 
-// Verification, outside the timer: rank r's element i is a small integer from (r, i), so every
-// reduction is exact in every dtype and the expected result is computed locally. Returns the
-// number of wrong elements summed over all ranks (collective).
+// Verification, outside the timer: rank r's element i is pattern_value(r, i, ...), a small
+// pseudo-random integer, so every reduction is exact in every dtype and the expected result is
+// computed locally. Returns the number of wrong elements summed over all ranks (collective).
 long long verify_case(const CaseSpec& spec, MPI_Comm comm, Workspace& ws);
 
-// Test helpers, also used by verify_case.
+// The verification pattern (see harness.cpp for why every sum is exact). Values depend on the
+// dtype and rank count only through their range.
+struct PatternShape {
+  std::int64_t amplitude = 1;  // values lie in [-amplitude, amplitude]
+  int groups = 1;              // at element i only the ranks of one group (rank mod groups) are non-zero
+};
+PatternShape pattern_shape(Dtype d, int nranks);
+// Largest E such that every integer of magnitude <= E is exact in the dtype.
+std::int64_t exact_integer_bound(Dtype d);
+std::int64_t pattern_value(int rank, std::size_t i, Dtype d, int nranks);
+std::int64_t expected_value(std::size_t i, Dtype d, Op o, int nranks);
 void fill_pattern(void* buf, std::size_t count, Dtype d, int rank, int nranks);
 void fill_expected(void* buf, std::size_t count, Dtype d, Op o, int nranks);
 std::size_t count_mismatches(const void* got, const void* want, std::size_t count, Dtype d);
+
+// Peak bytes per rank a case of a message of `bytes` holds: verification's send, receive and
+// expected buffers (3 x bytes; the timed loop holds 2 x bytes, freed before) plus the algorithms'
+// workspace, at most max(bytes (naive, rabenseifner), 4 x min(chunk, bytes) (tree: two children x
+// two segments)). sp::Error if it does not fit in 64 bits.
+std::uint64_t case_memory_bytes(std::uint64_t bytes, std::uint64_t chunk_bytes);
+// What one rank may hold: this node's physical memory divided by the ranks of comm on it, the
+// smallest over all ranks (collective; UINT64_MAX when no rank knows its memory).
+std::uint64_t rank_memory_budget(MPI_Comm comm);
 
 // Across-rank statistics of one timed case (collective; identical on every rank).
 struct CaseStats {

@@ -1,7 +1,8 @@
 // Every registered allreduce algorithm against an exactly known answer, at whatever rank count
-// mpiexec started (CTest runs 1, 2, 3, 4, 5 and 8). Inputs are small integers generated from
-// (rank, index), so every rank computes the expected reduction itself, and every sum is exact in
-// every dtype (|sum| <= 8 ranks * 8 = 64, well inside bf16's 8-bit significand): results must
+// mpiexec started (CTest runs 1, 2, 3, 4, 5 and 8). Inputs are the harness's verification pattern
+// (collectives/harness.hpp): pseudo-random small integers from (rank, index) with no short period
+// across elements or ranks, ranged per dtype and rank count so every partial sum is exact (the
+// derivation is in harness.cpp). Every rank computes the expected reduction itself; results must
 // match exactly.
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -10,11 +11,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <tuple>
 #include <string>
 #include <vector>
 
 #include "collectives/allreduce.hpp"
 #include "collectives/bf16.hpp"
+#include "collectives/harness.hpp"
 
 namespace sp::coll {
 namespace {
@@ -22,18 +26,15 @@ namespace {
 constexpr Dtype kDtypes[] = {Dtype::f32, Dtype::f64, Dtype::i32, Dtype::bf16};
 constexpr Op kOps[] = {Op::sum, Op::max, Op::min};
 
-// Rank `rank`'s input at index i: an integer in [-8, 8].
-long input_value(int rank, std::size_t i) {
-  return static_cast<long>((static_cast<std::size_t>(rank) * 7 + i * 3) % 17) - 8;
-}
+long input_value(int rank, std::size_t i, Dtype d, int nranks) { return static_cast<long>(pattern_value(rank, i, d, nranks)); }
 
-long expected_value(int nranks, std::size_t i, Op op) {
-  long r = input_value(0, i);
-  for (int k = 1; k < nranks; ++k) {
-    const long v = input_value(k, i);
-    r = op == Op::sum ? r + v : op == Op::max ? std::max(r, v) : std::min(r, v);
-  }
-  return r;
+// The expected reduction of elements [0, count), computed once per (dtype, op) and rank count and
+// reused by every algorithm and case (each element costs a pass over all ranks).
+const std::vector<long>& expected_prefix(int nranks, std::size_t count, Dtype d, Op op) {
+  static std::map<std::tuple<int, Dtype, Op>, std::vector<long>> cache;
+  std::vector<long>& v = cache[{nranks, d, op}];
+  for (std::size_t i = v.size(); i < count; ++i) v.push_back(static_cast<long>(sp::coll::expected_value(i, d, op, nranks)));
+  return v;
 }
 
 template <typename T>
@@ -75,7 +76,7 @@ struct Case {
 void run_case(const Algorithm& algo, const Case& c, Workspace& workspace, int rank, int p) {
   const std::size_t bytes = c.count * size_of(c.dtype);
   std::vector<std::byte> input(bytes), output(bytes, std::byte{0xA5});  // 0xA5: never a result
-  for (std::size_t i = 0; i < c.count; ++i) store(input.data(), i, c.dtype, input_value(rank, i));
+  for (std::size_t i = 0; i < c.count; ++i) store(input.data(), i, c.dtype, input_value(rank, i, c.dtype, p));
   const std::vector<std::byte> original = input;
   std::byte* result = c.in_place ? input.data() : output.data();
 
@@ -85,15 +86,16 @@ void run_case(const Algorithm& algo, const Case& c, Workspace& workspace, int ra
   const std::string what = fmt::format(
       "{} dtype={} op={} count={} chunk_bytes={} {} ranks={} rank={}", algo.name, name(c.dtype),
       name(c.op), c.count, c.chunk_bytes, c.in_place ? "in-place" : "out-of-place", p, rank);
+  const std::vector<long>& want = expected_prefix(p, c.count, c.dtype, c.op);
   std::size_t wrong = 0, first = 0;
   for (std::size_t i = 0; i < c.count; ++i)
-    if (load(result, i, c.dtype) != static_cast<double>(expected_value(p, i, c.op)) && wrong++ == 0)
+    if (load(result, i, c.dtype) != static_cast<double>(want[i]) && wrong++ == 0)
       first = i;
   // Failures on any rank are printed with the rank by mpi_gtest_main.cpp.
   if (wrong)
     ADD_FAILURE() << fmt::format("{}: {} wrong elements, first at index {}: got {}, expected {}",
                                  what, wrong, first, load(result, first, c.dtype),
-                                 expected_value(p, first, c.op));
+                                 want[first]);
   if (!c.in_place && input != original) ADD_FAILURE() << what << ": the send buffer was modified";
 }
 

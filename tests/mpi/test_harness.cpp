@@ -1,13 +1,19 @@
-// The allreduce harness: verification catches wrong results and clobbered inputs, timing and
-// cross-rank statistics name the slowest rank, and off-cache runs (buffers evicted before each
-// call) still verify.
+// The allreduce harness: verification catches wrong results, clobbered inputs and blocks shifted
+// by the old pattern's period, the timed calls reduce the verification pattern (never zeros, and
+// never a previous in-place sum), timing and cross-rank statistics name the slowest rank, and
+// off-cache runs (buffers evicted before each call, counted) still verify.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <chrono>
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <set>
+#include <vector>
 #include <thread>
 
+#include "collectives/bf16.hpp"
 #include "collectives/harness.hpp"
 
 using namespace sp::coll;
@@ -88,12 +94,85 @@ TEST(Harness, StatisticsNameTheSlowestRank) {
 }
 
 TEST(Harness, CaseBuffersShareMemoryOnlyInPlace) {
-  CaseBuffers out_of_place(64, false);
+  CaseBuffers out_of_place({nullptr, Dtype::f32, Op::sum, false, 16}, world_rank(), world_size());
   EXPECT_NE(out_of_place.send(), out_of_place.recv());
-  CaseBuffers in_place(64, true);
+  CaseBuffers in_place({nullptr, Dtype::f32, Op::sum, true, 16}, world_rank(), world_size());
   EXPECT_EQ(in_place.send(), in_place.recv());
-  CaseBuffers empty(0, false);  // a zero-count case still has valid pointers
+  CaseBuffers empty({nullptr, Dtype::f32, Op::sum, false, 0}, world_rank(), world_size());  // valid pointers
   EXPECT_NE(empty.send(), nullptr);
+  EXPECT_EQ(empty.evict_from_cache(), 2u);
+  EXPECT_EQ(out_of_place.evict_from_cache(), 2u * 64);
+  EXPECT_EQ(in_place.evict_from_cache(), 64u);
+}
+
+// The timed buffers hold the verification pattern (the old ones were all zero), and in place
+// restore() puts it back after a call overwrote it.
+TEST(Harness, CaseBuffersHoldThePatternAndRestoreIt) {
+  for (Dtype d : {Dtype::f32, Dtype::f64, Dtype::i32, Dtype::bf16}) {
+    const std::size_t count = 257, bytes = count * size_of(d);
+    std::vector<std::byte> pattern(bytes);
+    fill_pattern(pattern.data(), count, d, world_rank(), world_size());
+    EXPECT_NE(std::count(pattern.begin(), pattern.end(), std::byte{0}), static_cast<long>(bytes));
+    CaseBuffers in_place({nullptr, d, Op::sum, true, count}, world_rank(), world_size());
+    EXPECT_EQ(std::memcmp(in_place.send(), pattern.data(), bytes), 0);
+    std::memset(in_place.recv(), 0x7f, bytes);
+    in_place.restore();
+    EXPECT_EQ(std::memcmp(in_place.send(), pattern.data(), bytes), 0);
+    CaseBuffers out({nullptr, d, Op::sum, false, count}, world_rank(), world_size());
+    EXPECT_EQ(std::memcmp(out.send(), pattern.data(), bytes), 0);
+  }
+}
+
+// Every call of the timed loop (warm-up included) must see this rank's pattern as its input: the
+// old loop reduced all-zero buffers, and an in-place loop without a refill would see the previous
+// call's sum (growing towards overflow in i32 and infinity in bf16).
+int g_calls = 0, g_calls_off_pattern = 0;
+void allreduce_checks_its_input(const AllreduceArgs& a) {
+  std::vector<std::byte> pattern(a.count * size_of(a.dtype));
+  fill_pattern(pattern.data(), a.count, a.dtype, world_rank(), world_size());
+  ++g_calls;
+  if (std::memcmp(a.send, pattern.data(), pattern.size()) != 0) ++g_calls_off_pattern;
+  allreduce_mpi(a);
+}
+constexpr Algorithm kChecksInput{"checks_input", "test only", allreduce_checks_its_input};
+
+TEST(Harness, TimedCallsReduceThePatternNotZeros) {
+  Workspace ws;
+  for (Dtype d : {Dtype::i32, Dtype::bf16, Dtype::f32})
+    for (bool in_place : {false, true})
+      for (bool off_cache : {false, true}) {
+        g_calls = g_calls_off_pattern = 0;
+        TimingOptions opt;
+        opt.off_cache = off_cache;
+        TimedRun run = time_case({&kChecksInput, d, Op::sum, in_place, 1000}, opt, 5, 2, MPI_COMM_WORLD, ws);
+        EXPECT_EQ(g_calls, 7);
+        EXPECT_EQ(g_calls_off_pattern, 0) << name(d) << (in_place ? " in place" : " out of place");
+        // --off-cache evicts the call's buffers before every timed call, and only then.
+        const std::uint64_t per_call = (in_place ? 1 : 2) * 1000 * size_of(d);
+        EXPECT_EQ(run.evicted_bytes, off_cache ? 5 * per_call : 0);
+      }
+}
+
+// A result with a block shifted by 17 elements. The old pattern, (7 rank + 3 i) mod 17 - 8,
+// repeated every 17 elements, so this passed verification; the new data catches it.
+void allreduce_shifts_a_block(const AllreduceArgs& a) {
+  allreduce_mpi(a);
+  const std::size_t es = size_of(a.dtype);
+  if (a.count >= 400) std::memmove(static_cast<std::byte*>(a.recv) + 100 * es, static_cast<std::byte*>(a.recv) + 117 * es, 200 * es);
+}
+constexpr Algorithm kShifts{"shifts_block", "test only", allreduce_shifts_a_block};
+
+TEST(Harness, VerificationCatchesABlockShiftedBy17) {
+  Workspace ws;
+  for (Dtype d : {Dtype::f32, Dtype::f64, Dtype::i32, Dtype::bf16})
+    for (Op o : {Op::sum, Op::max, Op::min})
+      for (bool in_place : {false, true}) {
+        long long wrong = verify_case({&kShifts, d, o, in_place, 1000}, MPI_COMM_WORLD, ws);
+        // 200 shifted elements on every rank; a shifted value equals the right one by chance only
+        // (max and min of many ranks coincide more often, hence the margin).
+        EXPECT_GE(wrong, 100LL * world_size()) << name(d) << " " << name(o);
+        EXPECT_EQ(verify_case({&kShifts, d, o, in_place, 399}, MPI_COMM_WORLD, ws), 0);  // control: no shift
+      }
 }
 
 TEST(Harness, OffCacheRunsStillVerify) {
@@ -107,6 +186,94 @@ TEST(Harness, OffCacheRunsStillVerify) {
     EXPECT_EQ(run.samples.size(), 3u) << alg.name;
     EXPECT_EQ(verify_case(spec, MPI_COMM_WORLD, ws), 0) << alg.name;
   }
+}
+
+// The generator itself, at rank counts too large to launch here (up to 1024).
+namespace {
+constexpr Dtype kAllDtypes[] = {Dtype::f32, Dtype::f64, Dtype::i32, Dtype::bf16};
+long old_pattern(int rank, std::size_t i) { return long((std::size_t(rank) * 7 + i * 3) % 17) - 8; }
+
+std::vector<std::int64_t> first_values(int rank, std::size_t n, Dtype d, int nranks) {
+  std::vector<std::int64_t> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = pattern_value(rank, i, d, nranks);
+  return v;
+}
+// The smallest p in [1, max_period] with v[i] == v[i + p] for all i (0 if none).
+std::size_t shortest_period(const std::vector<std::int64_t>& v, std::size_t max_period) {
+  for (std::size_t p = 1; p <= max_period && p < v.size(); ++p) {
+    bool periodic = true;
+    for (std::size_t i = 0; i + p < v.size() && periodic; ++i) periodic = v[i] == v[i + p];
+    if (periodic) return p;
+  }
+  return 0;
+}
+}  // namespace
+
+TEST(Pattern, NoTwoRanksAlikeAndNoShortPeriod) {
+  // The old pattern fails both checks: ranks r and r + 17 identical, period 17 in every rank.
+  EXPECT_EQ(old_pattern(0, 5), old_pattern(17, 5));
+  std::vector<std::int64_t> old(256);
+  for (std::size_t i = 0; i < old.size(); ++i) old[i] = old_pattern(3, i);
+  EXPECT_EQ(shortest_period(old, 128), 17u);
+
+  constexpr int kRanks = 1024;
+  constexpr std::size_t kFirst = 64;
+  for (Dtype d : kAllDtypes) {
+    std::set<std::vector<std::int64_t>> seen;
+    for (int r = 0; r < kRanks; ++r) seen.insert(first_values(r, kFirst, d, kRanks));
+    EXPECT_EQ(seen.size(), std::size_t(kRanks)) << name(d) << ": two of 1024 ranks share their first " << kFirst << " values";
+    for (int nranks : {1, 3, 1024})
+      for (int r : {0, 1, nranks - 1}) {
+        EXPECT_EQ(shortest_period(first_values(r, 2048, d, nranks), 1024), 0u)
+            << name(d) << " rank " << r << " of " << nranks;
+      }
+  }
+  // bf16 past 256 ranks keeps the sums exact by making most inputs zero; still no rank all zero.
+  EXPECT_EQ(pattern_shape(Dtype::bf16, 1024).groups, 4);
+  for (int r = 0; r < kRanks; ++r) {
+    std::vector<std::int64_t> v = first_values(r, kFirst, Dtype::bf16, kRanks);
+    EXPECT_NE(std::count(v.begin(), v.end(), 0), long(kFirst)) << r;
+  }
+}
+
+TEST(Pattern, EverySumIsExactInItsDtype) {
+  for (Dtype d : kAllDtypes)
+    for (int nranks : {1, 2, 3, 5, 17, 255, 256, 257, 1000, 1024}) {
+      const PatternShape sh = pattern_shape(d, nranks);
+      EXPECT_GE(sh.amplitude, 1);
+      for (std::size_t i = 0; i < 300; ++i) {
+        // The bound behind exactness in any order: the sum of magnitudes stays within E.
+        std::int64_t magnitudes = 0, exact = 0;
+        for (int r = 0; r < nranks; ++r) {
+          std::int64_t v = pattern_value(r, i, d, nranks);
+          ASSERT_LE(std::abs(v), sh.amplitude);
+          magnitudes += std::abs(v);
+          exact += v;
+        }
+        ASSERT_LE(magnitudes, exact_integer_bound(d)) << name(d) << " " << nranks << " ranks, element " << i;
+        ASSERT_EQ(exact, expected_value(i, d, Op::sum, nranks));
+        if (d != Dtype::bf16) continue;
+        // And the bf16 additions themselves, forwards, backwards and as a pairwise tree.
+        std::vector<std::uint16_t> in(static_cast<std::size_t>(nranks));
+        for (int r = 0; r < nranks; ++r) in[std::size_t(r)] = float_to_bf16(float(pattern_value(r, i, d, nranks)));
+        auto add = [](std::uint16_t a, std::uint16_t b) { return float_to_bf16(bf16_to_float(a) + bf16_to_float(b)); };
+        std::uint16_t fwd = in.front(), bwd = in.back();
+        for (std::size_t k = 1; k < in.size(); ++k) fwd = add(fwd, in[k]);
+        for (std::size_t k = in.size() - 1; k-- > 0;) bwd = add(bwd, in[k]);
+        std::vector<std::uint16_t> tree = in;
+        while (tree.size() > 1) {
+          std::vector<std::uint16_t> next;
+          for (std::size_t k = 0; k + 1 < tree.size(); k += 2) next.push_back(add(tree[k], tree[k + 1]));
+          if (tree.size() % 2) next.push_back(tree.back());
+          tree = next;
+        }
+        ASSERT_EQ(bf16_to_float(fwd), float(exact)) << nranks << " ranks, element " << i;
+        ASSERT_EQ(bf16_to_float(bwd), float(exact)) << nranks << " ranks, element " << i;
+        ASSERT_EQ(bf16_to_float(tree.front()), float(exact)) << nranks << " ranks, element " << i;
+      }
+    }
+  // The old bf16 amplitude was 256 / ranks clamped to at least 1: 1024 ranks of values in [-1, 1]
+  // could sum to 1024 in magnitude, past bf16's exact integers.
 }
 
 TEST(Harness, IterationCountsAdaptToSize) {

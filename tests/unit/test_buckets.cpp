@@ -54,7 +54,9 @@ TEST(Packing, BucketsTileTheBufferInReverseOrder) {
       std::size_t limit = i == 0 ? c.first_bytes : c.cap_bytes;
       if (i + 1 < b.size()) {
         EXPECT_GE(numel * 4, limit) << cap << " bucket " << i;
-        if (limit > 0) EXPECT_LT((numel - l.tensors[b[i].tensors.back()].numel) * 4, limit) << cap << " bucket " << i;
+        if (limit > 0) {
+          EXPECT_LT((numel - l.tensors[b[i].tensors.back()].numel) * 4, limit) << cap << " bucket " << i;
+        }
       }
     }
     EXPECT_EQ(offset, l.total_numel()) << cap;
@@ -98,4 +100,49 @@ TEST(Layouts, FileFormat) {
   rejects("a b c\n", "expected");
   rejects("# nothing\n", "no tensors");
   EXPECT_THROW(load_layout("/nonexistent/layout.txt"), sp::Error);
+}
+
+// Sizes from a layout file are overflow-checked: the old loader accepted the line
+// 4611686018427387904 (2^62 elements), whose f32 byte count wraps to 0 and allocated 1 byte.
+TEST(Layouts, SizesThatWouldWrapAreErrorsNamingTheLine) {
+  auto message = [](const std::string& text) -> std::string {
+    std::string p = ::testing::TempDir() + "layout_huge.txt";
+    std::ofstream(p) << text;
+    try {
+      GradientLayout l = load_layout(p);
+      return "accepted, " + std::to_string(l.total_numel()) + " elements";
+    } catch (const sp::Error& e) {
+      return e.what();
+    }
+  };
+  auto expect_error = [&](const std::string& text, const std::string& fragment) {
+    std::string m = message(text);
+    EXPECT_NE(m.find(fragment), std::string::npos) << text << " -> " << m;
+  };
+  expect_error("4611686018427387904\n", "layout_huge.txt:1: the layout would hold more than");
+  expect_error("w 4294967296x4294967296\n", ":1: tensor shape '4294967296x4294967296' has more elements than fit");
+  expect_error("a 1024\nb 2x3\nw 65536x65536x65536x65536\n", ":3: tensor shape");
+  expect_error("w 99999999999999999999\n", ":1: tensor dimension '99999999999999999999' does not fit in 64 bits");
+  // Each tensor fits, their sum does not: the running total names the line that crosses.
+  expect_error("a 1152921504606846976\nb 1152921504606846976\n", ":2: the layout would hold more than");
+  // Just below the bound is accepted (never allocated here).
+  EXPECT_EQ(message(std::to_string(kMaxLayoutElements) + "\n"), "accepted, " + std::to_string(kMaxLayoutElements) + " elements");
+}
+
+TEST(Layouts, WeakScalingAndPackingAreChecked) {
+  GradientLayout l{"big", {{"a", std::size_t(1) << 40}, {"b", 1000}}};
+  EXPECT_EQ(l.scaled(4).tensors[0].numel, std::size_t(1) << 42);
+  EXPECT_THROW(l.scaled(std::size_t(1) << 21), sp::Error);  // 2^61 elements: past the bound
+  EXPECT_THROW(l.scaled(std::size_t(1) << 30), sp::Error);  // 2^70: the product itself wraps
+  try {
+    l.scaled(std::size_t(1) << 24);
+    FAIL();
+  } catch (const sp::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--scaling weak tensor 'a'"), std::string::npos) << e.what();
+  }
+  // A layout built in code beyond the bound: its total and its packing refuse rather than wrap.
+  GradientLayout huge{"huge", {{"a", SIZE_MAX / 2}, {"b", SIZE_MAX / 2 + 2}}};
+  EXPECT_THROW(huge.total_numel(), sp::Error);
+  EXPECT_THROW(pack_buckets(huge, 4, parse_bucket_cap("all")), sp::Error);
+  EXPECT_THROW(pack_buckets(GradientLayout{"x", {{"a", SIZE_MAX / 2}}}, 4, parse_bucket_cap("25")), sp::Error);
 }
