@@ -15,6 +15,17 @@ foreach(prog allreduce_perf bucket_sweep gpt_train resnet_train)
                          ENVIRONMENT "${SCALEPROBE_MPI_TEST_ENV}")
   endforeach()
 endforeach()
+# Rank 0 (which renames the trace at the end) and the last rank, at 3 ranks.
+foreach(case allreduce_perf:0 gpt_train:2)
+  string(REPLACE ":" ";" c ${case})
+  list(GET c 0 prog)
+  list(GET c 1 victim)
+  add_test(NAME rank_killed.${prog}.np3.rank${victim}
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/rank_killed.sh 3 $<TARGET_FILE:trace_check> ${_sp_analyze}
+                   ${_sp_killed_${prog}})
+  set_tests_properties(rank_killed.${prog}.np3.rank${victim} PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 90
+                       ENVIRONMENT "${SCALEPROBE_MPI_TEST_ENV};VICTIM=${victim}")
+endforeach()
 
 # The file system full under a multi-rank trace or rank 0's checkpoint (tests/unit/fs_full.sh;
 # sp_add_fs_full_test and the known failures are described in tests/unit/CMakeLists.txt).
