@@ -31,6 +31,7 @@ std::vector<std::string> lines_of(const std::string& text, std::size_t n) {
     pos = nl + 1;
   }
   out.push_back(pos <= text.size() ? text.substr(pos) : "");
+  out.resize(n);  // missing lines are empty
   return out;
 }
 
@@ -138,6 +139,8 @@ void lr_steps(const std::string& t) {  // steps, then the --lr-steps list
   o.schedule = "step";
   o.lr_steps = l[1];
   sp::resnet::resolve_schedule(o);
+  // The default (50% and 75% of --steps) may repeat a step when --steps < 4; a given list may not.
+  if (o.lr_steps.empty()) return;
   for (std::size_t i = 0; i < o.milestones.size(); ++i)
     if (o.milestones[i] < 1 || (i && o.milestones[i] <= o.milestones[i - 1])) finding("lr milestones not increasing");
 }

@@ -60,7 +60,7 @@ Typed make_typed(int t, hsize_t n, const Value& v) {
     for (hsize_t i = 0; i < std::max<hsize_t>(n, 1); ++i) {
       T x{};
       if (v.raw) std::memcpy(&x, v.bytes, sizeof(T));
-      else x = T(v.integer + std::int64_t(i));
+      else x = T(std::int64_t(std::uint64_t(v.integer) + i));  // wraps at INT64_MAX, no UB
       std::memcpy(out.buf.data() + i * sizeof(T), &x, sizeof(T));
     }
   };
