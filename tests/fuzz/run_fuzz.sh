@@ -5,11 +5,16 @@
 #       in SRC_DIR/known-open.txt ("NAME FILE reason") do not count: each is run alone and printed
 #       as "still crashes" or "NOW PASSES" (then its line can go and the replay guards the fix).
 #   run_fuzz.sh run FUZZER NAME SRC_DIR WORK_DIR SECONDS RSS_MB
-#       fuzzes for SECONDS from the seeds (new inputs go to WORK_DIR/corpus, a crash to
-#       WORK_DIR/crash-*), then prints "NAME: N inputs in S s".
+#       fuzzes for SECONDS from the seeds (new inputs go to WORK_DIR/corpus, crashes to
+#       WORK_DIR/crash-*), then prints "NAME: N inputs in S s, K crashing"; fails if K > 0.
 set -u
 mode=$1 fuzzer=$2 name=$3 src=$4
 corpus=$src/corpus/$name regressions=$src/regressions/$name known=$src/known-open.txt
+# The targets write each input to a file here (fuzz_util.hpp); a crashing process cannot remove
+# its own, so the whole directory goes at the end.
+SCALEPROBE_FUZZ_TMPDIR=$(mktemp -d /dev/shm/scaleprobe-fuzz.XXXXXX 2> /dev/null || mktemp -d)
+export SCALEPROBE_FUZZ_TMPDIR
+trap 'rm -rf "$SCALEPROBE_FUZZ_TMPDIR"' EXIT
 
 case $mode in
 replay)
@@ -36,19 +41,25 @@ replay)
   exit $rc
   ;;
 run)
+  # Fork mode with crashes ignored: the run lasts SECONDS whatever it finds (a known-open crash
+  # does not end it early), so the input count is comparable from run to run; any crash fails it.
   work=$5 seconds=$6 rss=$7
   mkdir -p "$work/corpus"
+  rm -f "$work"/crash-* "$work"/oom-* "$work"/timeout-* "$work"/leak-*
   start=$(date +%s)
-  "$fuzzer" -max_total_time="$seconds" -rss_limit_mb="$rss" -timeout=10 -print_final_stats=1 \
-    -artifact_prefix="$work/" "$work/corpus" "$corpus" > "$work/log" 2>&1
+  "$fuzzer" -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 -max_total_time="$seconds" \
+    -rss_limit_mb="$rss" -timeout=10 -artifact_prefix="$work/" "$work/corpus" "$corpus" > "$work/log" 2>&1
   rc=$?
-  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -n 1)
-  if ((rc != 0)); then
-    tail -n 80 "$work/log"
-    echo "$name: FAILED after ${runs:-?} inputs; the input is $(ls -t "$work"/crash-* "$work"/oom-* "$work"/timeout-* "$work"/leak-* 2>/dev/null | head -n 1)"
-    echo "  keep it in tests/fuzz/regressions/$name/ (README.md)"
+  runs=$(sed -n 's/^#\([0-9]*\): cov.*/\1/p' "$work/log" | tail -n 1)
+  found=$(ls "$work"/crash-* "$work"/oom-* "$work"/timeout-* "$work"/leak-* 2> /dev/null)
+  if [[ -n $found ]]; then
+    n=$(echo "$found" | wc -l)
+    echo "$name: $n crashing inputs (replay one with: $fuzzer FILE), e.g.:"
+    echo "$found" | head -n 5 | sed 's/^/  /'
+    echo "  a new one goes to tests/fuzz/regressions/$name/ (README.md); known-open.txt lists the open ones"
+    rc=1
   fi
-  echo "$name: ${runs:-?} inputs in $(( $(date +%s) - start )) s, exit $rc"
+  echo "$name: ${runs:-?} inputs in $(( $(date +%s) - start )) s, $(echo -n "$found" | grep -c .) crashing, exit $rc"
   exit $rc
   ;;
 *) echo "usage: run_fuzz.sh replay|run ..." >&2; exit 2 ;;
