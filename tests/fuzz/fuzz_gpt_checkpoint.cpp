@@ -46,5 +46,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const sp::Error& e) {
     sp::fuzz::refused(e);
   }
+  sp::fuzz::check_no_open_hdf5_objects("the GPT checkpoint loader");
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/h5.hpp"
+#include "fuzz_util.hpp"
 
 namespace sp::fuzz {
 namespace {
@@ -199,6 +200,11 @@ bool write_h5_input(const std::string& path, const std::uint8_t* data, std::size
   if (!f) return false;
   const bool ok = std::fwrite(data, 1, size, f) == size;
   return std::fclose(f) == 0 && ok;
+}
+
+void check_no_open_hdf5_objects(const char* reader) {
+  const ssize_t n = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL);
+  if (n > 0) finding(std::string(reader) + " left " + std::to_string(n) + " HDF5 objects open");
 }
 
 }  // namespace sp::fuzz

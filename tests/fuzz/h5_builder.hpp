@@ -55,4 +55,8 @@ bool build_h5_file(const std::string& path, const std::uint8_t* program, std::si
 // Writes the input to path: a raw HDF5 image as is, anything else through build_h5_file.
 bool write_h5_input(const std::string& path, const std::uint8_t* data, std::size_t size, const H5Vocabulary& vocab);
 
+// A finding when a reader left HDF5 objects open after returning or throwing: a leaked file
+// handle keeps the file's metadata cached, so the next H5Fopen of the same path sees stale state.
+void check_no_open_hdf5_objects(const char* reader);
+
 }  // namespace sp::fuzz

@@ -18,26 +18,31 @@ trap 'rm -rf "$SCALEPROBE_FUZZ_TMPDIR"' EXIT
 
 case $mode in
 replay)
-  inputs=() skipped=0
+  # A directory in regressions/NAME is a sequence: a crash that needs the library state the
+  # inputs before it left (e.g. libhdf5's), replayed in file-name order in one process.
+  run_unit() { if [[ -d $1 ]]; then "$fuzzer" -runs=1 "$1"/*; else "$fuzzer" -runs=1 "$1"; fi; }
+  inputs=() sequences=() skipped=0
   for f in "$corpus"/* "$regressions"/*; do
-    [[ -f $f ]] || continue
+    [[ -e $f ]] || continue
     rel=${f#"$src"/}
     if [[ -f $known ]] && reason=$(awk -v n="$name" -v f="$rel" '$1 == n && $2 == f { $1 = $2 = ""; print; found = 1 } END { exit !found }' "$known"); then
       # Still run it, to tell the integrator when a fix has landed (the result does not count).
-      if "$fuzzer" -runs=1 "$f" > /dev/null 2>&1; then state="NOW PASSES: delete its line from known-open.txt"
+      if run_unit "$f" > /dev/null 2>&1; then state="NOW PASSES: delete its line from known-open.txt"
       else state="still crashes"; fi
       echo "SKIPPED (known open, $state):$reason -- $rel"
       skipped=$((skipped + 1))
-      continue
+    elif [[ -d $f ]]; then sequences+=("$f")
+    else inputs+=("$f")
     fi
-    inputs+=("$f")
   done
   if ((${#inputs[@]} == 0)); then echo "$name: no inputs in $corpus" >&2; exit 1; fi
-  "$fuzzer" -runs=1 "${inputs[@]}" > "${TMPDIR:-/tmp}/replay-$name-$$.log" 2>&1
-  rc=$?
-  if ((rc != 0)); then tail -n 60 "${TMPDIR:-/tmp}/replay-$name-$$.log"; fi
-  rm -f "${TMPDIR:-/tmp}/replay-$name-$$.log"
-  echo "$name: replayed ${#inputs[@]} inputs, skipped $skipped known-open, exit $rc"
+  log=${TMPDIR:-/tmp}/replay-$name-$$.log rc=0
+  "$fuzzer" -runs=1 "${inputs[@]}" > "$log" 2>&1 || { rc=$?; tail -n 60 "$log"; }
+  for seq in "${sequences[@]}"; do
+    run_unit "$seq" > "$log" 2>&1 || { rc=$?; tail -n 60 "$log"; }
+  done
+  rm -f "$log"
+  echo "$name: replayed ${#inputs[@]} inputs and ${#sequences[@]} sequences, skipped $skipped known-open, exit $rc"
   exit $rc
   ;;
 run)
