@@ -1,0 +1,67 @@
+// Shared by the libFuzzer targets of tests/fuzz.
+//
+// The oracle of every target: a reader given any bytes either succeeds or throws sp::Error (the
+// project's one-line error). Anything else is a finding and must reach libFuzzer as a crash:
+// another exception type (std::bad_variant_access, std::bad_alloc, std::out_of_range ...) escapes
+// LLVMFuzzerTestOneInput and aborts; memory errors and undefined behaviour are caught by ASan and
+// UBSan; an allocation above -malloc_limit_mb is reported by libFuzzer itself.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <string_view>
+
+namespace sp::fuzz {
+
+inline std::string_view as_text(const std::uint8_t* data, std::size_t size) {
+  return {reinterpret_cast<const char*>(data), size};
+}
+
+// Readers that take a path get the input through a file on tmpfs (/dev/shm when present), one per
+// process so parallel campaigns (-jobs=N) do not share it. Rewritten for every input.
+class InputFile {
+ public:
+  explicit InputFile(const char* suffix) {
+    const char* dir = std::getenv("SCALEPROBE_FUZZ_TMPDIR");
+    if (!dir || !*dir) dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    path_ = std::string(dir) + "/scaleprobe-fuzz-" + std::to_string(getpid()) + suffix;
+  }
+  ~InputFile() { std::remove(path_.c_str()); }
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+
+  const std::string& write(const std::uint8_t* data, std::size_t size) {
+    std::FILE* f = std::fopen(path_.c_str(), "wb");
+    if (!f || (size && std::fwrite(data, 1, size, f) != size) || std::fclose(f) != 0) {
+      std::perror(path_.c_str());
+      std::abort();  // the harness, not the reader, failed: stop the campaign
+    }
+    return path_;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// An input the reader refused with its one-line error: fine. SCALEPROBE_FUZZ_VERBOSE=1 prints
+// the message (to check that a seed is accepted, or why not).
+inline void refused(const std::exception& e) {
+  static const bool verbose = std::getenv("SCALEPROBE_FUZZ_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "refused: %s\n", e.what());
+}
+
+// A finding the sanitizers cannot see (a wrong answer rather than a memory error): print it and
+// abort, so libFuzzer keeps the input as a crash.
+[[noreturn]] inline void finding(const std::string& what) {
+  std::fprintf(stderr, "FUZZ FINDING: %s\n", what.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+}  // namespace sp::fuzz
