@@ -179,7 +179,7 @@ def _column(path: Path, table: str, name: str, ds) -> np.ndarray:
     return values
 
 
-def _read_table(path: Path, name: str, group, nranks: int) -> tuple[pd.DataFrame, TableMeta]:
+def _read_table(path: Path, name: str, group, nranks: int, version: int) -> tuple[pd.DataFrame, TableMeta]:
     """Read and check one table group: rows attribute, equal column lengths, scope, ranks."""
     attrs = _attrs(group)
     if "rows" not in attrs:
@@ -193,6 +193,8 @@ def _read_table(path: Path, name: str, group, nranks: int) -> tuple[pd.DataFrame
         ds = group[col]
         if isinstance(ds, h5py.Dataset) and ds.ndim == 1 and ds.shape[0] != rows:
             raise TraceError(path, f"table '{name}' column '{col}' has {ds.shape[0]} rows, expected {rows}")
+        if version >= 2 and isinstance(ds, h5py.Dataset) and ds.size > 0 and not ds.fletcher32:
+            raise TraceError(path, f"table '{name}' column '{col}' has no checksum (schema version {version} requires one)")
         columns[col] = _column(path, name, col, ds)
         col_attrs = _attrs(ds)
         units[col] = col_attrs.get("unit", "")
@@ -280,7 +282,7 @@ def _read_open_file(path: Path, f: h5py.File) -> Trace:
             continue
         if not isinstance(f[name], h5py.Group):
             raise TraceError(path, f"unexpected top-level dataset '/{name}' (tables are groups)")
-        tables[name], meta[name] = _read_table(path, name, f[name], int(attrs["nranks"]))
+        tables[name], meta[name] = _read_table(path, name, f[name], int(attrs["nranks"]), version)
     if attrs["kind"] == "train":
         _check_train(path, attrs, tables)
     return Trace(path=path, attrs=attrs, provenance=_attrs(prov), env=sub.get("env", {}),

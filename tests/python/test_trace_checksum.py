@@ -53,3 +53,16 @@ def test_old_trace_without_checksums_still_loads():
     trace = load_trace(OLD_TRACE)
     assert trace.attrs["schema_version"] == 1
     assert len(trace.tables["samples"]) > 0
+
+
+def test_checksum_stripped_from_a_version_2_column_is_refused(allreduce_trace, tmp_path):
+    bad = tmp_path / "stripped.h5"
+    shutil.copyfile(allreduce_trace, bad)
+    with h5py.File(bad, "r+") as f:
+        values = f["summary/t_mean_us"][()]
+        attrs = dict(f["summary/t_mean_us"].attrs)
+        del f["summary/t_mean_us"]
+        f["summary"].create_dataset("t_mean_us", data=values)  # no fletcher32
+        f["summary/t_mean_us"].attrs.update(attrs)
+    with pytest.raises(TraceError, match="column 't_mean_us' has no checksum"):
+        load_trace(bad)
