@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 
@@ -19,6 +20,13 @@ template <typename... Args>
 [[noreturn]] void fail(fmt::format_string<Args...> f, Args&&... args) {
   throw Error(fmt::format(f, std::forward<Args>(args)...));
 }
+
+// The one-line message for any exception: an sp::Error's own text, and for the standard library's
+// exceptions what went wrong in words ("out of memory (std::bad_alloc)", "size too large: ...",
+// ...), newlines folded, so every binary prints "<program>: error: <message>".
+std::string one_line_message(const std::exception& e);
+// The same for an exception that is not a std::exception (catch (...)).
+inline std::string unknown_exception_message() { return "unexpected exception of unknown type"; }
 
 // Turns an MPI error code into an sp::Error naming the call site.
 void mpi_check_failed(int code, const char* call, const char* file, int line);

@@ -1,14 +1,105 @@
 #include "h5.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 #include "error.hpp"
 
 namespace sp::h5 {
 
 void quiet_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 
+namespace {
+herr_t find_checksum_error(unsigned, const H5E_error2_t* e, void* found) {
+  if (e->desc && (std::strstr(e->desc, "checksum") || std::strstr(e->desc, "Fletcher32")))
+    *static_cast<bool*>(found) = true;
+  return 0;
+}
+// Whether the error HDF5 just raised is a failed checksum (Fletcher32 on data, or a metadata
+// checksum). Must run before the next HDF5 call, which clears the error stack.
+bool last_error_is_checksum() {
+  bool found = false;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, find_checksum_error, &found);
+  return found;
+}
+}  // namespace
+
 hid_t check(hid_t id, const char* what) {
-  if (id < 0) fail("HDF5: {} failed", what);
+  if (id < 0) {
+    if (last_error_is_checksum()) fail("HDF5: {} failed: checksum mismatch (corrupt file)", what);
+    fail("HDF5: {} failed", what);
+  }
   return id;
+}
+
+std::string object_name(hid_t obj) {
+  const ssize_t n = H5Iget_name(obj, nullptr, 0);
+  if (n <= 0) return "?";
+  std::string s(static_cast<std::size_t>(n) + 1, '\0');
+  H5Iget_name(obj, s.data(), s.size());
+  s.resize(static_cast<std::size_t>(n));
+  return s;
+}
+
+std::vector<hsize_t> dims_of(hid_t space, const std::string& what) {
+  switch (H5Sget_simple_extent_type(space)) {
+    case H5S_SCALAR:
+      return {};
+    case H5S_SIMPLE: {
+      const int rank = H5Sget_simple_extent_ndims(space);
+      if (rank < 0 || rank > H5S_MAX_RANK) fail("{} has an unreadable shape", what);
+      std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+      if (rank > 0 && H5Sget_simple_extent_dims(space, dims.data(), nullptr) < 0) fail("{} has an unreadable shape", what);
+      return dims;
+    }
+    case H5S_NULL:
+      fail("{} holds no value (null dataspace)", what);
+    default:
+      fail("{} has an unreadable dataspace", what);
+  }
+}
+
+std::size_t checked_mul(std::size_t a, std::size_t b, const std::string& what) {
+  std::size_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) fail("{} is too large ({} x {} overflows)", what, a, b);
+  return r;
+}
+
+PropertyList checksummed_layout(const std::vector<hsize_t>& dims, std::size_t elem_size) {
+  PropertyList dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate"));
+  if (dims.empty() || elem_size == 0 || std::ranges::find(dims, hsize_t{0}) != dims.end()) return dcpl;
+  // Chunks of about 1 MiB: whole trailing rows when they fit, shrinking from the slowest dimension.
+  constexpr hsize_t kChunkBytes = hsize_t{1} << 20;
+  std::vector<hsize_t> chunk = dims;
+  for (std::size_t i = 0; i < chunk.size(); ++i) {
+    hsize_t bytes = elem_size;
+    for (hsize_t d : chunk) bytes *= d;  // <= the dataset's size, which the caller holds in memory
+    if (bytes <= kChunkBytes) break;
+    const hsize_t inner = bytes / chunk[i];
+    chunk[i] = std::clamp<hsize_t>(kChunkBytes / inner, 1, dims[i]);
+  }
+  check_status(H5Pset_chunk(dcpl, static_cast<int>(chunk.size()), chunk.data()), "H5Pset_chunk");
+  check_status(H5Pset_fletcher32(dcpl), "H5Pset_fletcher32");
+  return dcpl;
+}
+
+bool has_checksum(hid_t dataset) {
+  PropertyList dcpl(check(H5Dget_create_plist(dataset), "H5Dget_create_plist"));
+  const int n = H5Pget_nfilters(dcpl);
+  for (int i = 0; i < n; ++i) {
+    unsigned flags = 0, config = 0;
+    std::size_t nelmts = 0;
+    if (H5Pget_filter2(dcpl, static_cast<unsigned>(i), &flags, &nelmts, nullptr, 0, nullptr, &config) ==
+        H5Z_FILTER_FLETCHER32)
+      return true;
+  }
+  return false;
+}
+
+void read_dataset_data(hid_t dataset, hid_t mem_type, void* out, const std::string& what) {
+  if (H5Dread(dataset, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) >= 0) return;
+  if (last_error_is_checksum()) fail("{}: data fails its Fletcher32 checksum (corrupt)", what);
+  fail("{}: cannot read its data (corrupt or truncated)", what);
 }
 
 Group create_group(hid_t parent, const std::string& name) {
@@ -62,34 +153,92 @@ void write_attribute(hid_t obj, const std::string& name, double value) {
 
 bool has_attribute(hid_t obj, const std::string& name) { return H5Aexists(obj, name.c_str()) > 0; }
 
+namespace {
+
+// Opens attribute name of obj and checks that it holds exactly one value (a scalar, or an array
+// of one element): the reads below have room for one.
+Attribute open_single_value(hid_t obj, const std::string& name, std::string& where) {
+  where = fmt::format("attribute '{}' of {}", name, object_name(obj));
+  const htri_t exists = H5Aexists(obj, name.c_str());
+  if (exists < 0) fail("cannot look up {} (corrupt{})", where, last_error_is_checksum() ? ": checksum mismatch" : "");
+  if (exists == 0) fail("{} is missing", where);
+  Attribute a(H5Aopen(obj, name.c_str(), H5P_DEFAULT));
+  if (a.get() < 0) fail("cannot open {} (corrupt)", where);
+  Dataspace space(H5Aget_space(a));
+  if (space.get() < 0) fail("{} has an unreadable dataspace", where);
+  std::size_t n = 1;
+  for (hsize_t d : dims_of(space, where)) n = checked_mul(n, d, where);
+  if (n != 1) fail("{} holds {} values, expected one", where, n);
+  return a;
+}
+
+H5T_class_t type_class(hid_t attr, Datatype& type, const std::string& where) {
+  type = Datatype(H5Aget_type(attr));
+  if (type.get() < 0) fail("{} has an unreadable type", where);
+  return H5Tget_class(type);
+}
+
+}  // namespace
+
 std::string read_string_attribute(hid_t obj, const std::string& name) {
-  Attribute a(check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), ("open attribute " + name).c_str()));
-  Datatype file_type(check(H5Aget_type(a), "H5Aget_type"));
-  if (H5Tget_class(file_type) != H5T_STRING) fail("attribute '{}' is not a string", name);
+  std::string where;
+  Attribute a = open_single_value(obj, name, where);
+  Datatype file_type;
+  if (type_class(a, file_type, where) != H5T_STRING) fail("{} is not a string", where);
+  const H5T_cset_t cset = H5Tget_cset(file_type);
   if (H5Tis_variable_str(file_type) > 0) {
     Datatype mem(check(H5Tcopy(H5T_C_S1), "H5Tcopy"));
-    H5Tset_size(mem, H5T_VARIABLE);
+    check_status(H5Tset_size(mem, H5T_VARIABLE), "H5Tset_size");
+    if (cset >= 0) H5Tset_cset(mem, cset);
     char* p = nullptr;
-    check_status(H5Aread(a, mem, &p), "H5Aread");
+    if (H5Aread(a, mem, &p) < 0) fail("cannot read {} (corrupt)", where);
     std::string s = p ? p : "";
     H5free_memory(p);
     return s;
   }
-  std::size_t n = H5Tget_size(file_type);
+  // Attributes hold at most 64 KiB in the object header; dense storage allows more, not this much.
+  constexpr std::size_t kMaxLength = std::size_t{1} << 24;
+  const std::size_t n = H5Tget_size(file_type);
+  if (n == 0 || n > kMaxLength) fail("{} has an implausible string length {}", where, n);
   std::string s(n, '\0');
   Datatype mem = fixed_string_type(n);
-  check_status(H5Aread(a, mem, s.data()), ("read attribute " + name).c_str());
-  s.resize(s.find('\0') == std::string::npos ? n : s.find('\0'));
+  if (cset >= 0) H5Tset_cset(mem, cset);
+  if (H5Aread(a, mem, s.data()) < 0) fail("cannot read {} (corrupt)", where);
+  s.resize(std::min(s.find('\0'), n));
   return s;
 }
 
 std::int64_t read_int_attribute(hid_t obj, const std::string& name) {
-  Attribute a(check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), ("open attribute " + name).c_str()));
-  Datatype file_type(check(H5Aget_type(a), "H5Aget_type"));
-  if (H5Tget_class(file_type) != H5T_INTEGER) fail("attribute '{}' is not an integer", name);
+  std::string where;
+  Attribute a = open_single_value(obj, name, where);
+  Datatype file_type;
+  if (type_class(a, file_type, where) != H5T_INTEGER) fail("{} is not an integer", where);
+  if (H5Tget_size(file_type) > sizeof(std::int64_t)) fail("{} is wider than 64 bits", where);
   std::int64_t v = 0;
-  check_status(H5Aread(a, H5T_NATIVE_INT64, &v), ("read attribute " + name).c_str());
+  if (H5Aread(a, H5T_NATIVE_INT64, &v) < 0) fail("cannot read {} (corrupt)", where);
   return v;
+}
+
+double read_real_attribute(hid_t obj, const std::string& name) {
+  std::string where;
+  Attribute a = open_single_value(obj, name, where);
+  Datatype file_type;
+  const H5T_class_t c = type_class(a, file_type, where);
+  if (c != H5T_FLOAT && c != H5T_INTEGER) fail("{} is not a number", where);
+  if (H5Tget_size(file_type) > sizeof(double)) fail("{} is wider than 64 bits", where);
+  double v = 0;
+  if (H5Aread(a, H5T_NATIVE_DOUBLE, &v) < 0) fail("cannot read {} (corrupt)", where);
+  return v;
+}
+
+std::string read_attribute_as_text(hid_t obj, const std::string& name) {
+  std::string where;
+  Datatype type;
+  const H5T_class_t c = type_class(open_single_value(obj, name, where), type, where);
+  if (c == H5T_STRING) return read_string_attribute(obj, name);
+  if (c == H5T_INTEGER) return std::to_string(read_int_attribute(obj, name));
+  if (c == H5T_FLOAT) return fmt::format("{}", read_real_attribute(obj, name));
+  fail("{} has an unsupported type (not a string or number)", where);
 }
 
 namespace {

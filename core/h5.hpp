@@ -1,5 +1,8 @@
 // A small RAII layer over the HDF5 C API: handles that close themselves, checked calls that throw
-// sp::Error with context, and typed attribute helpers. Only what scaleprobe needs.
+// sp::Error with context, typed attribute helpers and checksummed dataset layouts. Only what
+// scaleprobe needs. Every read checks the dataspace and datatype before reading: a crafted file
+// cannot make a reader write past its buffer. Errors name the object ("/group/name"); callers
+// add the file.
 #pragma once
 #include <hdf5.h>
 
@@ -69,8 +72,29 @@ void write_attribute(hid_t obj, const std::string& name, const std::string& valu
 void write_attribute(hid_t obj, const std::string& name, std::int64_t value);
 void write_attribute(hid_t obj, const std::string& name, double value);
 bool has_attribute(hid_t obj, const std::string& name);
+// Each reads a single value (a scalar or one-element attribute) of the right class; anything
+// else (an array, another type, an oversized type) is an sp::Error naming the attribute.
 std::string read_string_attribute(hid_t obj, const std::string& name);
 std::int64_t read_int_attribute(hid_t obj, const std::string& name);
+double read_real_attribute(hid_t obj, const std::string& name);  // an integer or float attribute
+// The attribute as text (string as is, numbers formatted), for printing.
+std::string read_attribute_as_text(hid_t obj, const std::string& name);
+
+// "/path/in/file" of an object, for error messages ("?" if HDF5 cannot tell).
+std::string object_name(hid_t obj);
+// The dimensions of a simple dataspace (empty for a scalar); throws on a null or bad dataspace.
+std::vector<hsize_t> dims_of(hid_t space, const std::string& what);
+// a * b, or an sp::Error naming what when it does not fit in size_t.
+std::size_t checked_mul(std::size_t a, std::size_t b, const std::string& what);
+
+// Dataset creation properties with HDF5's Fletcher32 checksum: chunked (chunks of at most about
+// 1 MiB) and checksummed when the dataset has data; contiguous and unchecksummed when any
+// dimension is 0 or it is a scalar (neither can be chunked). elem_size is the stored element's.
+PropertyList checksummed_layout(const std::vector<hsize_t>& dims, std::size_t elem_size);
+// Whether a dataset's stored data carries a Fletcher32 checksum.
+bool has_checksum(hid_t dataset);
+// H5Dread that reports a failure on a checksummed dataset as "fails its checksum (corrupt)".
+void read_dataset_data(hid_t dataset, hid_t mem_type, void* out, const std::string& what);
 std::vector<std::string> attribute_names(hid_t obj);
 std::vector<std::string> child_names(hid_t group);  // links in creation order
 

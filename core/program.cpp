@@ -7,6 +7,23 @@
 
 namespace sp {
 
+namespace {
+// A failure on this rank alone (any exception but a CollectiveError: a local I/O error, out of
+// memory, ...). Alone in the job it is an ordinary failed run (exit 1); with other ranks they may
+// be waiting in a collective for this one, so the message names the rank and the job is aborted
+// rather than left hanging.
+int report_local_failure(const Session& s, const std::string& message) {
+  if (s.size == 1) {
+    std::fprintf(stderr, "%s: error: %s\n", s.program.c_str(), message.c_str());
+    return 1;
+  }
+  std::fprintf(stderr, "%s: error: rank %d: %s\n", s.program.c_str(), s.rank, message.c_str());
+  std::fflush(stderr);
+  MPI_Abort(s.comm, 1);
+  return 1;
+}
+}  // namespace
+
 int run_program(int argc, char** argv, std::string program, int required_thread_level,
                 const std::function<int(Session&)>& body) {
   Session s;
@@ -27,17 +44,12 @@ int run_program(int argc, char** argv, std::string program, int required_thread_
       fail("MPI provides thread level {} but {} is needed", s.thread_level, required_thread_level);
     rc = body(s);
   } catch (const CollectiveError& e) {
-    if (s.rank == 0) std::fprintf(stderr, "%s: error: %s\n", s.program.c_str(), e.what());
+    if (s.rank == 0) std::fprintf(stderr, "%s: error: %s\n", s.program.c_str(), one_line_message(e).c_str());
     rc = dynamic_cast<const UsageError*>(&e) ? 2 : 1;
   } catch (const std::exception& e) {
-    if (s.size == 1) {
-      std::fprintf(stderr, "%s: error: %s\n", s.program.c_str(), e.what());
-      rc = 1;
-    } else {
-      std::fprintf(stderr, "%s: error: rank %d: %s\n", s.program.c_str(), s.rank, e.what());
-      std::fflush(stderr);
-      MPI_Abort(s.comm, 1);
-    }
+    rc = report_local_failure(s, one_line_message(e));
+  } catch (...) {
+    rc = report_local_failure(s, unknown_exception_message());
   }
   MPI_Finalize();
   return rc;

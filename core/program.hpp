@@ -33,9 +33,11 @@ struct Session {
   std::vector<std::string> argv;  // the command line as given, for provenance
 };
 
-// Runs body inside an MPI session. Catches sp::Error and friends, prints one line
-// "<program>: error: <message>" to stderr and turns them into the exit codes above. A local
-// failure on one rank (any other exception) aborts the whole job so no rank is left waiting.
+// Runs body inside an MPI session. Catches every exception, prints one line
+// "<program>: error: <message>" to stderr (std exceptions in words, see one_line_message:
+// std::bad_alloc is "out of memory ...") and turns them into the exit codes above. A local
+// failure on one rank (anything but a CollectiveError) in a job of several ranks prints
+// "<program>: error: rank <r>: <message>" and aborts the whole job so no rank is left waiting.
 int run_program(int argc, char** argv, std::string program, int required_thread_level,
                 const std::function<int(Session&)>& body);
 

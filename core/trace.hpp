@@ -6,7 +6,8 @@
 // complete=1 is set; a run that dies leaves no file under the final name.
 //
 // TraceReader opens a finished trace serially and refuses anything that is not a complete trace
-// of a schema version this build knows.
+// of a schema version this build knows, and every malformed or corrupt part as an sp::Error
+// naming the file (never another exception: a crafted file cannot crash a reader).
 #pragma once
 #include <mpi.h>
 
@@ -22,7 +23,10 @@
 namespace sp {
 
 inline constexpr const char* kTraceSchemaName = "scaleprobe-trace";
-inline constexpr std::int64_t kTraceSchemaVersion = 1;
+// Version 2 adds a Fletcher32 checksum to every table column with data; version 1 traces (no
+// checksums) are still read.
+inline constexpr std::int64_t kTraceSchemaVersion = 2;
+inline constexpr std::int64_t kOldestTraceSchemaVersion = 1;
 
 struct Session;
 
@@ -66,6 +70,11 @@ struct TraceTableInfo {
   std::size_t rows = 0;
 };
 
+// The values of a column of type T (std::int64_t, double or std::string); throws sp::Error
+// "table '<table>' has no '<column>' column" or "... is <type>, expected <type>".
+template <typename T>
+const std::vector<T>& column_values(const Table& table, const std::string& table_name, const std::string& column);
+
 class TraceReader {
  public:
   // Throws sp::Error naming the file and the problem: missing, not HDF5 (corrupt or truncated),
@@ -78,9 +87,17 @@ class TraceReader {
   const std::vector<TraceTableInfo>& tables() const { return tables_; }
   std::string root_attribute(const std::string& name) const;
   std::string provenance(const std::string& key) const;  // "" if absent
+  // Every column of a table; throws sp::Error (naming the file) if a column is not 1-D, of an
+  // unsupported type, or fails its checksum.
   Table read_table(const std::string& name) const;
+  // Reads every column of every table, which makes HDF5 verify each checksummed chunk. Returns
+  // how many columns carry a checksum (0 for a version-1 trace); throws sp::Error "... fails its
+  // Fletcher32 checksum (corrupt)" naming the file and column.
+  std::size_t verify_checksums() const;
 
  private:
+  Table read_table_unchecked(const std::string& name) const;
+
   std::filesystem::path path_;
   h5::File file_;
   std::string kind_;

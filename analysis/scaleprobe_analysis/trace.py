@@ -6,7 +6,8 @@ strings decoded, and the root and provenance attributes into plain Python dicts.
 
 Validation mirrors the C++ ``trace_check``: a file is refused when it is missing, named
 ``*.partial``, not HDF5 (corrupt or truncated), not a scaleprobe trace, of another schema
-version, incomplete, or when a table's columns disagree in length; a trainer trace (kind
+version, incomplete, when a column fails its Fletcher32 checksum (h5py verifies it on every
+read of a schema-version-2 trace; version 1 has none), or when a table's columns disagree in length; a trainer trace (kind
 ``train``) written by the data-parallel engine is also refused when a table or column the
 analysis needs is missing or when its ranks did not all record the same steps. Every refusal is a
 :class:`TraceError` whose ``str()`` is a single line ``<file>: <problem>``, so callers can
@@ -23,7 +24,8 @@ import numpy as np
 import pandas as pd
 
 SCHEMA_NAME = "scaleprobe-trace"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: every table column with data carries a Fletcher32 checksum
+OLDEST_SCHEMA_VERSION = 1  # no checksums; still read
 TABLE_SCOPES = ("shared", "per_rank")
 
 
@@ -166,13 +168,18 @@ def _column(path: Path, table: str, name: str, ds) -> np.ndarray:
     kind = ds.dtype.kind
     if kind not in "iufS":
         raise TraceError(path, f"table '{table}' column '{name}' has unsupported type {ds.dtype}")
-    values = ds[()]
+    try:
+        values = ds[()]
+    except OSError as exc:  # h5py raises OSError when HDF5's Fletcher32 filter finds a mismatch
+        if ds.fletcher32:
+            raise TraceError(path, f"table '{table}' column '{name}' fails its Fletcher32 checksum (corrupt)") from exc
+        raise
     if kind == "S":
         values = np.array([v.decode("utf-8", errors="replace") for v in values], dtype=object)
     return values
 
 
-def _read_table(path: Path, name: str, group, nranks: int) -> tuple[pd.DataFrame, TableMeta]:
+def _read_table(path: Path, name: str, group, nranks: int, version: int) -> tuple[pd.DataFrame, TableMeta]:
     """Read and check one table group: rows attribute, equal column lengths, scope, ranks."""
     attrs = _attrs(group)
     if "rows" not in attrs:
@@ -186,6 +193,8 @@ def _read_table(path: Path, name: str, group, nranks: int) -> tuple[pd.DataFrame
         ds = group[col]
         if isinstance(ds, h5py.Dataset) and ds.ndim == 1 and ds.shape[0] != rows:
             raise TraceError(path, f"table '{name}' column '{col}' has {ds.shape[0]} rows, expected {rows}")
+        if version >= 2 and isinstance(ds, h5py.Dataset) and ds.size > 0 and not ds.fletcher32:
+            raise TraceError(path, f"table '{name}' column '{col}' has no checksum (schema version {version} requires one)")
         columns[col] = _column(path, name, col, ds)
         col_attrs = _attrs(ds)
         units[col] = col_attrs.get("unit", "")
@@ -255,8 +264,9 @@ def _read_open_file(path: Path, f: h5py.File) -> Trace:
         found = "no schema attribute" if schema is None else f"schema='{schema}'"
         raise TraceError(path, f"not a scaleprobe trace ({found}, expected '{SCHEMA_NAME}')")
     version = attrs.get("schema_version")
-    if version != SCHEMA_VERSION:
-        raise TraceError(path, f"unsupported trace schema version {version} (this reader reads version {SCHEMA_VERSION})")
+    if not isinstance(version, int) or not OLDEST_SCHEMA_VERSION <= version <= SCHEMA_VERSION:
+        raise TraceError(path, f"unsupported trace schema version {version} "
+                               f"(this reader reads versions {OLDEST_SCHEMA_VERSION} to {SCHEMA_VERSION})")
     if attrs.get("complete") != 1:
         raise TraceError(path, f"incomplete trace (complete={attrs.get('complete')}: the run did not finish writing it)")
     for key in ("kind", "nranks"):
@@ -272,7 +282,7 @@ def _read_open_file(path: Path, f: h5py.File) -> Trace:
             continue
         if not isinstance(f[name], h5py.Group):
             raise TraceError(path, f"unexpected top-level dataset '/{name}' (tables are groups)")
-        tables[name], meta[name] = _read_table(path, name, f[name], int(attrs["nranks"]))
+        tables[name], meta[name] = _read_table(path, name, f[name], int(attrs["nranks"]), version)
     if attrs["kind"] == "train":
         _check_train(path, attrs, tables)
     return Trace(path=path, attrs=attrs, provenance=_attrs(prov), env=sub.get("env", {}),

@@ -12,3 +12,8 @@ sp_add_mpi_test(harness test_harness RANKS 1 2 3)
 add_test(NAME peak_memory COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/peak_memory.sh $<TARGET_FILE_DIR:allreduce_perf>
                                        ${SCALEPROBE_MPIEXEC_FLAGS})
 set_tests_properties(peak_memory PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 300 ENVIRONMENT "${SCALEPROBE_MPI_TEST_ENV}")
+
+# Checksummed traces (Fletcher32 chunks written collectively) and corruption detection.
+add_executable(test_trace_checksum ${CMAKE_CURRENT_LIST_DIR}/test_trace_checksum.cpp)
+target_link_libraries(test_trace_checksum PRIVATE scaleprobe_core sp_mpi_gtest_main)
+sp_add_mpi_test(trace_checksum test_trace_checksum RANKS 1 2 3 5)

@@ -257,7 +257,7 @@ def _drop_last_row(group):
     for name in list(group):
         data, attrs = group[name][()], dict(group[name].attrs)
         del group[name]
-        ds = group.create_dataset(name, data=data[:rows])
+        ds = group.create_dataset(name, data=data[:rows], fletcher32=rows > 0)  # as a version-2 writer would
         ds.attrs.update(attrs)
     group.attrs["rows"] = np.int64(rows)
 

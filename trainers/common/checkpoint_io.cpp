@@ -15,7 +15,11 @@ void write_checkpoint_file(const std::string& path, const CheckpointFormat& form
   try {
     h5::quiet_errors();
     {
-      h5::File f(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+      // HDF5 1.8 object headers and superblock carry checksums of their own, which covers every
+      // attribute and the compact (scalar) datasets; array datasets carry Fletcher32 (write_dataset).
+      h5::PropertyList fapl(h5::check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"));
+      h5::check_status(H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18), "H5Pset_libver_bounds");
+      h5::File f(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl));
       if (f.get() < 0) fail("cannot create file");
       h5::write_attribute(f, "format", std::string(format.format));
       h5::write_attribute(f, "format_version", format.version);
@@ -26,7 +30,7 @@ void write_checkpoint_file(const std::string& path, const CheckpointFormat& form
   } catch (const std::exception& e) {
     std::error_code ec;
     std::filesystem::remove(partial, ec);
-    fail("cannot write checkpoint '{}': {}", path, e.what());
+    fail("cannot write checkpoint '{}': {}", path, one_line_message(e));
   }
 }
 
@@ -39,7 +43,9 @@ h5::File open_checkpoint_file(const std::string& path, const CheckpointFormat& f
   if (!h5::has_attribute(f, "format") || h5::read_string_attribute(f, "format") != format.format)
     fail("not a scaleprobe {} checkpoint", format.name);
   const std::int64_t version = h5::read_int_attribute(f, "format_version");
-  if (version != format.version) fail("checkpoint format version {} is not {}", version, format.version);
+  if (version < format.oldest_version || version > format.version)
+    fail("checkpoint format version {} is not one this build reads ({} to {})", version, format.oldest_version,
+         format.version);
   return f;
 }
 
@@ -48,21 +54,46 @@ void write_dataset(hid_t parent, const std::string& name, hid_t mem_type, hid_t 
   h5::Dataspace space(h5::check(dims.empty() ? H5Screate(H5S_SCALAR)
                                              : H5Screate_simple(int(dims.size()), dims.data(), nullptr),
                                 "H5Screate"));
-  h5::Dataset d(h5::check(H5Dcreate2(parent, name.c_str(), file_type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+  h5::PropertyList dcpl = h5::checksummed_layout(dims, H5Tget_size(file_type));
+  // A scalar cannot be chunked: stored compact, inside its (checksummed) object header.
+  if (dims.empty()) h5::check_status(H5Pset_layout(dcpl, H5D_COMPACT), "H5Pset_layout");
+  h5::Dataset d(h5::check(H5Dcreate2(parent, name.c_str(), file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT),
                           ("create dataset " + name).c_str()));
   h5::check_status(H5Dwrite(d, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), ("write dataset " + name).c_str());
   d.close(("close dataset " + name).c_str());
 }
 
 void read_dataset(hid_t parent, const std::string& name, const std::vector<hsize_t>& dims, hid_t mem_type, void* out) {
-  if (!h5::exists(parent, name)) fail("dataset '{}' is missing", name);
-  h5::Dataset d(h5::check(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), ("open dataset " + name).c_str()));
-  h5::Dataspace space(h5::check(H5Dget_space(d), "H5Dget_space"));
-  const int rank = H5Sget_simple_extent_ndims(space);
-  std::vector<hsize_t> got(std::max(rank, 0));
-  if (rank > 0) H5Sget_simple_extent_dims(space, got.data(), nullptr);
-  if (got != dims) fail("dataset '{}' has shape ({}), expected ({})", name, fmt::join(got, ", "), fmt::join(dims, ", "));
-  h5::check_status(H5Dread(d, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out), ("read dataset " + name).c_str());
+  const std::string where = h5::object_name(parent);
+  const std::string what = fmt::format("dataset '{}{}{}'", where, where.ends_with('/') ? "" : "/", name);
+  if (!h5::exists(parent, name)) fail("{} is missing", what);
+  h5::Dataset d(H5Dopen2(parent, name.c_str(), H5P_DEFAULT));
+  if (d.get() < 0) fail("cannot open {} (corrupt, or not a dataset)", what);
+  h5::Dataspace space(h5::check(H5Dget_space(d), ("dataspace of " + what).c_str()));
+  const std::vector<hsize_t> got = h5::dims_of(space, what);
+  if (got != dims) fail("{} has shape ({}), expected ({})", what, fmt::join(got, ", "), fmt::join(dims, ", "));
+  h5::Datatype type(h5::check(H5Dget_type(d), ("type of " + what).c_str()));
+  if (H5Tget_class(type) != H5Tget_class(mem_type) || H5Tget_size(type) > 8)
+    fail("{} has another type than expected ({} of {} bytes, expected {} of {})", what, int(H5Tget_class(type)),
+         H5Tget_size(type), int(H5Tget_class(mem_type)), H5Tget_size(mem_type));
+  h5::read_dataset_data(d, mem_type, out, what);
+}
+
+void verify_group_data(hid_t file, const std::string& group) {
+  if (!h5::exists(file, group)) fail("group '/{}' is missing", group);
+  h5::Group g = h5::open_group(file, group);
+  for (const std::string& name : h5::child_names(g)) {
+    const std::string what = fmt::format("dataset '/{}/{}'", group, name);
+    h5::Dataset d(H5Dopen2(g, name.c_str(), H5P_DEFAULT));
+    if (d.get() < 0) fail("cannot open {} (corrupt, or not a dataset)", what);
+    h5::Dataspace space(h5::check(H5Dget_space(d), ("dataspace of " + what).c_str()));
+    h5::Datatype type(h5::check(H5Dget_type(d), ("type of " + what).c_str()));
+    h5::Datatype native(h5::check(H5Tget_native_type(type, H5T_DIR_ASCEND), ("type of " + what).c_str()));
+    std::size_t bytes = H5Tget_size(native);
+    for (hsize_t n : h5::dims_of(space, what)) bytes = h5::checked_mul(bytes, n, what);
+    std::vector<unsigned char> buf(bytes);
+    if (bytes > 0) h5::read_dataset_data(d, native, buf.data(), what);
+  }
 }
 
 }  // namespace sp::train

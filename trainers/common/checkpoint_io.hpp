@@ -20,12 +20,14 @@ namespace sp::train {
 // used in "not a scaleprobe <name> checkpoint".
 struct CheckpointFormat {
   const char* format;
-  std::int64_t version;
+  std::int64_t version;         // what is written
+  std::int64_t oldest_version;  // the oldest still read
   const char* name;
 };
 
 // Creates "<path>.partial", writes format and format_version, lets write(file) fill it, and
-// renames it to path. Throws sp::Error "cannot write checkpoint '<path>': <problem>" (and removes
+// renames it to path. Array datasets carry a Fletcher32 checksum per chunk, the rest (attributes,
+// scalars) the checksums of HDF5 1.8 object headers. Throws sp::Error "cannot write checkpoint '<path>': <problem>" (and removes
 // the partial file).
 void write_checkpoint_file(const std::string& path, const CheckpointFormat& format,
                            const std::function<void(hid_t file)>& write);
@@ -36,7 +38,11 @@ h5::File open_checkpoint_file(const std::string& path, const CheckpointFormat& f
 // One dataset of shape dims (a scalar when dims is empty) from data of mem_type, stored as file_type.
 void write_dataset(hid_t parent, const std::string& name, hid_t mem_type, hid_t file_type,
                    const std::vector<hsize_t>& dims, const void* data);
-// Reads a dataset as mem_type; throws sp::Error unless it exists with exactly the shape dims.
+// Reads a dataset as mem_type; throws sp::Error unless it exists with exactly the shape dims and
+// a type of mem_type's class, and "... fails its Fletcher32 checksum (corrupt)" for damaged data.
 void read_dataset(hid_t parent, const std::string& name, const std::vector<hsize_t>& dims, hid_t mem_type, void* out);
+// Reads every dataset of file's group (e.g. "check", which the C++ loaders do not otherwise
+// read) so that HDF5 verifies its checksums; throws sp::Error naming a damaged one.
+void verify_group_data(hid_t file, const std::string& group);
 
 }  // namespace sp::train

@@ -11,7 +11,8 @@ namespace sp::gpt {
 
 namespace {
 
-constexpr train::CheckpointFormat kFormat{"scaleprobe-gpt-checkpoint", 1, "GPT"};
+// Version 2: checksummed (Fletcher32 datasets, HDF5 1.8 object headers); version 1 still loads.
+constexpr train::CheckpointFormat kFormat{"scaleprobe-gpt-checkpoint", 2, 1, "GPT"};
 
 std::vector<hsize_t> dims_of(const TensorInfo& t) { return std::vector<hsize_t>(t.shape.begin(), t.shape.end()); }
 
@@ -68,7 +69,7 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
     train::read_train_state(h5::open_group(f, "train"), info.state);
     return info;
   } catch (const std::exception& e) {
-    fail("cannot load checkpoint '{}': {}", path, e.what());
+    fail("cannot load checkpoint '{}': {}", path, one_line_message(e));
   }
 }
 
@@ -83,6 +84,7 @@ void load_checkpoint(const std::string& path, GPT& m, bool optimizer) {
          b.vocab_size, b.max_seq_len, b.channels, b.num_layers, b.num_heads);
   try {
     h5::File f(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open checkpoint"));
+    train::verify_group_data(f, "check");  // the reference logits, read by load_checkpoint.py
     h5::Group g = h5::open_group(f, "model");
     for (const TensorInfo& t : m.tensors)
       train::read_dataset(g, t.name, dims_of(t), H5T_NATIVE_FLOAT, m.params.data() + t.offset);
@@ -97,7 +99,7 @@ void load_checkpoint(const std::string& path, GPT& m, bool optimizer) {
       m.adam_step = 0;
     }
   } catch (const std::exception& e) {
-    fail("cannot load checkpoint '{}': {}", path, e.what());
+    fail("cannot load checkpoint '{}': {}", path, one_line_message(e));
   }
 }
 

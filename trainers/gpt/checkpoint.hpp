@@ -1,7 +1,8 @@
 // GPT checkpoints in HDF5 (serial, written by one process under "<path>.partial" and renamed;
 // trainers/common/checkpoint_io.hpp).
 //
-// Layout (format "scaleprobe-gpt-checkpoint", version 1):
+// Layout (format "scaleprobe-gpt-checkpoint", version 2: Fletcher32 on every array dataset,
+// checksummed HDF5 1.8 object headers; version 1, without checksums, still loads):
 //   root attributes  format, format_version, model_name, vocab_size, max_seq_len, channels,
 //                    num_layers, num_heads, num_parameters, weight_layout ("nn.Linear [out, in]")
 //   /model/<name>    float32, one dataset per parameter with its shape, named as in PyTorch's

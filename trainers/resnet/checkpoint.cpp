@@ -11,7 +11,8 @@ namespace sp::resnet {
 
 namespace {
 
-constexpr train::CheckpointFormat kFormat{"scaleprobe-resnet-checkpoint", 1, "ResNet"};
+// Version 2: checksummed (Fletcher32 datasets, HDF5 1.8 object headers); version 1 still loads.
+constexpr train::CheckpointFormat kFormat{"scaleprobe-resnet-checkpoint", 2, 1, "ResNet"};
 
 using train::read_dataset;
 using train::write_dataset;
@@ -90,7 +91,7 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
     info.state.augment = h5::read_int_attribute(g, "augment") != 0;
     return info;
   } catch (const std::exception& e) {
-    fail("cannot load checkpoint '{}': {}", path, e.what());
+    fail("cannot load checkpoint '{}': {}", path, one_line_message(e));
   }
 }
 
@@ -105,6 +106,7 @@ void load_checkpoint(const std::string& path, ResNet& m, bool optimizer) {
          b.depth, b.width, b.num_classes);
   try {
     h5::File f(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open checkpoint"));
+    train::verify_group_data(f, "check");  // the reference logits, read by load_checkpoint.py
     h5::Group g = h5::open_group(f, "model");
     for (const TensorInfo& t : m.tensors) read_dataset(g, t.name, dims_of(t), H5T_NATIVE_FLOAT, m.params.data() + t.offset);
     std::int64_t tracked = 0;
@@ -124,7 +126,7 @@ void load_checkpoint(const std::string& path, ResNet& m, bool optimizer) {
       m.sgd_step = 0;
     }
   } catch (const std::exception& e) {
-    fail("cannot load checkpoint '{}': {}", path, e.what());
+    fail("cannot load checkpoint '{}': {}", path, one_line_message(e));
   }
 }
 

@@ -1,7 +1,8 @@
 // ResNet checkpoints in HDF5 (serial, written by one process under "<path>.partial" and renamed;
 // trainers/common/checkpoint_io.hpp), in the style of trainers/gpt/checkpoint.hpp.
 //
-// Layout (format "scaleprobe-resnet-checkpoint", version 1):
+// Layout (format "scaleprobe-resnet-checkpoint", version 2: Fletcher32 on every array dataset,
+// checksummed HDF5 1.8 object headers; version 1, without checksums, still loads):
 //   root attributes  format, format_version, model_name, stages, depth, width, num_classes,
 //                    in_channels, decay_all, num_parameters, weight_layout
 //                    ("nn.Conv2d [out, in, kh, kw]; nn.Linear [out, in]")

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Crafted and damaged traces and checkpoints are refused with one line (exit 1), never a crash or
+# a silent success: array-shaped attributes, a column of the wrong type, a missing rank column, a
+# table too large for memory, 4 bytes overwritten inside a data block (Fletcher32); an old stored
+# trace (schema version 1, no checksums) still passes trace_check.
+# Usage: safe_reads.sh <allreduce_perf> <trace_check> <gpt_train> <resnet_train> <source dir>
+set -u
+A=$1 C=$2 G=$3 R=$4 src=$5
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/../lib/expect_error.sh"
+craft() { /usr/bin/python3 "$here/craft_h5.py" "$@" >/dev/null; }
+expect_ok() {  # <text stdout must contain> <command...>
+  local pattern=$1; shift
+  checks=$((checks + 1))
+  if ! "$@" >"$tmp/out" 2>"$tmp/err" || ! grep -qF -- "$pattern" "$tmp/out"; then
+    echo "FAIL: '$*' failed or lacks '$pattern':"; sed 's/^/    /' "$tmp/out" "$tmp/err"; failures=$((failures + 1))
+  fi
+}
+
+# A fresh trace carries checksums, and trace_check verifies them.
+"$A" --sizes 8,4K -n 3 --no-membw -q -o "$tmp/t.h5" >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
+expect_ok "checksums=" "$C" "$tmp/t.h5"
+variant() { cp "$tmp/t.h5" "$tmp/$1.h5"; echo "$tmp/$1.h5"; }
+
+# 4 bytes overwritten inside the data of a column (the largest one, and the per-rank samples).
+f=$(variant flipped); craft flip "$f"
+expect_error "fails its Fletcher32 checksum (corrupt)" "$C" "$f"
+f=$(variant flipped_rank); craft flip "$f" samples/rank
+expect_error "table 'samples' column 'rank': data fails its Fletcher32 checksum (corrupt)" "$C" "$f"
+
+# Array-shaped attributes where one value is read (the old reader wrote past its buffer).
+f=$(variant kind_array); craft array-attr "$f" / kind str 64
+expect_error "attribute 'kind' of / holds 64 values, expected one" "$C" "$f"
+f=$(variant nranks_array); craft array-attr "$f" / nranks int 64
+expect_error "attribute 'nranks' of / holds 64 values, expected one" "$C" "$f"
+f=$(variant rows_array); craft array-attr "$f" /summary rows int 64
+expect_error "attribute 'rows' of /summary holds 64 values" "$C" "$f"
+f=$(variant unit_array); craft array-attr "$f" /samples/wall_s unit str 64
+expect_error "attribute 'unit' of /samples/wall_s holds 64 values" "$C" "$f"
+f=$(variant answer_array); craft array-attr "$f" / answer float 64
+expect_error "attribute 'answer' of / holds 64 values" "$C" --attribute answer "$f"
+
+# A column of the wrong type, a missing rank column, a table larger than memory.
+f=$(variant rank_float); craft retype "$f" samples/rank float
+expect_error "table 'samples' column 'rank' is float, expected integer" "$C" "$f"
+f=$(variant rank_missing); craft drop "$f" samples/rank
+expect_error "table 'samples' has no 'rank' column" "$C" "$f"
+f=$(variant huge); craft huge "$f" huge
+expect_error "out of memory" "$C" "$f"
+
+# Old traces (schema version 1, before checksums) are still read.
+old=$src/results/2026-11-22-allreduce-np2-vm/allreduce-run1.h5
+expect_ok "no checksum (schema version 1)" "$C" "$old"
+
+# Checkpoints of both trainers: a damaged tensor or an array-shaped attribute fails the load.
+G2="$G -m gpt-micro -B 2 --synthetic-bytes 20000 -q -o $tmp/g.h5"
+R2="$R --depth 8 --width 4 -B 4 --synthetic-images 64 --synthetic-test 16 -q -o $tmp/r.h5"
+for trainer in gpt resnet; do
+  if [ $trainer = gpt ]; then T=$G2 tensor=model/transformer.wte.weight; else T=$R2 tensor=model/layer3.0.conv2.weight; fi
+  $T -s 2 --save "$tmp/$trainer.ck.h5" >/dev/null 2>"$tmp/err" || { echo "FAIL: no $trainer checkpoint:"; cat "$tmp/err"; exit 1; }
+  expect_ok "" $T -s 3 --resume "$tmp/$trainer.ck.h5"
+  cp "$tmp/$trainer.ck.h5" "$tmp/$trainer.flip.h5"; craft flip "$tmp/$trainer.flip.h5"
+  expect_error "fails its Fletcher32 checksum (corrupt)" $T -s 3 --resume "$tmp/$trainer.flip.h5"
+  cp "$tmp/$trainer.ck.h5" "$tmp/$trainer.flip2.h5"; craft flip "$tmp/$trainer.flip2.h5" $tensor
+  expect_error "cannot load checkpoint '$tmp/$trainer.flip2.h5': dataset '/$tensor': data fails its Fletcher32 checksum (corrupt)" \
+    $T -s 3 --init-from "$tmp/$trainer.flip2.h5"
+  cp "$tmp/$trainer.ck.h5" "$tmp/$trainer.attr.h5"; craft array-attr "$tmp/$trainer.attr.h5" / model_name str 64
+  expect_error "attribute 'model_name' of / holds 64 values, expected one" $T -s 3 --resume "$tmp/$trainer.attr.h5"
+  cp "$tmp/$trainer.ck.h5" "$tmp/$trainer.step.h5"; craft array-attr "$tmp/$trainer.step.h5" /train step int 64
+  expect_error "attribute 'step' of /train holds 64 values, expected one" $T -s 3 --resume "$tmp/$trainer.step.h5"
+done
+# In a checkpoint even an attribute is checksummed (HDF5 1.8 object headers).
+cp "$tmp/gpt.ck.h5" "$tmp/gpt.name.h5"; craft patch "$tmp/gpt.name.h5" gpt-micro gpt-mikro
+expect_error "cannot load checkpoint '$tmp/gpt.name.h5'" $G2 -s 3 --resume "$tmp/gpt.name.h5"
+finish safe_reads
