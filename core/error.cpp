@@ -1,5 +1,9 @@
 #include "error.hpp"
 
+#include <sys/statvfs.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <new>
 #include <system_error>
@@ -42,6 +46,19 @@ void mpi_check_failed(int code, const char* call, const char* file, int line) {
   int len = 0;
   MPI_Error_string(code, text, &len);
   throw Error(fmt::format("MPI call {} failed at {}:{}: {}", call, file, line, std::string(text, len)));
+}
+
+std::string file_system_cause(const std::string& path, int saved_errno) {
+  switch (saved_errno) {
+    case ENOSPC: case EDQUOT: case EFBIG: case EROFS: case EIO:
+      return std::strerror(saved_errno);
+    default: break;
+  }
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  struct statvfs fs {};
+  if (statvfs(dir.c_str(), &fs) == 0 && fs.f_bavail == 0) return "No space left on device (0 bytes free)";
+  return "";
 }
 
 }  // namespace sp

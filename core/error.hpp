@@ -25,6 +25,11 @@ template <typename... Args>
 // exceptions what went wrong in words ("out of memory (std::bad_alloc)", "size too large: ...",
 // ...), newlines folded, so every binary prints "<program>: error: <message>".
 std::string one_line_message(const std::exception& e);
+// Why writing below `path` failed, as far as the file system says: the text of errno when it is a
+// file-system condition (no space, quota, file too large, read-only, I/O error), else "no space
+// left on device" when the file system has no free block; empty when neither tells. HDF5 reports a
+// failed write without the cause, so writers add this to their one-line error.
+std::string file_system_cause(const std::string& path, int saved_errno);
 // The same for an exception that is not a std::exception (catch (...)).
 inline std::string unknown_exception_message() { return "unexpected exception of unknown type"; }
 

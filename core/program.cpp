@@ -1,6 +1,7 @@
 #include "program.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 
 #include "log.hpp"
@@ -50,6 +51,14 @@ int run_program(int argc, char** argv, std::string program, int required_thread_
     rc = report_local_failure(s, one_line_message(e));
   } catch (...) {
     rc = report_local_failure(s, unknown_exception_message());
+  }
+  if (rc != 0 && s.size == 1) {
+    // A failed write can leave HDF5 with a file object whose close failed; HDF5 1.10 then crashes
+    // when MPI_Finalize runs its library shutdown (H5F__close_cb). Alone in the job, nothing
+    // waits for this rank: end here with the one error line already printed.
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(rc);
   }
   MPI_Finalize();
   return rc;

@@ -57,6 +57,10 @@ class TraceWriter {
   const std::filesystem::path& final_path() const { return final_path_; }
 
  private:
+  void write_table_rows(const std::string& name, const Table& table, TableScope scope,
+                        const std::string& description);
+  [[noreturn]] void fail_write(const std::exception& e) const;
+
   MPI_Comm comm_;
   int rank_ = 0, size_ = 1;
   std::filesystem::path final_path_, partial_path_;

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <system_error>
 
@@ -90,6 +91,25 @@ TraceWriter::~TraceWriter() {
 
 void TraceWriter::write_table(const std::string& name, const Table& table, TableScope scope,
                               const std::string& description) {
+  try {
+    write_table_rows(name, table, scope, description);
+  } catch (const CollectiveError&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail_write(e);
+  }
+}
+
+// A failed write names the trace and, where the file system tells, the cause (HDF5 does not).
+void TraceWriter::fail_write(const std::exception& e) const {
+  const int saved_errno = errno;
+  const std::string cause = file_system_cause(partial_path_.string(), saved_errno);
+  fail("cannot write trace '{}': {}{}", partial_path_.string(), one_line_message(e),
+       cause.empty() ? "" : " (" + cause + ")");
+}
+
+void TraceWriter::write_table_rows(const std::string& name, const Table& table, TableScope scope,
+                                   const std::string& description) {
   std::size_t local_rows = table.rows();
   if (scope == TableScope::shared && rank_ != 0) local_rows = 0;
   unsigned long long mine = local_rows, offset = 0, total = 0;
@@ -145,8 +165,12 @@ void TraceWriter::set_attribute(const std::string& name, double value) {
 std::filesystem::path TraceWriter::commit() {
   h5::write_attribute(file_, "load_average_end", load_average());
   h5::write_attribute(file_, "finished_utc", utc_timestamp());
-  h5::write_attribute(file_, "complete", std::int64_t{1});
-  file_.close("close trace file");
+  try {
+    h5::write_attribute(file_, "complete", std::int64_t{1});
+    file_.close("close trace file");
+  } catch (const std::exception& e) {
+    fail_write(e);
+  }
   SP_MPI_CHECK(MPI_Barrier(comm_));
   int ok = 1;
   std::string why;

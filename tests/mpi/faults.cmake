@@ -29,12 +29,10 @@ endforeach()
 
 # The file system full under a multi-rank trace or rank 0's checkpoint (tests/unit/fs_full.sh;
 # sp_add_fs_full_test and the known failures are described in tests/unit/CMakeLists.txt).
-#   one path cause (traces): each rank that gets to it before MPI_Abort prints its own "error:
-#     rank N: HDF5: write dataset <name> failed" (mostly two lines at 2 ranks: a race, hence
-#     "~one"), without the path or the cause (core/trace_writer.cpp, core/program.cpp).
-#   cause (checkpoint): "HDF5: close dataset <name> failed" without the errno text.
+#   ~one (traces): each rank that gets to the full disk before MPI_Abort prints its own "error:
+#     rank N: cannot write trace ..." line (mostly two lines at 2 ranks: a race).
 set(_sp_fs_gpt $<TARGET_FILE:gpt_train> -m gpt-micro --synthetic-bytes 100000 --val-batches 0 -q -s 3)
-sp_add_fs_full_test(allreduce_perf_trace.np2 trace 64 2 "~one path cause"
+sp_add_fs_full_test(allreduce_perf_trace.np2 trace 64 2 "~one"
                     $<TARGET_FILE:allreduce_perf> -b 8 -e 4K -n 50 --no-membw -q)
-sp_add_fs_full_test(gpt_train_trace.np2 trace 32 2 "~one path cause" ${_sp_fs_gpt})
-sp_add_fs_full_test(gpt_train_checkpoint.np3 checkpoint 128 3 "cause" ${_sp_fs_gpt})
+sp_add_fs_full_test(gpt_train_trace.np2 trace 32 2 "~one" ${_sp_fs_gpt})
+sp_add_fs_full_test(gpt_train_checkpoint.np3 checkpoint 128 3 "" ${_sp_fs_gpt})

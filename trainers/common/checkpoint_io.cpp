@@ -1,6 +1,7 @@
 #include "trainers/common/checkpoint_io.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 
 #include <fmt/ranges.h>
@@ -28,9 +29,10 @@ void write_checkpoint_file(const std::string& path, const CheckpointFormat& form
     }
     std::filesystem::rename(partial, path);
   } catch (const std::exception& e) {
+    const std::string cause = file_system_cause(partial, errno);  // before remove() touches errno
     std::error_code ec;
     std::filesystem::remove(partial, ec);
-    fail("cannot write checkpoint '{}': {}", path, one_line_message(e));
+    fail("cannot write checkpoint '{}': {}{}", path, one_line_message(e), cause.empty() ? "" : " (" + cause + ")");
   }
 }
 
