@@ -13,10 +13,11 @@ import subprocess
 import h5py
 import pytest
 
+import optional_parts
 from helpers import build_dir, mpi_env
 
-torch = pytest.importorskip("torch")
-dist = pytest.importorskip("torch.distributed")
+torch = optional_parts.importorskip("torch", "torch")
+dist = optional_parts.importorskip("torch.distributed", "torch")
 
 CAPS_MIB = ["1", "5", "25", "100"]
 

@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+import optional_parts
 from helpers import REPO
 
 SCRIPT = REPO / "trainers" / "gpt" / "bench_ddp_torch.py"
@@ -30,8 +31,8 @@ def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def ddp_run(tmp_path_factory):
-    pytest.importorskip("torch")
-    pytest.importorskip("torch.distributed")
+    optional_parts.importorskip("torch", "torch")
+    optional_parts.importorskip("torch.distributed", "torch")
     raw = tmp_path_factory.mktemp("ddp_torch") / "raw.json"
     proc = run("--model", "gpt-micro", "--batch", "2", "--steps", str(STEPS), "--caps", ",".join(CAPS),
                "--ranks", "2", "--threads", "1", "--comm-timing", "--raw", str(raw), "--timeout", "50")

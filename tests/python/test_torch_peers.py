@@ -16,6 +16,7 @@ import h5py
 import numpy as np
 import pytest
 
+import optional_parts
 from helpers import REPO, build_dir, mpi_env
 
 PEERS = {  # trainer, model, its classes, checkpoint format, trainer args
@@ -42,7 +43,7 @@ def peer(kind: str, *args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module", params=sorted(PEERS))
 def init(request, tmp_path_factory):
-    pytest.importorskip("torch")
+    optional_parts.importorskip("torch", "torch")
     kind = request.param
     trainer, model, _, extra = PEERS[kind]
     exe = build_dir() / "trainers" / kind / trainer

@@ -2,6 +2,7 @@
 // from its checkpoint reproduces the uninterrupted run bitwise, --init-from starts a fresh run
 // from weights only, and the trace of kind "train" has the documented tables. One thread
 // (OMP_NUM_THREADS=1 from gpt.cmake), so every run is bitwise reproducible.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -87,4 +88,25 @@ TEST_F(GptTrain, SignalFinishesTheStepCheckpointsAndResumes) {
   ASSERT_EQ(train("-s " + std::to_string(next + 1) + " --resume " + path("sig_ck.h5") + " -o " + path("res.h5"),
                   "res.log"), 0);
   EXPECT_EQ(sp::TraceReader(path("res.h5")).root_attribute("first_step"), std::to_string(next));
+}
+
+// With --val-batches 0 the closing line says validation is off (it printed "val loss nan") and
+// the trace stores no final_val_loss (it stored NaN as if measured); with validation on, both
+// carry the last validation's loss and final_val_step its step.
+TEST_F(GptTrain, ValidationOffIsSaidNotPrintedAsNaN) {
+  ASSERT_EQ(train("-s 2 --val-batches 0 -o " + path("off.h5"), "off.log"), 0);
+  const std::string off = sp::test::read_file(path("off.log"));
+  EXPECT_NE(off.find(", val loss: off; parameters identical"), std::string::npos) << off;
+  EXPECT_EQ(off.find("nan"), std::string::npos) << off;
+  sp::TraceReader r_off(path("off.h5"));
+  EXPECT_EQ(r_off.root_attribute("final_val_step"), "0");
+  EXPECT_EQ(r_off.root_attribute("final_val_loss"), "");  // absent
+
+  ASSERT_EQ(train("-s 2 -o " + path("on.h5"), "on.log"), 0);
+  const std::string on = sp::test::read_file(path("on.log"));
+  sp::TraceReader r_on(path("on.h5"));
+  EXPECT_EQ(r_on.root_attribute("final_val_step"), "2");
+  const double val = std::stod(r_on.root_attribute("final_val_loss"));
+  EXPECT_TRUE(std::isfinite(val) && val > 0);
+  EXPECT_NE(on.find(fmt::format(", val loss {:.4f}; parameters identical", val)), std::string::npos) << on;
 }

@@ -4,6 +4,7 @@
 // step, checkpoints and exits 0, --bn-eval freezes the BN statistics, and the trace of kind
 // "train" has the documented tables. One thread (OMP_NUM_THREADS=1 from resnet.cmake), so every
 // run is bitwise reproducible. Tiny model (depth 8, width 8, 19,954 parameters): ~10 s in all.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -143,4 +144,25 @@ TEST_F(ResNetTrain, TraceHasTheTrainTables) {
   EXPECT_NEAR(lr[4], 0.0005, 1e-12);
   EXPECT_EQ(column<std::int64_t>(steps, "in_summary"), (std::vector<std::int64_t>{0, 1, 1, 1, 1}));
   sp::test::expect_engine_tables_of_five_steps(r);
+}
+
+// --val-images 0: "val loss: off" on the closing line (it printed "val loss nan, val accuracy
+// nan%") and neither final_val_loss nor final_val_accuracy in the trace (they were NaN).
+TEST_F(ResNetTrain, ValidationOffIsSaidNotPrintedAsNaN) {
+  ASSERT_EQ(train("-s 2 --val-images 0 -o " + path("off.h5"), "off.log"), 0);
+  const std::string off = read_file(path("off.log"));
+  EXPECT_NE(off.find(", val loss: off; parameters identical"), std::string::npos) << off;
+  EXPECT_EQ(off.find("nan"), std::string::npos) << off;
+  sp::TraceReader r(path("off.h5"));
+  EXPECT_EQ(r.root_attribute("final_val_step"), "0");
+  EXPECT_EQ(r.root_attribute("final_val_loss"), "");
+  EXPECT_EQ(r.root_attribute("final_val_accuracy"), "");
+
+  ASSERT_EQ(train("-s 2 --val-images 32 -o " + path("on.h5"), "on.log"), 0);
+  sp::TraceReader r_on(path("on.h5"));
+  EXPECT_EQ(r_on.root_attribute("final_val_step"), "2");
+  const double acc = std::stod(r_on.root_attribute("final_val_accuracy"));
+  EXPECT_TRUE(acc >= 0 && acc <= 1) << acc;
+  EXPECT_NE(read_file(path("on.log")).find(fmt::format(", val accuracy {:.2f}%; parameters", 100 * acc)),
+            std::string::npos);
 }

@@ -10,6 +10,7 @@
 #include "core/cache_flush.hpp"
 #include "core/sizes.hpp"
 #include "core/topology.hpp"
+#include "tests/lib/optional_part.hpp"
 
 using namespace sp;
 
@@ -48,7 +49,7 @@ RankCacheShare share(std::size_t llc, int ranks, std::size_t private_bytes = 2 *
 TEST(Topology, LastLevelMatchesTheKernelsDescription) {
   int level = 0;
   std::size_t want = sysfs_last_level_bytes(&level);
-  if (want == 0) GTEST_SKIP() << "no cache description in /sys on this machine";
+  if (want == 0) SP_SKIP_OPTIONAL_PART("sysfs-cache", "no cache description in /sys on this machine");
   const CacheLevel* llc = cache_topology().last_level();
   ASSERT_NE(llc, nullptr) << cache_topology().describe();
   EXPECT_EQ(llc->level, level);

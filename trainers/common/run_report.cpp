@@ -60,9 +60,21 @@ std::uint64_t write_train_trace(TraceWriter& trace, dp::DataParallelEngine& engi
   trace.set_attribute("init_from", o.init_from);
   trace.set_attribute(log.unit() + "s_per_s", log.units_per_s());
   trace.set_attribute("final_loss", end.loss);
-  trace.set_attribute("final_val_loss", end.val.loss);
+  // Only measured values: without a validation the attributes are absent rather than NaN.
+  trace.set_attribute("final_val_step", std::int64_t(end.val_step));
+  if (end.val_step > 0) {
+    trace.set_attribute("final_val_loss", end.val.loss);
+    if (log.has_accuracy()) trace.set_attribute("final_val_accuracy", end.val.accuracy);
+  }
   trace.set_attribute("parameter_hash", fmt::format("{:016x}", hash));
   return hash;
+}
+
+std::string validation_result(const StepLoop::End& end, bool accuracy) {
+  if (!end.validation_on) return "val loss: off";
+  if (end.val_step == 0) return "val loss: not measured";
+  if (!accuracy) return fmt::format("val loss {:.4f}", end.val.loss);
+  return fmt::format("val loss {:.4f}, val accuracy {:.2f}%", end.val.loss, 100 * end.val.accuracy);
 }
 
 void print_run_end(const Session& s, const dp::DataParallelEngine& engine, const std::vector<std::string>& lines,

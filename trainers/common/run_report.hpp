@@ -38,9 +38,15 @@ struct RunFacts {
 };
 
 // Collective: writes the steps and ranks tables, the engine's tables and the attributes every
-// train trace has; returns the parameter hash (identical on every rank).
+// train trace has; returns the parameter hash (identical on every rank). final_val_loss (and
+// final_val_accuracy for classifiers) only when a validation ran: final_val_step says which step.
 std::uint64_t write_train_trace(TraceWriter& trace, dp::DataParallelEngine& engine, const StepLog& log,
                                 const RunControlOptions& o, const RunFacts& facts, const StepLoop::End& end);
+
+// The closing line's validation part: "val loss 2.1234" (", val accuracy 41.20%" with accuracy)
+// when measured, "val loss: off" when the run does not validate, "val loss: not measured" when it
+// validates but stopped before the first validation. Never "nan".
+std::string validation_result(const StepLoop::End& end, bool accuracy);
 
 // Rank 0: the engine's per-case summaries, the trainer's own lines, then the trace, the checkpoint
 // and, after a stop signal, how to continue. Each line is printed after "# ".

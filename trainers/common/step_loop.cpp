@@ -67,6 +67,7 @@ double StepLog::units_per_s() const {
 StepLoop::End StepLoop::run(dp::DataParallelEngine& engine, const dp::StepFunctions& fn, StepLog& log) {
   End end;
   end.done_step = first_step - 1;
+  end.validation_on = bool(validate);
   int saved_at = -1;
   for (int step = first_step; step <= last_step; ++step) {
     lr = schedule(step - 1);
@@ -80,6 +81,7 @@ StepLoop::End StepLoop::run(dp::DataParallelEngine& engine, const dp::StepFuncti
       v = validate();
       engine.add_validation_sample(step, timer.stop());
       end.val = v;
+      end.val_step = step;
     }
     log.add(step, lr, r, v);
     if (progress) {

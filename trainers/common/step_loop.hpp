@@ -40,6 +40,7 @@ class StepLog {
   std::string progress_line(int step, int steps, double lr, const dp::StepReport& r, const Validation& v) const;
   const Table& table() const { return table_; }
   const std::string& unit() const { return style_.unit; }
+  bool has_accuracy() const { return style_.accuracy; }
   long long units_per_step() const { return units_per_step_; }
   bool has_summary() const { return summary_wall_ > 0; }
   // Units per second over the summarised steps (rank 0's step times); NaN if none.
@@ -89,6 +90,8 @@ struct StepLoop {
     int done_step = 0;    // the last step completed
     int stop_signal = 0;  // the signal that stopped the run early, 0 if none
     double loss = 0;      // the last step's training loss
+    bool validation_on = false;  // the trainer validates (validate is set)
+    int val_step = 0;     // the step of the last validation, 0 if none ran (then val is NaN)
     Validation val;       // the last validation
   };
   // Throws CollectiveError when the loss is not finite (training diverged).

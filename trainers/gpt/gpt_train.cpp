@@ -191,8 +191,8 @@ int run(Session& s) {
   std::vector<std::string> lines;
   if (step_log.has_summary())
     lines.push_back(fmt::format("{:.0f} tokens/s over the summarised steps (rank 0's step times)", step_log.units_per_s()));
-  lines.push_back(fmt::format("final loss {:.4f}, val loss {:.4f}; parameters identical on all {} rank(s), hash {:016x}",
-                              end.loss, end.val.loss, s.size, hash));
+  lines.push_back(fmt::format("final loss {:.4f}, {}; parameters identical on all {} rank(s), hash {:016x}", end.loss,
+                              train::validation_result(end, false), s.size, hash));
   train::print_run_end(s, engine, lines, path, o, end);
   return 0;
 }

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # CTest gpt_torch_load: a gpt_train checkpoint loads into the PyTorch GPT of load_checkpoint.py
 # and gives the logits the C++ model dumped (max difference within 1e-4 relative), and a
-# checkpoint with one tensor altered is rejected. Exit 77 (skipped) without torch/h5py.
+# checkpoint with one tensor altered is rejected. Without torch/h5py: exit 77 (Not Run), or in CI a
+# failure unless torch is optional there (tests/optional-parts.txt).
 # Usage: test_torch_load.sh <path to gpt_train>
 set -u
 G=$1
 here=$(cd "$(dirname "$0")" && pwd)
-/usr/bin/python3 -c 'import torch, h5py' 2>/dev/null || { echo "torch or h5py missing: skipped"; exit 77; }
+source "$here/../../tests/lib/optional_part.sh"
+/usr/bin/python3 -c 'import torch, h5py' 2>/dev/null || sp_skip_optional_part torch "torch or h5py missing"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 "$G" -m gpt-micro -B 4 -s 10 --synthetic-bytes 50000 -q -o "$tmp/t.h5" --save "$tmp/ck.h5" >/dev/null || exit 1
 /usr/bin/python3 "$here/load_checkpoint.py" "$tmp/ck.h5" || exit 1

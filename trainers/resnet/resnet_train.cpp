@@ -267,13 +267,12 @@ int run(Session& s) {
   trace.set_attribute("train_images", std::int64_t(train.size()));
   trace.set_attribute("test_images", std::int64_t(test.size()));
   trace.set_attribute("val_images", std::int64_t(val_n));
-  trace.set_attribute("final_val_accuracy", end.val.accuracy);
   const auto path = trace.commit();
   std::vector<std::string> lines;
   if (step_log.has_summary())
     lines.push_back(fmt::format("{:.1f} images/s over the summarised steps (rank 0's step times)", step_log.units_per_s()));
-  lines.push_back(fmt::format("final loss {:.4f}, val loss {:.4f}, val accuracy {:.2f}%; parameters identical on all {} "
-                              "rank(s), hash {:016x}", end.loss, end.val.loss, 100 * end.val.accuracy, s.size, hash));
+  lines.push_back(fmt::format("final loss {:.4f}, {}; parameters identical on all {} rank(s), hash {:016x}", end.loss,
+                              train::validation_result(end, true), s.size, hash));
   train::print_run_end(s, engine, lines, path, o, end);
   return 0;
 }
