@@ -18,6 +18,8 @@ PACKAGES=(
   "${MPI_PACKAGES[@]}" hdf5-tools
   # C++ libraries
   libfmt-dev libcli11-dev libopenblas-openmp-dev libgtest-dev libbenchmark-dev libhwloc-dev
+  # fuzzing (tests/fuzz: clang with libFuzzer and the sanitizer runtimes)
+  clang libclang-rt-14-dev
   # analysis (Debian Python: use /usr/bin/python3)
   python3 python3-h5py python3-pandas python3-matplotlib python3-pytest python3-numpy
   # SLURM on one machine (tests and local campaigns)

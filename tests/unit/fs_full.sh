@@ -6,13 +6,14 @@
 #   fs_full.sh trace|checkpoint <tmpfs KiB> <np> <program> [args...]
 # trace: the program gets "-o <full fs>/run.h5"; checkpoint: "-o <tmp>/run.h5 --save <full fs>/ck.h5".
 # np 1 runs the program alone (a singleton), more under mpirun. Needs root for the mount: without
-# it the test exits 77 (CTest: Not Run).
+# it the test skips (tests/optional-parts.txt: root; CTest: Not Run).
 # FS_FULL_KNOWN="id ...": checks known to fail today (ids: status crash one path cause final, "~id"
 # for one that fails only at times, e.g. when a race decides how many ranks get to print; the
 # bugs are described where the test is registered, tests/unit/CMakeLists.txt). A known failure is
 # reported as KNOWN and not counted; a known failure that passes is an error ("FIXED: drop it from
 # FS_FULL_KNOWN"), so the list cannot outlive the fix.
 set -u
+source "$(dirname "$0")/../lib/optional_part.sh"
 [ $# -ge 4 ] && [ -x "$4" ] || { echo "usage: fs_full.sh trace|checkpoint KIB NP PROGRAM ARGS... (got: $*)"; exit 2; }
 what=$1 kib=$2 np=$3; shift 3
 name=$(basename "$1")
@@ -22,7 +23,7 @@ mkdir "$full"
 cleanup() { umount "$full" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 if [ "$(id -u)" != 0 ] || ! mount -t tmpfs -o size=${kib}k tmpfs "$full" 2>"$tmp/merr"; then
-  echo "SKIP: cannot mount a tmpfs (needs root): $(cat "$tmp/merr" 2>/dev/null)"; exit 77
+  sp_skip_optional_part root "cannot mount a tmpfs: $(cat "$tmp/merr" 2>/dev/null)"
 fi
 case $what in
   trace) target=$full/run.h5; set -- "$@" -o "$target" ;;
