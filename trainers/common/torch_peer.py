@@ -7,12 +7,13 @@ A peer must be the best ordinary use of PyTorch, on the same numbers, or the rat
 - threads are bound before any work (``OMP_NUM_THREADS`` and ``OPENBLAS_NUM_THREADS`` are set by
   the caller before Python starts; here ``torch.set_num_threads`` and one inter-op thread);
 - ``WARMUP_STEPS`` steps are run untimed-for-statistics (PyTorch's allocator and oneDNN
-  primitives settle over the first two or three steps, which made a mean over steps 2..8 read
-  about 8 % slow on gpt-tiny), and the median is reported beside the mean;
+  primitives settle over the first two or three steps, which made a mean over the early steps
+  read slow on gpt-tiny), and the median is reported beside the mean;
 - what PyTorch was built with and which kernel variables were set is recorded
   (``torch.__config__.show()``, threads, ``OMP_*``/``OPENBLAS_*``/``MKL_*``/``ONEDNN_*``... values).
-Tried on gpt-tiny at 1 thread and found not to matter (within 3 %, noise): building the causal mask
-once instead of per forward, ``zero_grad(set_to_none=True)``, AdamW's foreach path.
+Tried on gpt-tiny at 1 thread, with no change beyond the run-to-run noise (those runs were not
+stored): building the causal mask once instead of per forward, ``zero_grad(set_to_none=True)``,
+AdamW's foreach path.
 """
 from __future__ import annotations
 
