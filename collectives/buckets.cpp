@@ -172,7 +172,9 @@ BucketCap parse_bucket_cap(std::string_view text) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), mib);
   if (ec != std::errc() || end != text.data() + text.size() || !(mib > 0) || mib > 1e6)
     fail("malformed bucket cap '{}' (a positive number of MiB, 'tensor' or 'all')", text);
-  return {std::string(text), kFirstBucketBytes, static_cast<std::size_t>(std::llround(mib * (1 << 20)))};
+  const auto bytes = static_cast<std::size_t>(std::llround(mib * (1 << 20)));
+  if (bytes == 0) fail("bucket cap '{}' is less than one byte (a positive number of MiB, 'tensor' or 'all')", text);
+  return {std::string(text), kFirstBucketBytes, bytes};
 }
 
 std::vector<Bucket> pack_buckets(const GradientLayout& layout, std::size_t element_bytes, const BucketCap& cap) {

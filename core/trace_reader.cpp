@@ -1,7 +1,9 @@
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
 #include "error.hpp"
+#include "sizes.hpp"
 #include "trace.hpp"
 
 namespace sp {
@@ -158,6 +160,11 @@ Table TraceReader::read_table_unchecked(const std::string& name) const {
     ColumnData c = open_column(g, name, col);
     const std::string what = fmt::format("table '{}' column '{}'", name, col);
     const std::size_t n = c.rows;
+    // A damaged or crafted row count must be refused before anything is allocated (a sanitizer
+    // aborts on an impossible allocation instead of throwing bad_alloc).
+    const std::size_t bytes = h5::checked_mul(n, std::max<std::size_t>(c.elem_size, 8), what + " size");
+    if (bytes > physical_memory_bytes())
+      fail("out of memory: {} holds {} rows ({} bytes), more than this machine's memory (corrupt?)", what, n, bytes);
     std::string unit = h5::has_attribute(c.ds, "unit") ? h5::read_string_attribute(c.ds, "unit") : "";
     std::string desc = h5::has_attribute(c.ds, "description") ? h5::read_string_attribute(c.ds, "description") : "";
     switch (c.cls) {

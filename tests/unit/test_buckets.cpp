@@ -72,7 +72,7 @@ TEST(Packing, CapParsing) {
   EXPECT_EQ(parse_bucket_cap("25").cap_bytes, 25u << 20);
   EXPECT_EQ(parse_bucket_cap("25").first_bytes, kFirstBucketBytes);
   EXPECT_EQ(parse_bucket_cap("0.5").cap_bytes, 512u << 10);
-  for (const char* bad : {"", "-1", "0", "25MB", "abc", "1e9"}) EXPECT_THROW(parse_bucket_cap(bad), sp::Error) << bad;
+  for (const char* bad : {"", "-1", "0", "25MB", "abc", "1e9", "1e-166", "1e-7"}) EXPECT_THROW(parse_bucket_cap(bad), sp::Error) << bad;
 }
 
 TEST(Layouts, FileFormat) {
