@@ -38,14 +38,8 @@ const sp::fuzz::H5Vocabulary& vocabulary() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static sp::fuzz::InputFile file(".h5");
-  if (!sp::fuzz::write_h5_input(file.path(), data, size, vocabulary())) return 0;
-  try {
-    sp::gpt::read_checkpoint_info(file.path());
-    sp::gpt::load_checkpoint(file.path(), model(), true);
-  } catch (const sp::Error& e) {
-    sp::fuzz::refused(e);
-  }
-  sp::fuzz::check_no_open_hdf5_objects("the GPT checkpoint loader");
-  return 0;
+  return sp::fuzz::fuzz_hdf5_reader(data, size, vocabulary(), "the GPT checkpoint loader", [](const std::string& path) {
+    sp::gpt::read_checkpoint_info(path);
+    sp::gpt::load_checkpoint(path, model(), true);
+  });
 }

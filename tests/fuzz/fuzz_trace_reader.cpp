@@ -24,10 +24,8 @@ const sp::fuzz::H5Vocabulary& vocabulary() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static sp::fuzz::InputFile file(".h5");
-  if (!sp::fuzz::write_h5_input(file.path(), data, size, vocabulary())) return 0;
-  try {
-    const sp::TraceReader r(file.path());
+  return sp::fuzz::fuzz_hdf5_reader(data, size, vocabulary(), "TraceReader", [](const std::string& path) {
+    const sp::TraceReader r(path);
     for (const sp::TraceTableInfo& info : r.tables()) {
       const sp::Table t = r.read_table(info.name);
       if (!t.columns().empty() && t.rows() != info.rows)
@@ -36,9 +34,5 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const char* name : {"kind", "nranks", "schema_version", "complete", "interrupted_by_signal", "rows"})
       r.root_attribute(name);
     r.provenance("program");
-  } catch (const sp::Error& e) {
-    sp::fuzz::refused(e);
-  }
-  sp::fuzz::check_no_open_hdf5_objects("TraceReader");
-  return 0;
+  });
 }

@@ -31,6 +31,9 @@
 
 #include <hdf5.h>
 
+#include "core/error.hpp"
+#include "fuzz_util.hpp"
+
 namespace sp::fuzz {
 
 struct H5Vocabulary {
@@ -58,5 +61,21 @@ bool write_h5_input(const std::string& path, const std::uint8_t* data, std::size
 // A finding when a reader left HDF5 objects open after returning or throwing: a leaked file
 // handle keeps the file's metadata cached, so the next H5Fopen of the same path sees stale state.
 void check_no_open_hdf5_objects(const char* reader);
+
+// The body of every HDF5 reader's target: the input becomes a file (a raw image or a built one),
+// `read(path)` may refuse it with sp::Error and nothing else, and leaves no HDF5 object open.
+template <typename Read>
+int fuzz_hdf5_reader(const std::uint8_t* data, std::size_t size, const H5Vocabulary& vocab, const char* reader,
+                     Read&& read) {
+  static InputFile file(".h5");
+  if (!write_h5_input(file.path(), data, size, vocab)) return 0;
+  try {
+    read(file.path());
+  } catch (const sp::Error& e) {
+    refused(e);
+  }
+  check_no_open_hdf5_objects(reader);
+  return 0;
+}
 
 }  // namespace sp::fuzz
