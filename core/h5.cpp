@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "error.hpp"
+#include "sizes.hpp"
 
 namespace sp::h5 {
 
@@ -57,12 +58,6 @@ std::vector<hsize_t> dims_of(hid_t space, const std::string& what) {
     default:
       fail("{} has an unreadable dataspace", what);
   }
-}
-
-std::size_t checked_mul(std::size_t a, std::size_t b, const std::string& what) {
-  std::size_t r = 0;
-  if (__builtin_mul_overflow(a, b, &r)) fail("{} is too large ({} x {} overflows)", what, a, b);
-  return r;
 }
 
 PropertyList checksummed_layout(const std::vector<hsize_t>& dims, std::size_t elem_size) {
@@ -167,7 +162,7 @@ Attribute open_single_value(hid_t obj, const std::string& name, std::string& whe
   Dataspace space(H5Aget_space(a));
   if (space.get() < 0) fail("{} has an unreadable dataspace", where);
   std::size_t n = 1;
-  for (hsize_t d : dims_of(space, where)) n = checked_mul(n, d, where);
+  for (hsize_t d : dims_of(space, where)) n = checked_product(n, d, where);
   if (n != 1) fail("{} holds {} values, expected one", where, n);
   return a;
 }
@@ -180,11 +175,11 @@ H5T_class_t type_class(hid_t attr, Datatype& type, const std::string& where) {
 
 }  // namespace
 
-std::string read_string_attribute(hid_t obj, const std::string& name) {
-  std::string where;
-  Attribute a = open_single_value(obj, name, where);
-  Datatype file_type;
-  if (type_class(a, file_type, where) != H5T_STRING) fail("{} is not a string", where);
+namespace {
+
+// The value of an attribute already opened and checked to hold one value (open_single_value),
+// whose file type is file_type; where names it in errors.
+std::string string_value(hid_t a, hid_t file_type, const std::string& where) {
   const H5T_cset_t cset = H5Tget_cset(file_type);
   if (H5Tis_variable_str(file_type) > 0) {
     Datatype mem(check(H5Tcopy(H5T_C_S1), "H5Tcopy"));
@@ -208,15 +203,36 @@ std::string read_string_attribute(hid_t obj, const std::string& name) {
   return s;
 }
 
+std::int64_t int_value(hid_t a, hid_t file_type, const std::string& where) {
+  if (H5Tget_size(file_type) > sizeof(std::int64_t)) fail("{} is wider than 64 bits", where);
+  std::int64_t v = 0;
+  if (H5Aread(a, H5T_NATIVE_INT64, &v) < 0) fail("cannot read {} (corrupt)", where);
+  return v;
+}
+
+double real_value(hid_t a, hid_t file_type, const std::string& where) {
+  if (H5Tget_size(file_type) > sizeof(double)) fail("{} is wider than 64 bits", where);
+  double v = 0;
+  if (H5Aread(a, H5T_NATIVE_DOUBLE, &v) < 0) fail("cannot read {} (corrupt)", where);
+  return v;
+}
+
+}  // namespace
+
+std::string read_string_attribute(hid_t obj, const std::string& name) {
+  std::string where;
+  Attribute a = open_single_value(obj, name, where);
+  Datatype file_type;
+  if (type_class(a, file_type, where) != H5T_STRING) fail("{} is not a string", where);
+  return string_value(a, file_type, where);
+}
+
 std::int64_t read_int_attribute(hid_t obj, const std::string& name) {
   std::string where;
   Attribute a = open_single_value(obj, name, where);
   Datatype file_type;
   if (type_class(a, file_type, where) != H5T_INTEGER) fail("{} is not an integer", where);
-  if (H5Tget_size(file_type) > sizeof(std::int64_t)) fail("{} is wider than 64 bits", where);
-  std::int64_t v = 0;
-  if (H5Aread(a, H5T_NATIVE_INT64, &v) < 0) fail("cannot read {} (corrupt)", where);
-  return v;
+  return int_value(a, file_type, where);
 }
 
 double read_real_attribute(hid_t obj, const std::string& name) {
@@ -225,19 +241,17 @@ double read_real_attribute(hid_t obj, const std::string& name) {
   Datatype file_type;
   const H5T_class_t c = type_class(a, file_type, where);
   if (c != H5T_FLOAT && c != H5T_INTEGER) fail("{} is not a number", where);
-  if (H5Tget_size(file_type) > sizeof(double)) fail("{} is wider than 64 bits", where);
-  double v = 0;
-  if (H5Aread(a, H5T_NATIVE_DOUBLE, &v) < 0) fail("cannot read {} (corrupt)", where);
-  return v;
+  return real_value(a, file_type, where);
 }
 
 std::string read_attribute_as_text(hid_t obj, const std::string& name) {
   std::string where;
-  Datatype type;
-  const H5T_class_t c = type_class(open_single_value(obj, name, where), type, where);
-  if (c == H5T_STRING) return read_string_attribute(obj, name);
-  if (c == H5T_INTEGER) return std::to_string(read_int_attribute(obj, name));
-  if (c == H5T_FLOAT) return fmt::format("{}", read_real_attribute(obj, name));
+  Attribute a = open_single_value(obj, name, where);
+  Datatype file_type;
+  const H5T_class_t c = type_class(a, file_type, where);
+  if (c == H5T_STRING) return string_value(a, file_type, where);
+  if (c == H5T_INTEGER) return std::to_string(int_value(a, file_type, where));
+  if (c == H5T_FLOAT) return fmt::format("{}", real_value(a, file_type, where));
   fail("{} has an unsupported type (not a string or number)", where);
 }
 

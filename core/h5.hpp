@@ -84,8 +84,6 @@ std::string read_attribute_as_text(hid_t obj, const std::string& name);
 std::string object_name(hid_t obj);
 // The dimensions of a simple dataspace (empty for a scalar); throws on a null or bad dataspace.
 std::vector<hsize_t> dims_of(hid_t space, const std::string& what);
-// a * b, or an sp::Error naming what when it does not fit in size_t.
-std::size_t checked_mul(std::size_t a, std::size_t b, const std::string& what);
 
 // Dataset creation properties with HDF5's Fletcher32 checksum: chunked (chunks of at most about
 // 1 MiB) and checksummed when the dataset has data; contiguous and unchecksummed when any

@@ -162,8 +162,8 @@ Table TraceReader::read_table_unchecked(const std::string& name) const {
     const std::size_t n = c.rows;
     // A damaged or crafted row count must be refused before anything is allocated (a sanitizer
     // aborts on an impossible allocation instead of throwing bad_alloc).
-    const std::size_t bytes = h5::checked_mul(n, std::max<std::size_t>(c.elem_size, 8), what + " size");
-    if (bytes > physical_memory_bytes())
+    const std::size_t bytes = checked_product(n, std::max<std::size_t>(c.elem_size, 8), what + " size");
+    if (const std::uint64_t memory = physical_memory_bytes(); memory != 0 && bytes > memory)
       fail("out of memory: {} holds {} rows ({} bytes), more than this machine's memory (corrupt?)", what, n, bytes);
     std::string unit = h5::has_attribute(c.ds, "unit") ? h5::read_string_attribute(c.ds, "unit") : "";
     std::string desc = h5::has_attribute(c.ds, "description") ? h5::read_string_attribute(c.ds, "description") : "";
@@ -182,7 +182,7 @@ Table TraceReader::read_table_unchecked(const std::string& name) const {
       }
       default: {  // H5T_STRING, fixed length (open_column checked)
         const std::size_t len = c.elem_size;
-        std::vector<char> buf(h5::checked_mul(n, len, what + " size"));
+        std::vector<char> buf(checked_product(n, len, what + " size"));
         h5::Datatype mem = h5::fixed_string_type(len);
         H5Tset_cset(mem, H5Tget_cset(c.type));
         if (n) h5::read_dataset_data(c.ds, mem, buf.data(), what);

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "core/sizes.hpp"
 
 namespace sp::train {
 
@@ -92,7 +93,7 @@ void verify_group_data(hid_t file, const std::string& group) {
     h5::Datatype type(h5::check(H5Dget_type(d), ("type of " + what).c_str()));
     h5::Datatype native(h5::check(H5Tget_native_type(type, H5T_DIR_ASCEND), ("type of " + what).c_str()));
     std::size_t bytes = H5Tget_size(native);
-    for (hsize_t n : h5::dims_of(space, what)) bytes = h5::checked_mul(bytes, n, what);
+    for (hsize_t n : h5::dims_of(space, what)) bytes = checked_product(bytes, n, what);
     std::vector<unsigned char> buf(bytes);
     if (bytes > 0) h5::read_dataset_data(d, native, buf.data(), what);
   }
