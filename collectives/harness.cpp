@@ -8,6 +8,7 @@
 
 #include "bf16.hpp"
 #include "core/error.hpp"
+#include "core/random.hpp"
 #include "core/cache_flush.hpp"
 #include "core/sizes.hpp"
 
@@ -90,22 +91,16 @@ namespace {
 
 constexpr std::int64_t kMaxAmplitude = 1000;
 
-std::uint64_t mix64(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 // h in [0, 2^64) -> [0, n) without a division (the top 32 bits scaled).
 std::uint64_t scale_to(std::uint64_t h, std::uint64_t n) { return ((h >> 32) * n) >> 32; }
 
 std::int64_t value_with(const PatternShape& sh, int rank, std::size_t i) {
   if (sh.groups > 1) {
-    const auto group = scale_to(mix64(i ^ 0x243f6a8885a308d3ull), std::uint64_t(sh.groups));
+    const auto group = scale_to(sp::mix64(i ^ 0x243f6a8885a308d3ull), std::uint64_t(sh.groups));
     if (std::uint64_t(rank) % std::uint64_t(sh.groups) != group) return 0;
   }
-  const std::uint64_t h = mix64(mix64(std::uint64_t(rank) ^ 0x5ca1ab1e00000000ull) + i);
+  const std::uint64_t h = sp::mix64(sp::mix64(std::uint64_t(rank) ^ 0x5ca1ab1e00000000ull) + i);
   return static_cast<std::int64_t>(scale_to(h, std::uint64_t(2 * sh.amplitude + 1))) - sh.amplitude;
 }
 

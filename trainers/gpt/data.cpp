@@ -5,22 +5,15 @@
 #include <iterator>
 
 #include "core/error.hpp"
+#include "core/random.hpp"
 
 namespace sp::gpt {
 
 namespace {
 
-std::uint64_t mix(std::uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-std::uint64_t hash3(std::uint64_t a, std::uint64_t b, std::uint64_t c) { return mix(mix(mix(a) ^ b) ^ c); }
-
 struct Rng {
   std::uint64_t s;
-  std::uint64_t next() { return s = mix(s); }
+  std::uint64_t next() { return s = sp::mix64(s); }
   int below(int n) { return int(next() % std::uint64_t(n)); }
 };
 
@@ -44,7 +37,7 @@ std::vector<std::uint8_t> synthetic_corpus(std::size_t bytes, std::uint64_t seed
   };
   static const char* adjectives[] = {"small", "happy", "quiet", "clever", "tired"};
   static const char* refrains[] = {"and so the day goes on.\n", "the end of the story.\n"};
-  Rng rng{mix(seed ^ 0x5EEDC0DEull)};
+  Rng rng{sp::mix64(seed ^ 0x5EEDC0DEull)};
   std::string text;
   text.reserve(bytes + 64);
   while (text.size() < bytes) {
@@ -97,7 +90,7 @@ TokenSplit split_tokens(const std::vector<std::uint8_t>& bytes, double val_fract
   std::vector<char> is_val(nchunks, 0);
   std::size_t nval = 0;
   for (std::size_t c = 0; c < nchunks; ++c) {
-    const double u = double(hash3(seed, 0xDA7A, c) >> 11) * 0x1.0p-53;
+    const double u = double(sp::hash3(seed, 0xDA7A, c) >> 11) * 0x1.0p-53;
     is_val[c] = u < val_fraction;
     nval += is_val[c];
   }
@@ -126,7 +119,7 @@ void DataLoader::batch(std::int64_t index, int* inputs, int* targets) const {
   const std::uint64_t starts = stream_->size() - std::size_t(T_);  // s in [0, n-T-1]
   for (int r = 0; r < B_; ++r) {
     const std::uint64_t row = std::uint64_t(rank_) * B_ + r;
-    const std::size_t s = hash3(seed_, std::uint64_t(index), row) % starts;
+    const std::size_t s = sp::hash3(seed_, std::uint64_t(index), row) % starts;
     const int* src = stream_->data() + s;
     for (int t = 0; t < T_; ++t) {
       inputs[std::size_t(r) * T_ + t] = src[t];

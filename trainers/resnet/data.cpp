@@ -7,22 +7,15 @@
 #include <iterator>
 
 #include "core/error.hpp"
+#include "core/random.hpp"
 
 namespace sp::resnet {
 
 namespace {
 
-std::uint64_t mix(std::uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-std::uint64_t hash3(std::uint64_t a, std::uint64_t b, std::uint64_t c) { return mix(mix(mix(a) ^ b) ^ c); }
-
 struct Rng {
   std::uint64_t s;
-  std::uint64_t next() { return s = mix(s); }
+  std::uint64_t next() { return s = sp::mix64(s); }
   std::uint64_t below(std::uint64_t n) { return next() % n; }
   double uniform() { return double(next() >> 11) * 0x1.0p-53; }  // [0, 1)
   double normal() {
@@ -86,12 +79,12 @@ ImageSet synthetic_images(std::size_t n, int num_classes, std::uint64_t seed) {
   const int S = kCifarSide;
   const double pi = 3.141592653589793;
   for (std::size_t i = 0; i < n; ++i) {
-    Rng rng{hash3(seed, 0x1A6E5, i)};
+    Rng rng{sp::hash3(seed, 0x1A6E5, i)};
     const int c = int(rng.below(std::uint64_t(num_classes)));
     set.labels[i] = c;
     // Class pattern: grating direction and frequency, and a colour (per-channel weights and
     // offsets) from a hash of (seed, class), shared by all images of the class.
-    Rng cls{hash3(seed, 0xC1A55, std::uint64_t(c))};
+    Rng cls{sp::hash3(seed, 0xC1A55, std::uint64_t(c))};
     const double angle = pi * c / num_classes, freq = 1.0 + double(c % 3);
     double weight[3], offset[3];
     for (int ch = 0; ch < 3; ++ch) {
@@ -141,7 +134,7 @@ const std::vector<std::uint32_t>& ImageLoader::permutation(std::int64_t epoch) c
   perm_.resize(set_->size());
   for (std::size_t i = 0; i < perm_.size(); ++i) perm_[i] = std::uint32_t(i);
   if (shuffle_) {  // Fisher-Yates with a generator seeded by (seed, epoch)
-    Rng rng{hash3(seed_, 0xE90C, std::uint64_t(epoch))};
+    Rng rng{sp::hash3(seed_, 0xE90C, std::uint64_t(epoch))};
     for (std::size_t i = perm_.size() - 1; i > 0; --i) std::swap(perm_[i], perm_[rng.below(i + 1)]);
   }
   cached_epoch_ = epoch;
@@ -166,7 +159,7 @@ void ImageLoader::batch(std::int64_t index, float* images, int* labels) const {
       continue;
     }
     normalize_image(set, sample, full.data());
-    Rng rng{hash3(seed_, std::uint64_t(index), row)};
+    Rng rng{sp::hash3(seed_, std::uint64_t(index), row)};
     const int dy = int(rng.below(9)) - 4, dx = int(rng.below(9)) - 4;  // crop offset in the padding
     const bool flip = rng.below(2) == 1;
     for (int c = 0; c < set.C; ++c) {
