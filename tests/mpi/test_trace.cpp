@@ -11,32 +11,14 @@
 #include "core/program.hpp"
 #include "core/provenance.hpp"
 #include "core/trace.hpp"
+#include "tests/lib/mpi_trace_test.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-sp::Session world() {
-  sp::Session s;
-  MPI_Comm_rank(s.comm, &s.rank);
-  MPI_Comm_size(s.comm, &s.size);
-  s.program = "test_trace";
-  s.argv = {"test_trace", "--flag"};
-  return s;
-}
-
-// A directory shared by all ranks (rank 0 chooses it).
-std::string shared_dir() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  char buf[256] = {};
-  if (rank == 0) {
-    std::string d = (fs::temp_directory_path() / "sp_trace_XXXXXX").string();
-    std::snprintf(buf, sizeof buf, "%s", mkdtemp(d.data()));
-  }
-  MPI_Bcast(buf, sizeof buf, MPI_CHAR, 0, MPI_COMM_WORLD);
-  return buf;
-}
+sp::Session world() { return sp::test::world_session("test_trace", {"test_trace", "--flag"}); }
+std::string shared_dir() { return sp::test::shared_temp_dir("sp_trace"); }
 
 // Rank r contributes r rows (rank 0 none), with strings whose length depends on the rank.
 sp::Table per_rank_rows(int rank) {

@@ -12,30 +12,14 @@
 #include "core/program.hpp"
 #include "core/provenance.hpp"
 #include "core/trace.hpp"
+#include "tests/lib/mpi_trace_test.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-sp::Session world() {
-  sp::Session s;
-  MPI_Comm_rank(s.comm, &s.rank);
-  MPI_Comm_size(s.comm, &s.size);
-  s.program = "test_trace_checksum";
-  return s;
-}
-
-std::string shared_dir() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  char buf[256] = {};
-  if (rank == 0) {
-    std::string d = (fs::temp_directory_path() / "sp_trace_ck_XXXXXX").string();
-    std::snprintf(buf, sizeof buf, "%s", mkdtemp(d.data()));
-  }
-  MPI_Bcast(buf, sizeof buf, MPI_CHAR, 0, MPI_COMM_WORLD);
-  return buf;
-}
+sp::Session world() { return sp::test::world_session("test_trace_checksum"); }
+std::string shared_dir() { return sp::test::shared_temp_dir("sp_trace_ck"); }
 
 // Rank r writes kRows * ((r + 1) % 3) rows (rank 2 none: an empty selection in the collective
 // write): 2.4 MB per int column over 3 ranks, so its 1 MiB chunks straddle the ranks' rows.
