@@ -20,7 +20,9 @@ import h5py
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "trainers" / "common"))
-from torch_peer import KERNEL_ENV_PREFIXES, WARMUP_STEPS  # noqa: E402
+sys.path.insert(0, str(REPO / "analysis"))
+from scaleprobe_analysis.trace import load_trace  # noqa: E402
+from torch_peer import WARMUP_STEPS  # noqa: E402
 
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            "OMPI_MCA_mpi_yield_when_idle": "1", "OMPI_MCA_rmaps_base_oversubscribe": "1"}
@@ -63,11 +65,6 @@ def mpirun(ranks: int) -> list[str]:
 
 def text(value) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
-
-
-def trace_kernel_env(path: Path) -> dict:
-    with h5py.File(path) as f:
-        return {k: text(v) for k, v in f["provenance/env"].attrs.items() if k.startswith(KERNEL_ENV_PREFIXES)}
 
 
 def trace_median_step_s(path: Path) -> float:
@@ -162,7 +159,7 @@ def torch_result(path: Path) -> dict:
 
 
 def check_same_kernel_env(trace: Path, peer: dict) -> None:
-    ours = trace_kernel_env(trace)
+    ours = load_trace(trace).kernel_env
     if ours != peer["kernel_env"]:
         raise PeerError(f"{trace.name} and its PyTorch peer ran under different kernel environments: "
                         f"{ours} vs {peer['kernel_env']}")

@@ -107,3 +107,12 @@ def test_a_peer_that_does_not_reproduce_the_logits_refuses_to_run(init, tmp_path
         f["check/logits"][...] = f["check/logits"][()] + 1.0  # as if the model had been loaded wrongly
     proc = peer(kind, "--model", model_name, "--batch", "4", "--steps", "4", "--init", str(altered))
     assert proc.returncode != 0 and "logits differ from the trainer's" in proc.stderr
+
+
+def test_the_peer_records_the_same_kernel_variables_as_a_trace():
+    """bench-peers compares a trace's kernel_env with the peer's: both must pick the same variables."""
+    optional_parts.importorskip("torch", "torch")
+    sys.path.insert(0, str(REPO / "trainers" / "common"))
+    from scaleprobe_analysis.trace import KERNEL_ENV_PREFIXES as trace_prefixes
+    from torch_peer import KERNEL_ENV_PREFIXES as peer_prefixes
+    assert peer_prefixes == trace_prefixes

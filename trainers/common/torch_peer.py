@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 WARMUP_STEPS = 3  # excluded from the statistics on both sides (bench_vs_torch.sh passes it to the trainer's side)
+# The same list as scaleprobe_analysis/trace.py (a test checks): bench-peers compares the two sides.
 KERNEL_ENV_PREFIXES = ("OMP_", "OPENBLAS_", "GOTO_", "MKL_", "KMP_", "GOMP_", "ONEDNN_", "DNNL_")
 
 
