@@ -55,21 +55,22 @@ fuzz() {
   ctest --preset fuzz -E '^fuzz\.fuzz_(trace_reader|gpt_checkpoint|resnet_checkpoint)\.run$'
 }
 
+# extra_stage NAME SWITCH NARGS: runs stage NAME (function NAME) unless the release stage got
+# arguments (NARGS > 0) or the variable SWITCH is 0; either way its closing line says so.
+extra_stage() {
+  local name=$1 switch=$2 nargs=$3
+  if [ "$nargs" -gt 0 ]; then
+    summary+=("$name: not run (arguments given: they select release tests only)")
+  elif [ "${!switch:-1}" = 0 ]; then
+    summary+=("$name: not run ($switch=0)")
+  else
+    stage "$name" "$name"
+  fi
+}
+
 stage release release "$@"
-if [ $# -gt 0 ]; then
-  summary+=("asan: not run (arguments given: they select release tests only)")
-elif [ "${SCALEPROBE_ASAN:-1}" = 0 ]; then
-  summary+=("asan: not run (SCALEPROBE_ASAN=0)")
-else
-  stage asan asan
-fi
-if [ $# -gt 0 ]; then
-  summary+=("fuzz: not run (arguments given: they select release tests only)")
-elif [ "${SCALEPROBE_FUZZ:-1}" = 0 ]; then
-  summary+=("fuzz: not run (SCALEPROBE_FUZZ=0)")
-else
-  stage fuzz fuzz
-fi
+extra_stage asan SCALEPROBE_ASAN $#
+extra_stage fuzz SCALEPROBE_FUZZ $#
 
 echo "== test stages"
 printf '%s\n' "${summary[@]}"
