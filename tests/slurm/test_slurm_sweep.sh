@@ -47,41 +47,11 @@ done
 for b in collectives/allreduce_perf collectives/bucket_sweep core/trace_check; do
   [ -x "$BUILD/$b" ] || fail "no $BUILD/$b: build first (cmake --build --preset release)"
 done
-# Hermetic: nothing from an enclosing SLURM job or the caller's scaleprobe settings.
-for v in $(compgen -e | grep -E '^(SLURM_|SBATCH_|SRUN_|SALLOC_|SCALEPROBE_)' || true); do unset "$v"; done
-
-W=$(mktemp -d /tmp/scaleprobe-slurm-test.XXXXXX) && chmod 755 "$W"   # munged: o+x above its socket
-C=$W/cluster
-cleanup() {
-  local rc=$?
-  trap - EXIT INT TERM
-  touch "$W/stopped"
-  if [ -d "$C" ]; then
-    log "stopping the cluster"
-    timeout 90 bash "$HERE/slurm-local-down.sh" "$C" || echo "slurm-local-down failed"
-  fi
-  [ -n "${WATCHDOG:-}" ] && kill "$WATCHDOG" 2>/dev/null
-  if [ "$rc" = 0 ] && [ "${KEEP:-0}" != 1 ]; then rm -rf "$W"; else echo "work folder kept: $W"; fi
-  log "done (exit $rc)"
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'fail "interrupted"' INT TERM
-
-log "work folder $W, build $BUILD"
-# Watchdog: if this script dies without its EXIT trap (SIGKILL), stop the cluster anyway.
-setsid bash -c 'while kill -0 '"$$"' 2>/dev/null && [ ! -e "$1/stopped" ]; do sleep 2; done
-  [ -e "$1/stopped" ] || timeout 90 bash "$2" "$3"' watchdog "$W" "$HERE/slurm-local-down.sh" "$C" \
-  </dev/null >"$W/watchdog.log" 2>&1 &
-WATCHDOG=$!
-
-# ---------------------------------------------------------------- cluster
-NNODES=4 CPUS_PER_NODE=8 bash "$HERE/slurm-local-up.sh" "$C" || fail "the local cluster did not come up (daemon logs above)"
-# shellcheck disable=SC1091
-source "$C/env.sh"
+source "$HERE/test_cluster.sh"
+start_test_cluster scaleprobe-slurm-test 4 8
+log "build $BUILD"
 timeout 20 srun --mpi=list 2>&1 | grep -q pmix ||
   fail "srun --mpi=list has no pmix: install libpmix-dev (scripts/install-deps.sh)"
-log "cluster up"
 
 # The site file of this "site": virtual nodes share the host's cores, so mpirun must not bind.
 cat >"$W/site.env" <<'EOF'

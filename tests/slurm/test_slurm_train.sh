@@ -28,31 +28,8 @@ done
 for b in trainers/gpt/gpt_train core/trace_check; do
   [ -x "$BUILD/$b" ] || fail "no $BUILD/$b: build first"
 done
-for v in $(compgen -e | grep -E '^(SLURM_|SBATCH_|SRUN_|SALLOC_|SCALEPROBE_)' || true); do unset "$v"; done
-
-W=$(mktemp -d /tmp/scaleprobe-slurm-train.XXXXXX) && chmod 755 "$W"
-C=$W/cluster
-cleanup() {
-  local rc=$?
-  trap - EXIT INT TERM
-  touch "$W/stopped"
-  [ -d "$C" ] && { log "stopping the cluster"; timeout 90 bash "$HERE/slurm-local-down.sh" "$C" || echo "slurm-local-down failed"; }
-  [ -n "${WATCHDOG:-}" ] && kill "$WATCHDOG" 2>/dev/null
-  if [ "$rc" = 0 ] && [ "${KEEP:-0}" != 1 ]; then rm -rf "$W"; else echo "work folder kept: $W"; fi
-  log "done (exit $rc)"
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'fail "interrupted"' INT TERM
-setsid bash -c 'while kill -0 '"$$"' 2>/dev/null && [ ! -e "$1/stopped" ]; do sleep 2; done
-  [ -e "$1/stopped" ] || timeout 90 bash "$2" "$3"' watchdog "$W" "$HERE/slurm-local-down.sh" "$C" \
-  </dev/null >"$W/watchdog.log" 2>&1 &
-WATCHDOG=$!
-
-NNODES=2 CPUS_PER_NODE=4 bash "$HERE/slurm-local-up.sh" "$C" || fail "the local cluster did not come up (daemon logs above)"
-# shellcheck disable=SC1091
-source "$C/env.sh"
-log "cluster up"
+source "$HERE/test_cluster.sh"
+start_test_cluster scaleprobe-slurm-train 2 4
 
 RES=$W/results
 SUBMIT=("$ROOT/jobs/submit-sweep" --results "$RES" --build-dir "$BUILD" --time 3)

@@ -24,60 +24,17 @@
 
 #include "kernels/kernels.hpp"
 #include "kernels/random_fill.hpp"
+#include "tests/lib/gradcheck.hpp"
 
 namespace k = sp::kernels;
 using k::random_vec;
 
 namespace {
 
-constexpr float kStep = 1e-2f;
-constexpr double kAbsTol = 1e-3, kRelTol = 1e-2;
-
-double weighted_sum(const std::vector<float>& y, const std::vector<float>& w) {
-  double s = 0.0;
-  for (std::size_t i = 0; i < y.size(); i++) s += double(y[i]) * double(w[i]);
-  return s;
-}
-
-std::vector<double> numeric_grad(std::vector<float>& x, const std::function<double()>& loss) {
-  std::vector<double> g(x.size());
-  for (std::size_t j = 0; j < x.size(); j++) {
-    const float orig = x[j], xp = orig + kStep, xm = orig - kStep;
-    x[j] = xp;
-    const double lp = loss();
-    x[j] = xm;
-    const double lm = loss();
-    x[j] = orig;
-    g[j] = (lp - lm) / (double(xp) - double(xm));
-  }
-  return g;
-}
-
-std::vector<float> added(const std::vector<float>& after, const std::vector<float>& before) {
-  std::vector<float> d(after.size());
-  for (std::size_t i = 0; i < d.size(); i++) d[i] = after[i] - before[i];
-  return d;
-}
-
-::testing::AssertionResult grads_match(const std::string& name, const std::vector<float>& analytic,
-                                       const std::vector<double>& numeric) {
-  if (analytic.size() != numeric.size()) return ::testing::AssertionFailure() << name << ": size";
-  double max_err = 0.0;
-  int bad = 0;
-  std::string first;
-  for (std::size_t i = 0; i < analytic.size(); i++) {
-    const double err = std::fabs(double(analytic[i]) - numeric[i]);
-    max_err = std::max(max_err, err);
-    if (!(err <= kAbsTol + kRelTol * std::fabs(numeric[i])) && bad++ == 0)
-      first = "element " + std::to_string(i) + ": analytic " + std::to_string(analytic[i]) +
-              " numeric " + std::to_string(numeric[i]);
-  }
-  std::printf("[gradcheck] %-34s max |analytic - numeric| = %.2e\n", name.c_str(), max_err);
-  if (bad > 0)
-    return ::testing::AssertionFailure() << name << ": " << bad << " of " << analytic.size()
-                                         << " elements off, first " << first;
-  return ::testing::AssertionSuccess();
-}
+using sp::test::added;
+using sp::test::grads_match;
+using sp::test::numeric_grad;
+using sp::test::weighted_sum;
 
 // Direct convolution in double: the definition in cnn.hpp, seven loops.
 std::vector<double> conv_direct(const std::vector<float>& x, const std::vector<float>& w,

@@ -30,14 +30,11 @@
 
 #include "kernels/kernels.hpp"
 #include "kernels/random_fill.hpp"
+#include "tests/lib/gradcheck.hpp"
 
 namespace k = sp::kernels;
 
 namespace {
-
-constexpr float kStep = 1e-2f;      // h
-constexpr double kAbsTol = 1e-3;
-constexpr double kRelTol = 1e-2;
 
 // Small shapes; odd sizes catch transposed or mixed-up indices.
 constexpr int B = 2, T = 5, C = 8, NH = 2, V = 11, OC = 7;
@@ -45,59 +42,10 @@ constexpr size_t BT = (size_t)B * T;
 
 using sp::kernels::random_vec;
 
-double weighted_sum(const std::vector<float>& y, const std::vector<float>& w) {
-  double s = 0.0;
-  for (size_t i = 0; i < y.size(); i++) s += (double)y[i] * (double)w[i];
-  return s;
-}
-
-// Central-difference gradient of loss() w.r.t. every element of x (perturbed and restored).
-std::vector<double> numeric_grad(std::vector<float>& x, const std::function<double()>& loss) {
-  std::vector<double> g(x.size());
-  for (size_t j = 0; j < x.size(); j++) {
-    const float orig = x[j];
-    const float xp = orig + kStep;
-    const float xm = orig - kStep;
-    x[j] = xp;
-    const double lp = loss();
-    x[j] = xm;
-    const double lm = loss();
-    x[j] = orig;
-    g[j] = (lp - lm) / ((double)xp - (double)xm);
-  }
-  return g;
-}
-
-// What a backward call added to a gradient buffer: after - before.
-std::vector<float> added(const std::vector<float>& after, const std::vector<float>& before) {
-  std::vector<float> d(after.size());
-  for (size_t i = 0; i < d.size(); i++) d[i] = after[i] - before[i];
-  return d;
-}
-
-::testing::AssertionResult grads_match(const std::string& name, const std::vector<float>& analytic,
-                                       const std::vector<double>& numeric) {
-  if (analytic.size() != numeric.size()) return ::testing::AssertionFailure() << name << ": size";
-  double max_err = 0.0;
-  int bad = 0;
-  std::string first;
-  for (size_t i = 0; i < analytic.size(); i++) {
-    const double err = std::fabs((double)analytic[i] - numeric[i]);
-    max_err = std::max(max_err, err);
-    if (!(err <= kAbsTol + kRelTol * std::fabs(numeric[i]))) {  // also catches NaN
-      if (bad++ == 0) {
-        first = "element " + std::to_string(i) + ": analytic " + std::to_string(analytic[i]) +
-                " numeric " + std::to_string(numeric[i]);
-      }
-    }
-  }
-  std::printf("[gradcheck] %-22s max |analytic - numeric| = %.2e\n", name.c_str(), max_err);
-  if (bad > 0) {
-    return ::testing::AssertionFailure()
-           << name << ": " << bad << " of " << analytic.size() << " elements off, first " << first;
-  }
-  return ::testing::AssertionSuccess();
-}
+using sp::test::added;
+using sp::test::grads_match;
+using sp::test::numeric_grad;
+using sp::test::weighted_sum;
 
 }  // namespace
 
