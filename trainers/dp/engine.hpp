@@ -19,13 +19,16 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "core/program.hpp"
 #include "core/samples.hpp"
 #include "core/trace.hpp"
+#include "trainers/dp/fault.hpp"
 #include "trainers/dp/options.hpp"
 #include "trainers/dp/reducer.hpp"
+#include "trainers/dp/step_log.hpp"
 
 namespace sp::dp {
 
@@ -89,8 +92,8 @@ class DataParallelEngine {
   // Records the trainer's validation pass after a step (samples phase "validation").
   void add_validation_sample(int step, const PhaseSample& sample);
 
-  // Writes the tables samples, iterations, buckets (per rank), cases and summary (shared), and
-  // the engine's attributes. Collective.
+  // Writes the tables samples, iterations, buckets (per rank; trainers/dp/step_log.hpp), cases and
+  // summary (shared; trainers/dp/run_summary.hpp), and the engine's attributes. Collective.
   void write_trace(TraceWriter& trace);
   // One line per case for the run's closing summary (rank 0 prints it).
   std::vector<std::string> case_summary_lines() const { return case_lines_; }
@@ -111,9 +114,8 @@ class DataParallelEngine {
   int configured_case_ = -1;
   int synced_steps_ = 0;
   coll::Workspace workspace_;
-  SampleLog samples_;
-  std::vector<double> sample_process_cpu_;
-  Table iterations_, buckets_;
+  std::optional<FaultInjector> fault_;  // only on the rank a test asked to fail
+  StepLog log_;
   std::vector<double> reference_comm_s_;  // per case, from measure_reference_communication
   std::vector<std::string> case_lines_;
 };

@@ -1,0 +1,23 @@
+#include "trainers/dp/fault.hpp"
+
+#include <cstdlib>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+
+namespace sp::dp {
+
+void FaultInjector::before_step(int step, GradientReducer& reducer) const {
+  if (step == fault_.step && fault_.kind == Fault::Kind::corrupt) reducer.inject_corruption();
+}
+
+void FaultInjector::after_backward(int step, int rank) const {
+  if (step != fault_.step) return;
+  if (fault_.kind == Fault::Kind::exit) {
+    log::error("injected fault: rank {} exits at step {} without a word to its peers", rank, step);
+    std::_Exit(3);
+  }
+  if (fault_.kind == Fault::Kind::error) fail("injected fault: rank {} fails at step {}", rank, step);
+}
+
+}  // namespace sp::dp

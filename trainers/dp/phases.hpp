@@ -1,0 +1,51 @@
+// The phases of a data-parallel step, named once: the samples table's phase ids, the iterations
+// table's per-phase columns and the summary's rows all come from this table.
+#pragma once
+#include <array>
+#include <cstddef>
+
+namespace sp::dp {
+
+enum class Phase : int { data, forward, backward, wait, optimizer, average, validation, allreduce };
+
+struct PhaseInfo {
+  Phase phase;
+  const char* name;         // samples.phase names this (phases table)
+  const char* description;  // phases table
+  const char* column;       // iterations column of the phase's wall time per step ("" if none)
+  const char* column_description;
+};
+
+inline constexpr std::array<PhaseInfo, 8> kPhases{{
+    {Phase::data, "data", "load the micro-batch", "data_s", "data loading (all micro-batches)"},
+    {Phase::forward, "forward", "forward pass incl. loss", "forward_s", "forward incl. loss (all micro-batches)"},
+    {Phase::backward, "backward", "zero the gradients (first micro-batch) + backward; bucket allreduces overlap it",
+     "backward_s", "backward (all micro-batches), overlapped by the bucket allreduces"},
+    {Phase::wait, "wait", "wait for the outstanding bucket allreduces after backward (exposed communication)", "wait_s",
+     "waiting for outstanding allreduces after backward"},
+    {Phase::optimizer, "optimizer", "gradient-norm clipping + optimizer update", "optimizer_s",
+     "clipping + optimizer update"},
+    {Phase::average, "average", "local SGD: parameter averaging across ranks (exposed communication)", "average_s",
+     "local SGD parameter averaging"},
+    {Phase::validation, "validation", "validation loss pass (not part of the step time)", "", ""},
+    {Phase::allreduce, "allreduce",
+     "one bucket's allreduce on the communication thread (bucket column; cpu_s of that thread)", "", ""},
+}};
+
+constexpr int index_of(Phase p) { return static_cast<int>(p); }
+constexpr bool table_in_enum_order() {
+  for (std::size_t i = 0; i < kPhases.size(); ++i)
+    if (index_of(kPhases[i].phase) != int(i)) return false;
+  return true;
+}
+static_assert(table_in_enum_order(), "kPhases[i] must describe Phase(i): the phase id is the index");
+constexpr const PhaseInfo& info(Phase p) { return kPhases[std::size_t(index_of(p))]; }
+// The main-thread phases a step's wall time is the sum of (validation and the communication
+// thread's allreduces are not).
+constexpr bool in_step_time(Phase p) { return p != Phase::validation && p != Phase::allreduce; }
+
+// The step phases in order, for loops over them.
+inline constexpr std::array<Phase, 6> kStepPhases{Phase::data, Phase::forward, Phase::backward,
+                                                  Phase::wait, Phase::optimizer, Phase::average};
+
+}  // namespace sp::dp

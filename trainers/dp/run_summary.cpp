@@ -1,0 +1,208 @@
+#include "trainers/dp/run_summary.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "core/error.hpp"
+#include "core/stats.hpp"
+
+namespace sp::dp {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Every rank's values of a per-step series, rank-major: out[r * n + i].
+std::vector<double> gather_series(const std::vector<double>& local, MPI_Comm comm) {
+  int nranks = 1;
+  MPI_Comm_size(comm, &nranks);
+  std::vector<double> out(local.size() * std::size_t(nranks));
+  SP_MPI_CHECK(MPI_Allgather(local.data(), int(local.size()), MPI_DOUBLE, out.data(), int(local.size()), MPI_DOUBLE, comm));
+  return out;
+}
+
+double mean_over_ranks(double local, MPI_Comm comm) {
+  int nranks = 1;
+  MPI_Comm_size(comm, &nranks);
+  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &local, 1, MPI_DOUBLE, MPI_SUM, comm));
+  return local / nranks;
+}
+
+double mean_of(const std::vector<double>& v) {
+  return v.empty() ? kNaN : std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
+}
+
+const std::vector<double>& reals_of(const Table& t, const char* name) {
+  return std::get<std::vector<double>>(t.find(name)->values);
+}
+const std::vector<std::int64_t>& ints_of(const Table& t, const char* name) {
+  return std::get<std::vector<std::int64_t>>(t.find(name)->values);
+}
+
+// Per case: iteration time (slowest rank per step), compute, communication, hidden fraction.
+void add_cases(RunSummary& out, const Table& iterations, const DataParallelPlan& plan,
+               const coll::GradientLayout& layout, const std::vector<double>& reference_comm_s, MPI_Comm comm) {
+  int nranks = 1;
+  MPI_Comm_size(comm, &nranks);
+  const auto& in = ints_of(iterations, "in_summary");
+  const auto& case_col = ints_of(iterations, "case");
+  const auto all_step = gather_series(reals_of(iterations, "step_s"), comm);
+  const auto all_compute = gather_series(reals_of(iterations, "compute_s"), comm);
+  const auto all_exposed = gather_series(reals_of(iterations, "exposed_comm_s"), comm);
+  const auto all_comm = gather_series(reals_of(iterations, "comm_s"), comm);
+  const auto all_peers = gather_series(reals_of(iterations, "peers_s"), comm);
+  const auto all_transfer = gather_series(reals_of(iterations, "transfer_s"), comm);
+  const std::size_t n = in.size();
+
+  Table& cases = out.cases;
+  auto& c_id = cases.ints("case", "", "case id (iterations.case)");
+  auto& c_alg = cases.strings("algorithm", "gradient allreduce algorithm");
+  auto& c_cap = cases.strings("bucket_cap", "bucket cap label: MiB, 'tensor' or 'all'");
+  auto& c_cap_bytes = cases.ints("cap_bytes", "B", "cap of buckets after the first");
+  auto& c_nb = cases.ints("buckets", "", "number of buckets");
+  auto& c_steps = cases.ints("steps", "", "summarised steps of this case");
+  auto& c_iter = cases.reals("iteration_mean_s", "s", "mean over steps of the slowest rank's step time");
+  auto& c_med = cases.reals("iteration_median_s", "s", "median over steps of the slowest rank's step time");
+  auto& c_min = cases.reals("iteration_min_s", "s", "fastest step (slowest rank)");
+  auto& c_compute = cases.reals("compute_mean_s", "s", "forward + backward + optimizer, mean over steps and ranks");
+  auto& c_comm = cases.reals("comm_mean_s", "s", "communication thread busy time per step (peers + transfer), mean over steps and ranks");
+  auto& c_peers = cases.reals("peers_mean_s", "s", "of it, handshake wait for peers per step, mean over steps and ranks");
+  auto& c_transfer = cases.reals("transfer_mean_s", "s", "of it, the allreduce calls per step, mean over steps and ranks");
+  auto& c_exposed = cases.reals("exposed_comm_mean_s", "s", "exposed communication per step (the wait after backward), mean over steps and ranks");
+  auto& c_ref = cases.reals("reference_comm_s", "s",
+                            "the same buckets allreduced without overlap in this run after the last step: mean over iterations and ranks");
+  auto& c_hidden = cases.reals("hidden_fraction", "",
+                               "1 - exposed_comm_mean_s / reference_comm_s (negative: overlapping cost more than it hid)");
+  auto& c_imb = cases.reals("compute_imbalance", "", "mean over steps of (max - min) / mean compute time across ranks");
+  auto& c_slow = cases.ints("slowest_rank", "", "rank most often slowest in compute");
+  auto& c_rate = cases.reals("samples_per_s", "", "global batch rows / iteration_mean_s");
+  for (std::size_t c = 0; c < plan.cases.size(); ++c) {
+    std::vector<double> iter, compute, comm_busy, peers, transfer, exposed, imb;
+    std::vector<int> slowest_count(std::size_t(nranks), 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!in[i] || case_col[i] != std::int64_t(c)) continue;
+      double mx = 0, cmin = 1e300, cmax = -1, csum = 0;
+      int slow = 0;
+      for (int r = 0; r < nranks; ++r) {
+        const std::size_t k = std::size_t(r) * n + i;
+        mx = std::max(mx, all_step[k]);
+        compute.push_back(all_compute[k]);
+        comm_busy.push_back(all_comm[k]);
+        exposed.push_back(all_exposed[k]);
+        peers.push_back(all_peers[k]);
+        transfer.push_back(all_transfer[k]);
+        if (all_compute[k] > cmax) cmax = all_compute[k], slow = r;
+        cmin = std::min(cmin, all_compute[k]);
+        csum += all_compute[k];
+      }
+      iter.push_back(mx);
+      imb.push_back(csum > 0 ? (cmax - cmin) / (csum / nranks) : kNaN);
+      ++slowest_count[std::size_t(slow)];
+    }
+    const Summary si = summarize(iter);
+    const ReductionCase& rc = plan.cases[c];
+    c_id.push_back(std::int64_t(c));
+    c_alg.emplace_back(rc.algorithm->name);
+    c_cap.push_back(rc.cap.label);
+    c_cap_bytes.push_back(std::int64_t(rc.cap.cap_bytes));
+    c_nb.push_back(std::int64_t(bucket_slices(layout, rc.cap).size()));
+    c_steps.push_back(std::int64_t(iter.size()));
+    c_iter.push_back(iter.empty() ? kNaN : si.mean);
+    c_med.push_back(iter.empty() ? kNaN : si.median);
+    c_min.push_back(iter.empty() ? kNaN : si.min);
+    c_compute.push_back(mean_of(compute));
+    c_comm.push_back(mean_of(comm_busy));
+    c_peers.push_back(mean_of(peers));
+    c_transfer.push_back(mean_of(transfer));
+    c_exposed.push_back(mean_of(exposed));
+    const double ref = c < reference_comm_s.size() ? reference_comm_s[c] : kNaN;
+    c_ref.push_back(ref);
+    c_hidden.push_back(ref > 0 ? 1.0 - c_exposed.back() / ref : kNaN);
+    c_imb.push_back(mean_of(imb));
+    c_slow.push_back(std::max_element(slowest_count.begin(), slowest_count.end()) - slowest_count.begin());
+    c_rate.push_back(iter.empty() ? kNaN : double(plan.global_batch) / si.mean);
+    out.case_lines.push_back(
+        iter.empty() ? fmt::format("{} cap {}: no summarised steps", rc.algorithm->name, rc.cap.label)
+                     : fmt::format("{} cap {} ({} buckets): {:.1f} ms/iteration over {} steps, compute {:.1f} ms, "
+                                   "exposed {:.2f} ms of a {:.2f} ms no-overlap allreduce (hidden {:.0f} %; transfer "
+                                   "{:.2f} ms + peers {:.2f} ms while overlapped), imbalance {:.1f} %",
+                                   rc.algorithm->name, rc.cap.label, c_nb.back(), si.mean * 1e3, iter.size(),
+                                   c_compute.back() * 1e3, c_exposed.back() * 1e3, c_ref.back() * 1e3,
+                                   c_hidden.back() * 100, c_transfer.back() * 1e3, c_peers.back() * 1e3,
+                                   c_imb.back() * 100));
+  }
+}
+
+// Per step phase and the whole step: wall time (mean over ranks; the step: slowest rank), main-
+// thread CPU time (from this rank's samples, mean over ranks) and share of the step.
+void add_phase_summary(RunSummary& out, const StepLog& log, MPI_Comm comm) {
+  int nranks = 1;
+  MPI_Comm_size(comm, &nranks);
+  const Table& iterations = log.iterations();
+  const Table samples = log.samples_table();
+  const auto& in = ints_of(iterations, "in_summary");
+  const auto& it_step = ints_of(iterations, "step");
+  const std::size_t n = in.size();
+  const std::size_t steps_local = std::size_t(std::count(in.begin(), in.end(), 1));
+  const auto& s_it = ints_of(samples, "iteration");
+  const auto& s_ph = ints_of(samples, "phase");
+  const auto& s_cpu = reals_of(samples, "cpu_s");
+
+  Table& summary = out.summary;
+  auto& sm_phase = summary.strings("phase", "phase name, or 'step' for the whole step");
+  auto& sm_n = summary.ints("steps", "", "summarised steps");
+  auto& sm_mean = summary.reals("wall_mean_s", "s", "mean wall time per step (mean over ranks; step: slowest rank)");
+  auto& sm_med = summary.reals("wall_median_s", "s", "median over steps");
+  auto& sm_min = summary.reals("wall_min_s", "s", "fastest step");
+  auto& sm_cpu = summary.reals("cpu_mean_s", "s", "mean main-thread CPU time per step (mean over ranks)");
+  auto& sm_share = summary.reals("share", "", "wall_mean_s / the step's wall_mean_s");
+
+  // One row per step phase, then the step (is_step): its column is step_s, its CPU every main-
+  // thread phase's, and across ranks it takes the slowest instead of the mean.
+  for (std::size_t row = 0; row <= kStepPhases.size(); ++row) {
+    const bool is_step = row == kStepPhases.size();
+    const char* column = is_step ? "step_s" : info(kStepPhases[row]).column;
+    const auto all = gather_series(reals_of(iterations, column), comm);
+    std::vector<double> per_step;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!in[i]) continue;
+      double acc = 0.0;
+      for (int r = 0; r < nranks; ++r) {
+        const double v = all[std::size_t(r) * n + i];
+        acc = is_step ? std::max(acc, v) : acc + v / nranks;
+      }
+      per_step.push_back(acc);
+    }
+    double cpu_local = 0;
+    for (std::size_t k = 0; k < s_it.size(); ++k) {
+      const auto pos = std::size_t(std::lower_bound(it_step.begin(), it_step.end(), s_it[k]) - it_step.begin());
+      if (pos >= n || !in[pos]) continue;
+      const Phase p = Phase(s_ph[k]);
+      if (is_step ? in_step_time(p) : p == kStepPhases[row]) cpu_local += s_cpu[k];
+    }
+    const double cpu_mean = steps_local ? mean_over_ranks(cpu_local / double(steps_local), comm) : kNaN;
+    const Summary sp = summarize(per_step);
+    sm_phase.push_back(is_step ? "step" : info(kStepPhases[row]).name);
+    sm_n.push_back(std::int64_t(per_step.size()));
+    sm_mean.push_back(per_step.empty() ? kNaN : sp.mean);
+    sm_med.push_back(per_step.empty() ? kNaN : sp.median);
+    sm_min.push_back(per_step.empty() ? kNaN : sp.min);
+    sm_cpu.push_back(cpu_mean);
+  }
+  for (double m : sm_mean) sm_share.push_back(m / sm_mean.back());
+}
+
+}  // namespace
+
+RunSummary summarize_run(const StepLog& log, const DataParallelPlan& plan, const coll::GradientLayout& layout,
+                         const std::vector<double>& reference_comm_s, MPI_Comm comm) {
+  RunSummary out;
+  add_cases(out, log.iterations(), plan, layout, reference_comm_s, comm);
+  add_phase_summary(out, log, comm);
+  return out;
+}
+
+}  // namespace sp::dp

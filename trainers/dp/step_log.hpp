@@ -1,0 +1,68 @@
+// The per-rank record of a data-parallel run: one samples row per timed phase, one iterations row
+// per step and one buckets row per bucket allreduce (docs/trace-schema.md, kind "train"). Every
+// column is declared once, in the constructor; a step only appends values.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "core/samples.hpp"
+#include "core/table.hpp"
+#include "core/timer.hpp"
+#include "trainers/dp/phases.hpp"
+#include "trainers/dp/reducer.hpp"
+
+namespace sp::dp {
+
+// What one step measured on this rank: its iterations row.
+struct IterationRow {
+  int step = 0;
+  int case_id = 0;
+  double start_s = 0;                                // rank-local clock, as samples.start_s
+  std::array<double, kStepPhases.size()> phase_s{};  // wall time per step phase (kStepPhases order)
+  double step_s = 0;         // sum of the phases
+  double step_cpu_s = 0;     // main thread
+  double process_cpu_s = 0;  // all threads
+  double compute_s = 0;      // forward + backward + optimizer
+  double comm_s = 0, peers_s = 0, transfer_s = 0, queued_s = 0;  // sums over the step's buckets
+  double comm_cpu_s = 0;     // communication thread
+  double exposed_s = 0;      // wait + average
+  bool synchronised = false, averaged = false, verified = false, in_summary = false;
+};
+
+class StepLog {
+ public:
+  StepLog();
+  // A main-thread phase: its samples row, with the whole process's CPU time over it.
+  void add_phase(int case_id, int step, Phase phase, const PhaseSample& s, double process_cpu_s);
+  // One bucket's allreduce on the communication thread: a samples row and a buckets row.
+  void add_bucket(int case_id, int step, std::size_t index, const BucketSlice& bucket, const BucketTiming& t);
+  void add_iteration(const IterationRow& row);
+
+  Table samples_table() const;  // per rank, with process_cpu_s
+  Table phases_table() const;   // shared
+  const Table& iterations() const { return iterations_; }
+  const Table& buckets() const { return buckets_; }
+
+ private:
+  SampleLog samples_;
+  std::vector<double> sample_process_cpu_s_;
+  Table iterations_, buckets_;
+
+  struct IterationColumns {
+    std::vector<std::int64_t>&step, &case_id;
+    std::vector<double>& start_s;
+    std::array<std::vector<double>*, kStepPhases.size()> phase_s;
+    std::vector<double>&step_s, &step_cpu_s, &process_cpu_s, &compute_s, &comm_s, &peers_s, &transfer_s, &queued_s,
+        &comm_cpu_s, &exposed_s;
+    std::vector<std::int64_t>&synchronised, &averaged, &verified, &in_summary;
+    explicit IterationColumns(Table& t);
+  } it_;
+  struct BucketColumns {
+    std::vector<std::int64_t>&step, &case_id, &bucket, &offset, &numel, &tensors;
+    std::vector<double>&ready_s, &start_s, &end_s, &queued_s, &peers_s, &transfer_s, &cpu_s;
+    explicit BucketColumns(Table& t);
+  } bk_;
+};
+
+}  // namespace sp::dp
