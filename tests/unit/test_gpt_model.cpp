@@ -307,3 +307,49 @@ TEST(GptCheckpoint, RoundTripIsBitwiseAndCorruptFilesAreRejected) {
   }
   std::filesystem::remove_all(dir);
 }
+
+// The activation buffer is what the model's one activation description adds up to: its tensors
+// tile [0, total) in forward order. The literal is the count by hand for gpt-micro at B 2, T 5
+// (per block 18 BTC + 4 BT + B NH T^2 = 6000; embeddings, ln_f, logits, probs, losses 3230).
+TEST(GptModel, ActivationBufferIsItsTensorsTiled) {
+  const GPTConfig c = micro();
+  EXPECT_EQ(gpt_activation_numel(c, 2, 5), 15230u);
+  // Through the model: a forward at B 2, T 5 sizes the buffers to exactly the table.
+  GPT m = gpt_create(c, 1);
+  const Batch b = random_batch(2, 5, c.vocab_size, 3);
+  gpt_forward(m, b.in.data(), b.tg.data(), b.B, b.T);
+  EXPECT_EQ(m.acts.size(), gpt_activation_numel(c, 2, 5));
+  EXPECT_EQ(m.a.encoded, m.acts.data());
+  EXPECT_EQ(m.a.losses + 10, m.acts.data() + m.acts.size());  // the last tensor ends the buffer
+}
+
+// --untied-head: one table entry (lm_head.weight, last, decayed), the forward/backward calls use
+// it; the whole model passes the gradient check, and backward reports lm_head ready first.
+TEST(GptModel, UntiedHeadIsOneMoreTensorAndGradientChecks) {
+  GPTConfig c = micro();
+  c.tied_lm_head = false;
+  const auto t = gpt_parameter_table(c);
+  ASSERT_EQ(t.back().name, "lm_head.weight");
+  EXPECT_EQ(t.back().shape, (std::vector<std::int64_t>{c.vocab_size, c.channels}));
+  EXPECT_TRUE(t.back().weight_decay);
+  EXPECT_EQ(gpt_num_parameters(c), gpt_num_parameters(micro()) + std::size_t(c.vocab_size) * c.channels);
+
+  GPT m = gpt_create(c, 7);
+  randomize(m, 11);
+  EXPECT_NE(m.p.lm_head, m.p.wte);
+  const Batch b = random_batch(2, 5, c.vocab_size, 3);
+  const auto checks = gradient_check(m, b, 0);
+  for (std::size_t i = 0; i < checks.size(); ++i)
+    EXPECT_TRUE(tensor_ok(m.tensors[i].name, checks[i], false)) << m.tensors[i].name;
+
+  std::vector<std::size_t> ready;
+  gpt_forward(m, b.in.data(), b.tg.data(), b.B, b.T);
+  gpt_zero_grad(m);
+  gpt_backward(m, [&](std::size_t offset) { ready.push_back(offset); });
+  ASSERT_FALSE(ready.empty());
+  EXPECT_EQ(ready.front(), t.back().offset);
+  EXPECT_TRUE(std::is_sorted(ready.rbegin(), ready.rend()));  // non-increasing
+  EXPECT_EQ(ready.back(), 0u);
+  for (int l = 0; l < c.num_layers; ++l)  // each block's first tensor, from its table group
+    EXPECT_NE(std::find(ready.begin(), ready.end(), m.block_offset[std::size_t(l)]), ready.end()) << l;
+}

@@ -27,6 +27,7 @@ void save_checkpoint(const std::string& path, GPT& m, const TrainState& st) {
     h5::write_attribute(f, "channels", std::int64_t(c.channels));
     h5::write_attribute(f, "num_layers", std::int64_t(c.num_layers));
     h5::write_attribute(f, "num_heads", std::int64_t(c.num_heads));
+    h5::write_attribute(f, "tied_lm_head", std::int64_t(c.tied_lm_head ? 1 : 0));
     h5::write_attribute(f, "num_parameters", std::int64_t(m.num_parameters));
     h5::write_attribute(f, "weight_layout", std::string("nn.Linear [out, in]"));
     {
@@ -65,6 +66,8 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
     c.channels = int(h5::read_int_attribute(f, "channels"));
     c.num_layers = int(h5::read_int_attribute(f, "num_layers"));
     c.num_heads = int(h5::read_int_attribute(f, "num_heads"));
+    // Absent in checkpoints written before --untied-head: those are tied.
+    c.tied_lm_head = !h5::has_attribute(f, "tied_lm_head") || h5::read_int_attribute(f, "tied_lm_head") != 0;
     gpt_validate(c);
     train::read_train_state(h5::open_group(f, "train"), info.state);
     return info;
@@ -78,10 +81,11 @@ void load_checkpoint(const std::string& path, GPT& m, bool optimizer) {
   const GPTConfig& a = info.config;
   const GPTConfig& b = m.config;
   if (a.vocab_size != b.vocab_size || a.max_seq_len != b.max_seq_len || a.channels != b.channels ||
-      a.num_layers != b.num_layers || a.num_heads != b.num_heads)
-    fail("cannot load checkpoint '{}': its model (V {} T {} C {} L {} NH {}) differs from this one "
-         "(V {} T {} C {} L {} NH {})", path, a.vocab_size, a.max_seq_len, a.channels, a.num_layers, a.num_heads,
-         b.vocab_size, b.max_seq_len, b.channels, b.num_layers, b.num_heads);
+      a.num_layers != b.num_layers || a.num_heads != b.num_heads || a.tied_lm_head != b.tied_lm_head)
+    fail("cannot load checkpoint '{}': its model (V {} T {} C {} L {} NH {} head {}) differs from this one "
+         "(V {} T {} C {} L {} NH {} head {})", path, a.vocab_size, a.max_seq_len, a.channels, a.num_layers,
+         a.num_heads, a.tied_lm_head ? "tied" : "untied", b.vocab_size, b.max_seq_len, b.channels, b.num_layers,
+         b.num_heads, b.tied_lm_head ? "tied" : "untied");
   try {
     h5::File f(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open checkpoint"));
     train::verify_group_data(f, "check");  // the reference logits, read by load_checkpoint.py

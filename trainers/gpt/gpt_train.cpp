@@ -182,6 +182,7 @@ int run(Session& s) {
   trace.set_attribute("channels", std::int64_t(cfg.channels));
   trace.set_attribute("num_layers", std::int64_t(cfg.num_layers));
   trace.set_attribute("num_heads", std::int64_t(cfg.num_heads));
+  trace.set_attribute("tied_lm_head", std::int64_t(cfg.tied_lm_head ? 1 : 0));
   trace.set_attribute("seq_len", std::int64_t(T));
   trace.set_attribute("beta1", o.beta1);
   trace.set_attribute("beta2", o.beta2);

@@ -50,22 +50,25 @@ class Block(nn.Module):
 
 
 class GPT(nn.Module):
-    """GPT-2 as in trainers/gpt/model.hpp: pre-LayerNorm blocks, tied LM head, no dropout."""
+    """GPT-2 as in trainers/gpt/model.hpp: pre-LayerNorm blocks, tied LM head (or, untied, its own
+    lm_head.weight), no dropout."""
 
-    def __init__(self, vocab_size, max_seq_len, channels, num_layers, num_heads):
+    def __init__(self, vocab_size, max_seq_len, channels, num_layers, num_heads, tied_lm_head=1):
         super().__init__()
         self.transformer = nn.Module()
         self.transformer.wte = nn.Embedding(vocab_size, channels)
         self.transformer.wpe = nn.Embedding(max_seq_len, channels)
         self.transformer.h = nn.ModuleList(Block(channels, num_heads) for _ in range(num_layers))
         self.transformer.ln_f = nn.LayerNorm(channels, eps=1e-5)
+        self.lm_head = None if tied_lm_head else nn.Linear(channels, vocab_size, bias=False)
 
     def forward(self, idx):
         T = idx.shape[1]
         x = self.transformer.wte(idx) + self.transformer.wpe(torch.arange(T, device=idx.device))
         for block in self.transformer.h:
             x = block(x)
-        return self.transformer.ln_f(x) @ self.transformer.wte.weight.t()  # tied head
+        head = self.transformer.wte.weight if self.lm_head is None else self.lm_head.weight
+        return self.transformer.ln_f(x) @ head.t()
 
 
 CONFIG_KEYS = ("vocab_size", "max_seq_len", "channels", "num_layers", "num_heads")
@@ -78,6 +81,7 @@ def load(path):
     if fmt is None or (fmt.decode() if isinstance(fmt, bytes) else fmt) != "scaleprobe-gpt-checkpoint":
         raise ValueError("not a scaleprobe GPT checkpoint")
     cfg = {k: int(f.attrs[k]) for k in CONFIG_KEYS}
+    cfg["tied_lm_head"] = int(f.attrs.get("tied_lm_head", 1))  # absent before --untied-head: tied
     model = GPT(**cfg)
     state = model.state_dict()
     stored = set(f["model"].keys())

@@ -38,101 +38,103 @@ void gpt_validate(const GPTConfig& c) {
   if (double(gpt_num_parameters(c)) > 4e9) fail("model too large: more than 4e9 parameters");
 }
 
-std::vector<TensorInfo> gpt_parameter_table(const GPTConfig& c) {
-  const std::int64_t V = c.vocab_size, T = c.max_seq_len, C = c.channels;
-  std::vector<TensorInfo> t;
-  std::size_t offset = 0;
-  auto add = [&](std::string name, std::vector<std::int64_t> shape) {
-    std::size_t n = 1;
-    for (auto d : shape) n *= static_cast<std::size_t>(d);
-    bool decay = shape.size() >= 2;
-    t.push_back({std::move(name), std::move(shape), offset, n, decay});
-    offset += n;
-  };
-  add("transformer.wte.weight", {V, C});
-  add("transformer.wpe.weight", {T, C});
-  for (int l = 0; l < c.num_layers; ++l) {
-    std::string p = "transformer.h." + std::to_string(l) + ".";
-    add(p + "ln_1.weight", {C});
-    add(p + "ln_1.bias", {C});
-    add(p + "attn.c_attn.weight", {3 * C, C});
-    add(p + "attn.c_attn.bias", {3 * C});
-    add(p + "attn.c_proj.weight", {C, C});
-    add(p + "attn.c_proj.bias", {C});
-    add(p + "ln_2.weight", {C});
-    add(p + "ln_2.bias", {C});
-    add(p + "mlp.c_fc.weight", {4 * C, C});
-    add(p + "mlp.c_fc.bias", {4 * C});
-    add(p + "mlp.c_proj.weight", {C, 4 * C});
-    add(p + "mlp.c_proj.bias", {C});
-  }
-  add("transformer.ln_f.weight", {C});
-  add("transformer.ln_f.bias", {C});
-  return t;
-}
-
-std::size_t gpt_num_parameters(const GPTConfig& c) {
-  const std::size_t V = c.vocab_size, T = c.max_seq_len, C = c.channels, L = c.num_layers;
-  return V * C + T * C + L * (12 * C * C + 13 * C) + 2 * C;
-}
-
 namespace {
 
-// Carves a buffer laid out as gpt_parameter_table into named pointers (table order).
-ParamView make_param_view(float* base, const GPTConfig& c, const std::vector<TensorInfo>& t) {
+// The model's one description of its parameters: every tensor in buffer order (= PyTorch's
+// named_parameters() order), with its shape; each block is a group (its first tensor is where the
+// gradient-ready watermark moves when backward finishes the block). AdamW decays 2-D tensors.
+ParamView gpt_parameters(const GPTConfig& c, TensorTable& t) {
+  const std::int64_t V = c.vocab_size, maxT = c.max_seq_len, C = c.channels;
+  auto param = [&](const std::string& name, std::vector<std::int64_t> shape) {
+    const bool decay = shape.size() >= 2;
+    return t.add(name, std::move(shape), decay);
+  };
   ParamView v;
-  std::size_t i = 0;
-  auto next = [&] { return base + t.at(i++).offset; };
-  v.wte = next();
-  v.wpe = next();
-  v.h.resize(c.num_layers);
-  for (auto& l : v.h) {
-    l.ln1w = next(); l.ln1b = next();
-    l.qkvw = next(); l.qkvb = next();
-    l.attprojw = next(); l.attprojb = next();
-    l.ln2w = next(); l.ln2b = next();
-    l.fcw = next(); l.fcb = next();
-    l.fcprojw = next(); l.fcprojb = next();
+  v.wte = param("transformer.wte.weight", {V, C});
+  v.wpe = param("transformer.wpe.weight", {maxT, C});
+  v.h.resize(std::size_t(c.num_layers));
+  for (int l = 0; l < c.num_layers; ++l) {
+    const std::string p = "transformer.h." + std::to_string(l) + ".";
+    ParamView::Layer& w = v.h[std::size_t(l)];
+    t.begin_group(l);
+    w.ln1w = param(p + "ln_1.weight", {C});
+    w.ln1b = param(p + "ln_1.bias", {C});
+    w.qkvw = param(p + "attn.c_attn.weight", {3 * C, C});
+    w.qkvb = param(p + "attn.c_attn.bias", {3 * C});
+    w.attprojw = param(p + "attn.c_proj.weight", {C, C});
+    w.attprojb = param(p + "attn.c_proj.bias", {C});
+    w.ln2w = param(p + "ln_2.weight", {C});
+    w.ln2b = param(p + "ln_2.bias", {C});
+    w.fcw = param(p + "mlp.c_fc.weight", {4 * C, C});
+    w.fcb = param(p + "mlp.c_fc.bias", {4 * C});
+    w.fcprojw = param(p + "mlp.c_proj.weight", {C, 4 * C});
+    w.fcprojb = param(p + "mlp.c_proj.bias", {C});
+    t.end_group();
   }
-  v.lnfw = next();
-  v.lnfb = next();
+  v.lnfw = param("transformer.ln_f.weight", {C});
+  v.lnfb = param("transformer.ln_f.bias", {C});
+  v.lm_head = c.tied_lm_head ? v.wte : param("lm_head.weight", {V, C});
   return v;
+}
+
+// The activations of one forward pass at batch B and length T, in the order forward writes them
+// (the activation gradients use the same layout).
+ActivationView gpt_activations(const GPTConfig& c, int B, int T, TensorTable& t) {
+  const std::int64_t b = B, n = T, C = c.channels, NH = c.num_heads, V = c.vocab_size;
+  ActivationView a;
+  a.encoded = t.add("encoded", {b, n, C});
+  a.h.resize(std::size_t(c.num_layers));
+  for (int l = 0; l < c.num_layers; ++l) {
+    const std::string p = "h." + std::to_string(l) + ".";
+    ActivationView::Layer& x = a.h[std::size_t(l)];
+    t.begin_group(l);
+    x.ln1 = t.add(p + "ln_1", {b, n, C});
+    x.ln1_mean = t.add(p + "ln_1.mean", {b, n});
+    x.ln1_rstd = t.add(p + "ln_1.rstd", {b, n});
+    x.qkv = t.add(p + "attn.qkv", {b, n, 3 * C});
+    x.atty = t.add(p + "attn.y", {b, n, C});
+    x.att = t.add(p + "attn.probs", {b, NH, n, n});
+    x.attproj = t.add(p + "attn.c_proj", {b, n, C});
+    x.residual2 = t.add(p + "residual_2", {b, n, C});
+    x.ln2 = t.add(p + "ln_2", {b, n, C});
+    x.ln2_mean = t.add(p + "ln_2.mean", {b, n});
+    x.ln2_rstd = t.add(p + "ln_2.rstd", {b, n});
+    x.fch = t.add(p + "mlp.c_fc", {b, n, 4 * C});
+    x.fch_gelu = t.add(p + "mlp.gelu", {b, n, 4 * C});
+    x.fcproj = t.add(p + "mlp.c_proj", {b, n, C});
+    x.residual3 = t.add(p + "residual_3", {b, n, C});
+    t.end_group();
+  }
+  a.lnf = t.add("ln_f", {b, n, C});
+  a.lnf_mean = t.add("ln_f.mean", {b, n});
+  a.lnf_rstd = t.add("ln_f.rstd", {b, n});
+  a.logits = t.add("logits", {b, n, V});
+  a.probs = t.add("probs", {b, n, V});
+  a.losses = t.add("losses", {b, n});
+  return a;
 }
 
 }  // namespace
 
+std::vector<TensorInfo> gpt_parameter_table(const GPTConfig& c) {
+  TensorTable t;
+  gpt_parameters(c, t);
+  return t.tensors();
+}
+
+std::size_t gpt_num_parameters(const GPTConfig& c) {
+  TensorTable t;
+  gpt_parameters(c, t);
+  return t.total_numel();
+}
+
 std::size_t gpt_activation_numel(const GPTConfig& c, int B, int T) {
-  const std::size_t BT = std::size_t(B) * T, C = c.channels, NH = c.num_heads, V = c.vocab_size;
-  const std::size_t per_layer = BT * C * 3 + BT * 2 + BT * 3 * C + BT * C + std::size_t(B) * NH * T * T +
-                                BT * C * 2 + BT * C + BT * 2 + BT * 4 * C * 2 + BT * C + BT * C;
-  return BT * C + c.num_layers * per_layer + BT * C + BT * 2 + BT * V * 2 + BT;
+  TensorTable t;
+  gpt_activations(c, B, T, t);
+  return t.total_numel();
 }
 
 namespace {
-
-ActivationView make_activation_view(float* base, const GPTConfig& c, int B, int T) {
-  const std::size_t BT = std::size_t(B) * T, C = c.channels, NH = c.num_heads, V = c.vocab_size;
-  ActivationView a;
-  auto take = [&](std::size_t n) { float* p = base; base += n; return p; };
-  a.encoded = take(BT * C);
-  a.h.resize(c.num_layers);
-  for (auto& l : a.h) {
-    l.ln1 = take(BT * C); l.ln1_mean = take(BT); l.ln1_rstd = take(BT);
-    l.qkv = take(BT * 3 * C);
-    l.atty = take(BT * C);
-    l.att = take(std::size_t(B) * NH * T * T);
-    l.attproj = take(BT * C);
-    l.residual2 = take(BT * C);
-    l.ln2 = take(BT * C); l.ln2_mean = take(BT); l.ln2_rstd = take(BT);
-    l.fch = take(BT * 4 * C); l.fch_gelu = take(BT * 4 * C);
-    l.fcproj = take(BT * C);
-    l.residual3 = take(BT * C);
-  }
-  a.lnf = take(BT * C); a.lnf_mean = take(BT); a.lnf_rstd = take(BT);
-  a.logits = take(BT * V); a.probs = take(BT * V);
-  a.losses = take(BT);
-  return a;
-}
 
 // splitmix64: a small, well-mixed, platform-independent generator for initialisation.
 struct SplitMix64 {
@@ -159,8 +161,9 @@ void ensure_activations(GPT& m, int B, int T) {
     m.acts.assign(n, 0.0f);
     m.grad_acts.assign(n, 0.0f);
   }
-  m.a = make_activation_view(m.acts.data(), m.config, B, T);
-  m.ga = make_activation_view(m.grad_acts.data(), m.config, B, T);
+  TensorTable acts(m.acts.data()), grad_acts(m.grad_acts.data());
+  m.a = gpt_activations(m.config, B, T, acts);
+  m.ga = gpt_activations(m.config, B, T, grad_acts);
   m.B = B;
   m.T = T;
 }
@@ -171,14 +174,18 @@ GPT gpt_create(const GPTConfig& config, std::uint64_t seed) {
   gpt_validate(config);
   GPT m;
   m.config = config;
-  m.tensors = gpt_parameter_table(config);
-  m.num_parameters = gpt_num_parameters(config);
+  TensorTable layout;
+  gpt_parameters(config, layout);
+  m.tensors = layout.tensors();
+  m.num_parameters = layout.total_numel();
+  for (int l = 0; l < config.num_layers; ++l) m.block_offset.push_back(layout.group_offset(l));
   m.params.assign(m.num_parameters, 0.0f);
   m.grads.assign(m.num_parameters, 0.0f);
   m.m.assign(m.num_parameters, 0.0f);
   m.v.assign(m.num_parameters, 0.0f);
-  m.p = make_param_view(m.params.data(), config, m.tensors);
-  m.g = make_param_view(m.grads.data(), config, m.tensors);
+  TensorTable params(m.params.data()), grads(m.grads.data());
+  m.p = gpt_parameters(config, params);
+  m.g = gpt_parameters(config, grads);
   gpt_init_parameters(m, seed);
   return m;
 }
@@ -240,7 +247,7 @@ double gpt_forward(GPT& m, const int* inputs, const int* targets, int B, int T) 
     residual = x.residual3;
   }
   k::layernorm_forward(a.lnf, a.lnf_mean, a.lnf_rstd, residual, p.lnfw, p.lnfb, B, T, C);
-  k::matmul_forward(a.logits, a.lnf, p.wte, nullptr, B, T, C, V);  // tied LM head
+  k::matmul_forward(a.logits, a.lnf, p.lm_head, nullptr, B, T, C, V);
   if (!targets) {
     m.mean_loss = -1;
     return m.mean_loss;
@@ -268,7 +275,8 @@ void gpt_backward(GPT& m, const std::function<void(std::size_t)>& on_grads_ready
   };
 
   k::softmax_crossentropy_backward(ga.logits, a.probs, m.targets.data(), 1.0f / float(BT), B, T, V);
-  k::matmul_backward(ga.lnf, g.wte, nullptr, ga.logits, a.lnf, p.wte, B, T, C, V);
+  k::matmul_backward(ga.lnf, g.lm_head, nullptr, ga.logits, a.lnf, p.lm_head, B, T, C, V);
+  if (!c.tied_lm_head) ready_from(g.lm_head);  // last in the buffer
   const int L = c.num_layers;
   const float* last = a.h[L - 1].residual3;
   float* dlast = ga.h[L - 1].residual3;
@@ -291,7 +299,7 @@ void gpt_backward(GPT& m, const std::function<void(std::size_t)>& on_grads_ready
     k::attention_backward(dx.qkv, dx.atty, x.qkv, x.att, B, T, C, NH);
     k::matmul_backward(dx.ln1, dw.qkvw, dw.qkvb, dx.qkv, x.ln1, w.qkvw, B, T, C, 3 * C);
     k::layernorm_backward(dresidual, dw.ln1w, dw.ln1b, dx.ln1, residual, w.ln1w, x.ln1_mean, x.ln1_rstd, B, T, C);
-    ready_from(dw.ln1w);  // ln_1.weight is the block's first tensor
+    ready_from(m.grads.data() + m.block_offset[std::size_t(l)]);  // the block's gradients are final
   }
   k::encoder_backward(g.wte, g.wpe, ga.encoded, m.inputs.data(), B, T, C);
   ready_from(m.grads.data());
@@ -328,11 +336,6 @@ void gpt_update(GPT& m, const AdamWParams& opt) {
   }
 }
 
-sp::coll::GradientLayout gpt_gradient_layout(const GPT& m) {
-  sp::coll::GradientLayout layout;
-  layout.name = m.config.name;
-  for (const TensorInfo& t : m.tensors) layout.tensors.push_back({t.name, t.numel});
-  return layout;
-}
+sp::coll::GradientLayout gpt_gradient_layout(const GPT& m) { return train::gradient_layout(m.config.name, m.tensors); }
 
 }  // namespace sp::gpt

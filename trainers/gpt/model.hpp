@@ -5,7 +5,9 @@
 // Architecture (GPT-2): learned token (wte) + position (wpe) embeddings; L pre-LayerNorm blocks
 //   x = x + attn.c_proj(causal_mha(attn.c_attn(ln_1(x))))
 //   x = x + mlp.c_proj(gelu(mlp.c_fc(ln_2(x))))            (MLP width 4C, tanh GELU)
-// then ln_f and the LM head, tied to wte: logits = ln_f(x) · wte^T (no bias). No dropout.
+// then ln_f and the LM head, tied to wte as in GPT-2: logits = ln_f(x) · wte^T (no bias), or with
+// --untied-head its own matrix lm_head.weight [V, C] (last in the buffer, as PyTorch registers it).
+// No dropout.
 //
 // Parameter layout. Tensors are named as in the GPT-2 PyTorch module (HF GPT2LMHeadModel /
 // nanoGPT: "transformer.wte.weight", "transformer.h.0.attn.c_attn.weight", ...) and appear in
@@ -13,7 +15,8 @@
 // Linear weights use the nn.Linear layout [out_features, in_features] (what matmul_forward
 // takes); HF's GPT-2 uses Conv1D whose weights are the transpose, [in, out]. The tied lm_head
 // is not a separate tensor. The gradient buffer has exactly the same layout, so a data-parallel
-// engine can allreduce it as one buffer or bucket it (gpt_gradient_layout()).
+// engine can allreduce it as one buffer or bucket it (gpt_gradient_layout()). The tied
+// lm_head is not a separate tensor (ParamView::lm_head then points at wte).
 #pragma once
 
 #include <cstddef>
@@ -24,6 +27,7 @@
 #include <vector>
 
 #include "collectives/buckets.hpp"
+#include "trainers/common/tensor_table.hpp"
 
 namespace sp::gpt {
 
@@ -34,6 +38,7 @@ struct GPTConfig {
   int channels = 256;     // C: model width
   int num_layers = 4;     // L
   int num_heads = 4;      // NH: must divide C
+  bool tied_lm_head = true;  // false: the LM head is its own tensor "lm_head.weight" [V, C]
 };
 
 // "gpt-micro" (tests: V 128, maxT 16, C 32, L 2, NH 4), "gpt-tiny" (V 256 byte-level, maxT 128,
@@ -44,18 +49,14 @@ std::vector<std::string> gpt_preset_names();
 // the width, a non-positive size, an absurdly large model).
 void gpt_validate(const GPTConfig& config);
 
-struct TensorInfo {
-  std::string name;                  // PyTorch convention, e.g. "transformer.h.3.mlp.c_fc.weight"
-  std::vector<std::int64_t> shape;   // e.g. {4C, C} for mlp.c_fc.weight ([out, in])
-  std::size_t offset = 0;            // first element in the flat parameter/gradient buffer
-  std::size_t numel = 0;
-  bool weight_decay = false;         // AdamW decays 2-D tensors (matrices, embeddings) only
-};
-// The parameter table for a configuration, in buffer order (= named_parameters() order).
+using train::TensorInfo;
+using train::TensorTable;
+// Derived from the model's one description of its tensors (gpt_parameters / gpt_activations in
+// model.cpp, on trainers/common/tensor_table.hpp): the parameter table in buffer order (=
+// named_parameters() order), its size, and the floats of the activation buffer for batch B and
+// length T (gpt_forward allocates this twice: activations and their gradients).
 std::vector<TensorInfo> gpt_parameter_table(const GPTConfig& config);
 std::size_t gpt_num_parameters(const GPTConfig& config);
-// Floats in the activation buffer for batch B and length T (gpt_forward allocates this twice:
-// activations and their gradients).
 std::size_t gpt_activation_numel(const GPTConfig& config, int B, int T);
 
 // Pointers into the flat parameter (or gradient) buffer. Per-layer tensors are indexed by layer.
@@ -73,6 +74,7 @@ struct ParamView {
   std::vector<Layer> h;
   float* lnfw = nullptr;                     // [C]
   float* lnfb = nullptr;                     // [C]
+  float* lm_head = nullptr;                  // [V, C]: wte when tied
 };
 
 // Activations of one forward pass at batch B and sequence length T (all [B, T, ...] row-major),
@@ -100,6 +102,7 @@ struct ActivationView {
 struct GPT {
   GPTConfig config;
   std::vector<TensorInfo> tensors;  // buffer layout of params, grads, m, v
+  std::vector<std::size_t> block_offset;  // first parameter of each block (its table group)
   std::size_t num_parameters = 0;
   std::vector<float> params;        // one allocation, [num_parameters]
   std::vector<float> grads;         // same layout; zero after gpt_zero_grad

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CTest gpt_torch_load: a gpt_train checkpoint loads into the PyTorch GPT of load_checkpoint.py
-# and gives the logits the C++ model dumped (max difference within 1e-4 relative), and a
+# and gives the logits the C++ model dumped (max difference within 1e-4 relative), with the tied
+# and the --untied-head LM head, and a
 # checkpoint with one tensor altered is rejected. Without torch/h5py: exit 77 (Not Run), or in CI a
 # failure unless torch is optional there (tests/optional-parts.txt).
 # Usage: test_torch_load.sh <path to gpt_train>
@@ -12,6 +13,9 @@ source "$here/../../tests/lib/optional_part.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 "$G" -m gpt-micro -B 4 -s 10 --synthetic-bytes 50000 -q -o "$tmp/t.h5" --save "$tmp/ck.h5" >/dev/null || exit 1
 /usr/bin/python3 "$here/load_checkpoint.py" "$tmp/ck.h5" || exit 1
+# --untied-head: lm_head.weight loads into the PyTorch module's own head and gives the same logits.
+"$G" -m gpt-micro -B 4 -s 4 --synthetic-bytes 50000 -q --untied-head -o "$tmp/u.h5" --save "$tmp/u_ck.h5" >/dev/null || exit 1
+/usr/bin/python3 "$here/load_checkpoint.py" "$tmp/u_ck.h5" || exit 1
 cp "$tmp/ck.h5" "$tmp/bad.h5"
 /usr/bin/python3 -c 'import h5py, sys
 with h5py.File(sys.argv[1], "r+") as f:
@@ -19,4 +23,4 @@ with h5py.File(sys.argv[1], "r+") as f:
 if /usr/bin/python3 "$here/load_checkpoint.py" "$tmp/bad.h5" 2>/dev/null; then
   echo "FAIL: an altered checkpoint passed the logits check"; exit 1
 fi
-echo "gpt_torch_load: ok (and an altered checkpoint is rejected)"
+echo "gpt_torch_load: ok, tied and untied heads (and an altered checkpoint is rejected)"

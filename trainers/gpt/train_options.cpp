@@ -17,6 +17,7 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--width", o.width, "override the preset's width (channels)")->check(CLI::Range(0, 1 << 30));
   app.add_option("--depth", o.depth, "override the preset's number of layers")->check(CLI::Range(0, 1 << 30));
   app.add_option("--heads", o.heads, "override the preset's number of attention heads")->check(CLI::Range(0, 1 << 30));
+  app.add_flag("--untied-head", o.untied_head, "an LM head of its own (lm_head.weight) instead of GPT-2's tied wte");
   app.add_option("--data", o.data, "text file, one token per byte (default: the built-in synthetic corpus)");
   app.add_option("--synthetic-bytes", o.synthetic_bytes, "size of the synthetic corpus")
       ->check(CLI::Range(1LL, 1LL << 34))->capture_default_str();
@@ -77,6 +78,8 @@ GPTConfig resolve_config(const TrainOptions& o, bool model_given, const Checkpoi
     agree(o.width, c.channels, "--width");
     agree(o.depth, c.num_layers, "--depth");
     agree(o.heads, c.num_heads, "--heads");
+    if (o.untied_head && c.tied_lm_head)
+      throw UsageError(fmt::format("--untied-head differs from the {} checkpoint's tied LM head", ckpt_flag));
     return c;
   }
   try {
@@ -89,7 +92,8 @@ GPTConfig resolve_config(const TrainOptions& o, bool model_given, const Checkpoi
   if (o.width) c.channels = o.width;
   if (o.depth) c.num_layers = o.depth;
   if (o.heads) c.num_heads = o.heads;
-  if (o.vocab || o.context || o.width || o.depth || o.heads) c.name = o.model + "-custom";
+  c.tied_lm_head = !o.untied_head;
+  if (o.vocab || o.context || o.width || o.depth || o.heads || o.untied_head) c.name = o.model + "-custom";
   try {
     gpt_validate(c);
   } catch (const Error& e) {

@@ -15,6 +15,7 @@ namespace sp::gpt {
 struct TrainOptions : train::RunControlOptions {
   std::string model = "gpt-tiny";
   int vocab = 0, context = 0, width = 0, depth = 0, heads = 0;  // 0 = preset / checkpoint
+  bool untied_head = false;  // the LM head as its own tensor instead of wte
   std::string data;
   long long synthetic_bytes = 1 << 20;
   double val_fraction = 0.1;
