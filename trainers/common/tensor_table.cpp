@@ -8,6 +8,11 @@
 namespace sp::train {
 
 float* TensorTable::add(std::string name, std::vector<std::int64_t> shape, bool weight_decay) {
+  const std::size_t offset = append(std::move(name), std::move(shape), weight_decay);
+  return base_ ? base_ + offset : nullptr;
+}
+
+std::size_t TensorTable::append(std::string name, std::vector<std::int64_t> shape, bool weight_decay) {
   std::size_t numel = 1;
   for (std::int64_t d : shape) {
     if (d < 0) fail("tensor {}: negative dimension {}", name, d);
@@ -16,7 +21,7 @@ float* TensorTable::add(std::string name, std::vector<std::int64_t> shape, bool 
   const std::size_t offset = total_;
   total_ = checked_sum(total_, numel, name);
   tensors_.push_back({std::move(name), std::move(shape), offset, numel, weight_decay, group_});
-  return base_ ? base_ + offset : nullptr;
+  return offset;
 }
 
 std::size_t TensorTable::group_offset(int id) const {

@@ -38,8 +38,10 @@ class TensorTable {
   // (add() then returns nullptr).
   explicit TensorTable(float* base = nullptr) : base_(base) {}
 
-  // Appends a tensor (overflow-checked size) and returns where it starts in the buffer.
+  // Appends a tensor (overflow-checked size) and returns where it starts in the buffer (add) or
+  // its offset (append: for models that keep offsets rather than pointers, as the ResNet).
   float* add(std::string name, std::vector<std::int64_t> shape, bool weight_decay = false);
+  std::size_t append(std::string name, std::vector<std::int64_t> shape, bool weight_decay = false);
   // The tensors added after this call belong to group `id` (e.g. a transformer block).
   void begin_group(int id) { group_ = id; }
   void end_group() { group_ = -1; }

@@ -46,23 +46,15 @@ void resnet_validate(const ResNetConfig& c) {
 
 namespace {
 
-// Walks the architecture once in registration order; used for the tables and for the model.
+// The model's one description: walks the architecture once in registration order, adding the
+// parameters and the batch-norm buffers to their tensor tables; used for the tables and the model.
 struct Builder {
   explicit Builder(const ResNetConfig& config) : c(config) {}
   const ResNetConfig& c;
-  std::vector<TensorInfo> params, buffers;
-  std::size_t poff = 0, boff = 0;
+  train::TensorTable params, buffers;
 
-  std::size_t add(std::vector<TensorInfo>& t, std::size_t& off, std::string name,
-                  std::vector<std::int64_t> shape, bool decay) {
-    std::size_t n = 1;
-    for (auto d : shape) n *= std::size_t(d);
-    t.push_back({std::move(name), std::move(shape), off, n, decay});
-    off += n;
-    return t.back().offset;
-  }
   std::size_t param(std::string name, std::vector<std::int64_t> shape, bool is_weight) {
-    return add(params, poff, std::move(name), std::move(shape), is_weight || c.decay_all);
+    return params.append(std::move(name), std::move(shape), is_weight || c.decay_all);
   }
   ConvBN conv_bn(const std::string& conv, const std::string& bn, int C, int OC, int K, int stride) {
     ConvBN u;
@@ -74,8 +66,8 @@ struct Builder {
     u.weight = param(conv + ".weight", {OC, C, K, K}, true);
     u.gamma = param(bn + ".weight", {OC}, false);
     u.beta = param(bn + ".bias", {OC}, false);
-    u.running = add(buffers, boff, bn + ".running_mean", {OC}, false);
-    add(buffers, boff, bn + ".running_var", {OC}, false);
+    u.running = buffers.append(bn + ".running_mean", {OC});
+    buffers.append(bn + ".running_var", {OC});
     return u;
   }
   // Fills m's layer list when m is given; the tables always.
@@ -90,11 +82,13 @@ struct Builder {
         const std::string p = "layer" + std::to_string(st + 1) + "." + std::to_string(b) + ".";
         const int stride = (st > 0 && b == 0) ? 2 : 1;
         Block blk;
-        blk.param_begin = poff;
+        params.begin_group(int(blocks.size()));
         blk.conv1 = conv_bn(p + "conv1", p + "bn1", C, OC, 3, stride);
         blk.conv2 = conv_bn(p + "conv2", p + "bn2", OC, OC, 3, 1);
         blk.has_down = stride != 1 || C != OC;
         if (blk.has_down) blk.down = conv_bn(p + "downsample.0", p + "downsample.1", C, OC, 1, stride);
+        params.end_group();
+        blk.param_begin = params.group_offset(int(blocks.size()));
         blocks.push_back(blk);
         C = OC;
       }
@@ -115,19 +109,19 @@ struct Builder {
 std::vector<TensorInfo> resnet_parameter_table(const ResNetConfig& c) {
   Builder b{c};
   b.build(nullptr);
-  return b.params;
+  return b.params.tensors();
 }
 
 std::vector<TensorInfo> resnet_buffer_table(const ResNetConfig& c) {
   Builder b{c};
   b.build(nullptr);
-  return b.buffers;
+  return b.buffers.tensors();
 }
 
 std::size_t resnet_num_parameters(const ResNetConfig& c) {
   Builder b{c};
   b.build(nullptr);
-  return b.poff;
+  return b.params.total_numel();
 }
 
 namespace {
@@ -222,13 +216,13 @@ ResNet resnet_create(const ResNetConfig& config, std::uint64_t seed) {
   m.config = config;
   Builder b{config};
   b.build(&m);
-  m.tensors = std::move(b.params);
-  m.buffer_tensors = std::move(b.buffers);
-  m.num_parameters = b.poff;
+  m.tensors = b.params.tensors();
+  m.buffer_tensors = b.buffers.tensors();
+  m.num_parameters = b.params.total_numel();
   m.params.assign(m.num_parameters, 0.0f);
   m.grads.assign(m.num_parameters, 0.0f);
   m.momentum.assign(m.num_parameters, 0.0f);
-  m.buffers.assign(b.boff, 0.0f);
+  m.buffers.assign(b.buffers.total_numel(), 0.0f);
   resnet_init_parameters(m, seed);
   return m;
 }
@@ -411,10 +405,7 @@ std::vector<std::string> resnet_decayed_tensors(const ResNet& m) {
 }
 
 sp::coll::GradientLayout resnet_gradient_layout(const ResNet& m) {
-  sp::coll::GradientLayout layout;
-  layout.name = m.config.name;
-  for (const TensorInfo& t : m.tensors) layout.tensors.push_back({t.name, t.numel});
-  return layout;
+  return train::gradient_layout(m.config.name, m.tensors);
 }
 
 }  // namespace sp::resnet

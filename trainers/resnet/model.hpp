@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "collectives/buckets.hpp"
+#include "trainers/common/tensor_table.hpp"
 #include "kernels/cnn.hpp"
 
 namespace sp::resnet {
@@ -56,13 +57,9 @@ void resnet_validate(const ResNetConfig& config);
 // Blocks per stage of a valid config, e.g. {3, 3, 3} for resnet20.
 std::vector<int> resnet_blocks_per_stage(const ResNetConfig& config);
 
-struct TensorInfo {
-  std::string name;                  // torchvision convention, e.g. "layer1.0.conv1.weight"
-  std::vector<std::int64_t> shape;   // e.g. {16, 16, 3, 3}
-  std::size_t offset = 0;            // first element in the flat parameter/gradient buffer
-  std::size_t numel = 0;
-  bool weight_decay = true;          // see ResNetConfig::decay_all
-};
+// Tensors are named as torchvision names them ("layer1.0.conv1.weight", shape {16, 16, 3, 3});
+// weight_decay: see ResNetConfig::decay_all.
+using train::TensorInfo;
 // Parameters in buffer order (= named_parameters() order) and the count.
 std::vector<TensorInfo> resnet_parameter_table(const ResNetConfig& config);
 std::size_t resnet_num_parameters(const ResNetConfig& config);
