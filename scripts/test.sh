@@ -14,6 +14,12 @@
 #     label: every seed and regression input of the six targets replayed, then 20 s of fuzzing
 #     for the three parsers that do not go through libhdf5 (see fuzz() below). SCALEPROBE_FUZZ=0
 #     skips it.
+#  4. installed: the programs as a site builds them (preset minimal: Release, no tests or
+#     benchmarks, GoogleTest and Google Benchmark hidden — and a configure that needs GoogleTest
+#     is checked to fail, so the hiding is real), installed to a temporary prefix and used from
+#     outside the repository by tests/install/check_installed.sh (the installed allreduce_perf,
+#     a job script from share/scaleprobe/jobs, the installed scaleprobe-analyze).
+#     SCALEPROBE_INSTALLED=0 skips it.
 # Extra arguments go to the release stage's ctest and run that stage only, e.g.
 # `scripts/test.sh -L unit`. Skips: a test that skips shows as "Not Run"; with SCALEPROBE_CI=1 a
 # skip fails unless tests/optional-parts.txt lists its part. Every stage runs; the script fails if
@@ -55,6 +61,20 @@ fuzz() {
   ctest --preset fuzz -E '^fuzz\.fuzz_(trace_reader|gpt_checkpoint|resnet_checkpoint)\.run$'
 }
 
+installed() {
+  local needs_gtest prefix rc=0
+  needs_gtest=$(mktemp -d) prefix=$(mktemp -d)
+  if cmake --preset minimal -B "$needs_gtest" -DSCALEPROBE_BUILD_TESTS=ON >/dev/null 2>&1; then
+    echo "installed: GoogleTest is not hidden: a configure with tests on succeeded under the minimal preset"
+    rc=1
+  fi
+  rm -rf "$needs_gtest"
+  [ "$rc" = 0 ] && cmake --preset minimal >/dev/null && cmake --build --preset minimal &&
+    cmake --install build/minimal --prefix "$prefix" >/dev/null && tests/install/check_installed.sh "$prefix" || rc=1
+  rm -rf "$prefix"
+  return "$rc"
+}
+
 # extra_stage NAME SWITCH NARGS: runs stage NAME (function NAME) unless the release stage got
 # arguments (NARGS > 0) or the variable SWITCH is 0; either way its closing line says so.
 extra_stage() {
@@ -71,6 +91,7 @@ extra_stage() {
 stage release release "$@"
 extra_stage asan SCALEPROBE_ASAN $#
 extra_stage fuzz SCALEPROBE_FUZZ $#
+extra_stage installed SCALEPROBE_INSTALLED $#
 
 echo "== test stages"
 printf '%s\n' "${summary[@]}"

@@ -6,9 +6,11 @@
 #
 # Settings, all optional (the job scripts read them from the environment, the submitter passes
 # them on every sbatch line with --export=ALL,NAME=value,...):
-#   SCALEPROBE_ROOT            repository (default: this file's ../..)
-#   SCALEPROBE_BUILD_DIR       build tree with the binaries (default <root>/build/release)
-#   SCALEPROBE_RESULTS         results root (default <root>/results)
+#   SCALEPROBE_ROOT            repository, or <prefix>/share/scaleprobe (default: this file's ../..)
+#   SCALEPROBE_BUILD_DIR       build tree or install prefix: programs are <dir>/bin/<name>
+#                              (default <root>/build/release; installed: the prefix)
+#   SCALEPROBE_RESULTS         results root (default <root>/results; installed: ./results of the
+#                              submitting folder). Put it on scratch, not home (docs/slurm.md).
 #   SCALEPROBE_CAMPAIGN        campaign folder below the results root (default: default)
 #   SCALEPROBE_LAUNCHER        srun (default) or mpirun inside the allocation
 #   SCALEPROBE_SRUN_MPI        srun --mpi plugin (default: none given, the site's MpiDefault)
@@ -80,8 +82,13 @@ sp_load_site() {
 
 # Defaults and validation of the SCALEPROBE_* settings (after the site file).
 sp_settings() {
-  SP_BUILD=${SCALEPROBE_BUILD_DIR:-$SP_ROOT/build/release}
-  SP_RESULTS=${SCALEPROBE_RESULTS:-$SP_ROOT/results}
+  if [ -f "$SP_ROOT/installed" ]; then  # <prefix>/share/scaleprobe (cmake --install)
+    SP_BUILD=${SCALEPROBE_BUILD_DIR:-$(cd "$SP_ROOT/../.." && pwd)}
+    SP_RESULTS=${SCALEPROBE_RESULTS:-${SLURM_SUBMIT_DIR:-$PWD}/results}
+  else
+    SP_BUILD=${SCALEPROBE_BUILD_DIR:-$SP_ROOT/build/release}
+    SP_RESULTS=${SCALEPROBE_RESULTS:-$SP_ROOT/results}
+  fi
   SP_CAMPAIGN=${SCALEPROBE_CAMPAIGN:-default}
   SP_LAUNCHER=${SCALEPROBE_LAUNCHER:-srun}
   SP_SRUN_MPI=${SCALEPROBE_SRUN_MPI:-}
@@ -248,15 +255,15 @@ sp_check_args() {
 
 # ---------------------------------------------------------------- one benchmark job
 
-# sp_job_main BENCH BINARY(relative to the build dir) [BENCHMARK ARGS...]
+# sp_job_main BENCH PROGRAM(its name in <build dir>/bin) [BENCHMARK ARGS...]
 sp_job_main() {
-  local bench=$1 binrel=$2; shift 2
+  local bench=$1 program=$2; shift 2
   sp_load_site
   sp_settings
   sp_geometry
   sp_threads
 
-  local bin=$SP_BUILD/$binrel
+  local bin=$SP_BUILD/bin/$program
   if [ "$SP_GPUS" -gt 0 ]; then
     # The NCCL path: the GPU build of each benchmark is <binary>_nccl (not in this version).
     bin=${bin}_nccl
@@ -264,7 +271,7 @@ sp_job_main() {
     [ "$SP_TPN" = "$SP_GPUS" ] || sp_warn "$SP_TPN tasks per node for $SP_GPUS GPUs per node (one rank per GPU is usual)"
   fi
   [ -x "$bin" ] || sp_die 2 "no $bin: build first (cmake --preset release && cmake --build --preset release) or set SCALEPROBE_BUILD_DIR"
-  local check=$SP_BUILD/core/trace_check
+  local check=$SP_BUILD/bin/trace_check
   [ -x "$check" ] || sp_die 2 "no $check in SCALEPROBE_BUILD_DIR=$SP_BUILD"
 
   local -a given=("$@")

@@ -284,9 +284,13 @@ def build(req: Request, root: Path, env: Dict[str, str]) -> Campaign:
         raise SweepError(f"{file}: name = {json.dumps(name)}: {CAMPAIGN_NAME_HINT}" if file and req.campaign is None
                          else f"campaign '{name}': {CAMPAIGN_NAME_HINT}")
     _check_unique(file, sweeps)
-    results, _ = _path_setting(req.results, "results", file, data, env, "SCALEPROBE_RESULTS", root / "results")
+    # An installed tree (<prefix>/share/scaleprobe, cmake --install): programs in <prefix>/bin,
+    # results below the working folder; a repository: build/release and results/ in it.
+    installed = (root / "installed").is_file()
+    results, _ = _path_setting(req.results, "results", file, data, env, "SCALEPROBE_RESULTS",
+                               Path.cwd() / "results" if installed else root / "results")
     build_dir, _ = _path_setting(req.build_dir, "build_dir", file, data, env, "SCALEPROBE_BUILD_DIR",
-                                 root / "build" / "release")
+                                 root.parent.parent if installed else root / "build" / "release")
     site_default = root / "jobs" / "site.env"
     site_env, site_from = _path_setting(req.site_env, "site_env", file, data, env, "SCALEPROBE_SITE_ENV",
                                         site_default if site_default.is_file() else None)

@@ -46,8 +46,11 @@ grid and benchmark
 
 where
   --campaign NAME         traces go to <results>/NAME/ (default: default)
-  --results DIR           results root (default $SCALEPROBE_RESULTS or <repo>/results)
-  --build-dir DIR         binaries (default $SCALEPROBE_BUILD_DIR or <repo>/build/release)
+  --results DIR           results root (default $SCALEPROBE_RESULTS, else <repo>/results, or
+                          ./results when installed); scratch, not home: docs/slurm.md
+  --build-dir DIR         programs in DIR/bin: a build tree or an install prefix (default
+                          $SCALEPROBE_BUILD_DIR, else <repo>/build/release, or the prefix when
+                          installed)
   --site-env FILE         site file the jobs source (default $SCALEPROBE_SITE_ENV, else
                           jobs/site.env when present)
 

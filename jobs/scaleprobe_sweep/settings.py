@@ -12,12 +12,13 @@ BENCHES = ("allreduce", "bucket_sweep", "gpt_train", "resnet_train")
 TRAINERS = ("gpt_train", "resnet_train")
 SCALINGS = ("strong", "weak")
 LAUNCHERS = ("srun", "mpirun")
-# The binary each job script runs, relative to the build folder (as in jobs/<bench>.sbatch).
+# The program each job script runs, relative to the build folder: a build tree (its bin/ holds links
+# to the programs) or an install prefix (as in jobs/<bench>.sbatch).
 BINARIES = {
-    "allreduce": "collectives/allreduce_perf",
-    "bucket_sweep": "collectives/bucket_sweep",
-    "gpt_train": "trainers/gpt/gpt_train",
-    "resnet_train": "trainers/resnet/resnet_train",
+    "allreduce": "bin/allreduce_perf",
+    "bucket_sweep": "bin/bucket_sweep",
+    "gpt_train": "bin/gpt_train",
+    "resnet_train": "bin/resnet_train",
 }
 
 

@@ -74,7 +74,7 @@ class Submitter:
         self.dry = campaign.dry_run
         self.cdir = campaign.folder
         self.logs = self.cdir / "logs"
-        self.check = campaign.build_dir / "core" / "trace_check"
+        self.check = campaign.build_dir / "bin" / "trace_check"
         self.manifest = Manifest(self.cdir / "manifest.tsv", write=not self.dry)
         self.history = History(self.cdir / "campaign.json")
         self.queued: Set[str] = set()

@@ -105,7 +105,7 @@ one=(env PATH="$W/launch:$PATH" FAKE_LOG="$W/fake.log" SLURM_JOB_NUM_NODES=1 SLU
 t=$W/results/default/allreduce_N1_t1_c1_weak_p2_j80.h5
 expect "weak pass-2 job: OK with the trace named after point and pass" 0 "scaleprobe-job: OK $t\$" \
   "${one[@]}" SLURM_JOB_ID=80 FAKE_TRACE="$REAL" SCALEPROBE_SCALING=weak SCALEPROBE_PASS=2 bash "$AR" --sizes 8,64K -n 5
-expect "weak: the binary gets the sizes unchanged plus --scaling weak" 0 "^binary: [^ ]*/collectives/allreduce_perf --sizes 8,64K -n 5 --scaling weak -o $t\$" cat "$W/fake.log"
+expect "weak: the binary gets the sizes unchanged plus --scaling weak" 0 "^binary: [^ ]*/bin/allreduce_perf --sizes 8,64K -n 5 --scaling weak -o $t\$" cat "$W/fake.log"
 for kv in SCALEPROBE_POINT=allreduce_N1_t1_c1_weak SCALEPROBE_PASS=2 SCALEPROBE_SCALING=weak SCALEPROBE_CAMPAIGN=default SCALEPROBE_LAUNCHER=srun; do
   grep -qx "$kv" "$W/fake.log" && ok "the binary's environment has $kv" || no "no $kv in: $(cat "$W/fake.log")"
 done
@@ -113,7 +113,7 @@ done
 t=$W/results/default/bucket_sweep_N1_t1_c1_weak_mpirun_j81.h5
 expect "weak bucket_sweep with a built-in layout runs (mpirun)" 0 "scaleprobe-job: OK $t\$" \
   "${one[@]}" SLURM_JOB_ID=81 FAKE_TRACE="$REAL" SCALEPROBE_SCALING=weak SCALEPROBE_LAUNCHER=mpirun bash "$ROOT/jobs/bucket_sweep.sbatch" --layout resnet50
-expect "mpirun: the binary gets --layout resnet50 --scaling weak" 0 '^binary: [^ ]*/collectives/bucket_sweep --layout resnet50 --scaling weak -o ' cat "$W/fake.log"
+expect "mpirun: the binary gets --layout resnet50 --scaling weak" 0 '^binary: [^ ]*/bin/bucket_sweep --layout resnet50 --scaling weak -o ' cat "$W/fake.log"
 expect "mpirun passes the SCALEPROBE_* provenance on (-x)" 0 '^launcher: mpirun .*-x SCALEPROBE_PASS .*-x SCALEPROBE_POINT' cat "$W/fake.log"
 # The launcher follows the site: srun without --mpi unless a plugin is set; mpirun's flags by flavor.
 expect "srun job without a plugin set runs" 0 "scaleprobe-job: OK " "${one[@]}" SCALEPROBE_CAMPAIGN=launchers SLURM_JOB_ID=82 FAKE_TRACE="$REAL" bash "$AR" --sizes 8
@@ -139,7 +139,7 @@ expect "array task: a bad entry is refused" 2 'no point for array task 1' \
 expect "strong trainer without -B: the binary gets --scaling strong" 1 'gpt_train exited with 1' \
   "${one[@]}" SLURM_JOB_ID=82 bash "$GPT" -s 5
 ck=$W/results/default/checkpoints
-expect "trainer: --scaling strong and the point's checkpoint" 0 "^binary: [^ ]*/trainers/gpt/gpt_train -s 5 --scaling strong --save $ck/gpt_train_N1_t1_c1.h5 -o " cat "$W/fake.log"
+expect "trainer: --scaling strong and the point's checkpoint" 0 "^binary: [^ ]*/bin/gpt_train -s 5 --scaling strong --save $ck/gpt_train_N1_t1_c1.h5 -o " cat "$W/fake.log"
 "${one[@]}" SLURM_JOB_ID=83 SCALEPROBE_PASS=2 SCALEPROBE_SCALING=weak bash "$GPT" -B 4 >/dev/null 2>&1
 expect "trainer pass 2: its own checkpoint (-B passed unchanged)" 0 "^binary: [^ ]*/gpt_train -B 4 --scaling weak --save $ck/gpt_train_N1_t1_c1_weak_p2.h5 -o [^ ]*_weak_p2_j83.h5\$" cat "$W/fake.log"
 
