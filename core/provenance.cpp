@@ -192,6 +192,8 @@ Provenance collect_provenance(const Session& s) {
   p.add("compiler", build_info::compiler);
   p.add("cxx_flags", build_info::cxx_flags);
   p.add("build_type", build_info::build_type);
+  p.add("isa_baseline", *build_info::isa_baseline ? build_info::isa_baseline : "compiler default");
+  p.add("isa_features", build_info::isa_features);
   p.add("git_revision", build_info::git_revision());
   p.add("scaleprobe_version", build_info::version);
   p.add("clock_source", "std::chrono::steady_clock (CLOCK_MONOTONIC); kernel clocksource " +

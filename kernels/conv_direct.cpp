@@ -19,6 +19,13 @@
 // Vectors are GCC vector extensions of the widest width the target has (16 floats with
 // AVX-512); a register tile is GO output channels x XV vectors of q, XV chosen per shape so the
 // outputs are covered with the least rounding.
+//
+// Instruction sets. This file is compiled once per variant (kernels/CMakeLists.txt: with the
+// build's baseline flags, and as conv_direct_v4.cpp with -march=x86-64-v4 when the baseline lacks
+// AVX-512) into namespace SP_CONV_DIRECT_VARIANT; conv_direct_dispatch.cpp picks one at run time.
+// Everything here is internal linkage or in that namespace, and nothing calls an out-of-line
+// std:: template (a comdat copy compiled for AVX-512 could be the one the linker keeps for the
+// whole program): tests/unit/conv_direct_variants.sh checks the objects define no weak symbols.
 #include "kernels/conv_direct.hpp"
 
 #include <omp.h>
@@ -26,9 +33,12 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
-#include <vector>
 
-namespace sp::kernels::detail {
+#ifndef SP_CONV_DIRECT_VARIANT
+#define SP_CONV_DIRECT_VARIANT baseline
+#endif
+
+namespace sp::kernels::detail::SP_CONV_DIRECT_VARIANT {
 
 namespace {
 
@@ -71,13 +81,9 @@ int tile_vectors(std::size_t Q) {
   return xv;
 }
 
-// The calling thread's scratch (slot 0..4), grown on demand and kept: no allocation (and no
-// page faults of fresh mmap'ed blocks) in the steady state.
-float* scratch(int slot, std::size_t n) {
-  thread_local std::vector<float> buf[5];
-  if (buf[slot].size() < n) buf[slot].resize(n);
-  return buf[slot].data();
-}
+// The calling thread's scratch (slot 0..4): conv_direct_scratch in conv_direct_dispatch.cpp,
+// shared by the variants (and compiled once, with the baseline flags).
+float* scratch(int slot, std::size_t n) { return conv_direct_scratch(slot, n); }
 
 // ---- layouts ----
 
@@ -324,10 +330,6 @@ void weight_grad_item(float* dw, int o0, int c, int images, Dz dz, const float* 
 
 }  // namespace
 
-bool conv2d_direct_applies(const Conv2dShape& s) {
-  return s.KH == 3 && s.KW == 3 && s.pad == 1 && (s.stride == 1 || s.stride == 2);
-}
-
 void conv2d_direct_forward(float* out, const float* inp, const float* weight, const float* bias,
                            const Conv2dShape& s) {
   const InputLayout f(s);
@@ -437,4 +439,4 @@ void conv2d_direct_backward(float* dinp, float* dweight, const float* dout, cons
   }
 }
 
-}  // namespace sp::kernels::detail
+}  // namespace sp::kernels::detail::SP_CONV_DIRECT_VARIANT

@@ -7,9 +7,18 @@
 // its GEMMs at ~25 GFLOP/s on one core. Here every image is zero-padded once into a "flat"
 // layout in which a 3x3 convolution becomes nine shifted 1-D dot products, so the inner loop is
 // vector loads and FMAs only (see conv_direct.cpp).
+//
+// Its speed depends on the vector width it is compiled for, so conv_direct.cpp is compiled once
+// per instruction-set variant and conv_direct_dispatch.cpp chooses one when first used: the
+// widest the CPU supports, or SCALEPROBE_KERNEL_ISA (a variant's name) if set.
 #pragma once
 
+#include <cstddef>
+#include <string>
+#include <vector>
+
 #include "kernels/cnn.hpp"
+#include "kernels/isa.hpp"
 
 namespace sp::kernels::detail {
 
@@ -21,8 +30,26 @@ void conv2d_direct_forward(float* out, const float* inp, const float* weight, co
 
 // dinp [N, C, H, W] (+)= conv-transpose(dout) (skipped when nullptr); dweight += correlation of
 // dout and inp. Each dweight entry is computed by one thread over all images in a fixed order,
-// so no result depends on the thread count.
+// so no result depends on the thread count (but the variant's vector width changes the order of
+// dweight's sums: runs compared bitwise must use the same variant, see kernel_isa()).
 void conv2d_direct_backward(float* dinp, float* dweight, const float* dout, const float* inp,
                             const float* weight, const Conv2dShape& s, bool accumulate_dinp);
+
+// The calling thread's scratch buffer `slot` (0..4) of at least n floats, kept between calls.
+float* conv_direct_scratch(int slot, std::size_t n);
+
+// One compiled variant each (the namespace conv_direct.cpp was compiled into).
+#define SP_CONV_DIRECT_VARIANT_API                                                                       \
+  void conv2d_direct_forward(float* out, const float* inp, const float* weight, const float* bias,     \
+                             const Conv2dShape& s);                                                     \
+  void conv2d_direct_backward(float* dinp, float* dweight, const float* dout, const float* inp,        \
+                              const float* weight, const Conv2dShape& s, bool accumulate_dinp);
+namespace baseline {
+SP_CONV_DIRECT_VARIANT_API
+}
+namespace x86_64_v4 {
+SP_CONV_DIRECT_VARIANT_API
+}
+#undef SP_CONV_DIRECT_VARIANT_API
 
 }  // namespace sp::kernels::detail

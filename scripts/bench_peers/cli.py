@@ -37,7 +37,10 @@ TITLES = {"allreduce": "Allreduce algorithms vs MPI_Allreduce (same run)",
           "resnet": "resnet_train vs PyTorch (same model, same initial weights, 1 rank)",
           "ddp": "Data-parallel gpt_train vs PyTorch DDP (gloo), per bucket cap",
           "weak": "Weak scaling efficiency t(1 rank) / t(2 ranks), same cap",
-          "strong": "Strong scaling efficiency t(1 rank) / (2 t(2 ranks)), same cap and global batch"}
+          "strong": "Strong scaling efficiency t(1 rank) / (2 t(2 ranks)), same cap and global batch",
+          "isa": "Portable build (baseline x86-64-v3, kernel variant chosen at run time) vs a native build "
+                 "(-march=native), 1 rank"}
+DEFAULT_ONLY = "allreduce,gpt,resnet,ddp,weak,strong"  # isa needs a second build: --only isa --native-build-dir
 
 
 def cpu_id() -> str:
@@ -100,6 +103,19 @@ def run_pass(ctx: Context, plan: dict, p: int, only: set[str], inits: dict, root
                             rel(out["peer"], root)))
             rows.append(Row("weak", f"cap {cap}", p, "gpt_train", "torch DDP", "efficiency", t1[cap] / t2[cap],
                             q1[cap] / q2[cap], first, rel(out["ours1"], root), rel(out["peer1"], root)))
+    if "isa" in only:
+        for kind in ("gpt", "resnet"):
+            cfg = plan[kind]
+            threads = max(cfg["threads"])
+            tag = f"isa_{kind}_t{threads}_p{p}"
+            sides = {"ours": lambda: runs.trainer_run(ctx, kind, cfg, threads, f"{tag}_portable", inits[kind]),
+                     "peer": lambda: runs.trainer_run(ctx.native(), kind, cfg, threads, f"{tag}_native", inits[kind])}
+            out = {k: sides[k]() for k in ordered(p, "ours", "peer")}
+            rows.append(Row("isa", f"{kind} {cfg['model']}, {threads} thread(s)", p,
+                            f"portable build, {runs.kernel_isa(out['ours'])} kernels",
+                            f"native build, {runs.kernel_isa(out['peer'])} kernels", "step_ms",
+                            runs.trace_median_step_s(out["ours"]) * 1e3, runs.trace_median_step_s(out["peer"]) * 1e3,
+                            first, rel(out["ours"], root), rel(out["peer"], root)))
     if "strong" in only and plan["strong"]:
         cfg = plan["strong"]
         n, cap, g = cfg["ranks"], cfg["cap"], cfg["global_batch"]
@@ -119,7 +135,8 @@ def run_pass(ctx: Context, plan: dict, p: int, only: set[str], inits: dict, root
 
 def make_inits(ctx: Context, plan: dict, only: set[str]) -> dict[str, Path]:
     """One set of initial weights per compared model (gpt, resnet, and the data-parallel runs' gpt)."""
-    wanted = {"gpt": "gpt" in only, "resnet": "resnet" in only, "ddp": bool({"ddp", "strong"} & only)}
+    wanted = {"gpt": bool({"gpt", "isa"} & only), "resnet": bool({"resnet", "isa"} & only),
+              "ddp": bool({"ddp", "strong"} & only)}
     return {kind: runs.make_init(ctx, "resnet" if kind == "resnet" else "gpt", plan[kind]["model"])
             for kind, want in wanted.items() if want}
 
@@ -171,7 +188,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="with --doc: compare instead of writing; exit 1 if different")
     ap.add_argument("--out", help="campaign folder (default results/<date>-<host>-<cpu>-peers-<profile>)")
     ap.add_argument("--build-dir", default=str(runs.REPO / "build" / "release"))
-    ap.add_argument("--only", default="allreduce,gpt,resnet,ddp,weak,strong", help="comma list of comparisons")
+    ap.add_argument("--only", default=DEFAULT_ONLY, help=f"comma list of comparisons (default {DEFAULT_ONLY}; "
+                    "also isa)")
+    ap.add_argument("--native-build-dir", help="isa: the build of the native preset to compare the portable "
+                    "--build-dir with (cmake --preset native && cmake --build --preset native)")
     ap.add_argument("--passes", type=int, help="override the profile's pass count (at least 3 for stored results)")
     a = ap.parse_args(argv)
     if a.doc:
@@ -191,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     unknown = only - set(TITLES)
     if unknown:
         ap.error(f"--only: unknown comparison(s) {', '.join(sorted(unknown))} (choose from {', '.join(TITLES)})")
+    if "isa" in only and not a.native_build_dir:
+        ap.error("--only isa needs --native-build-dir (a build of the native preset)")
     if "weak" in only:
         only.add("ddp")  # weak scaling comes from the data-parallel runs
     date = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d")
@@ -200,7 +222,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"{out} exists: choose another --out")
     shutil.rmtree(work, ignore_errors=True)
     (work / "raw").mkdir(parents=True)
-    ctx = Context(Path(a.build_dir).resolve(), work / "raw")
+    ctx = Context(Path(a.build_dir).resolve(), work / "raw",
+                  Path(a.native_build_dir).resolve() if a.native_build_dir else None)
     load0, t0 = Path("/proc/loadavg").read_text().split()[0], time.monotonic()
     try:
         inits = make_inits(ctx, plan, only)

@@ -8,7 +8,9 @@ same session, alternating which side runs first from pass to pass (A B, B A, A B
   weights, at each thread count (trainers/common/torch_peer.py);
 - ``ddp``: data-parallel gpt_train against PyTorch DDP (gloo) at each bucket cap, 2 ranks;
 - ``weak`` / ``strong``: scaling efficiency of the same cap from 1 to 2 ranks, scaleprobe's
-  against PyTorch DDP's (weak: the batch per rank fixed; strong: the global batch fixed).
+  against PyTorch DDP's (weak: the batch per rank fixed; strong: the global batch fixed);
+- ``isa`` (only when asked, with --native-build-dir): the portable build's trainers against a
+  native build's, same model, weights and threads (the gpt and resnet settings, most threads).
 The time metric of a side is a median (of steps, or of calls for allreduce: its t_mean_us),
 never the best pass, and every pass is stored.
 """

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 import h5py
 
@@ -37,6 +38,12 @@ class PeerError(Exception):
 class Context:
     build: Path
     raw: Path
+    native_build: Optional[Path] = None  # the isa comparison's peer: a build of the native preset
+
+    def native(self) -> "Context":
+        if self.native_build is None:
+            raise PeerError("the isa comparison needs --native-build-dir (a build of the native preset)")
+        return Context(self.native_build, self.raw)
 
     def binary(self, kind: str) -> str:
         rel = {"allreduce": "collectives/allreduce_perf", "gpt": "trainers/gpt/gpt_train",
@@ -65,6 +72,15 @@ def mpirun(ranks: int) -> list[str]:
 
 def text(value) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def kernel_isa(path: Path) -> str:
+    """The kernel variant a trainer trace ran (its provenance's kernel_isa; '?' in older traces)."""
+    with h5py.File(path) as f:
+        prov = f["provenance"].attrs
+        isa = text(prov.get("kernel_isa", "?"))
+        # "baseline" is the build's own -march (isa_baseline): x86-64-v3, native, ...
+        return f"{isa} = {text(prov.get('isa_baseline', '?'))}" if isa == "baseline" else isa
 
 
 def trace_median_step_s(path: Path) -> float:

@@ -90,6 +90,7 @@ def run_peers(*args: str) -> subprocess.CompletedProcess:
     (["--quick", "--passes", "0"], "--passes must be at least 1"),
     (["--quick", "--only", "allreduce,bogus"], "unknown comparison(s) bogus"),
     (["--quick", "--check"], "--check goes with --doc"),
+    (["--quick", "--only", "isa"], "--only isa needs --native-build-dir"),
     (["--doc", "results/no-such-campaign", "--check"], "no-such-campaign"),
 ])
 def test_bad_command_lines_are_one_line_errors(args, message):
@@ -143,3 +144,18 @@ def test_overlap_table_reads_every_multi_rank_pass():
         assert r["ranks"] >= 2 and len(r["hidden"]) == plan["passes"]
         for e, ref, h in zip(r["exposed_ms"], r["reference_ms"], r["hidden"]):
             assert ref > 0 and h == pytest.approx(1 - e / ref, abs=1e-9)
+
+
+def test_isa_comparison_pairs_two_builds(tmp_path):
+    """The isa comparison's machinery, with the same build on both sides (a native build is a
+    second full build; scripts/bench-peers --only isa --native-build-dir build/native is the real
+    one): one row per trainer, each side's kernel variant named from its trace."""
+    need_binary(build_dir() / "trainers" / "gpt" / "gpt_train")
+    out = tmp_path / "campaign"
+    proc = run_peers("--quick", "--only", "isa", "--passes", "1", "--out", str(out), "--build-dir", str(build_dir()),
+                     "--native-build-dir", str(build_dir()))
+    assert proc.returncode == 0, proc.stderr
+    rows = read_tsv(out / "summary.tsv")
+    assert [r.case.split(" ")[0] for r in rows] == ["gpt", "resnet"]
+    assert all(r.comparison == "isa" and r.ours_value > 0 and r.peer_value > 0 for r in rows)
+    assert all("kernels" in r.ours and "?" not in r.ours for r in rows)

@@ -7,12 +7,14 @@
 #include "core/provenance.hpp"
 #include "core/samples.hpp"
 #include "kernels/blas.hpp"
+#include "kernels/isa.hpp"
 
 namespace sp::train {
 
 TraceWriter open_train_trace(const Session& s, const RunOptions& run) {
   Provenance prov = collect_provenance(s);
   prov.add("blas_config", kernels::blas_config());
+  prov.add("kernel_isa", kernels::kernel_isa());
   prov.add("blas_threads", std::to_string(kernels::blas_threads()));
   return TraceWriter(s, run.trace_path(prov), "train", prov);
 }

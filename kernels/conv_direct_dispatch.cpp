@@ -1,0 +1,93 @@
+// Chooses the direct convolution's instruction-set variant once, on first use (conv_direct.hpp):
+// SCALEPROBE_KERNEL_ISA if set, else the widest variant the CPU runs. Compiled with the build's
+// baseline flags like the rest, and the only place that names the variants.
+#include <cstdlib>
+#include <stdexcept>
+
+#include "kernels/conv_direct.hpp"
+
+namespace sp::kernels {
+
+namespace {
+
+struct Variant {
+  const char* name;
+  bool (*cpu_runs)();
+  decltype(&detail::baseline::conv2d_direct_forward) forward;
+  decltype(&detail::baseline::conv2d_direct_backward) backward;
+};
+
+#if defined(SP_KERNELS_HAVE_X86_64_V4)
+bool cpu_runs_v4() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+}
+#endif
+bool always() { return true; }  // the baseline: the start-up check (core/isa_check.cpp) vouches for it
+
+// Widest first.
+const Variant kVariants[] = {
+#if defined(SP_KERNELS_HAVE_X86_64_V4)
+    {"x86-64-v4", cpu_runs_v4, detail::x86_64_v4::conv2d_direct_forward, detail::x86_64_v4::conv2d_direct_backward},
+#endif
+    {"baseline", always, detail::baseline::conv2d_direct_forward, detail::baseline::conv2d_direct_backward},
+};
+
+const Variant& choose() {
+  const char* asked = std::getenv("SCALEPROBE_KERNEL_ISA");
+  std::string names;
+  for (const Variant& v : kVariants) {
+    names += names.empty() ? v.name : std::string(", ") + v.name;
+    if (asked == nullptr || *asked == '\0') {
+      if (v.cpu_runs()) return v;
+    } else if (v.name == std::string(asked)) {
+      if (!v.cpu_runs())
+        throw std::invalid_argument("SCALEPROBE_KERNEL_ISA=" + std::string(asked) + ": this CPU cannot run that variant");
+      return v;
+    }
+  }
+  throw std::invalid_argument("SCALEPROBE_KERNEL_ISA=" + std::string(asked) + ": not a kernel variant of this build (" +
+                              names + ")");
+}
+
+const Variant& chosen() {
+  static const Variant& v = choose();
+  return v;
+}
+
+}  // namespace
+
+std::vector<std::string> kernel_isa_variants() {
+  std::vector<std::string> out;
+  for (const Variant& v : kVariants) out.emplace_back(v.name);
+  return out;
+}
+
+std::string kernel_isa() { return chosen().name; }
+
+namespace detail {
+
+bool conv2d_direct_applies(const Conv2dShape& s) {
+  return s.KH == 3 && s.KW == 3 && s.pad == 1 && (s.stride == 1 || s.stride == 2);
+}
+
+void conv2d_direct_forward(float* out, const float* inp, const float* weight, const float* bias,
+                           const Conv2dShape& s) {
+  chosen().forward(out, inp, weight, bias, s);
+}
+
+void conv2d_direct_backward(float* dinp, float* dweight, const float* dout, const float* inp,
+                            const float* weight, const Conv2dShape& s, bool accumulate_dinp) {
+  chosen().backward(dinp, dweight, dout, inp, weight, s, accumulate_dinp);
+}
+
+float* conv_direct_scratch(int slot, std::size_t n) {
+  thread_local std::vector<float> buf[5];
+  if (buf[slot].size() < n) buf[slot].resize(n);
+  return buf[slot].data();
+}
+
+}  // namespace detail
+
+}  // namespace sp::kernels
