@@ -168,10 +168,11 @@ def readme(root: Path, profile: str, argv: list[str], seconds: float, load: tupl
     keys = ("cpu_model", "cpu_signature", "cpu_isa", "cpu_counts", "cache_topology", "memory_bytes",
             "mpi_library_version", "compiler", "cxx_flags", "git_revision", "hostname")
     ident = "\n".join(f"- `{k}`: {prov.get(k, '?')}" for k in keys)
+    torch = ("PyTorch's build configuration: `raw/torch_config.txt`. Kernel-relevant variables of every "
+             "PyTorch pair were identical (checked).\n\n") if (root / "raw" / "torch_config.txt").exists() else ""
     return (f"# Peer comparisons, profile `{profile}`\n\nMade by `{shlex.join(argv)}` in {seconds / 60:.1f} min "
             f"(load average {load[0]} at the start, {load[1]} at the end). Measured data.\n\n"
-            f"## Machine (from `{rel(trace, root)}`'s provenance)\n\n{ident}\n\nPyTorch's build configuration: "
-            f"`raw/torch_config.txt`. Kernel-relevant variables of every pair were identical (checked).\n\n"
+            f"## Machine (from `{rel(trace, root)}`'s provenance)\n\n{ident}\n\n{torch}"
             f"Both sides of each trainer comparison started from the same initial weights (`--save-init` of "
             f"a 1-step run); the checkpoints are replaced by their sha256 and the command that makes them "
             f"again in `raw/initial_weights.tsv`.\n\n"
