@@ -11,6 +11,7 @@
 
 #include "collectives/allreduce.hpp"
 #include "collectives/harness.hpp"
+#include "core/json_report.hpp"
 #include "core/log.hpp"
 #include "core/membw.hpp"
 #include "core/topology.hpp"
@@ -141,7 +142,7 @@ int run(Session& s) {
   o.run.add_to(app);
   app.add_option("-a,--algorithms", o.algorithms, "comma list of algorithms or 'all' (mpi, naive, tree, ring, rabenseifner)")
       ->capture_default_str();
-  app.add_option("-d,--dtypes", o.dtypes, "comma list of f32, f64, i32, bf16 or 'all'")->capture_default_str();
+  app.add_option("-d,--dtypes,--datatype", o.dtypes, "comma list of f32, f64, i32, bf16 or 'all'")->capture_default_str();
   app.add_option("--op", o.op, "reduction: sum, max or min")->check(CLI::IsMember({"sum", "max", "min"}))
       ->capture_default_str();
   app.add_option("--placement", o.placement, "out (out of place), in (in place) or both")
@@ -153,6 +154,7 @@ int run(Session& s) {
                              "{} to {})", format_size(kCopyArrayMin), format_size(kCopyArrayMax)));
   if (!parse_command_line(app, s)) return 0;
   o.run.apply_log_level();
+  if (!o.run.json.empty()) check_json_path(o.run.json);
 
   std::vector<std::uint64_t> sizes = o.sizes.resolve();
   // Weak scaling: the sizes given are per rank.
@@ -273,6 +275,7 @@ int run(Session& s) {
                    total_wrong, first_wrong.c_str());
     return 1;
   }
+  if (s.rank == 0 && !o.run.json.empty()) write_json_report(o.run.json, "allreduce", prov, path, {{"summary", &summary.t}});
   return 0;
 }
 

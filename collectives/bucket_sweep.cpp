@@ -13,6 +13,7 @@
 #include "collectives/buckets.hpp"
 #include "collectives/harness.hpp"
 #include "core/cache_flush.hpp"
+#include "core/json_report.hpp"
 #include "core/log.hpp"
 #include "core/options.hpp"
 #include "core/program.hpp"
@@ -74,6 +75,7 @@ int run(Session& s) {
   app.add_flag("--print-buckets", print_buckets, "print every bucket's tensor indices (forward order) on stdout");
   if (!parse_command_line(app, s)) return 0;
   ro.apply_log_level();
+  if (!ro.json.empty()) check_json_path(ro.json);
 
   GradientLayout layout;
   std::vector<BucketCap> caps;
@@ -240,6 +242,8 @@ int run(Session& s) {
     if (s.rank == 0) std::fprintf(stderr, "bucket_sweep: error: verification failed: %lld wrong element(s)\n", total_wrong);
     return 1;
   }
+  if (s.rank == 0 && !ro.json.empty())
+    write_json_report(ro.json, "bucket_sweep", prov, path, {{"summary", &summary}, {"buckets", &bucket_table}});
   return 0;
 }
 

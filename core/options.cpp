@@ -11,9 +11,10 @@
 namespace sp {
 
 void SizeOptions::add_to(CLI::App& app) {
-  app.add_option("-b,--min-bytes", min, "smallest message size (K/M/G suffixes)")->capture_default_str();
-  app.add_option("-e,--max-bytes", max, "largest message size")->capture_default_str();
-  app.add_option("-f,--factor", factor, "multiplication factor between sizes (> 1)")->capture_default_str();
+  // --minbytes, --maxbytes, --stepfactor, --warmup_iters: nccl-tests' names (README's option map).
+  app.add_option("-b,--min-bytes,--minbytes", min, "smallest message size (K/M/G suffixes)")->capture_default_str();
+  app.add_option("-e,--max-bytes,--maxbytes", max, "largest message size")->capture_default_str();
+  app.add_option("-f,--factor,--stepfactor", factor, "multiplication factor between sizes (> 1)")->capture_default_str();
   app.add_option("--sizes", list, "explicit comma-separated size list, e.g. 8,1K,64K (overrides -b/-e/-f)");
 }
 
@@ -29,7 +30,7 @@ std::vector<std::uint64_t> SizeOptions::resolve() const {
 void RunOptions::add_to(CLI::App& app) {
   app.add_option("-n,--iters", iters, "timed iterations per case (0 = adapt to size)")
       ->check(CLI::Range(0, 100000000))->capture_default_str();
-  app.add_option("-w,--warmup", warmup, "untimed warm-up iterations per case (-1 = adapt)")
+  app.add_option("-w,--warmup,--warmup_iters", warmup, "untimed warm-up iterations per case (-1 = adapt)")
       ->check(CLI::Range(-1, 1000000))->capture_default_str();
   app.add_option("--sync", sync, "synchronisation between timed iterations: none or barrier (untimed)")
       ->check(CLI::IsMember({"none", "barrier"}))->capture_default_str();
@@ -37,6 +38,8 @@ void RunOptions::add_to(CLI::App& app) {
   app.add_option("--scaling", scaling, "strong: sizes as given; weak: sizes are per rank (x the number of ranks)")
       ->check(CLI::IsMember({"strong", "weak"}))->capture_default_str();
   app.add_option("-o,--trace", trace, "HDF5 trace path (default traces/<program>-<time>.h5)");
+  app.add_option("--json", json, "also write the summary table and the provenance to this JSON file (schema: "
+                 "docs/trace-schema.md); not written when a result is wrong");
   app.add_flag("-q,--quiet", quiet, "print only the result table (no progress on stderr)");
   app.add_flag("-v,--verbose", verbose, "also log every case as it starts (stderr)");
 }

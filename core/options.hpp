@@ -27,6 +27,7 @@ struct RunOptions {
   bool off_cache = false;
   std::string scaling = "strong";  // weak: sizes (and layouts) are per rank, scaled by the rank count
   std::string trace;  // output path; default traces/<program>-<UTC time>[-job<id>].h5
+  std::string json;   // --json FILE: also the summary table and provenance as JSON (core/json_report.hpp)
   bool quiet = false;
   bool verbose = false;
   void add_to(CLI::App& app);

@@ -1,9 +1,12 @@
 #include "program.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 
+#include "build_info.hpp"
 #include "log.hpp"
 
 namespace sp {
@@ -64,10 +67,20 @@ int run_program(int argc, char** argv, std::string program, int required_thread_
   return rc;
 }
 
+std::string version_text(const std::string& program) {
+  return fmt::format("{} (scaleprobe {}) git {}, {} build, {}, baseline ISA {}", program, build_info::version,
+                     build_info::git_revision(), build_info::build_type, build_info::compiler,
+                     *build_info::isa_baseline ? build_info::isa_baseline : "compiler default");
+}
+
 bool parse_command_line(CLI::App& app, const Session& session) {
   std::vector<std::string> args(session.argv.rbegin(), session.argv.rend() - 1);  // CLI11 wants reversed
+  app.set_version_flag("--version", version_text(session.program), "print the version and build, then exit");
   try {
     app.parse(args);
+  } catch (const CLI::CallForVersion&) {
+    if (session.rank == 0) std::puts(version_text(session.program).c_str());
+    return false;
   } catch (const CLI::CallForHelp&) {
     if (session.rank == 0) std::fputs(app.help().c_str(), stdout);
     return false;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/program.hpp"
 #include "core/trace.hpp"
 
 namespace {
@@ -43,6 +44,10 @@ int main(int argc, char** argv) {
     std::fprintf(argc < 2 ? stderr : stdout,
                  "usage: trace_check TRACE.h5 [TRACE.h5 ...]\n       trace_check --attribute NAME TRACE.h5\n");
     return argc < 2 ? 2 : 0;
+  }
+  if (first == "--version") {
+    std::printf("%s\n", sp::version_text("trace_check").c_str());
+    return 0;
   }
   if (first == "--attribute") {
     if (argc != 4) {

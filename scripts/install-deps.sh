@@ -17,7 +17,7 @@ PACKAGES=(
   # MPI + parallel HDF5 of the same flavour (PMIx for srun --mpi=pmix with Open MPI)
   "${MPI_PACKAGES[@]}" hdf5-tools
   # C++ libraries
-  libfmt-dev libcli11-dev libopenblas-openmp-dev libgtest-dev libbenchmark-dev libhwloc-dev
+  libfmt-dev libcli11-dev nlohmann-json3-dev libopenblas-openmp-dev libgtest-dev libbenchmark-dev libhwloc-dev
   # fuzzing (tests/fuzz: clang with libFuzzer and the sanitizer runtimes)
   clang libclang-rt-14-dev
   # analysis (Debian Python: use /usr/bin/python3)

@@ -16,6 +16,8 @@ Modules by layer; a module imports only from its own layer or below (tests/pytho
   (two campaigns side by side), ``timeline`` (Chrome trace-event export);
 - ``plots`` (every figure of a campaign), ``report`` (report.md), ``cli`` (``scaleprobe-analyze``).
 """
+__version__ = "0.1.0"  # as analysis/pyproject.toml and the C++ project (CMakeLists.txt)
+
 from .alphabeta import AlphaBetaFit, fit_alpha_beta, fit_summary
 from .campaign import Campaign, load_campaign, scan_campaign
 from .trace import Trace, TraceError, load_trace
