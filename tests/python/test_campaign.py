@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from grid import FAILED_LOG, MANIFEST_COLUMNS, PASSES, write_manifest
-from helpers import markdown_rows, run_cli
+from helpers import edit_h5, markdown_rows, run_cli
 from scaleprobe_analysis import allreduce, bucket_sweep
 from scaleprobe_analysis.campaign import Options, group_points, load_campaign, scan_campaign
 from scaleprobe_analysis.trace import TraceError, load_trace
@@ -182,7 +182,7 @@ def test_weak_scaling_is_keyed_by_size_per_rank(grid_campaign):
 
 def test_simulated_pass_labels_the_cross_point_section(grid_campaign, tmp_path):
     paths = [shutil.copyfile(p, tmp_path / p.name) for p in grid_campaign.passes]
-    with h5py.File(paths[1], "r+") as f:
+    with edit_h5(paths[1]) as f:
         f.attrs["simulated"] = np.int64(1)
     section = allreduce.campaign_sections(group_points([load_trace(p) for p in paths]), Options())[0]
     for fig in section.figures.values():
