@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "core/error.hpp"
 #include "core/file_digest.hpp"
@@ -50,6 +51,19 @@ std::string write_trace(const std::string& dir) {
   w.commit();
   MPI_Barrier(s.comm);
   return path;
+}
+
+// Every rank writes the trace into a fresh shared directory; rank 0 runs check(dir, path) on it
+// (serial reads of copies), then the directory goes.
+void check_written_trace(const std::function<void(const std::string& dir, const std::string& path)>& check) {
+  sp::Session s = world();
+  const std::string dir = shared_dir();
+  const std::string path = write_trace(dir);
+  if (s.rank == 0) {
+    check(dir, path);
+    fs::remove_all(dir);
+  }
+  MPI_Barrier(s.comm);
 }
 
 // Offset in the file of chunk `index` of a chunked dataset (H5Dget_chunk_info, HDF5 >= 1.10.5).
@@ -118,10 +132,7 @@ TEST(TraceChecksum, ParallelWriteIsChecksummedAndReadsBack) {
 }
 
 TEST(TraceChecksum, FlippedBytesInAnyChunkAreCorrupt) {
-  sp::Session s = world();
-  const std::string dir = shared_dir();
-  const std::string path = write_trace(dir);
-  if (s.rank == 0) {
+  check_written_trace([](const std::string& dir, const std::string& path) {
     for (const char* column : {"value", "x", "label", "rank"}) {
       const std::string dataset = std::string("samples/") + column;
       for (hsize_t chunk : {hsize_t{0}, hsize_t{1}}) {
@@ -145,9 +156,7 @@ TEST(TraceChecksum, FlippedBytesInAnyChunkAreCorrupt) {
         }
       }
     }
-    fs::remove_all(dir);
-  }
-  MPI_Barrier(s.comm);
+  });
 }
 
 namespace {
@@ -174,10 +183,7 @@ void flip_byte(const std::string& path, std::uintmax_t at) {
 }  // namespace
 
 TEST(TraceDigest, OneFlippedByteAnywhereIsCorrupt) {
-  sp::Session s = world();
-  const std::string dir = shared_dir();
-  const std::string path = write_trace(dir);
-  if (s.rank == 0) {
+  check_written_trace([](const std::string& dir, const std::string& path) {
     const std::string bad = dir + "/flip.h5";
     fs::copy_file(path, bad);
     const std::uintmax_t size = fs::file_size(bad);
@@ -196,16 +202,11 @@ TEST(TraceDigest, OneFlippedByteAnywhereIsCorrupt) {
       flip_byte(bad, at);  // restore
     }
     EXPECT_EQ(refusal(bad), "");
-    fs::remove_all(dir);
-  }
-  MPI_Barrier(s.comm);
+  });
 }
 
 TEST(TraceDigest, TruncatedOrExtendedIsCorrupt) {
-  sp::Session s = world();
-  const std::string dir = shared_dir();
-  const std::string path = write_trace(dir);
-  if (s.rank == 0) {
+  check_written_trace([](const std::string& dir, const std::string& path) {
     const std::uintmax_t size = fs::file_size(path);
     for (std::uintmax_t keep : {std::uintmax_t{100}, std::uintmax_t{600}, size / 2, size - 1}) {
       const std::string cut = dir + "/cut.h5";
@@ -218,9 +219,7 @@ TEST(TraceDigest, TruncatedOrExtendedIsCorrupt) {
     fs::copy_file(path, longer);
     fs::resize_file(longer, size + 8);
     EXPECT_NE(refusal(longer).find("corrupt: longer than written"), std::string::npos) << refusal(longer);
-    fs::remove_all(dir);
-  }
-  MPI_Barrier(s.comm);
+  });
 }
 
 TEST(TraceDigest, OlderTraceWithoutDigestStillLoads) {

@@ -61,7 +61,7 @@ def test_status_lists_every_bad_run_and_the_report_goes_on(report, grid_campaign
     launcher_error = next(line for line in FAILED_LOG.strip().splitlines() if line.startswith("srun: error:"))
     assert bad["allreduce_N4_t1_c1_mpirun"]["reason"] == (f'job log: "{launcher_error}"; trace moved aside to '
                                                           "allreduce_N4_t1_c1_mpirun_j107.h5.failed")
-    assert bad["allreduce_N2_t1_c2_mpirun"]["reason"].startswith("not a readable HDF5 file (corrupt or truncated)")
+    assert bad["allreduce_N2_t1_c2_mpirun"]["reason"].startswith("corrupt: truncated")
     assert bad["allreduce_N1_t1_c2_mpirun"]["file"] == "allreduce_N1_t1_c2_mpirun_j109.h5.partial"
     assert bad["allreduce_N8_t1_c1_mpirun"]["reason"] == "no trace (no job log yet)"
     points = {r["point"]: r for r in markdown_rows(text, "| point | status | runs | complete | passes |")}

@@ -267,7 +267,7 @@ def _drop_last_row(group):
     ("no_buckets", "train trace without its 'buckets' table (corrupt or cut short)"),
     ("short_iterations", "train trace: the ranks recorded different steps in 'iterations' (rank 0: 8, rank 1: 7)"),
     ("no_column", "train trace: table 'iterations' lacks column(s) wait_s"),
-    ("truncated", "not a readable HDF5 file (corrupt or truncated)"),
+    ("truncated", "corrupt: truncated"),
 ])
 def test_damaged_train_trace_is_refused_in_one_line(train_campaign, tmp_path, damage, problem, capsys):
     bad = shutil.copyfile(train_campaign / "weak" / "np2.h5", tmp_path / "bad.h5")

@@ -69,7 +69,7 @@ def no_schema(src, tmp):
 
 
 BROKEN = [
-    (truncated, "not a readable HDF5 file (corrupt or truncated)"),
+    (truncated, "corrupt: truncated"),
     (random_bytes, "not a readable HDF5 file (corrupt or truncated)"),
     (with_root_attr("complete", np.int64(0)), "incomplete trace (complete=0: the run did not finish writing it)"),
     (with_root_attr("schema_version", np.int64(99)),
