@@ -23,9 +23,11 @@
 namespace sp {
 
 inline constexpr const char* kTraceSchemaName = "scaleprobe-trace";
-// Version 2 adds a Fletcher32 checksum to every table column with data; version 1 traces (no
-// checksums) are still read.
-inline constexpr std::int64_t kTraceSchemaVersion = 2;
+// Version 2 adds a Fletcher32 checksum to every table column with data; version 3 a whole-file
+// crc32 in the HDF5 user block (core/file_digest.hpp), checked before libhdf5 opens the file.
+// Versions 1 and 2 (no digest; version 1 no checksums either) are still read.
+inline constexpr std::int64_t kTraceSchemaVersion = 3;
+inline constexpr std::int64_t kFirstDigestTraceSchemaVersion = 3;
 inline constexpr std::int64_t kOldestTraceSchemaVersion = 1;
 
 struct Session;
@@ -81,12 +83,14 @@ const std::vector<T>& column_values(const Table& table, const std::string& table
 
 class TraceReader {
  public:
-  // Throws sp::Error naming the file and the problem: missing, not HDF5 (corrupt or truncated),
-  // not a scaleprobe trace, unknown schema version, incomplete, or inconsistent tables.
+  // Throws sp::Error naming the file and the problem: missing, its whole-file digest damaged or
+  // not matching (corrupt or truncated; checked before libhdf5 reads it), not HDF5, not a scaleprobe trace, unknown schema version, incomplete, or inconsistent tables.
   explicit TraceReader(const std::filesystem::path& path);
 
   const std::string& kind() const { return kind_; }
   std::int64_t schema_version() const { return version_; }
+  // Whether the whole-file digest was verified (false: an older trace, written without one).
+  bool digest_verified() const { return digest_verified_; }
   std::int64_t nranks() const { return nranks_; }
   const std::vector<TraceTableInfo>& tables() const { return tables_; }
   std::string root_attribute(const std::string& name) const;
@@ -106,6 +110,7 @@ class TraceReader {
   h5::File file_;
   std::string kind_;
   std::int64_t version_ = 0, nranks_ = 0;
+  bool digest_verified_ = false;
   std::vector<TraceTableInfo> tables_;
 };
 

@@ -1,7 +1,9 @@
 // trace_check FILE...: validate scaleprobe trace files. Prints one line per file; exits 1 if any
-// file is missing, corrupt (including a failed Fletcher32 checksum), truncated, of an unknown
-// schema version or incomplete. Every column is read, so every checksummed chunk is verified;
-// a version-1 trace has no checksums, which the line says (not an error).
+// file is missing, corrupt (a whole-file digest that does not match, a failed Fletcher32
+// checksum), truncated, of an unknown schema version or incomplete. The digest is checked before
+// libhdf5 opens the file, then every column is read, so every checksummed chunk is verified too.
+// Older traces have no digest (schema version < 3) or no checksums (version 1), which the line
+// says (not an error).
 // trace_check --attribute NAME FILE: validate one file and print its root attribute NAME
 // (what job scripts read, e.g. a trainer's interrupted_by_signal; an empty line if absent).
 // Whatever goes wrong (even out of memory on a crafted file) is one line "trace_check: error: ...".
@@ -32,8 +34,9 @@ bool guarded(const F& check) {
 }
 
 std::string checksum_note(const sp::TraceReader& r, std::size_t checked) {
-  if (r.schema_version() < 2) return fmt::format(" no checksum (schema version {})", r.schema_version());
-  return fmt::format(" checksums={} verified", checked);
+  const std::string digest = r.digest_verified() ? " digest=crc32 verified" : " no digest (older format)";
+  if (r.schema_version() < 2) return fmt::format("{} no checksum (schema version {})", digest, r.schema_version());
+  return fmt::format("{} checksums={} verified", digest, checked);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "error.hpp"
+#include "file_digest.hpp"
 #include "sizes.hpp"
 #include "trace.hpp"
 
@@ -80,6 +81,11 @@ TraceReader::TraceReader(const std::filesystem::path& path) : path_(path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) fail("{}: trace file not found", p);
   if (p.ends_with(".partial")) fail("{}: incomplete trace (a run still writing it, or one that died)", p);
+  try {
+    digest_verified_ = verify_file_digest(path) == FileDigest::verified;  // before libhdf5 sees a byte
+  } catch (const std::exception& e) {
+    fail("{}: {}", p, one_line_message(e));
+  }
   if (H5Fis_hdf5(p.c_str()) <= 0) fail("{}: not a readable HDF5 file (corrupt or truncated)", p);
   hid_t f = H5Fopen(p.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (f < 0) fail("{}: cannot open as HDF5 (corrupt or truncated)", p);
@@ -91,6 +97,8 @@ TraceReader::TraceReader(const std::filesystem::path& path) : path_(path) {
     if (version_ < kOldestTraceSchemaVersion || version_ > kTraceSchemaVersion)
       fail("unsupported trace schema version {} (this build reads versions {} to {})", version_,
            kOldestTraceSchemaVersion, kTraceSchemaVersion);
+    if (version_ >= kFirstDigestTraceSchemaVersion && !digest_verified_)
+      fail("corrupt: schema version {} requires a whole-file digest and the file has none", version_);
     if (!h5::has_attribute(file_, "complete") || h5::read_int_attribute(file_, "complete") != 1)
       fail("incomplete trace (the run did not finish writing it)");
     kind_ = h5::read_string_attribute(file_, "kind");

@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "error.hpp"
+#include "file_digest.hpp"
 #include "log.hpp"
 #include "program.hpp"
 #include "trace.hpp"
@@ -62,8 +63,10 @@ TraceWriter::TraceWriter(const Session& session, std::filesystem::path final_pat
   // metadata is refused by the library instead of crashing it (as fuzzing showed with the
   // earliest format); the column data carry Fletcher32 (write_rows).
   h5::check_status(H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18), "H5Pset_libver_bounds");
+  // The user block that commit() fills with the whole-file digest (schema version 3).
+  h5::PropertyList fcpl = digest_file_creation();
   // Opening is collective: it fails on every rank or on none.
-  hid_t f = H5Fcreate(partial_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  hid_t f = H5Fcreate(partial_path_.c_str(), H5F_ACC_TRUNC, fcpl, fapl);
   if (f < 0) throw CollectiveError(fmt::format("cannot create trace file '{}'", partial_path_.string()));
   file_ = h5::File(f);
 
@@ -179,13 +182,19 @@ std::filesystem::path TraceWriter::commit() {
   int ok = 1;
   std::string why;
   if (rank_ == 0) {
-    std::error_code ec;
-    std::filesystem::rename(partial_path_, final_path_, ec);
-    if (ec) ok = 0, why = ec.message();
+    // The digest covers the closed file and is written before the rename: a file under the
+    // final name always carries it.
+    try {
+      stamp_file_digest(partial_path_);
+      std::error_code ec;
+      std::filesystem::rename(partial_path_, final_path_, ec);
+      if (ec) ok = 0, why = fmt::format("cannot rename it to '{}': {}", final_path_.string(), ec.message());
+    } catch (const std::exception& e) {
+      ok = 0, why = one_line_message(e);
+    }
   }
   SP_MPI_CHECK(MPI_Bcast(&ok, 1, MPI_INT, 0, comm_));
-  if (!ok)
-    throw CollectiveError(fmt::format("cannot rename '{}' to '{}': {}", partial_path_.string(), final_path_.string(), why));
+  if (!ok) throw CollectiveError(fmt::format("cannot finish trace '{}': {}", partial_path_.string(), why));
   committed_ = true;
   return final_path_;
 }

@@ -12,8 +12,7 @@
 #     sanitized code. SCALEPROBE_ASAN=0 skips the stage (its closing line says so).
 #  3. fuzz: build the fuzz preset (clang, libFuzzer + ASan + UBSan; tests/fuzz) and run the fuzz
 #     label: every seed and regression input of the six targets replayed, then 20 s of fuzzing
-#     for the three parsers that do not go through libhdf5 (see fuzz() below). SCALEPROBE_FUZZ=0
-#     skips it.
+#     each. SCALEPROBE_FUZZ=0 skips it.
 #  4. installed: the programs as a site builds them (preset minimal: Release, no tests or
 #     benchmarks, GoogleTest and Google Benchmark hidden — and a configure that needs GoogleTest
 #     is checked to fail, so the hiding is real), installed to a temporary prefix and used from
@@ -55,10 +54,11 @@ asan() {
 fuzz() {
   cmake --preset fuzz >/dev/null
   cmake --build --preset fuzz
-  # The time-boxed runs of the three HDF5 readers are left out: they find crashes inside libhdf5
-  # 1.10.8 itself on damaged metadata (tests/fuzz/known-open.txt) within a minute, so they would
-  # fail CI at random; their replays (every seed and regression) run. `ctest --preset fuzz` runs all.
-  ctest --preset fuzz -E '^fuzz\.fuzz_(trace_reader|gpt_checkpoint|resnet_checkpoint)\.run$'
+  # Every target's replay and time-boxed run. The HDF5 readers' runs reach libhdf5 only with
+  # files that pass the whole-file digest (as users' files do): damaged bytes are refused before
+  # libhdf5 opens them, so its crashes on damaged metadata (1.10.8) cannot fail CI at random;
+  # fuzzing libhdf5 under re-stamped digests is a manual campaign (tests/fuzz/README.md).
+  ctest --preset fuzz
 }
 
 installed() {

@@ -6,8 +6,9 @@ strings decoded, and the root and provenance attributes into plain Python dicts.
 
 Validation mirrors the C++ ``trace_check``: a file is refused when it is missing, named
 ``*.partial``, not HDF5 (corrupt or truncated), not a scaleprobe trace, of another schema
-version, incomplete, when a column fails its Fletcher32 checksum (h5py verifies it on every
-read of a schema-version-2 trace; version 1 has none), or when a table's columns disagree in length; a trainer trace (kind
+version, incomplete, when its whole-file digest (schema version 3, :mod:`.digest`) does not match,
+checked before h5py opens the file, when a column fails its Fletcher32 checksum (h5py verifies it
+on every read since schema version 2; version 1 has none), or when a table's columns disagree in length; a trainer trace (kind
 ``train``) written by the data-parallel engine is also refused when a table or column the
 analysis needs is missing or when its ranks did not all record the same steps. Every refusal is a
 :class:`TraceError` whose ``str()`` is a single line ``<file>: <problem>``, so callers can
@@ -23,9 +24,12 @@ import h5py
 import numpy as np
 import pandas as pd
 
+from . import digest
+
 SCHEMA_NAME = "scaleprobe-trace"
-SCHEMA_VERSION = 2  # 2: every table column with data carries a Fletcher32 checksum
-OLDEST_SCHEMA_VERSION = 1  # no checksums; still read
+SCHEMA_VERSION = 3  # 3: a whole-file digest in the user block; 2: Fletcher32 on every column with data
+FIRST_DIGEST_SCHEMA_VERSION = 3
+OLDEST_SCHEMA_VERSION = 1  # no checksums; still read (1 and 2 have no digest)
 TABLE_SCOPES = ("shared", "per_rank")
 
 
@@ -257,7 +261,7 @@ def _check_train(path: Path, attrs: dict, tables: dict[str, pd.DataFrame]) -> No
         raise TraceError(path, f"train trace: 'iterations' names case {unknown[0]} missing from 'cases'")
 
 
-def _read_open_file(path: Path, f: h5py.File) -> Trace:
+def _read_open_file(path: Path, f: h5py.File, digest_verified: bool) -> Trace:
     attrs = _attrs(f)
     schema = attrs.get("schema")
     if schema != SCHEMA_NAME:
@@ -267,6 +271,8 @@ def _read_open_file(path: Path, f: h5py.File) -> Trace:
     if not isinstance(version, int) or not OLDEST_SCHEMA_VERSION <= version <= SCHEMA_VERSION:
         raise TraceError(path, f"unsupported trace schema version {version} "
                                f"(this reader reads versions {OLDEST_SCHEMA_VERSION} to {SCHEMA_VERSION})")
+    if version >= FIRST_DIGEST_SCHEMA_VERSION and not digest_verified:
+        raise TraceError(path, f"corrupt: schema version {version} requires a whole-file digest and the file has none")
     if attrs.get("complete") != 1:
         raise TraceError(path, f"incomplete trace (complete={attrs.get('complete')}: the run did not finish writing it)")
     for key in ("kind", "nranks"):
@@ -299,10 +305,16 @@ def load_trace(path: str | Path) -> Trace:
     if path.is_dir():
         raise TraceError(path, "is a directory, not a trace file")
     try:
+        digest_verified = digest.verify(path)  # before libhdf5 reads a byte of it
+    except digest.DigestError as exc:
+        raise TraceError(path, str(exc)) from exc
+    except OSError as exc:
+        raise TraceError(path, f"cannot read: {exc.strerror or exc}") from exc
+    try:
         if not h5py.is_hdf5(path):
             raise TraceError(path, "not a readable HDF5 file (corrupt or truncated)")
         with h5py.File(path, "r") as f:
-            return _read_open_file(path, f)
+            return _read_open_file(path, f, digest_verified)
     except TraceError:
         raise
     except (OSError, KeyError, ValueError, RuntimeError, TypeError) as exc:

@@ -1,9 +1,9 @@
 // Structure-aware inputs for the HDF5 readers (trace reader, checkpoint loaders).
 //
-// libHDF5 itself is not instrumented, and most of a trace's or checkpoint's metadata is
-// checksummed, so byte-level mutation of a real file mostly yields "not HDF5" and rarely reaches
-// the project's reading code. Besides raw file images (an input starting with the HDF5 signature
-// is written as is), every HDF5 target therefore accepts a small program that builds a
+// libHDF5 itself is not instrumented, and every file is covered by a whole-file digest (and most
+// metadata by HDF5's checksums), so byte-level mutation of a real file is refused by the digest
+// check and does not reach the project's reading code. Besides raw file images (see
+// write_h5_input), every HDF5 target therefore accepts a small program that builds a
 // well-formed file through the HDF5 API: groups, attributes and datasets whose names, types,
 // shapes and values are drawn from the reader's vocabulary -- including the shapes and types a
 // reader does not expect (array-shaped attributes, a string "rank" column, a null dataspace).
@@ -52,10 +52,19 @@ inline bool is_hdf5_image(const std::uint8_t* data, std::size_t size) {
 }
 
 // Writes the file that program describes to path (HDF5 calls that fail, e.g. a duplicate name,
-// are skipped). Returns false if the file could not be created at all.
+// are skipped) with a valid whole-file digest (core/file_digest.hpp), as scaleprobe writes files.
+// Returns false if the file could not be created at all.
 bool build_h5_file(const std::string& path, const std::uint8_t* program, std::size_t size, const H5Vocabulary& vocab);
 
-// Writes the input to path: a raw HDF5 image as is, anything else through build_h5_file.
+// SCALEPROBE_FUZZ_RESTAMP=1 (README.md): file images reach libhdf5 whatever their digest says.
+bool restamp_mode();
+
+// Writes the input to path; returns false when there is nothing for the reader to read:
+//  - an image starting with the digest block (the seeds: real files): as is, so the digest check
+//    decides; in the restamp mode under a re-stamped, matching digest;
+//  - an image of the older format (starting with the HDF5 signature, no digest): only in the
+//    restamp mode, as is; otherwise skipped (libhdf5 would read it unverified: upstream's crashes);
+//  - anything else: a program for build_h5_file.
 bool write_h5_input(const std::string& path, const std::uint8_t* data, std::size_t size, const H5Vocabulary& vocab);
 
 // A finding when a reader left HDF5 objects open after returning or throwing: a leaked file

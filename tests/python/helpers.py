@@ -4,8 +4,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
+import h5py
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,6 +35,17 @@ fc.weight 1000x512
 fc.bias 1000
 head.weight 256x256
 """
+
+
+@contextmanager
+def edit_h5(path):
+    """Open a trace or checkpoint for a test's deliberate change, then re-stamp its whole-file
+    digest, so readers see a file written with that content rather than a corrupt one."""
+    from scaleprobe_analysis import digest  # the analysis package is on sys.path (conftest)
+
+    with h5py.File(path, "r+") as f:
+        yield f
+    digest.restamp(path)
 
 
 def build_dir() -> Path:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import h5py
 import numpy as np
+from helpers import edit_h5
 
 STRING = "S"
 
@@ -120,7 +121,7 @@ TIME_COLUMNS_US = ("t_min_us", "t_mean_us", "t_max_us", "p50_us", "p99_us", "cpu
 def scaled_copy(src: Path, dst: Path, factor: float) -> Path:
     """Copy a real trace with every duration × ``factor`` (bandwidths ÷ factor); marked simulated."""
     shutil.copyfile(src, dst)
-    with h5py.File(dst, "r+") as f:
+    with edit_h5(dst) as f:
         for col in ("start_s", "wall_s", "cpu_s"):
             f["samples"][col][...] = f["samples"][col][()] * factor
         for col in TIME_COLUMNS_US:

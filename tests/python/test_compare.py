@@ -17,6 +17,7 @@ from scaleprobe_analysis.compare import (IMPROVEMENT, NOISE, REGRESSION, bootstr
 from scaleprobe_analysis.campaign import Campaign, load_campaign
 from scaleprobe_analysis.trace import load_trace
 from synthetic import lognormal_walls, scaled_copy, write_allreduce_trace
+from helpers import edit_h5
 
 CASES = [{"algorithm": "ring", "bytes": 1024}, {"algorithm": "ring", "bytes": 65536},
          {"algorithm": "mpi", "bytes": 1024}, {"algorithm": "mpi", "bytes": 65536, "placement": "in"}]
@@ -158,7 +159,7 @@ def test_different_kernel_environment_is_refused(allreduce_trace, tmp_path, caps
     naming them, unless --allow-env-difference (then a note). The CPU identity is shown either way."""
     import h5py
     other = shutil.copyfile(allreduce_trace, tmp_path / "other.h5")
-    with h5py.File(other, "r+") as f:
+    with edit_h5(other) as f:
         f["provenance/env"].attrs["OPENBLAS_CORETYPE"] = "Haswell"
         f["provenance/env"].attrs["OMPI_MCA_btl"] = "self,vader"  # transport, not a kernel: ignored
     assert main(["compare", str(allreduce_trace), str(other)]) == 1

@@ -8,7 +8,7 @@ import h5py
 import numpy as np
 import pytest
 
-from helpers import ALLREDUCE_ALGORITHMS, BUCKET_ALGORITHMS, NRANKS
+from helpers import ALLREDUCE_ALGORITHMS, BUCKET_ALGORITHMS, NRANKS, edit_h5
 from scaleprobe_analysis.campaign import load_campaign, scan_campaign
 from scaleprobe_analysis.plots import figures_for, plot_campaign
 from scaleprobe_analysis.report import write_report
@@ -100,7 +100,7 @@ def test_simulated_trace_is_labelled(allreduce_trace, tmp_path):
     camp = tmp_path / "camp"
     camp.mkdir()
     fake = shutil.copyfile(allreduce_trace, camp / "modelled.h5")
-    with h5py.File(fake, "r+") as f:
+    with edit_h5(fake) as f:
         f.attrs["simulated"] = np.int64(1)
     trace = load_trace(fake)
     for fig in figures_for(trace).values():

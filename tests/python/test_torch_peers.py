@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import optional_parts
-from helpers import REPO, build_dir, mpi_env
+from helpers import REPO, build_dir, edit_h5, mpi_env
 
 PEERS = {  # trainer, model, its classes, checkpoint format, trainer args
     "gpt": ("gpt_train", "gpt-micro", 128, ["--synthetic-bytes", "20000", "--val-batches", "0"]),
@@ -103,7 +103,7 @@ def test_a_peer_that_does_not_reproduce_the_logits_refuses_to_run(init, tmp_path
     _, model_name, _, _ = PEERS[kind]
     altered = tmp_path / "altered.h5"
     altered.write_bytes(path.read_bytes())
-    with h5py.File(altered, "r+") as f:
+    with edit_h5(altered) as f:
         f["check/logits"][...] = f["check/logits"][()] + 1.0  # as if the model had been loaded wrongly
     proc = peer(kind, "--model", model_name, "--batch", "4", "--steps", "4", "--init", str(altered))
     assert proc.returncode != 0 and "logits differ from the trainer's" in proc.stderr

@@ -1,5 +1,7 @@
-"""The Python reader verifies schema-version-2 checksums (Fletcher32, through h5py) and still
-reads version-1 traces, which carry none."""
+"""The Python reader verifies the Fletcher32 checksums of every column (since schema version 2,
+through h5py) and still reads version-1 traces, which carry none. A flipped byte is first caught
+by the whole-file digest (test_trace_digest.py); re-stamping the digest over the flip shows the
+checksums beneath still catch it."""
 from __future__ import annotations
 
 import shutil
@@ -8,7 +10,9 @@ from pathlib import Path
 import h5py
 import pytest
 
+from scaleprobe_analysis import digest
 from scaleprobe_analysis.trace import SCHEMA_VERSION, TraceError, load_trace
+from helpers import edit_h5
 
 REPO = Path(__file__).resolve().parents[2]
 OLD_TRACE = REPO / "results" / "2026-11-22-allreduce-np2-vm" / "allreduce-run1.h5"
@@ -20,17 +24,19 @@ def _flip_in_column(src: Path, dst: Path, column: str) -> None:
         ds = f[column]
         assert ds.fletcher32 and ds.chunks, f"{column} carries no checksum"
         info = ds.id.get_chunk_info(0)
-    where = info.byte_offset + info.size // 2
+        base = f.userblock_size  # HDF5's addresses start after the user block (the digest)
+    where = base + info.byte_offset + info.size // 2
     with open(dst, "r+b") as raw:
         raw.seek(where)
         old = raw.read(4)
         raw.seek(where)
         raw.write(bytes(b ^ 0xA5 for b in old))
+    digest.restamp(dst)  # past the whole-file digest, to the column's own checksum
 
 
 def test_fresh_trace_is_checksummed_and_loads(allreduce_trace):
     trace = load_trace(allreduce_trace)
-    assert trace.attrs["schema_version"] == SCHEMA_VERSION == 2
+    assert trace.attrs["schema_version"] == SCHEMA_VERSION == 3
     with h5py.File(allreduce_trace, "r") as f:
         for name, group in f.items():
             if name == "provenance":
@@ -58,7 +64,7 @@ def test_old_trace_without_checksums_still_loads():
 def test_checksum_stripped_from_a_version_2_column_is_refused(allreduce_trace, tmp_path):
     bad = tmp_path / "stripped.h5"
     shutil.copyfile(allreduce_trace, bad)
-    with h5py.File(bad, "r+") as f:
+    with edit_h5(bad) as f:
         values = f["summary/t_mean_us"][()]
         attrs = dict(f["summary/t_mean_us"].attrs)
         del f["summary/t_mean_us"]

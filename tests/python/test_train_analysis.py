@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from helpers import (TRAIN_CAPS, TRAIN_GLOBAL_BATCH, TRAIN_RANK_BATCH, TRAIN_RANKS, TRAIN_STEPS, run_cli)
+from helpers import (TRAIN_CAPS, TRAIN_GLOBAL_BATCH, TRAIN_RANKS, TRAIN_RANK_BATCH, TRAIN_STEPS, edit_h5, run_cli)
 from scaleprobe_analysis.cli import main
 from scaleprobe_analysis.plots import figures_for
 from scaleprobe_analysis.campaign import load_campaign
@@ -267,7 +267,7 @@ def _drop_last_row(group):
     ("no_buckets", "train trace without its 'buckets' table (corrupt or cut short)"),
     ("short_iterations", "train trace: the ranks recorded different steps in 'iterations' (rank 0: 8, rank 1: 7)"),
     ("no_column", "train trace: table 'iterations' lacks column(s) wait_s"),
-    ("truncated", "not a readable HDF5 file (corrupt or truncated)"),
+    ("truncated", "corrupt: truncated"),
 ])
 def test_damaged_train_trace_is_refused_in_one_line(train_campaign, tmp_path, damage, problem, capsys):
     bad = shutil.copyfile(train_campaign / "weak" / "np2.h5", tmp_path / "bad.h5")
@@ -275,7 +275,7 @@ def test_damaged_train_trace_is_refused_in_one_line(train_campaign, tmp_path, da
         data = bad.read_bytes()
         bad.write_bytes(data[: len(data) // 2])
     else:
-        with h5py.File(bad, "r+") as f:
+        with edit_h5(bad) as f:
             if damage == "incomplete":
                 f.attrs["complete"] = np.int64(0)
             elif damage == "no_buckets":

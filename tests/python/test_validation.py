@@ -9,7 +9,7 @@ import h5py
 import numpy as np
 import pytest
 
-from helpers import ALLREDUCE_ALGORITHMS, ALLREDUCE_SIZES
+from helpers import ALLREDUCE_ALGORITHMS, ALLREDUCE_SIZES, edit_h5
 from scaleprobe_analysis.campaign import load_campaign
 from scaleprobe_analysis.trace import TraceError, load_trace
 
@@ -37,7 +37,7 @@ def random_bytes(src, tmp):
 def with_root_attr(name, value):
     def make(src, tmp):
         dst = _copy(src, tmp / f"{name}-{value}.h5")
-        with h5py.File(dst, "r+") as f:
+        with edit_h5(dst) as f:
             f.attrs[name] = value
         return dst
     make.__name__ = f"{name}_{value.decode() if isinstance(value, bytes) else value}"
@@ -54,7 +54,7 @@ def missing(src, tmp):
 
 def short_column(src, tmp):
     dst = _copy(src, tmp / "short-column.h5")
-    with h5py.File(dst, "r+") as f:
+    with edit_h5(dst) as f:
         values = f["summary/t_mean_us"][:3]
         del f["summary/t_mean_us"]
         f["summary"].create_dataset("t_mean_us", data=values)
@@ -63,13 +63,13 @@ def short_column(src, tmp):
 
 def no_schema(src, tmp):
     dst = _copy(src, tmp / "no-schema.h5")
-    with h5py.File(dst, "r+") as f:
+    with edit_h5(dst) as f:
         del f.attrs["schema"]
     return dst
 
 
 BROKEN = [
-    (truncated, "not a readable HDF5 file (corrupt or truncated)"),
+    (truncated, "corrupt: truncated"),
     (random_bytes, "not a readable HDF5 file (corrupt or truncated)"),
     (with_root_attr("complete", np.int64(0)), "incomplete trace (complete=0: the run did not finish writing it)"),
     (with_root_attr("schema_version", np.int64(99)),

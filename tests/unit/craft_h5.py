@@ -1,6 +1,10 @@
 #!/usr/bin/python3
 """Damage or craft HDF5 files for the reader tests (tests/unit/safe_reads.sh).
 
+Crafting through h5py (array-attr, retype, drop, huge) models a file written with that content:
+its whole-file digest is re-stamped, so the reader's checks beyond the digest see it. Damage to
+raw bytes (flip, patch) leaves the digest as it was; `restamp` re-stamps it after.
+
     craft_h5.py flip FILE [DATASET]        overwrite 4 bytes in the middle of a dataset's data
                                            (its first chunk when chunked; the largest dataset
                                            with data when DATASET is omitted); prints the offset
@@ -11,17 +15,31 @@
     craft_h5.py huge FILE TABLE            add a table of 2**40 rows (chunked, unallocated)
     craft_h5.py patch FILE OLD NEW         overwrite the first occurrence of the bytes OLD
                                            (anywhere in the file, e.g. an attribute) with NEW
+    craft_h5.py restamp FILE               re-stamp the whole-file digest over the file as it is
 """
 import sys
+from contextlib import contextmanager
+from pathlib import Path
 
 import h5py
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "analysis"))
+from scaleprobe_analysis import digest  # noqa: E402
+
+
+@contextmanager
+def edit(path):
+    with h5py.File(path, "r+") as f:
+        yield f
+    digest.restamp(path)
+
 
 def data_offset(ds):
-    if ds.chunks:
+    """(offset in the file, size) of a dataset's data, or of its first chunk when chunked."""
+    if ds.chunks:  # a chunk's address starts after the user block (the digest), get_offset's not
         info = ds.id.get_chunk_info(0)
-        return info.byte_offset, info.size
+        return ds.file.userblock_size + info.byte_offset, info.size
     return ds.id.get_offset(), ds.id.get_storage_size()
 
 
@@ -50,7 +68,7 @@ def array_attr(path, obj, name, kind, n):
     n = int(n)
     values = {"str": np.array([b"x" * 40] * n, dtype="S40"), "int": np.arange(n, dtype=np.int64),
               "float": np.linspace(0, 1, n)}[kind]
-    with h5py.File(path, "r+") as f:
+    with edit(path) as f:
         target = f[obj]
         if name in target.attrs:
             del target.attrs[name]
@@ -58,7 +76,7 @@ def array_attr(path, obj, name, kind, n):
 
 
 def retype(path, name, kind):
-    with h5py.File(path, "r+") as f:
+    with edit(path) as f:
         values = f[name][()]
         attrs = dict(f[name].attrs)
         del f[name]
@@ -67,13 +85,13 @@ def retype(path, name, kind):
 
 
 def drop(path, name):
-    with h5py.File(path, "r+") as f:
+    with edit(path) as f:
         del f[name]
 
 
 def huge(path, table):
     rows = 2**40
-    with h5py.File(path, "r+") as f:
+    with edit(path) as f:
         g = f.create_group(table)
         g.attrs["rows"] = np.int64(rows)
         g.attrs["scope"] = np.bytes_(b"shared")
@@ -92,4 +110,4 @@ def patch(path, old, new):
 
 
 if __name__ == "__main__":
-    {"patch": patch, "flip": flip, "array-attr": array_attr, "retype": retype, "drop": drop, "huge": huge}[sys.argv[1]](*sys.argv[2:])
+    {"patch": patch, "flip": flip, "restamp": digest.restamp, "array-attr": array_attr, "retype": retype, "drop": drop, "huge": huge}[sys.argv[1]](*sys.argv[2:])

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Crafted and damaged traces and checkpoints are refused with one line (exit 1), never a crash or
-# a silent success: array-shaped attributes, a column of the wrong type, a missing rank column, a
-# table too large for memory, 4 bytes overwritten inside a data block (Fletcher32); an old stored
-# trace (schema version 1, no checksums) still passes trace_check.
+# a silent success: one flipped byte anywhere (metadata too) or a truncated file (the whole-file
+# digest, checked before libhdf5 opens the file), array-shaped attributes, a column of the wrong
+# type, a missing rank column, a table too large for memory, 4 bytes overwritten inside a data
+# block under a re-stamped digest (Fletcher32); an old stored trace (schema version 1, no digest
+# and no checksums) still passes trace_check.
 # Usage: safe_reads.sh <allreduce_perf> <trace_check> <gpt_train> <resnet_train> <source dir>
 set -u
 A=$1 C=$2 G=$3 R=$4 src=$5
@@ -17,15 +19,46 @@ expect_ok() {  # <text stdout must contain> <command...>
   fi
 }
 
-# A fresh trace carries checksums, and trace_check verifies them.
+# A fresh trace carries a digest and checksums, and trace_check verifies them.
 "$A" --sizes 8,4K -n 3 --no-membw -q -o "$tmp/t.h5" >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
-expect_ok "checksums=" "$C" "$tmp/t.h5"
+expect_ok " digest=crc32 verified checksums=" "$C" "$tmp/t.h5"
 variant() { cp "$tmp/t.h5" "$tmp/$1.h5"; echo "$tmp/$1.h5"; }
 
-# 4 bytes overwritten inside the data of a column (the largest one, and the per-rank samples).
+# One flipped byte anywhere: the digest block, the superblock, metadata, data, the last byte.
+# flip_each FILE EXPECTED COMMAND...: for each offset, flip the byte, expect the one-line error
+# (which also says "corrupt"), flip it back. FLIP_OFFSETS: the offsets (a fraction of the size
+# for those with a slash: "1/3" is a third of the way).
+flip_byte() {  # FILE OFFSET: invert the lowest bit of one byte
+  local b; b=$(od -An -tu1 -j "$2" -N1 "$1")
+  printf "\\$(printf %03o $((b ^ 1)))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+flip_each() {
+  local file=$1 expected=$2 at; shift 2
+  local size; size=$(stat -c %s "$file")
+  for at in $FLIP_OFFSETS; do
+    [[ $at == */* ]] && at=$((size * ${at%/*} / ${at#*/}))
+    ((at < 0)) && at=$((size + at))
+    flip_byte "$file" $at
+    expect_error "$expected" "$@"
+    grep -q corrupt "$tmp/err" || { echo "FAIL: byte $at flipped: no 'corrupt' in: $(cat "$tmp/err")"; failures=$((failures + 1)); }
+    flip_byte "$file" $at
+  done
+  expect_ok "" "$@"  # restored: the flips were the only damage
+}
+FLIP_OFFSETS="0 30 511 512 520 600 1024 2048 4096 1/3 1/2 4/5 -1"
+f=$(variant onebyte); flip_each "$f" "$f: " "$C" "$f"
+f=$(variant truncated); truncate -s -1 "$f"
+expect_error "$f: corrupt: truncated" "$C" "$f"
+f=$(variant truncated_half); truncate -s $(($(stat -c %s "$f") / 2)) "$f"
+expect_error "$f: corrupt: truncated" "$C" "$f"
+
+# 4 bytes overwritten inside the data of a column (the largest one, and the per-rank samples):
+# caught by the digest, and with the digest re-stamped over them by the column's Fletcher32.
 f=$(variant flipped); craft flip "$f"
+expect_error "$f: corrupt: whole-file crc32" "$C" "$f"
+craft restamp "$f"
 expect_error "fails its Fletcher32 checksum (corrupt)" "$C" "$f"
-f=$(variant flipped_rank); craft flip "$f" samples/rank
+f=$(variant flipped_rank); craft flip "$f" samples/rank; craft restamp "$f"
 expect_error "table 'samples' column 'rank': data fails its Fletcher32 checksum (corrupt)" "$C" "$f"
 
 # Array-shaped attributes where one value is read (the old reader wrote past its buffer).
@@ -48,9 +81,9 @@ expect_error "table 'samples' has no 'rank' column" "$C" "$f"
 f=$(variant huge); craft huge "$f" huge
 expect_error "out of memory" "$C" "$f"
 
-# Old traces (schema version 1, before checksums) are still read.
+# Old traces (schema version 1, before digests and checksums) are still read.
 old=$src/results/2026-11-22-allreduce-np2-vm/allreduce-run1.h5
-expect_ok "no checksum (schema version 1)" "$C" "$old"
+expect_ok "no digest (older format) no checksum (schema version 1)" "$C" "$old"
 
 # Checkpoints of both trainers: a damaged tensor or an array-shaped attribute fails the load.
 G2="$G -m gpt-micro -B 2 --synthetic-bytes 20000 -q -o $tmp/g.h5"
@@ -59,9 +92,15 @@ for trainer in gpt resnet; do
   if [ $trainer = gpt ]; then T=$G2 tensor=model/transformer.wte.weight; else T=$R2 tensor=model/layer3.0.conv2.weight; fi
   $T -s 2 --save "$tmp/$trainer.ck.h5" >/dev/null 2>"$tmp/err" || { echo "FAIL: no $trainer checkpoint:"; cat "$tmp/err"; exit 1; }
   expect_ok "" $T -s 3 --resume "$tmp/$trainer.ck.h5"
+  cp "$tmp/$trainer.ck.h5" "$tmp/$trainer.byte.h5"
+  FLIP_OFFSETS="30 520 1/2" flip_each "$tmp/$trainer.byte.h5" "cannot load checkpoint '$tmp/$trainer.byte.h5': " $T -s 3 --resume "$tmp/$trainer.byte.h5"
+  cp "$tmp/$trainer.ck.h5" "$tmp/$trainer.cut.h5"; truncate -s -100 "$tmp/$trainer.cut.h5"
+  expect_error "cannot load checkpoint '$tmp/$trainer.cut.h5': corrupt: truncated" $T -s 3 --resume "$tmp/$trainer.cut.h5"
   cp "$tmp/$trainer.ck.h5" "$tmp/$trainer.flip.h5"; craft flip "$tmp/$trainer.flip.h5"
+  expect_error "cannot load checkpoint '$tmp/$trainer.flip.h5': corrupt: whole-file crc32" $T -s 3 --resume "$tmp/$trainer.flip.h5"
+  craft restamp "$tmp/$trainer.flip.h5"
   expect_error "fails its Fletcher32 checksum (corrupt)" $T -s 3 --resume "$tmp/$trainer.flip.h5"
-  cp "$tmp/$trainer.ck.h5" "$tmp/$trainer.flip2.h5"; craft flip "$tmp/$trainer.flip2.h5" $tensor
+  cp "$tmp/$trainer.ck.h5" "$tmp/$trainer.flip2.h5"; craft flip "$tmp/$trainer.flip2.h5" $tensor; craft restamp "$tmp/$trainer.flip2.h5"
   expect_error "cannot load checkpoint '$tmp/$trainer.flip2.h5': dataset '/$tensor': data fails its Fletcher32 checksum (corrupt)" \
     $T -s 3 --init-from "$tmp/$trainer.flip2.h5"
   cp "$tmp/$trainer.ck.h5" "$tmp/$trainer.attr.h5"; craft array-attr "$tmp/$trainer.attr.h5" / model_name str 64
@@ -69,7 +108,9 @@ for trainer in gpt resnet; do
   cp "$tmp/$trainer.ck.h5" "$tmp/$trainer.step.h5"; craft array-attr "$tmp/$trainer.step.h5" /train step int 64
   expect_error "attribute 'step' of /train holds 64 values, expected one" $T -s 3 --resume "$tmp/$trainer.step.h5"
 done
-# In a checkpoint even an attribute is checksummed (HDF5 1.8 object headers).
+# In a checkpoint even an attribute is checksummed (the digest; beneath it HDF5 1.8 object headers).
 cp "$tmp/gpt.ck.h5" "$tmp/gpt.name.h5"; craft patch "$tmp/gpt.name.h5" gpt-micro gpt-mikro
+expect_error "cannot load checkpoint '$tmp/gpt.name.h5': corrupt: whole-file crc32" $G2 -s 3 --resume "$tmp/gpt.name.h5"
+craft restamp "$tmp/gpt.name.h5"
 expect_error "cannot load checkpoint '$tmp/gpt.name.h5'" $G2 -s 3 --resume "$tmp/gpt.name.h5"
 finish safe_reads

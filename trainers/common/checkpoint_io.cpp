@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "core/file_digest.hpp"
 #include "core/sizes.hpp"
 
 namespace sp::train {
@@ -21,13 +22,15 @@ void write_checkpoint_file(const std::string& path, const CheckpointFormat& form
       // attribute and the compact (scalar) datasets; array datasets carry Fletcher32 (write_dataset).
       h5::PropertyList fapl(h5::check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"));
       h5::check_status(H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18), "H5Pset_libver_bounds");
-      h5::File f(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl));
+      h5::PropertyList fcpl = digest_file_creation();  // room for the whole-file digest
+      h5::File f(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, fcpl, fapl));
       if (f.get() < 0) fail("cannot create file");
       h5::write_attribute(f, "format", std::string(format.format));
       h5::write_attribute(f, "format_version", format.version);
       write(f);
       f.close("close checkpoint");
     }
+    stamp_file_digest(partial);  // before the rename: a checkpoint under its name carries it
     std::filesystem::rename(partial, path);
   } catch (const std::exception& e) {
     const std::string cause = file_system_cause(partial, errno);  // before remove() touches errno
@@ -40,6 +43,7 @@ void write_checkpoint_file(const std::string& path, const CheckpointFormat& form
 h5::File open_checkpoint_file(const std::string& path, const CheckpointFormat& format) {
   h5::quiet_errors();
   if (!std::filesystem::exists(path)) fail("no such file");
+  const bool digest = verify_file_digest(path) == FileDigest::verified;  // before libhdf5 reads it
   if (H5Fis_hdf5(path.c_str()) <= 0) fail("not a readable HDF5 file (corrupt or truncated)");
   h5::File f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
   if (f.get() < 0) fail("not a readable HDF5 file (corrupt or truncated)");
@@ -49,6 +53,8 @@ h5::File open_checkpoint_file(const std::string& path, const CheckpointFormat& f
   if (version < format.oldest_version || version > format.version)
     fail("checkpoint format version {} is not one this build reads ({} to {})", version, format.oldest_version,
          format.version);
+  if (version >= format.first_digest_version && !digest)
+    fail("corrupt: format version {} requires a whole-file digest and the file has none", version);
   return f;
 }
 

@@ -22,17 +22,21 @@ struct CheckpointFormat {
   const char* format;
   std::int64_t version;         // what is written
   std::int64_t oldest_version;  // the oldest still read
+  std::int64_t first_digest_version;  // from which on the file must carry a whole-file digest
   const char* name;
 };
 
-// Creates "<path>.partial", writes format and format_version, lets write(file) fill it, and
-// renames it to path. Array datasets carry a Fletcher32 checksum per chunk, the rest (attributes,
-// scalars) the checksums of HDF5 1.8 object headers. Throws sp::Error "cannot write checkpoint '<path>': <problem>" (and removes
+// Creates "<path>.partial", writes format and format_version, lets write(file) fill it, stamps
+// the whole-file digest into its user block (core/file_digest.hpp) and renames it to path. Array
+// datasets also carry a Fletcher32 checksum per chunk, the rest (attributes, scalars) the
+// checksums of HDF5 1.8 object headers. Throws sp::Error "cannot write checkpoint '<path>': <problem>" (and removes
 // the partial file).
 void write_checkpoint_file(const std::string& path, const CheckpointFormat& format,
                            const std::function<void(hid_t file)>& write);
-// Opens a checkpoint for reading and checks its format and version. Throws sp::Error naming the
-// problem (no such file, not HDF5, another format or version); callers add the path.
+// Verifies the whole-file digest (before libhdf5 reads a byte; a file without one is of an older
+// format version and still read), opens the checkpoint and checks its format and version. Throws
+// sp::Error naming the problem (no such file, corrupt, not HDF5, another format or version);
+// callers add the path.
 h5::File open_checkpoint_file(const std::string& path, const CheckpointFormat& format);
 
 // One dataset of shape dims (a scalar when dims is empty) from data of mem_type, stored as file_type.

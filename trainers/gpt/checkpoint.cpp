@@ -11,8 +11,9 @@ namespace sp::gpt {
 
 namespace {
 
-// Version 2: checksummed (Fletcher32 datasets, HDF5 1.8 object headers); version 1 still loads.
-constexpr train::CheckpointFormat kFormat{"scaleprobe-gpt-checkpoint", 2, 1, "GPT"};
+// Version 2: checksummed (Fletcher32 datasets, HDF5 1.8 object headers); version 3: a whole-file
+// digest too (core/file_digest.hpp). Versions 1 and 2 still load.
+constexpr train::CheckpointFormat kFormat{"scaleprobe-gpt-checkpoint", 3, 1, 3, "GPT"};
 
 std::vector<hsize_t> dims_of(const TensorInfo& t) { return std::vector<hsize_t>(t.shape.begin(), t.shape.end()); }
 
@@ -87,6 +88,7 @@ void load_checkpoint(const std::string& path, GPT& m, bool optimizer) {
          a.num_heads, a.tied_lm_head ? "tied" : "untied", b.vocab_size, b.max_seq_len, b.channels, b.num_layers,
          b.num_heads, b.tied_lm_head ? "tied" : "untied");
   try {
+    // read_checkpoint_info (above) verified the whole-file digest before libhdf5 opened the file.
     h5::File f(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open checkpoint"));
     train::verify_group_data(f, "check");  // the reference logits, read by load_checkpoint.py
     h5::Group g = h5::open_group(f, "model");

@@ -11,8 +11,9 @@ namespace sp::resnet {
 
 namespace {
 
-// Version 2: checksummed (Fletcher32 datasets, HDF5 1.8 object headers); version 1 still loads.
-constexpr train::CheckpointFormat kFormat{"scaleprobe-resnet-checkpoint", 2, 1, "ResNet"};
+// Version 2: checksummed (Fletcher32 datasets, HDF5 1.8 object headers); version 3: a whole-file
+// digest too (core/file_digest.hpp). Versions 1 and 2 still load.
+constexpr train::CheckpointFormat kFormat{"scaleprobe-resnet-checkpoint", 3, 1, 3, "ResNet"};
 
 using train::read_dataset;
 using train::write_dataset;
@@ -105,6 +106,7 @@ void load_checkpoint(const std::string& path, ResNet& m, bool optimizer) {
          "({} stages, depth {}, width {}, {} classes)", path, a.stages, a.depth, a.width, a.num_classes, b.stages,
          b.depth, b.width, b.num_classes);
   try {
+    // read_checkpoint_info (above) verified the whole-file digest before libhdf5 opened the file.
     h5::File f(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open checkpoint"));
     train::verify_group_data(f, "check");  // the reference logits, read by load_checkpoint.py
     h5::Group g = h5::open_group(f, "model");
