@@ -101,7 +101,7 @@ FileDigest verify_file_digest(const std::filesystem::path& path) {
     fail("corrupt: its digest block is damaged");
   const std::uint64_t size = file_size(f.get());
   if (size - kDigestBlockBytes != payload)
-    fail("corrupt: {} ({} bytes after the digest block, the digest covers {})",
+    fail("corrupt: {}: {} bytes after the digest block, the digest covers {}",
          size - kDigestBlockBytes < payload ? "truncated" : "longer than written", size - kDigestBlockBytes, payload);
   const std::uint32_t computed = crc32_from(f.get(), kDigestBlockBytes);
   if (computed != crc) fail("corrupt: whole-file crc32 {:08x} does not match its digest {:08x}", computed, crc);

@@ -55,7 +55,7 @@ def verify(path: str | Path) -> bool:
         after = os.fstat(f.fileno()).st_size - BLOCK_BYTES
         if after != payload:
             how = "truncated" if after < payload else "longer than written"
-            raise DigestError(f"corrupt: {how} ({after} bytes after the digest block, the digest covers {payload})")
+            raise DigestError(f"corrupt: {how}: {after} bytes after the digest block, the digest covers {payload}")
         computed = _crc_after_block(f)
         if computed != stored:
             raise DigestError(f"corrupt: whole-file crc32 {computed:08x} does not match its digest {stored:08x}")

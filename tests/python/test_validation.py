@@ -73,7 +73,7 @@ BROKEN = [
     (random_bytes, "not a readable HDF5 file (corrupt or truncated)"),
     (with_root_attr("complete", np.int64(0)), "incomplete trace (complete=0: the run did not finish writing it)"),
     (with_root_attr("schema_version", np.int64(99)),
-     "unsupported trace schema version 99 (this reader reads versions 1 to 2)"),
+     "unsupported trace schema version 99 (this reader reads versions 1 to 3)"),
     (with_root_attr("schema", np.bytes_(b"other-trace")),
      "not a scaleprobe trace (schema='other-trace', expected 'scaleprobe-trace')"),
     (no_schema, "not a scaleprobe trace (no schema attribute, expected 'scaleprobe-trace')"),
