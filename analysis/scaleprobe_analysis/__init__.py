@@ -2,7 +2,8 @@
 
 Modules by layer; a module imports only from its own layer or below (tests/python/test_structure.py):
 
-- one trace, figure style, text: ``trace`` (load + validate one trace), ``style`` (figure size, fonts,
+- one trace, figure style, text: ``digest`` (the whole-file crc32 checked before h5py opens a file),
+  ``trace`` (load + validate one trace), ``style`` (figure size, fonts,
   title + caption, legends outside, SIMULATED watermark, deterministic PNG + SVG), ``textfmt``
   (sizes, markdown tables), ``series`` (the curves of a summary table; timing-thread CPU/wall),
   ``alphabeta`` (the α–β fit), ``samples`` (per-iteration views of the samples table);

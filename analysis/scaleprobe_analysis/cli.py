@@ -153,9 +153,9 @@ def _case_choice(text: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="Analyse scaleprobe HDF5 traces.")
-    from . import __version__
+    version = sys.modules[__package__].__version__  # the package's own (__init__.py)
     parser.add_argument("--version", action="version",
-                        version=f"{PROG} (scaleprobe {__version__}) Python {sys.version.split()[0]}")
+                        version=f"{PROG} (scaleprobe {version}) Python {sys.version.split()[0]}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     p = sub.add_parser("check", help="validate trace files (one line each; exit 1 if any is bad)")
     p.add_argument("files", nargs="+", metavar="FILE")
