@@ -47,6 +47,13 @@ RankSpread spread_across_ranks(double local, MPI_Comm comm) {
   return r;
 }
 
+double mean_across_ranks(double local, MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &local, 1, MPI_DOUBLE, MPI_SUM, comm));
+  return local / size;
+}
+
 std::vector<double> max_across_ranks(std::span<const double> local, MPI_Comm comm) {
   std::vector<double> out(local.size());
   if (!local.empty())

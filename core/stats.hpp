@@ -23,6 +23,9 @@ struct RankSpread {
   int slowest_rank = 0;  // rank holding max (lowest such rank on ties)
 };
 RankSpread spread_across_ranks(double local, MPI_Comm comm);
+// The mean of one value per rank, on every rank, through MPI_Allreduce (the library's summation
+// order: not always bitwise the mean spread_across_ranks sums in rank order).
+double mean_across_ranks(double local, MPI_Comm comm);
 
 // Element-wise maximum across ranks of equally long per-iteration series, on every rank:
 // the time of iteration i is the slowest rank's time (nccl-tests / IMB convention).

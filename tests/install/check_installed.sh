@@ -11,6 +11,7 @@
 set -uo pipefail
 [ $# = 1 ] || { echo "usage: check_installed.sh PREFIX" >&2; exit 2; }
 PREFIX=$(realpath "$1")
+TESTS_LIB=$(cd "$(dirname "$0")/../lib" && pwd)
 W=$(mktemp -d /tmp/scaleprobe-installed.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 cd "$W" || exit 1
@@ -41,13 +42,7 @@ grep -q "$PREFIX/share/scaleprobe/jobs/allreduce.sbatch" <<<"$dry" || fail "the 
 grep -q "SCALEPROBE_BUILD_DIR=$PREFIX," <<<"$dry" || fail "the dry run does not pass the prefix as the build dir: $dry"
 grep -q "SCALEPROBE_RESULTS=$W/results," <<<"$dry" || fail "installed results do not default to ./results: $dry"
 [ ! -e results ] || fail "the dry run wrote $W/results"
-mkdir fake && cat >fake/srun <<'FAKE'
-#!/bin/bash
-# fake srun: one task, here
-while [[ $1 == -* ]]; do shift; done
-SLURM_PROCID=0 SLURM_NODEID=0 SLURMD_NODENAME=n1 "$@"
-FAKE
-chmod +x fake/srun
+mkdir fake && ln -s "$TESTS_LIB/fake_srun" fake/srun
 job=$(env PATH="$W/fake:$PATH" SLURM_JOB_ID=41 SLURM_JOB_NUM_NODES=1 SLURM_NTASKS=1 SLURM_NTASKS_PER_NODE=1 \
       SLURM_JOB_NODELIST=n1 SLURM_SUBMIT_DIR="$W" bash "$PREFIX/share/scaleprobe/jobs/allreduce.sbatch" --sizes 8,1K -n 3 2>&1) ||
   fail "the installed job script in a fake allocation: $job"

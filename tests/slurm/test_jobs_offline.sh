@@ -46,13 +46,7 @@ expect "job outside an allocation is refused" 2 'not inside a SLURM allocation' 
 fake=(env SLURM_JOB_ID=77 SLURM_JOB_NUM_NODES=2 SLURM_NTASKS=3 SLURM_TASKS_PER_NODE="2,1" SLURM_JOB_NODELIST="n[1-2]")
 expect "uneven tasks per node are refused" 2 'uneven tasks per node' "${fake[@]}" bash "$AR"
 mkdir -p "$W/bin"
-cat >"$W/bin/srun" <<'EOF'
-#!/bin/bash
-# fake srun: starts only one task, whatever was asked
-while [[ $1 == -* ]]; do shift; done
-SLURM_PROCID=0 SLURM_NODEID=0 SLURMD_NODENAME=n1 "$@"
-EOF
-chmod +x "$W/bin/srun"
+ln -s "$(cd "$(dirname "$0")/../lib" && pwd)/fake_srun" "$W/bin/srun"
 alloc=(env PATH="$W/bin:$PATH" SLURM_JOB_ID=78 SLURM_JOB_NUM_NODES=1 SLURM_NTASKS=2 SLURM_NTASKS_PER_NODE=2 SLURM_JOB_NODELIST=n1)
 expect "world size != SLURM_NTASKS aborts before the benchmark" 1 'world size mismatch: srun started 1 ranks .*SLURM_NTASKS=2' \
   "${alloc[@]}" bash "$AR" --sizes 8 -n 1

@@ -68,6 +68,15 @@ int restore_start_checkpoint(const RunControlOptions& o, int steps, const TrainS
   });
 }
 
+TrainState initial_state(const RunControlOptions& o, const std::string& data_source, const std::string& data_fingerprint) {
+  TrainState state;
+  state.init_seed = std::uint64_t(o.seed);
+  state.data_seed = std::uint64_t(o.data_seed);
+  state.data_source = data_source;
+  state.data_fingerprint = data_fingerprint;
+  return state;
+}
+
 int last_step_of_run(const RunControlOptions& o, int steps, int start_step) {
   const int last_step = o.stop_after > 0 ? std::min(steps, o.stop_after) : steps;
   if (last_step <= start_step)

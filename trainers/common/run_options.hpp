@@ -71,4 +71,32 @@ int restore_start_checkpoint(const RunControlOptions& o, int steps, const TrainS
 // The last step of this run: --steps, or --stop-after if earlier. UsageError unless it is after start_step.
 int last_step_of_run(const RunControlOptions& o, int steps, int start_step);
 
+// What every trainer resolves alike once its options are parsed: the run-control checks, the
+// data-parallel plan of `batch`, the thread count, and the start checkpoint's description (Info:
+// the trainer's CheckpointInfo), read by every rank through read_info(path).
+template <typename Info>
+struct RunStart {
+  dp::DataParallelPlan plan;
+  int threads = 0;
+  bool from_checkpoint = false;
+  Info checkpoint{};                        // default when starting fresh
+  const char* checkpoint_flag = "";         // "--resume" or "--init-from", for messages
+  const Info* checkpoint_or_null() const { return from_checkpoint ? &checkpoint : nullptr; }
+};
+template <typename Info, typename ReadInfo>
+RunStart<Info> begin_run(const Session& s, const RunControlOptions& o, int batch, ReadInfo&& read_info) {
+  check_run_control_options(o);
+  RunStart<Info> r;
+  r.plan = dp::make_plan(o.parallel, batch, s.size);
+  r.threads = set_threads(o.threads);
+  const std::string& path = start_checkpoint(o);
+  r.from_checkpoint = !path.empty();
+  if (r.from_checkpoint) r.checkpoint = read_collectively([&] { return read_info(path); });
+  r.checkpoint_flag = o.resume.empty() ? "--init-from" : "--resume";
+  return r;
+}
+
+// A fresh run's training state: its seeds and data identity (step and next_batch are set on save).
+TrainState initial_state(const RunControlOptions& o, const std::string& data_source, const std::string& data_fingerprint);
+
 }  // namespace sp::train

@@ -12,6 +12,8 @@
 #include <limits>
 #include <numeric>
 
+#include "core/hash.hpp"
+#include "core/stats.hpp"
 #include "core/log.hpp"
 #include "core/timer.hpp"
 #include "trainers/dp/run_summary.hpp"
@@ -61,10 +63,9 @@ void DataParallelEngine::broadcast_parameters() {
 }
 
 std::uint64_t DataParallelEngine::parameter_hash() const {
-  std::uint64_t h = 1469598103934665603ull;
-  const auto* bytes = reinterpret_cast<const unsigned char*>(params_);
-  for (std::size_t i = 0; i < numel_ * sizeof(float); ++i) h = (h ^ bytes[i]) * 1099511628211ull;
-  return h;
+  // The basis lacks the standard one's last digit (14695981039346656037): kept, so hashes printed
+  // and stored by earlier runs stay comparable.
+  return Fnv1a(1469598103934665603ull).add(params_, numel_ * sizeof(float)).value();
 }
 
 void DataParallelEngine::check_in_sync(int step) {
@@ -117,11 +118,7 @@ void DataParallelEngine::measure_reference_communication() {
   std::copy(saved.begin(), saved.end(), grads_);
 }
 
-double DataParallelEngine::mean_over_ranks(double local) const {
-  double sum = local;
-  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, comm_));
-  return sum / session_.size;
-}
+double DataParallelEngine::mean_over_ranks(double local) const { return mean_across_ranks(local, comm_); }
 
 void DataParallelEngine::average_parameters(bool verify) {
   std::vector<double> before;
@@ -189,7 +186,7 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
   double loss_sum = 0;
   for (int m = 0; m < plan_.accum_steps; ++m) {
     timed(Phase::data, [&] { fn.data(m); });
-    timed(Phase::forward, [&] { loss_sum += fn.forward(); });
+    timed(Phase::forward, [&] { loss_sum += fn.forward(m); });
     const bool sync_now = sync && m == plan_.accum_steps - 1;
     if (sync_now) reducer_.begin(1.0f / float(session_.size * plan_.accum_steps), plan_.overlap, verify);
     timed(Phase::backward, [&] {

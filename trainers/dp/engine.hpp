@@ -3,7 +3,7 @@
 // order and does everything distributed and everything timed:
 //
 //   for each micro-batch m of the step (gradient accumulation, k = accum_steps):
-//     data(m); loss += forward(); backward(ready)      -- gradients ADD up across micro-batches
+//     data(m); loss += forward(m); backward(ready)      -- gradients ADD up across micro-batches
 //       only the last micro-batch synchronises: its backward reports gradient readiness and the
 //       GradientReducer allreduces finished buckets while the rest of backward computes
 //   wait for the outstanding buckets (exposed communication)
@@ -37,7 +37,7 @@ using GradReadyFn = std::function<void(std::size_t)>;
 
 struct StepFunctions {
   std::function<void(int micro)> data;               // load this rank's micro-batch `micro`
-  std::function<double()> forward;                   // forward + loss (this rank's mean) of it
+  std::function<double(int micro)> forward;          // forward + loss (this rank's mean) of it
   std::function<void(const GradReadyFn&)> backward;  // ADD its gradients to the buffer
   std::function<double()> optimizer;                 // clip + update; returns the gradient norm
 };

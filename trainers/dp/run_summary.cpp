@@ -24,13 +24,6 @@ std::vector<double> gather_series(const std::vector<double>& local, MPI_Comm com
   return out;
 }
 
-double mean_over_ranks(double local, MPI_Comm comm) {
-  int nranks = 1;
-  MPI_Comm_size(comm, &nranks);
-  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &local, 1, MPI_DOUBLE, MPI_SUM, comm));
-  return local / nranks;
-}
-
 double mean_of(const std::vector<double>& v) {
   return v.empty() ? kNaN : std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
 }
@@ -183,7 +176,7 @@ void add_phase_summary(RunSummary& out, const StepLog& log, MPI_Comm comm) {
       const Phase p = Phase(s_ph[k]);
       if (is_step ? in_step_time(p) : p == kStepPhases[row]) cpu_local += s_cpu[k];
     }
-    const double cpu_mean = steps_local ? mean_over_ranks(cpu_local / double(steps_local), comm) : kNaN;
+    const double cpu_mean = steps_local ? mean_across_ranks(cpu_local / double(steps_local), comm) : kNaN;
     const Summary sp = summarize(per_step);
     sm_phase.push_back(is_step ? "step" : info(kStepPhases[row]).name);
     sm_n.push_back(std::int64_t(per_step.size()));

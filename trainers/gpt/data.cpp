@@ -5,19 +5,10 @@
 #include <iterator>
 
 #include "core/error.hpp"
+#include "core/hash.hpp"
 #include "core/random.hpp"
 
 namespace sp::gpt {
-
-namespace {
-
-struct Rng {
-  std::uint64_t s;
-  std::uint64_t next() { return s = sp::mix64(s); }
-  int below(int n) { return int(next() % std::uint64_t(n)); }
-};
-
-}  // namespace
 
 std::vector<std::uint8_t> synthetic_corpus(std::size_t bytes, std::uint64_t seed) {
   // Each subject has its own verbs and objects: a model that learns the grammar predicts the
@@ -37,7 +28,7 @@ std::vector<std::uint8_t> synthetic_corpus(std::size_t bytes, std::uint64_t seed
   };
   static const char* adjectives[] = {"small", "happy", "quiet", "clever", "tired"};
   static const char* refrains[] = {"and so the day goes on.\n", "the end of the story.\n"};
-  Rng rng{sp::mix64(seed ^ 0x5EEDC0DEull)};
+  ChainedMix64 rng{mix64(seed ^ 0x5EEDC0DEull)};
   std::string text;
   text.reserve(bytes + 64);
   while (text.size() < bytes) {
@@ -75,9 +66,7 @@ std::vector<std::uint8_t> read_data_file(const std::string& path) {
 }
 
 std::string fingerprint(const std::vector<std::uint8_t>& bytes) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (std::uint8_t b : bytes) h = (h ^ b) * 0x100000001b3ull;
-  return fmt::format("{:016x}", h);
+  return fmt::format("{:016x}", Fnv1a().add(bytes.data(), bytes.size()).value());
 }
 
 TokenSplit split_tokens(const std::vector<std::uint8_t>& bytes, double val_fraction, std::uint64_t seed,

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/random.hpp"
 #include "kernels/kernels.hpp"
 
 namespace sp::gpt {
@@ -135,24 +136,6 @@ std::size_t gpt_activation_numel(const GPTConfig& c, int B, int T) {
 }
 
 namespace {
-
-// splitmix64: a small, well-mixed, platform-independent generator for initialisation.
-struct SplitMix64 {
-  std::uint64_t s;
-  std::uint64_t next() {
-    std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return double(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-  // Box-Muller; one sample per call for simplicity.
-  double normal() {
-    double u1 = uniform(), u2 = uniform();
-    if (u1 < 1e-300) u1 = 1e-300;
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-  }
-};
 
 void ensure_activations(GPT& m, int B, int T) {
   if (m.B == B && m.T == T) return;

@@ -6,26 +6,13 @@
 #include <fstream>
 #include <iterator>
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
+#include "core/hash.hpp"
 #include "core/random.hpp"
 
 namespace sp::resnet {
-
-namespace {
-
-struct Rng {
-  std::uint64_t s;
-  std::uint64_t next() { return s = sp::mix64(s); }
-  std::uint64_t below(std::uint64_t n) { return next() % n; }
-  double uniform() { return double(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-  double normal() {
-    double u1 = uniform(), u2 = uniform();
-    if (u1 < 1e-300) u1 = 1e-300;
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-  }
-};
-
-}  // namespace
 
 ImageSet read_cifar10_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -79,12 +66,12 @@ ImageSet synthetic_images(std::size_t n, int num_classes, std::uint64_t seed) {
   const int S = kCifarSide;
   const double pi = 3.141592653589793;
   for (std::size_t i = 0; i < n; ++i) {
-    Rng rng{sp::hash3(seed, 0x1A6E5, i)};
+    ChainedMix64 rng{sp::hash3(seed, 0x1A6E5, i)};
     const int c = int(rng.below(std::uint64_t(num_classes)));
     set.labels[i] = c;
     // Class pattern: grating direction and frequency, and a colour (per-channel weights and
     // offsets) from a hash of (seed, class), shared by all images of the class.
-    Rng cls{sp::hash3(seed, 0xC1A55, std::uint64_t(c))};
+    ChainedMix64 cls{sp::hash3(seed, 0xC1A55, std::uint64_t(c))};
     const double angle = pi * c / num_classes, freq = 1.0 + double(c % 3);
     double weight[3], offset[3];
     for (int ch = 0; ch < 3; ++ch) {
@@ -134,7 +121,7 @@ const std::vector<std::uint32_t>& ImageLoader::permutation(std::int64_t epoch) c
   perm_.resize(set_->size());
   for (std::size_t i = 0; i < perm_.size(); ++i) perm_[i] = std::uint32_t(i);
   if (shuffle_) {  // Fisher-Yates with a generator seeded by (seed, epoch)
-    Rng rng{sp::hash3(seed_, 0xE90C, std::uint64_t(epoch))};
+    ChainedMix64 rng{sp::hash3(seed_, 0xE90C, std::uint64_t(epoch))};
     for (std::size_t i = perm_.size() - 1; i > 0; --i) std::swap(perm_[i], perm_[rng.below(i + 1)]);
   }
   cached_epoch_ = epoch;
@@ -159,7 +146,7 @@ void ImageLoader::batch(std::int64_t index, float* images, int* labels) const {
       continue;
     }
     normalize_image(set, sample, full.data());
-    Rng rng{sp::hash3(seed_, std::uint64_t(index), row)};
+    ChainedMix64 rng{sp::hash3(seed_, std::uint64_t(index), row)};
     const int dy = int(rng.below(9)) - 4, dx = int(rng.below(9)) - 4;  // crop offset in the padding
     const bool flip = rng.below(2) == 1;
     for (int c = 0; c < set.C; ++c) {
@@ -173,6 +160,36 @@ void ImageLoader::batch(std::int64_t index, float* images, int* labels) const {
       }
     }
   }
+}
+
+ImageData load_image_data(const std::string& dir, long long n_train, long long n_test, int num_classes,
+                          std::uint64_t seed) {
+  ImageData d;
+  if (!dir.empty()) {
+    d.train = read_cifar10(dir, true);
+    d.test = read_cifar10(dir, false);
+    d.source = dir;
+  } else {
+    ImageSet all = synthetic_images(std::size_t(n_train + n_test), num_classes, seed);
+    const std::size_t n = std::size_t(n_train), plane = kCifarImageBytes;
+    d.test.labels.assign(all.labels.begin() + std::ptrdiff_t(n), all.labels.end());
+    d.test.pixels.assign(all.pixels.begin() + std::ptrdiff_t(n * plane), all.pixels.end());
+    all.labels.resize(n);
+    all.pixels.resize(n * plane);
+    d.train = std::move(all);
+    d.test.num_classes = d.train.num_classes;
+    d.source = fmt::format("synthetic:{}+{}", n_train, n_test);
+  }
+  if (d.train.num_classes != num_classes)
+    fail("the data has {} classes, the model {}", d.train.num_classes, num_classes);
+  return d;
+}
+
+std::string fingerprint(const ImageSet& train, const ImageSet& test) {
+  Fnv1a h;
+  for (const ImageSet* s : {&train, &test})
+    h.add(s->labels.data(), s->labels.size() * sizeof(int)).add(s->pixels.data(), s->pixels.size());
+  return fmt::format("{:016x}", h.value());
 }
 
 }  // namespace sp::resnet

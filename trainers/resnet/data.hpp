@@ -44,6 +44,18 @@ ImageSet read_cifar10(const std::string& dir, bool train);
 // Image i depends only on (seed, i), so sets of different sizes share their prefix.
 ImageSet synthetic_images(std::size_t n, int num_classes, std::uint64_t seed);
 
+// A run's train and test sets: CIFAR-10 from dir or, with dir empty, synthetic images (the first
+// n_train for training, the next n_test for testing); source names them ("synthetic:<n>+<m>").
+struct ImageData {
+  ImageSet train, test;
+  std::string source;
+};
+// Throws sp::Error naming a missing or malformed file, or a class count other than num_classes.
+ImageData load_image_data(const std::string& dir, long long n_train, long long n_test, int num_classes,
+                          std::uint64_t seed);
+// FNV-1a over the labels and pixels of both sets, so --resume can refuse other data.
+std::string fingerprint(const ImageSet& train, const ImageSet& test);
+
 // out [C, H, W] = (pixel / 255 - mean[c]) / std[c] of image i, no augmentation.
 void normalize_image(const ImageSet& set, std::size_t i, float* out);
 

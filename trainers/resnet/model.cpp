@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/random.hpp"
 #include "kernels/kernels.hpp"
 
 namespace sp::resnet {
@@ -125,23 +126,6 @@ std::size_t resnet_num_parameters(const ResNetConfig& c) {
 }
 
 namespace {
-
-// splitmix64 + Box-Muller: platform-independent initialisation (as trainers/gpt).
-struct SplitMix64 {
-  std::uint64_t s;
-  std::uint64_t next() {
-    std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return double(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-  double normal() {
-    double u1 = uniform(), u2 = uniform();
-    if (u1 < 1e-300) u1 = 1e-300;
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-  }
-};
 
 std::size_t out_numel(const ConvBN& u) { return std::size_t(u.s.N) * u.s.OC * u.s.out_h() * u.s.out_w(); }
 

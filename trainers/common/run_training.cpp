@@ -1,0 +1,57 @@
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "trainers/common/trainer.hpp"
+
+namespace sp::train {
+
+int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDescription& run) {
+  dp::DataParallelEngine engine(s, run.plan, t.parameters(), t.gradients(), t.gradient_layout(), run.start_step + 1);
+  engine.broadcast_parameters();
+  t.share_buffers();
+
+  TraceWriter trace = open_train_trace(s, o.run);
+  if (s.rank == 0) {
+    for (const std::string& line : run.header) fmt::print("# {}\n", line);
+    std::fflush(stdout);
+  }
+
+  StepLog step_log(run.log_style, run.units_per_step);
+  StepLoop loop(s, o, run.steps, run.start_step, run.last_step);
+  loop.schedule = [&](int step0) { return t.learning_rate(step0); };
+  loop.val_every = run.val_every;
+  if (t.validates()) loop.validate = [&] { return t.validate(); };
+  // Rank 0 alone writes: an I/O error there is a local failure, which run_program turns into an
+  // abort of the whole job.
+  if (!o.save.empty())
+    loop.save = [&](int step) {
+      if (s.rank == 0) t.save(o.save, step);
+    };
+  loop.after_run = [&] { t.share_buffers(); };  // one model everywhere, and in the checkpoint
+  if (!o.save_init.empty() && s.rank == 0) t.save(o.save_init, run.start_step);  // the broadcast weights
+  dp::DataParallelEngine::install_stop_handlers();
+
+  dp::StepFunctions fn;
+  fn.data = [&](int micro) { t.load(micro); };
+  fn.forward = [&](int micro) { return t.forward(micro); };
+  fn.backward = [&](const dp::GradReadyFn& ready) { t.backward(ready); };
+  fn.optimizer = [&] { return t.update(loop.lr); };
+  const StepLoop::End end = loop.run(engine, fn, step_log);
+
+  const std::uint64_t hash = write_train_trace(trace, engine, step_log, o, run.facts, end);
+  for (const auto& [name, value] : run.attributes)
+    std::visit([&, &name = name](const auto& v) { trace.set_attribute(name, v); }, value);
+  const auto path = trace.commit();
+
+  std::vector<std::string> lines;
+  if (step_log.has_summary())
+    lines.push_back(fmt::format("{:.{}f} {}s/s over the summarised steps (rank 0's step times)", step_log.units_per_s(),
+                                run.rate_decimals, run.log_style.unit));
+  lines.push_back(fmt::format("final loss {:.4f}, {}; parameters identical on all {} rank(s), hash {:016x}", end.loss,
+                              validation_result(end, run.log_style.accuracy), s.size, hash));
+  print_run_end(s, engine, lines, path, o, end);
+  return 0;
+}
+
+}  // namespace sp::train

@@ -1,0 +1,76 @@
+// The interface every trainer implements, and the one run every trainer's main hands it to.
+//
+// A trainer is its model, data and optimizer seen through six calls: the engine (trainers/dp)
+// calls load, forward, backward and update in DDP's order within a step; the run calls
+// learning_rate, validate, share_buffers and save between steps. Everything else a training run
+// does — the engine, the trace, the step loop, stop signals, checkpoints on schedule, the header
+// and closing lines — is run_training's, written once for every model.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "collectives/buckets.hpp"
+#include "core/program.hpp"
+#include "trainers/common/run_options.hpp"
+#include "trainers/common/run_report.hpp"
+#include "trainers/common/step_loop.hpp"
+
+namespace sp::train {
+
+class Trainer {
+ public:
+  virtual ~Trainer() = default;
+
+  // The model's flat buffers (layout.total_numel() floats each) and their gradient-ready order.
+  virtual float* parameters() = 0;
+  virtual float* gradients() = 0;
+  virtual coll::GradientLayout gradient_layout() const = 0;
+
+  // One optimizer step. load(m) puts this rank's micro-batch m in place (a trainer may load the
+  // whole step's rows at m = 0); forward(m) returns its loss (this rank's mean); backward ADDS its
+  // gradients, reporting readiness through on_ready; update(lr) clips, steps the optimizer and
+  // returns the gradient norm before clipping.
+  virtual void load(int micro) = 0;
+  virtual double forward(int micro) = 0;
+  virtual void backward(const dp::GradReadyFn& on_ready) = 0;
+  virtual double update(double lr) = 0;
+
+  // Between steps.
+  virtual double learning_rate(int step0) const = 0;  // of a 0-based step
+  virtual bool validates() const = 0;
+  virtual Validation validate() = 0;  // collective; every rank gets the same result
+  // Collective: rank 0's non-gradient state (ResNet's BN statistics) to every rank, after the
+  // parameters' broadcast and at the end of the run, so checkpoints hold one model.
+  virtual void share_buffers() {}
+  // Rank 0 alone: a checkpoint after `step` completed steps (the weights, the optimizer and the
+  // data position).
+  virtual void save(const std::string& path, int step) = 0;
+};
+
+// A root attribute of the trace, as the trainer's main declares it.
+using TraceAttribute = std::pair<std::string, std::variant<std::int64_t, double, std::string>>;
+
+// What run_training needs to know of this run besides the trainer.
+struct RunDescription {
+  dp::DataParallelPlan plan;
+  int steps = 0;                   // --steps
+  int start_step = 0;              // steps done before this run (a resumed checkpoint's)
+  int last_step = 0;               // last_step_of_run
+  int val_every = 0;               // validate every N steps (0: at the last only)
+  StepLogStyle log_style;          // the steps table's and progress line's words
+  long long units_per_step = 0;    // tokens or images per optimizer step (all ranks)
+  int rate_decimals = 0;           // of the closing throughput line
+  std::vector<std::string> header; // printed by rank 0 before the first step, each after "# "
+  RunFacts facts;                  // what every train trace records
+  std::vector<TraceAttribute> attributes;  // the model's and data's own, after the common ones
+};
+
+// The run: engine (broadcasting rank 0's parameters), trace, header, the step loop with
+// validation and checkpoints, --save-init, stop signals, the trace's tables and attributes, the
+// closing lines. Collective; returns the program's exit code.
+int run_training(Session& s, const RunControlOptions& o, Trainer& trainer, const RunDescription& run);
+
+}  // namespace sp::train
