@@ -105,4 +105,14 @@ void verify_group_data(hid_t file, const std::string& group) {
   }
 }
 
+std::vector<hsize_t> dims_of(const TensorInfo& t) { return std::vector<hsize_t>(t.shape.begin(), t.shape.end()); }
+
+void write_tensors(hid_t group, const std::vector<TensorInfo>& tensors, const float* base) {
+  for (const TensorInfo& t : tensors) write_dataset(group, t.name, H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, dims_of(t), base + t.offset);
+}
+
+void read_tensors(hid_t group, const std::vector<TensorInfo>& tensors, float* base) {
+  for (const TensorInfo& t : tensors) read_dataset(group, t.name, dims_of(t), H5T_NATIVE_FLOAT, base + t.offset);
+}
+
 }  // namespace sp::train

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/h5.hpp"
+#include "trainers/common/tensor_table.hpp"
 
 namespace sp::train {
 
@@ -45,6 +46,12 @@ void write_dataset(hid_t parent, const std::string& name, hid_t mem_type, hid_t 
 // Reads a dataset as mem_type; throws sp::Error unless it exists with exactly the shape dims and
 // a type of mem_type's class, and "... fails its Fletcher32 checksum (corrupt)" for damaged data.
 void read_dataset(hid_t parent, const std::string& name, const std::vector<hsize_t>& dims, hid_t mem_type, void* out);
+// A tensor table in a group: one float32 dataset per tensor, named and shaped as the table says,
+// from (write) or into (read, every shape checked) base + the tensor's offset.
+void write_tensors(hid_t group, const std::vector<TensorInfo>& tensors, const float* base);
+void read_tensors(hid_t group, const std::vector<TensorInfo>& tensors, float* base);
+// A tensor's shape as HDF5 dimensions.
+std::vector<hsize_t> dims_of(const TensorInfo& t);
 // Reads every dataset of file's group (e.g. "check", which the C++ loaders do not otherwise
 // read) so that HDF5 verifies its checksums; throws sp::Error naming a damaged one.
 void verify_group_data(hid_t file, const std::string& group);

@@ -15,8 +15,6 @@ namespace {
 // digest too (core/file_digest.hpp). Versions 1 and 2 still load.
 constexpr train::CheckpointFormat kFormat{"scaleprobe-gpt-checkpoint", 3, 1, 3, "GPT"};
 
-std::vector<hsize_t> dims_of(const TensorInfo& t) { return std::vector<hsize_t>(t.shape.begin(), t.shape.end()); }
-
 }  // namespace
 
 void save_checkpoint(const std::string& path, GPT& m, const TrainState& st) {
@@ -31,11 +29,7 @@ void save_checkpoint(const std::string& path, GPT& m, const TrainState& st) {
     h5::write_attribute(f, "tied_lm_head", std::int64_t(c.tied_lm_head ? 1 : 0));
     h5::write_attribute(f, "num_parameters", std::int64_t(m.num_parameters));
     h5::write_attribute(f, "weight_layout", std::string("nn.Linear [out, in]"));
-    {
-      h5::Group g = h5::create_group(f, "model");
-      for (const TensorInfo& t : m.tensors)
-        train::write_dataset(g, t.name, H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, dims_of(t), m.params.data() + t.offset);
-    }
+    train::write_tensors(h5::create_group(f, "model"), m.tensors, m.params.data());
     {
       h5::Group g = h5::create_group(f, "optimizer");
       const std::vector<hsize_t> dims{m.num_parameters};
@@ -91,9 +85,7 @@ void load_checkpoint(const std::string& path, GPT& m, bool optimizer) {
     // read_checkpoint_info (above) verified the whole-file digest before libhdf5 opened the file.
     h5::File f(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open checkpoint"));
     train::verify_group_data(f, "check");  // the reference logits, read by load_checkpoint.py
-    h5::Group g = h5::open_group(f, "model");
-    for (const TensorInfo& t : m.tensors)
-      train::read_dataset(g, t.name, dims_of(t), H5T_NATIVE_FLOAT, m.params.data() + t.offset);
+    train::read_tensors(h5::open_group(f, "model"), m.tensors, m.params.data());
     if (optimizer) {
       h5::Group o = h5::open_group(f, "optimizer");
       train::read_dataset(o, "exp_avg", {m.num_parameters}, H5T_NATIVE_FLOAT, m.m.data());

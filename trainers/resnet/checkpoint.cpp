@@ -17,8 +17,9 @@ constexpr train::CheckpointFormat kFormat{"scaleprobe-resnet-checkpoint", 3, 1, 
 
 using train::read_dataset;
 using train::write_dataset;
-
-std::vector<hsize_t> dims_of(const TensorInfo& t) { return std::vector<hsize_t>(t.shape.begin(), t.shape.end()); }
+using train::read_tensors;
+using train::write_tensors;
+using train::dims_of;
 
 // "layer1.0.bn1.running_mean" -> "layer1.0.bn1"
 std::string bn_name(const TensorInfo& running_mean) {
@@ -42,8 +43,7 @@ void save_checkpoint(const std::string& path, ResNet& m, const TrainState& st) {
     h5::write_attribute(f, "weight_layout", std::string("nn.Conv2d [out, in, kh, kw]; nn.Linear [out, in]"));
     {
       h5::Group g = h5::create_group(f, "model");
-      for (const TensorInfo& t : m.tensors)
-        write_dataset(g, t.name, H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, dims_of(t), m.params.data() + t.offset);
+      write_tensors(g, m.tensors, m.params.data());
       const std::int64_t tracked = m.num_batches_tracked;
       for (const TensorInfo& t : m.buffer_tensors) {
         write_dataset(g, t.name, H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, dims_of(t), m.buffers.data() + t.offset);
@@ -53,8 +53,7 @@ void save_checkpoint(const std::string& path, ResNet& m, const TrainState& st) {
     }
     {
       h5::Group g = h5::create_group(f, "optimizer");
-      for (const TensorInfo& t : m.tensors)
-        write_dataset(g, t.name, H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, dims_of(t), m.momentum.data() + t.offset);
+      write_tensors(g, m.tensors, m.momentum.data());
       h5::write_attribute(g, "sgd_step", std::int64_t(m.sgd_step));
     }
     {
@@ -110,7 +109,7 @@ void load_checkpoint(const std::string& path, ResNet& m, bool optimizer) {
     h5::File f(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open checkpoint"));
     train::verify_group_data(f, "check");  // the reference logits, read by load_checkpoint.py
     h5::Group g = h5::open_group(f, "model");
-    for (const TensorInfo& t : m.tensors) read_dataset(g, t.name, dims_of(t), H5T_NATIVE_FLOAT, m.params.data() + t.offset);
+    read_tensors(g, m.tensors, m.params.data());
     std::int64_t tracked = 0;
     for (const TensorInfo& t : m.buffer_tensors) {
       read_dataset(g, t.name, dims_of(t), H5T_NATIVE_FLOAT, m.buffers.data() + t.offset);
@@ -120,8 +119,7 @@ void load_checkpoint(const std::string& path, ResNet& m, bool optimizer) {
     m.num_batches_tracked = long(tracked);
     if (optimizer) {
       h5::Group o = h5::open_group(f, "optimizer");
-      for (const TensorInfo& t : m.tensors)
-        read_dataset(o, t.name, dims_of(t), H5T_NATIVE_FLOAT, m.momentum.data() + t.offset);
+      read_tensors(o, m.tensors, m.momentum.data());
       m.sgd_step = long(h5::read_int_attribute(o, "sgd_step"));
     } else {
       std::fill(m.momentum.begin(), m.momentum.end(), 0.0f);
