@@ -15,7 +15,7 @@ checks=0 failures=0
 peak() {
   local np=$1 label=$2; shift 2
   rm -f "$W/rss"
-  if ! mpirun -np "$np" "$@" >"$W/out" 2>&1; then
+  if ! "${SP_MPIEXEC:-mpirun}" -np "$np" "$@" >"$W/out" 2>&1; then
     echo "FAIL: $label: the run failed:"; tail -n 20 "$W/out"; failures=$((failures + 1)); checks=$((checks + 1)); return 1
   fi
   [ "$(grep -c . "$W/rss" 2>/dev/null)" = "$np" ] || { echo "FAIL: $label: expected $np maxrss lines:"; cat "$W/out" "$W/rss"; failures=$((failures + 1)); return 1; }

@@ -28,15 +28,16 @@ descendants() {
   local c
   for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do echo "$c"; descendants "$c"; done
 }
-# The pid of MPI rank $2 below mpirun pid $1 (from the rank's environment), empty if not found.
+# The pid of MPI rank $2 below mpirun pid $1 (from the rank's environment: Open MPI sets
+# OMPI_COMM_WORLD_RANK, MPICH's Hydra PMI_RANK), empty if not found.
 rank_pid() {
   local p
   for p in $(descendants "$1"); do
-    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2" && { echo "$p"; return; }
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qxE "(OMPI_COMM_WORLD_RANK|PMI_RANK)=$2" && { echo "$p"; return; }
   done
 }
 
-mpirun ${MPIRUN_FLAGS:-} -np "$np" "$@" -o "$tmp/run.h5" >"$tmp/out" 2>"$tmp/err" &
+"${SP_MPIEXEC:-mpirun}" ${MPIRUN_FLAGS:-} -np "$np" "$@" -o "$tmp/run.h5" >"$tmp/out" 2>"$tmp/err" &
 mpirun_pid=$!
 ready=0
 for _ in $(seq 1 300); do
@@ -58,8 +59,8 @@ fi
 sleep 0.3
 victim=$(rank_pid "$mpirun_pid" "$VICTIM")
 ranks=$(descendants "$mpirun_pid" | while read -r p; do
-  tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -q '^OMPI_COMM_WORLD_RANK=' && echo "$p"; done)
-[ -n "$victim" ] || { fail "no process with OMPI_COMM_WORLD_RANK=$VICTIM below mpirun $mpirun_pid"; exit 1; }
+  tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qE '^(OMPI_COMM_WORLD_RANK|PMI_RANK)=' && echo "$p"; done)
+[ -n "$victim" ] || { fail "no process with rank $VICTIM below mpirun $mpirun_pid"; exit 1; }
 [ "$(echo "$ranks" | grep -c .)" = "$np" ] || fail "found $(echo "$ranks" | grep -c .) rank processes, expected $np"
 
 t0=$(date +%s.%N)

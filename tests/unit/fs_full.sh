@@ -30,7 +30,7 @@ case $what in
   checkpoint) target=$full/ck.h5; set -- "$@" -o "$tmp/run.h5" --save "$target" ;;
   *) echo "fs_full.sh: '$what': use trace or checkpoint"; exit 2 ;;
 esac
-launch=(); [ "$np" -gt 1 ] && launch=(mpirun -np "$np")
+launch=(); [ "$np" -gt 1 ] && launch=("${SP_MPIEXEC:-mpirun}" -np "$np")
 timeout 60 "${launch[@]}" "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
 
 checks=0 failures=0

@@ -28,7 +28,7 @@ checks=$((checks + 1))
 # and the problem, and the job ends (aborted) instead of hanging.
 checks=$((checks + 1))
 start=$(date +%s)
-timeout 60 mpirun "$@" -np 3 "$P" bad_alloc 1 >"$tmp/out" 2>"$tmp/err"; rc=$?
+timeout 60 "${SP_MPIEXEC:-mpirun}" "$@" -np 3 "$P" bad_alloc 1 >"$tmp/out" 2>"$tmp/err"; rc=$?
 if [ $rc -eq 0 ] || [ $rc -eq 124 ] || ! grep -qx "program_error_probe: error: rank 1: out of memory (std::bad_alloc)" "$tmp/err"; then
   echo "FAIL: 3 ranks, rank 1 out of memory: rc=$rc after $(( $(date +%s) - start )) s:"; sed 's/^/    /' "$tmp/err"
   failures=$((failures + 1))
