@@ -215,6 +215,7 @@ int run(Session& s) {
   SummaryTable summary;
   std::map<std::tuple<std::uint64_t, std::string, bool>, double> mpi_time;
   Workspace ws;
+  const std::unique_ptr<Transport> transport = make_mpi_transport(s.comm);
   long long total_wrong = 0;
   std::uint64_t evicted_bytes = 0;  // this rank's, over every timed call (--off-cache)
   std::string first_wrong;
@@ -229,9 +230,9 @@ int run(Session& s) {
           int warmup = o.run.warmup >= 0 ? o.run.warmup : auto_warmup(iters);
           log::debug("case {}: {} {} {} B {}, {} iterations", case_id, an, dt, c.bytes(),
                      in_place ? "in place" : "out of place", iters);
-          TimedRun r = time_case(c, {o.run.iters, o.run.warmup, o.run.barrier(), o.run.off_cache}, iters, warmup, s.comm, ws);
+          TimedRun r = time_case(c, {o.run.iters, o.run.warmup, o.run.barrier(), o.run.off_cache}, iters, warmup, s.comm, *transport, ws);
           evicted_bytes += r.evicted_bytes;
-          long long wrong = verify_case(c, s.comm, ws);
+          long long wrong = verify_case(c, s.comm, *transport, ws);
           CaseStats st = case_stats(r, s.comm);
           auto key = std::make_tuple(bytes, dt, in_place);
           if (an == "mpi") mpi_time[key] = st.mean.mean;

@@ -37,7 +37,7 @@ struct Case {
 
 // One iteration: every bucket's allreduce, in place, in backward order. Samples are recorded
 // only when log is non-null (warm-up and verification pass null).
-PhaseSample run_iteration(const Case& c, void* grads, Dtype dt, MPI_Comm comm, Workspace& ws, SampleLog* log,
+PhaseSample run_iteration(const Case& c, void* grads, Dtype dt, Transport& transport, Workspace& ws, SampleLog* log,
                    std::int64_t case_id, std::int64_t iter, std::vector<double>* bucket_time) {
   PhaseTimer whole, one;
   whole.start();
@@ -45,7 +45,7 @@ PhaseSample run_iteration(const Case& c, void* grads, Dtype dt, MPI_Comm comm, W
   for (std::size_t b = 0; b < c.buckets.size(); ++b) {
     void* p = base + c.buckets[b].offset * size_of(dt);
     one.start();
-    c.algorithm->run({p, p, c.buckets[b].numel, dt, Op::sum, comm, &ws, kBucketChunkBytes});
+    c.algorithm->run({p, p, c.buckets[b].numel, dt, Op::sum, &transport, &ws, kBucketChunkBytes});
     PhaseSample s = one.stop();
     if (log) {
       log->add(case_id, iter, 1, static_cast<std::int64_t>(b), s);
@@ -146,6 +146,7 @@ int run(Session& s) {
                      {"bucket_allreduce", "one bucket's allreduce"}});
   Table summary, bucket_table;
   Workspace ws;
+  const std::unique_ptr<Transport> transport = make_mpi_transport(s.comm);
   long long total_wrong = 0;
   for (const std::string& an : algos) {
     for (const BucketCap& cap : caps) {
@@ -154,7 +155,7 @@ int run(Session& s) {
       log::debug("case {}: {} cap {} ({} buckets)", id, an, cap.label, c.buckets.size());
       for (int i = 0; i < warmup; ++i) {
         grads = pattern;
-        run_iteration(c, grads.data(), dt, s.comm, ws, nullptr, id, i, nullptr);
+        run_iteration(c, grads.data(), dt, *transport, ws, nullptr, id, i, nullptr);
       }
       std::vector<double> bucket_time(c.buckets.size(), 0.0);
       TimedRun r;
@@ -167,13 +168,13 @@ int run(Session& s) {
           evicted_bytes += grads.size();
         }
         if (ro.barrier()) SP_MPI_CHECK(MPI_Barrier(s.comm));
-        r.samples.push_back(run_iteration(c, grads.data(), dt, s.comm, ws, &samples, id, i, &bucket_time));
+        r.samples.push_back(run_iteration(c, grads.data(), dt, *transport, ws, &samples, id, i, &bucket_time));
       }
       double rq1 = thread_runqueue_wait_seconds();
       r.runqueue_wait_s = rq0 >= 0 && rq1 >= 0 ? rq1 - rq0 : -1;
       // Verification: pattern in, one iteration, exact expected result out.
       grads = pattern;
-      run_iteration(c, grads.data(), dt, s.comm, ws, nullptr, id, -1, nullptr);
+      run_iteration(c, grads.data(), dt, *transport, ws, nullptr, id, -1, nullptr);
       long long wrong = static_cast<long long>(count_mismatches(grads.data(), want.data(), n, dt));
       SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG_LONG, MPI_SUM, s.comm));
       total_wrong += wrong;

@@ -90,8 +90,8 @@ void reduce_local(void* inout, const void* in, std::size_t count, Dtype d, Op o)
 
 bool begin_in_recv(const AllreduceArgs& a, int& rank, int& nranks) {
   if (a.count == 0) return false;
-  SP_MPI_CHECK(MPI_Comm_rank(a.comm, &rank));
-  SP_MPI_CHECK(MPI_Comm_size(a.comm, &nranks));
+  rank = a.transport->rank();
+  nranks = a.transport->size();
   if (a.send != a.recv) std::memcpy(a.recv, a.send, a.count * size_of(a.dtype));
   return nranks > 1;
 }

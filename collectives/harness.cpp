@@ -41,12 +41,12 @@ std::uint64_t CaseBuffers::evict_from_cache() const {
 }
 
 TimedRun time_case(const CaseSpec& spec, const TimingOptions& opt, int iters, int warmup,
-                   MPI_Comm comm, Workspace& ws) {
+                   MPI_Comm comm, Transport& transport, Workspace& ws) {
   int rank = 0, size = 1;
   SP_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   SP_MPI_CHECK(MPI_Comm_size(comm, &size));
   CaseBuffers buf(spec, rank, size);
-  const AllreduceArgs args{buf.send(), buf.recv(), spec.count, spec.dtype, spec.op, comm, &ws, spec.chunk_bytes};
+  const AllreduceArgs args{buf.send(), buf.recv(), spec.count, spec.dtype, spec.op, &transport, &ws, spec.chunk_bytes};
   for (int i = 0; i < warmup; ++i) {
     buf.restore();
     spec.algorithm->run(args);
@@ -170,7 +170,7 @@ std::size_t count_mismatches(const void* got, const void* want, std::size_t coun
   return wrong;
 }
 
-long long verify_case(const CaseSpec& spec, MPI_Comm comm, Workspace& ws) {
+long long verify_case(const CaseSpec& spec, MPI_Comm comm, Transport& transport, Workspace& ws) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -181,7 +181,7 @@ long long verify_case(const CaseSpec& spec, MPI_Comm comm, Workspace& ws) {
   fill_expected(want.data(), spec.count, spec.dtype, spec.op, size);
   void* in = send.data();
   void* out = spec.in_place ? send.data() : recv.data();
-  spec.algorithm->run({in, out, spec.count, spec.dtype, spec.op, comm, &ws, spec.chunk_bytes});
+  spec.algorithm->run({in, out, spec.count, spec.dtype, spec.op, &transport, &ws, spec.chunk_bytes});
   long long wrong = static_cast<long long>(count_mismatches(out, want.data(), spec.count, spec.dtype));
   // Out of place must leave the input untouched.
   if (!spec.in_place) {

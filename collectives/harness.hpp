@@ -63,13 +63,14 @@ struct TimedRun {
   double runqueue_wait_s = -1;       // this rank's run-queue wait over the timed loop (-1 unknown)
   std::uint64_t evicted_bytes = 0;   // bytes evicted from the cache before timed calls (--off-cache)
 };
+// comm carries the harness's own collectives (barriers, statistics); transport the algorithm's data.
 TimedRun time_case(const CaseSpec& spec, const TimingOptions& opt, int iters, int warmup,
-                   MPI_Comm comm, Workspace& ws);
+                   MPI_Comm comm, Transport& transport, Workspace& ws);
 
 // Verification, outside the timer: rank r's element i is pattern_value(r, i, ...), a small
 // pseudo-random integer, so every reduction is exact in every dtype and the expected result is
 // computed locally. Returns the number of wrong elements summed over all ranks (collective).
-long long verify_case(const CaseSpec& spec, MPI_Comm comm, Workspace& ws);
+long long verify_case(const CaseSpec& spec, MPI_Comm comm, Transport& transport, Workspace& ws);
 
 // The verification pattern (see harness.cpp for why every sum is exact). Values depend on the
 // dtype and rank count only through their range.

@@ -5,11 +5,9 @@
 // n = message bytes, p = ranks): rank 0 handles every message itself, so
 //   T = 2(p-1) alpha + 2(p-1) n beta + (p-1) n gamma.
 // Nothing is parallel: this is the baseline the other algorithms are measured against.
-#include <climits>
 #include <cstring>
 
 #include "collectives/allreduce.hpp"
-#include "core/error.hpp"
 
 namespace sp::coll {
 namespace {
@@ -18,20 +16,14 @@ constexpr int kTag = 0x5c01;  // distinct per algorithm so back-to-back calls ne
 
 void allreduce_naive(const AllreduceArgs& a) {
   if (a.count == 0) return;
-  int rank = 0, p = 1;
-  SP_MPI_CHECK(MPI_Comm_rank(a.comm, &rank));
-  SP_MPI_CHECK(MPI_Comm_size(a.comm, &p));
-  // The whole buffer travels as one message, so it has to fit an MPI int count.
-  if (a.count > static_cast<std::size_t>(INT_MAX))
-    fail("naive allreduce: count {} does not fit in one MPI message", a.count);
-  const int n = static_cast<int>(a.count);
-  const MPI_Datatype type = transport_type(a.dtype);
+  Transport& t = *a.transport;
+  const int rank = t.rank(), p = t.size();
   const std::size_t bytes = a.count * size_of(a.dtype);
 
   if (rank != 0) {
     // Send straight from the user's buffer (never modified), then receive the result.
-    SP_MPI_CHECK(MPI_Send(a.send, n, type, 0, kTag, a.comm));
-    SP_MPI_CHECK(MPI_Recv(a.recv, n, type, 0, kTag, a.comm, MPI_STATUS_IGNORE));
+    t.send(a.send, a.count, a.dtype, 0, kTag);
+    t.recv(a.recv, a.count, a.dtype, 0, kTag);
     return;
   }
 
@@ -41,10 +33,10 @@ void allreduce_naive(const AllreduceArgs& a) {
   if (p == 1) return;
   std::byte* incoming = a.workspace->get(bytes);
   for (int src = 1; src < p; ++src) {
-    SP_MPI_CHECK(MPI_Recv(incoming, n, type, src, kTag, a.comm, MPI_STATUS_IGNORE));
-    reduce_local(a.recv, incoming, a.count, a.dtype, a.op);
+    t.recv(incoming, a.count, a.dtype, src, kTag);
+    t.reduce(a.recv, incoming, a.count, a.dtype, a.op);
   }
-  for (int dst = 1; dst < p; ++dst) SP_MPI_CHECK(MPI_Send(a.recv, n, type, dst, kTag, a.comm));
+  for (int dst = 1; dst < p; ++dst) t.send(a.recv, a.count, a.dtype, dst, kTag);
 }
 
 }  // namespace sp::coll

@@ -14,11 +14,9 @@
 // the algorithm above, and each odd rank finally returns the result to its even partner. This adds
 // 2 alpha + 2 n beta + n gamma, one extra round trip of the whole buffer.
 #include <algorithm>
-#include <climits>
 #include <cstring>
 
 #include "collectives/allreduce.hpp"
-#include "core/error.hpp"
 
 namespace sp::coll {
 namespace {
@@ -31,7 +29,7 @@ struct Blocks {
   std::size_t p;
   std::size_t begin(std::size_t b) const { return b * (count / p) + std::min(b, count % p); }
   // Elements in the m consecutive blocks starting at b (contiguous in memory).
-  int span(std::size_t b, std::size_t m) const { return static_cast<int>(begin(b + m) - begin(b)); }
+  std::size_t span(std::size_t b, std::size_t m) const { return begin(b + m) - begin(b); }
 };
 
 }  // namespace
@@ -39,13 +37,9 @@ struct Blocks {
 void allreduce_rabenseifner(const AllreduceArgs& a) {
   int rank = 0, p = 1;
   if (!begin_in_recv(a, rank, p)) return;
-  const std::size_t es = size_of(a.dtype);
-  const MPI_Datatype type = transport_type(a.dtype);
+  Transport& t = *a.transport;
+  const std::size_t es = size_of(a.dtype), n = a.count;
   auto* data = static_cast<std::byte*>(a.recv);
-  // Folding moves the whole buffer as one message, so it has to fit an MPI int count.
-  if (a.count > static_cast<std::size_t>(INT_MAX))
-    fail("rabenseifner allreduce: count {} does not fit in one MPI message", a.count);
-  const int n = static_cast<int>(a.count);
 
   int p2 = 1;
   while (p2 * 2 <= p) p2 *= 2;
@@ -62,10 +56,10 @@ void allreduce_rabenseifner(const AllreduceArgs& a) {
   // --- Fold: ranks 0..2r-1 pair up so that exactly p' ranks remain.
   if (rank < 2 * extra) {
     if (rank % 2 == 0) {
-      SP_MPI_CHECK(MPI_Send(data, n, type, rank + 1, kTag, a.comm));
+      t.send(data, n, a.dtype, rank + 1, kTag);
     } else {
-      SP_MPI_CHECK(MPI_Recv(scratch, n, type, rank - 1, kTag, a.comm, MPI_STATUS_IGNORE));
-      reduce_local(data, scratch, a.count, a.dtype, a.op);
+      t.recv(scratch, n, a.dtype, rank - 1, kTag);
+      t.reduce(data, scratch, n, a.dtype, a.op);
     }
   }
 
@@ -78,10 +72,9 @@ void allreduce_rabenseifner(const AllreduceArgs& a) {
       const int partner = vrank ^ m;
       const std::size_t keep = static_cast<std::size_t>(vrank / m * m);
       const std::size_t give = static_cast<std::size_t>(partner / m * m);
-      SP_MPI_CHECK(MPI_Sendrecv(data + blocks.begin(give) * es, blocks.span(give, m), type,
-                                real(partner), kTag, scratch, blocks.span(keep, m), type,
-                                real(partner), kTag, a.comm, MPI_STATUS_IGNORE));
-      reduce_local(data + blocks.begin(keep) * es, scratch, blocks.span(keep, m), a.dtype, a.op);
+      t.sendrecv(data + blocks.begin(give) * es, blocks.span(give, m), scratch, blocks.span(keep, m), a.dtype,
+                 real(partner), kTag);
+      t.reduce(data + blocks.begin(keep) * es, scratch, blocks.span(keep, m), a.dtype, a.op);
     }
     // --- Allgather by recursive doubling: the same pairs in reverse order; at distance m each
     // rank owns m finished blocks and swaps them for the partner's m.
@@ -89,19 +82,17 @@ void allreduce_rabenseifner(const AllreduceArgs& a) {
       const int partner = vrank ^ m;
       const std::size_t mine = static_cast<std::size_t>(vrank / m * m);
       const std::size_t theirs = static_cast<std::size_t>(partner / m * m);
-      SP_MPI_CHECK(MPI_Sendrecv(data + blocks.begin(mine) * es, blocks.span(mine, m), type,
-                                real(partner), kTag, data + blocks.begin(theirs) * es,
-                                blocks.span(theirs, m), type, real(partner), kTag, a.comm,
-                                MPI_STATUS_IGNORE));
+      t.sendrecv(data + blocks.begin(mine) * es, blocks.span(mine, m), data + blocks.begin(theirs) * es,
+                 blocks.span(theirs, m), a.dtype, real(partner), kTag);
     }
   }
 
   // --- Unfold: the ranks that sat out get the result from their partner.
   if (rank < 2 * extra) {
     if (rank % 2 == 0)
-      SP_MPI_CHECK(MPI_Recv(data, n, type, rank + 1, kTag, a.comm, MPI_STATUS_IGNORE));
+      t.recv(data, n, a.dtype, rank + 1, kTag);
     else
-      SP_MPI_CHECK(MPI_Send(data, n, type, rank - 1, kTag, a.comm));
+      t.send(data, n, a.dtype, rank - 1, kTag);
   }
 }
 

@@ -13,7 +13,6 @@
 #include <cstring>
 
 #include "collectives/allreduce.hpp"
-#include "core/error.hpp"
 
 namespace sp::coll {
 namespace {
@@ -35,37 +34,34 @@ struct Blocks {
 // same block sizes, so the segment messages always match.
 void ring_step(const AllreduceArgs& a, const std::byte* out, std::size_t ns, std::byte* in,
                std::size_t nr, std::byte* scratch, std::size_t seg, int left, int right) {
+  Transport& t = *a.transport;
   const std::size_t es = size_of(a.dtype);
-  const MPI_Datatype type = transport_type(a.dtype);
   const std::size_t sends = (ns + seg - 1) / seg, recvs = (nr + seg - 1) / seg;
-  auto len = [&](std::size_t n, std::size_t k) {
-    return static_cast<int>(std::min(seg, n - k * seg));
-  };
+  auto len = [&](std::size_t n, std::size_t k) { return std::min(seg, n - k * seg); };
   // Where segment k of the incoming block lands: a scratch half, or its final place.
   auto landing = [&](std::size_t k) {
     return scratch ? scratch + (k % 2) * seg * es : in + k * seg * es;
   };
 
-  MPI_Request send = MPI_REQUEST_NULL, recv[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  Request send, recv[2];
   auto post_recv = [&](std::size_t k) {
-    if (k < recvs)
-      SP_MPI_CHECK(MPI_Irecv(landing(k), len(nr, k), type, left, kTag, a.comm, &recv[k % 2]));
+    if (k < recvs) recv[k % 2] = t.post_recv(landing(k), len(nr, k), a.dtype, left, kTag);
   };
   post_recv(0);
   for (std::size_t k = 0; k < std::max(sends, recvs); ++k) {
     // Segment k+1 starts arriving (into the scratch half freed by segment k-1) while we reduce k.
     post_recv(k + 1);
     if (k < sends) {
-      SP_MPI_CHECK(MPI_Wait(&send, MPI_STATUS_IGNORE));  // one send in flight is enough
-      SP_MPI_CHECK(MPI_Isend(out + k * seg * es, len(ns, k), type, right, kTag, a.comm, &send));
+      t.wait(send);  // one send in flight is enough
+      send = t.post_send(out + k * seg * es, len(ns, k), a.dtype, right, kTag);
     }
     if (k < recvs) {
-      SP_MPI_CHECK(MPI_Wait(&recv[k % 2], MPI_STATUS_IGNORE));
-      if (scratch) reduce_local(in + k * seg * es, landing(k), len(nr, k), a.dtype, a.op);
+      t.wait(recv[k % 2]);
+      if (scratch) t.reduce(in + k * seg * es, landing(k), len(nr, k), a.dtype, a.op);
     }
   }
   // The next step sends the block reduced here, so everything must be settled before returning.
-  SP_MPI_CHECK(MPI_Wait(&send, MPI_STATUS_IGNORE));
+  t.wait(send);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <tuple>
 #include <string>
 #include <vector>
@@ -80,8 +81,9 @@ void run_case(const Algorithm& algo, const Case& c, Workspace& workspace, int ra
   const std::vector<std::byte> original = input;
   std::byte* result = c.in_place ? input.data() : output.data();
 
-  algo.run(AllreduceArgs{input.data(), result, c.count, c.dtype, c.op, MPI_COMM_WORLD, &workspace,
-                         c.chunk_bytes});
+  // The algorithms' data through MPI on MPI_COMM_WORLD (made after MPI_Init, on first use).
+  static const std::unique_ptr<Transport> world = make_mpi_transport(MPI_COMM_WORLD);
+  algo.run(AllreduceArgs{input.data(), result, c.count, c.dtype, c.op, world.get(), &workspace, c.chunk_bytes});
 
   const std::string what = fmt::format(
       "{} dtype={} op={} count={} chunk_bytes={} {} ranks={} rank={}", algo.name, name(c.dtype),

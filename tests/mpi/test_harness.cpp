@@ -9,12 +9,15 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <set>
+#include <string>
 #include <vector>
 #include <thread>
 
 #include "collectives/bf16.hpp"
 #include "collectives/harness.hpp"
+#include "core/error.hpp"
 
 using namespace sp::coll;
 
@@ -30,23 +33,28 @@ int world_size() {
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   return n;
 }
+// The algorithms' data through MPI on MPI_COMM_WORLD (made after MPI_Init, on first use).
+Transport& world() {
+  static const std::unique_ptr<Transport> t = make_mpi_transport(MPI_COMM_WORLD);
+  return *t;
+}
 
 // Correct result except one element on the last rank.
 void allreduce_off_by_one(const AllreduceArgs& a) {
-  allreduce_mpi(a);
+  allreduce_library(a);
   if (world_rank() == world_size() - 1 && a.count > 3) static_cast<float*>(a.recv)[3] += 1.0f;
 }
 
 // Correct result, but scribbles on the input of an out-of-place call.
 void allreduce_clobbers_input(const AllreduceArgs& a) {
-  allreduce_mpi(a);
+  allreduce_library(a);
   if (a.send != a.recv && a.count > 0) std::memset(const_cast<void*>(a.send), 0, size_of(a.dtype));
 }
 
 // The last rank is slow.
 void allreduce_last_rank_sleeps(const AllreduceArgs& a) {
   if (world_rank() == world_size() - 1) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  allreduce_mpi(a);
+  allreduce_library(a);
 }
 
 constexpr Algorithm kOffByOne{"off_by_one", "test only", allreduce_off_by_one};
@@ -59,26 +67,26 @@ TEST(Harness, VerificationPassesCorrectAlgorithms) {
   Workspace ws;
   for (const Algorithm& alg : algorithms())
     for (bool in_place : {false, true})
-      EXPECT_EQ(verify_case({&alg, Dtype::f32, Op::sum, in_place, 1000}, MPI_COMM_WORLD, ws), 0) << alg.name;
+      EXPECT_EQ(verify_case({&alg, Dtype::f32, Op::sum, in_place, 1000}, MPI_COMM_WORLD, world(), ws), 0) << alg.name;
 }
 
 TEST(Harness, VerificationCountsWrongElementsOnEveryRank) {
   Workspace ws;
   // Every rank learns the global count, so every rank can fail the run together.
-  EXPECT_EQ(verify_case({&kOffByOne, Dtype::f32, Op::sum, false, 100}, MPI_COMM_WORLD, ws), 1);
+  EXPECT_EQ(verify_case({&kOffByOne, Dtype::f32, Op::sum, false, 100}, MPI_COMM_WORLD, world(), ws), 1);
 }
 
 TEST(Harness, VerificationCatchesAClobberedInput) {
   Workspace ws;
-  EXPECT_EQ(verify_case({&kClobbers, Dtype::i32, Op::max, false, 10}, MPI_COMM_WORLD, ws), world_size());
-  EXPECT_EQ(verify_case({&kClobbers, Dtype::i32, Op::max, true, 10}, MPI_COMM_WORLD, ws), 0);
+  EXPECT_EQ(verify_case({&kClobbers, Dtype::i32, Op::max, false, 10}, MPI_COMM_WORLD, world(), ws), world_size());
+  EXPECT_EQ(verify_case({&kClobbers, Dtype::i32, Op::max, true, 10}, MPI_COMM_WORLD, world(), ws), 0);
 }
 
 TEST(Harness, StatisticsNameTheSlowestRank) {
   Workspace ws;
   TimingOptions opt;
   opt.barrier = true;
-  TimedRun run = time_case({&kSlowLast, Dtype::f32, Op::sum, false, 16}, opt, 5, 1, MPI_COMM_WORLD, ws);
+  TimedRun run = time_case({&kSlowLast, Dtype::f32, Op::sum, false, 16}, opt, 5, 1, MPI_COMM_WORLD, world(), ws);
   ASSERT_EQ(run.samples.size(), 5u);
   CaseStats st = case_stats(run, MPI_COMM_WORLD);
   // With a barrier before each iteration, every rank's timed call includes the sleeper's 2 ms:
@@ -132,7 +140,7 @@ void allreduce_checks_its_input(const AllreduceArgs& a) {
   fill_pattern(pattern.data(), a.count, a.dtype, world_rank(), world_size());
   ++g_calls;
   if (std::memcmp(a.send, pattern.data(), pattern.size()) != 0) ++g_calls_off_pattern;
-  allreduce_mpi(a);
+  allreduce_library(a);
 }
 constexpr Algorithm kChecksInput{"checks_input", "test only", allreduce_checks_its_input};
 
@@ -144,7 +152,7 @@ TEST(Harness, TimedCallsReduceThePatternNotZeros) {
         g_calls = g_calls_off_pattern = 0;
         TimingOptions opt;
         opt.off_cache = off_cache;
-        TimedRun run = time_case({&kChecksInput, d, Op::sum, in_place, 1000}, opt, 5, 2, MPI_COMM_WORLD, ws);
+        TimedRun run = time_case({&kChecksInput, d, Op::sum, in_place, 1000}, opt, 5, 2, MPI_COMM_WORLD, world(), ws);
         EXPECT_EQ(g_calls, 7);
         EXPECT_EQ(g_calls_off_pattern, 0) << name(d) << (in_place ? " in place" : " out of place");
         // --off-cache evicts the call's buffers before every timed call, and only then.
@@ -156,7 +164,7 @@ TEST(Harness, TimedCallsReduceThePatternNotZeros) {
 // A result with a block shifted by 17 elements. The old pattern, (7 rank + 3 i) mod 17 - 8,
 // repeated every 17 elements, so this passed verification; the new data catches it.
 void allreduce_shifts_a_block(const AllreduceArgs& a) {
-  allreduce_mpi(a);
+  allreduce_library(a);
   const std::size_t es = size_of(a.dtype);
   if (a.count >= 400) std::memmove(static_cast<std::byte*>(a.recv) + 100 * es, static_cast<std::byte*>(a.recv) + 117 * es, 200 * es);
 }
@@ -167,11 +175,11 @@ TEST(Harness, VerificationCatchesABlockShiftedBy17) {
   for (Dtype d : {Dtype::f32, Dtype::f64, Dtype::i32, Dtype::bf16})
     for (Op o : {Op::sum, Op::max, Op::min})
       for (bool in_place : {false, true}) {
-        long long wrong = verify_case({&kShifts, d, o, in_place, 1000}, MPI_COMM_WORLD, ws);
+        long long wrong = verify_case({&kShifts, d, o, in_place, 1000}, MPI_COMM_WORLD, world(), ws);
         // 200 shifted elements on every rank; a shifted value equals the right one by chance only
         // (max and min of many ranks coincide more often, hence the margin).
         EXPECT_GE(wrong, 100LL * world_size()) << name(d) << " " << name(o);
-        EXPECT_EQ(verify_case({&kShifts, d, o, in_place, 399}, MPI_COMM_WORLD, ws), 0);  // control: no shift
+        EXPECT_EQ(verify_case({&kShifts, d, o, in_place, 399}, MPI_COMM_WORLD, world(), ws), 0);  // control: no shift
       }
 }
 
@@ -182,9 +190,9 @@ TEST(Harness, OffCacheRunsStillVerify) {
   opt.off_cache = true;
   for (const Algorithm& alg : algorithms()) {
     CaseSpec spec{&alg, Dtype::f32, Op::sum, false, 5000};
-    TimedRun run = time_case(spec, opt, 3, 1, MPI_COMM_WORLD, ws);
+    TimedRun run = time_case(spec, opt, 3, 1, MPI_COMM_WORLD, world(), ws);
     EXPECT_EQ(run.samples.size(), 3u) << alg.name;
-    EXPECT_EQ(verify_case(spec, MPI_COMM_WORLD, ws), 0) << alg.name;
+    EXPECT_EQ(verify_case(spec, MPI_COMM_WORLD, world(), ws), 0) << alg.name;
   }
 }
 
@@ -282,4 +290,39 @@ TEST(Harness, IterationCountsAdaptToSize) {
   EXPECT_EQ(auto_iters(1u << 30), 10);
   EXPECT_EQ(auto_warmup(1000), 100);
   EXPECT_EQ(auto_warmup(10), 2);
+}
+
+TEST(Transport, RegistryMakesAnMpiTransportThatExchangesAndReduces) {
+  const TransportKind& kind = find_transport("mpi");
+  EXPECT_EQ(transports().front().name, "mpi");
+  try {
+    find_transport("carrier-pigeon");
+    ADD_FAILURE() << "an unknown transport was accepted";
+  } catch (const sp::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("choose mpi"), std::string::npos) << e.what();
+  }
+  const std::unique_ptr<Transport> t = kind.make(MPI_COMM_WORLD);
+  EXPECT_EQ(t->rank(), world_rank());
+  EXPECT_EQ(t->size(), world_size());
+  Request none;
+  t->wait(none);  // waiting on no request returns at once
+  EXPECT_FALSE(none.pending());
+  // A ring shift of 3 doubles, many times (the request slots are reused), then a local reduce.
+  const int right = (t->rank() + 1) % t->size(), left = (t->rank() + t->size() - 1) % t->size();
+  std::vector<double> out{double(t->rank()), 1.0, -2.0}, in(3, -1.0);
+  for (int i = 0; i < 50; ++i) {
+    Request r = t->post_recv(in.data(), in.size(), Dtype::f64, left, 7);
+    Request s = t->post_send(out.data(), out.size(), Dtype::f64, right, 7);
+    EXPECT_TRUE(r.pending() && s.pending());
+    t->wait(s);
+    t->wait(r);
+    EXPECT_FALSE(r.pending() || s.pending());
+  }
+  EXPECT_EQ(in, (std::vector<double>{double(left), 1.0, -2.0}));
+  t->reduce(in.data(), out.data(), in.size(), Dtype::f64, Op::max);
+  EXPECT_EQ(in[0], double(std::max(left, t->rank())));
+  // The library's allreduce through the transport: the sum of ranks.
+  int mine = t->rank(), sum = -1;
+  t->library_allreduce(&mine, &sum, 1, Dtype::i32, Op::sum);
+  EXPECT_EQ(sum, world_size() * (world_size() - 1) / 2);
 }

@@ -48,6 +48,7 @@ DataParallelEngine::DataParallelEngine(const Session& session, const DataParalle
     fail("the data-parallel engine needs MPI_THREAD_SERIALIZED, MPI provides level {}", session.thread_level);
   SP_MPI_CHECK(MPI_Comm_dup(session.comm, &comm_));
   SP_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+  transport_ = coll::make_mpi_transport(comm_);
 }
 
 DataParallelEngine::~DataParallelEngine() { MPI_Comm_free(&comm_); }
@@ -124,7 +125,8 @@ void DataParallelEngine::average_parameters(bool verify) {
   std::vector<double> before;
   if (verify) before.assign(params_, params_ + numel_);
   const ReductionCase& c = plan_.cases[std::size_t(configured_case_ < 0 ? 0 : configured_case_)];
-  coll::AllreduceArgs a{params_, params_, numel_, coll::Dtype::f32, coll::Op::sum, comm_, &workspace_, plan_.chunk_bytes};
+  coll::AllreduceArgs a{params_, params_, numel_, coll::Dtype::f32, coll::Op::sum, transport_.get(), &workspace_,
+                        plan_.chunk_bytes};
   c.algorithm->run(a);
   const float scale = 1.0f / float(session_.size);
   for (std::size_t i = 0; i < numel_; ++i) params_[i] *= scale;

@@ -110,6 +110,7 @@ class DataParallelEngine {
   coll::GradientLayout layout_;
   int first_step_;
   MPI_Comm comm_ = MPI_COMM_NULL;  // the main thread's collectives (loss, averaging, hashes)
+  std::unique_ptr<coll::Transport> transport_;  // local SGD's parameter averaging, on comm_
   GradientReducer reducer_;
   int configured_case_ = -1;
   int synced_steps_ = 0;

@@ -43,6 +43,7 @@ GradientReducer::GradientReducer(MPI_Comm comm, float* grads, const coll::Gradie
   SP_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
   SP_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
   SP_MPI_CHECK(MPI_Comm_size(comm_, &nranks_));
+  transport_ = coll::make_mpi_transport(comm_);
   thread_ = std::thread([this] { communication_loop(); });
 }
 
@@ -140,7 +141,7 @@ void GradientReducer::communication_loop() {
         t.peers_s = wall_seconds() - t.start_s;
       }
       if (verify_) std::copy(p, p + b.numel, snapshot_.begin() + std::ptrdiff_t(b.offset));
-      coll::AllreduceArgs a{p, p, b.numel, coll::Dtype::f32, coll::Op::sum, comm_, &workspace_, chunk_bytes_};
+      coll::AllreduceArgs a{p, p, b.numel, coll::Dtype::f32, coll::Op::sum, transport_.get(), &workspace_, chunk_bytes_};
       algorithm_->run(a);
       if (scale_ != 1.0f)
         for (std::size_t j = 0; j < b.numel; ++j) p[j] *= scale_;

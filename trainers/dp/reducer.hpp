@@ -31,6 +31,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -100,7 +101,8 @@ class GradientReducer {
  private:
   void communication_loop();
 
-  MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Comm comm_ = MPI_COMM_NULL;             // the communication thread's own
+  std::unique_ptr<coll::Transport> transport_;  // the buckets' data, on comm_
   int nranks_ = 1;
   float* grads_;
   coll::GradientLayout layout_;

@@ -1,0 +1,25 @@
+// Element types and reduction operators, and the local (on-node) reduction every schedule uses
+// (datatypes.cpp).
+#pragma once
+#include <mpi.h>
+
+#include <cstddef>
+#include <string_view>
+
+namespace sp::coll {
+
+enum class Dtype { f32, f64, i32, bf16 };
+enum class Op { sum, max, min };
+
+std::string_view name(Dtype d);
+std::string_view name(Op o);
+Dtype parse_dtype(std::string_view s);  // throws sp::Error naming the bad value
+Op parse_op(std::string_view s);
+std::size_t size_of(Dtype d);
+// The MPI datatype used to move elements point to point. bf16 travels as MPI_UINT16_T.
+MPI_Datatype transport_type(Dtype d);
+
+// inout[i] = op(inout[i], in[i]) for i < count. int32 sum wraps (two's complement), never UB.
+void reduce_local(void* inout, const void* in, std::size_t count, Dtype d, Op o);
+
+}  // namespace sp::coll

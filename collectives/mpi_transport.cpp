@@ -1,0 +1,97 @@
+// The MPI transport: nonblocking point-to-point on a communicator, MPI_Allreduce as the library
+// allreduce. bf16 has no MPI datatype: it travels as MPI_UINT16_T and reduces through a
+// user-defined op.
+#include <climits>
+#include <vector>
+
+#include "collectives/transport.hpp"
+#include "core/error.hpp"
+
+namespace sp::coll {
+namespace {
+
+template <Op O>
+void bf16_user_op(void* in, void* inout, int* len, MPI_Datatype*) {
+  reduce_local(inout, in, static_cast<std::size_t>(*len), Dtype::bf16, O);
+}
+
+MPI_Op bf16_mpi_op(Op o) {
+  // Created once per process on first use; MPI frees user ops at MPI_Finalize.
+  static MPI_Op ops[3] = {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL};
+  MPI_Op& op = ops[static_cast<int>(o)];
+  if (op == MPI_OP_NULL) {
+    MPI_User_function* f = o == Op::sum ? bf16_user_op<Op::sum>
+                           : o == Op::max ? bf16_user_op<Op::max> : bf16_user_op<Op::min>;
+    SP_MPI_CHECK(MPI_Op_create(f, /*commute=*/1, &op));
+  }
+  return op;
+}
+
+MPI_Op mpi_op(Dtype d, Op o) {
+  if (d == Dtype::bf16) return bf16_mpi_op(o);
+  return o == Op::sum ? MPI_SUM : o == Op::max ? MPI_MAX : MPI_MIN;
+}
+
+// MPI counts are ints: a message of more elements is an error the caller names.
+int mpi_count(std::size_t count) {
+  if (count > static_cast<std::size_t>(INT_MAX)) fail("MPI transport: {} elements do not fit one MPI message", count);
+  return static_cast<int>(count);
+}
+
+class MpiTransport final : public Transport {
+ public:
+  explicit MpiTransport(MPI_Comm comm) : comm_(comm) {
+    SP_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
+    SP_MPI_CHECK(MPI_Comm_size(comm, &size_));
+  }
+  std::string_view name() const override { return "mpi"; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  Request post_send(const void* data, std::size_t count, Dtype d, int peer, int tag) override {
+    Request r{acquire()};
+    SP_MPI_CHECK(MPI_Isend(data, mpi_count(count), transport_type(d), peer, tag, comm_, &slots_[r.slot]));
+    return r;
+  }
+  Request post_recv(void* data, std::size_t count, Dtype d, int peer, int tag) override {
+    Request r{acquire()};
+    SP_MPI_CHECK(MPI_Irecv(data, mpi_count(count), transport_type(d), peer, tag, comm_, &slots_[r.slot]));
+    return r;
+  }
+  void wait(Request& r) override {
+    if (!r.pending()) return;
+    SP_MPI_CHECK(MPI_Wait(&slots_[r.slot], MPI_STATUS_IGNORE));
+    free_.push_back(r.slot);
+    r = Request{};
+  }
+  void library_allreduce(const void* send, void* recv, std::size_t count, Dtype d, Op o) override {
+    if (count == 0) return;
+    SP_MPI_CHECK(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, mpi_count(count), transport_type(d),
+                               mpi_op(d, o), comm_));
+  }
+
+ private:
+  // Requests live in slots reused once waited for: after the first calls the timed loop never
+  // allocates (a schedule has at most a handful in flight).
+  int acquire() {
+    if (free_.empty()) {
+      slots_.push_back(MPI_REQUEST_NULL);
+      free_.reserve(slots_.size());
+      return static_cast<int>(slots_.size()) - 1;
+    }
+    const int s = free_.back();
+    free_.pop_back();
+    return s;
+  }
+
+  MPI_Comm comm_;
+  int rank_ = 0, size_ = 1;
+  std::vector<MPI_Request> slots_;
+  std::vector<int> free_;
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> make_mpi_transport(MPI_Comm comm) { return std::make_unique<MpiTransport>(comm); }
+
+}  // namespace sp::coll
