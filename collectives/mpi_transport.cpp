@@ -64,6 +64,19 @@ class MpiTransport final : public Transport {
     free_.push_back(r.slot);
     r = Request{};
   }
+  // MPI's own blocking calls: faster than post + wait for large messages (transport.hpp).
+  void send(const void* data, std::size_t count, Dtype d, int peer, int tag) override {
+    SP_MPI_CHECK(MPI_Send(data, mpi_count(count), transport_type(d), peer, tag, comm_));
+  }
+  void recv(void* data, std::size_t count, Dtype d, int peer, int tag) override {
+    SP_MPI_CHECK(MPI_Recv(data, mpi_count(count), transport_type(d), peer, tag, comm_, MPI_STATUS_IGNORE));
+  }
+  void sendrecv(const void* out, std::size_t out_count, void* in, std::size_t in_count, Dtype d, int peer,
+                int tag) override {
+    const MPI_Datatype type = transport_type(d);
+    SP_MPI_CHECK(MPI_Sendrecv(out, mpi_count(out_count), type, peer, tag, in, mpi_count(in_count), type, peer, tag,
+                              comm_, MPI_STATUS_IGNORE));
+  }
   void library_allreduce(const void* send, void* recv, std::size_t count, Dtype d, Op o) override {
     if (count == 0) return;
     SP_MPI_CHECK(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, mpi_count(count), transport_type(d),
