@@ -48,6 +48,9 @@ struct Algorithm {
   std::string_view name;         // command-line name, e.g. "ring"
   std::string_view description;  // one line for --help and the README
   AllreduceFn run;
+  // The transport it always runs on ("mpi": MPI_Allreduce, the reference of every backend;
+  // "gloo": Gloo's own allreduce), or empty: a schedule, run on whichever backend is chosen.
+  std::string_view transport = {};
 };
 
 // The start every algorithm that builds its result in recv shares (tree, ring, rabenseifner):
@@ -58,6 +61,11 @@ bool begin_in_recv(const AllreduceArgs& a, int& rank, int& nranks);
 // All registered algorithms, reference (MPI library) first.
 std::span<const Algorithm> algorithms();
 const Algorithm& find_algorithm(std::string_view name);  // throws sp::Error listing the choices
+// Those that run with the given backend: the schedules, MPI's reference and the backend's own.
+std::vector<std::string> algorithm_names(std::string_view backend);
+// The transport a case of algorithm a runs on: the MPI one (always made: the harness needs MPI)
+// for "mpi", else the backend's.
+Transport& transport_for(const Algorithm& a, Transport& mpi, Transport& backend);
 
 // The algorithms (one file each).
 void allreduce_library(const AllreduceArgs& a);       // library.cpp: the transport library's own

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "collectives/allreduce.hpp"
+#include "collectives/backend.hpp"
 #include "collectives/harness.hpp"
 #include "core/json_report.hpp"
 #include "core/log.hpp"
@@ -30,16 +31,11 @@ using namespace sp::coll;
 struct Options {
   SizeOptions sizes;
   RunOptions run;
+  BackendOption backend;
   std::string algorithms = "all", dtypes = "f32", op = "sum", placement = "out", chunk = "1M";
   bool membw = true;
   std::string membw_bytes;  // empty: sized from the rank's cache share (core/topology.hpp)
 };
-
-std::vector<std::string> algorithm_names() {
-  std::vector<std::string> v;
-  for (const Algorithm& a : algorithms()) v.emplace_back(a.name);
-  return v;
-}
 
 // The summary table, one row per case (also what stdout shows).
 struct SummaryTable {
@@ -73,6 +69,8 @@ void print_header(const Session& s, const Options& o, const Provenance& prov, co
   fmt::print("# allreduce_perf: {} ranks on {} host(s) [{}], {} OpenMP thread(s) per rank\n", s.size,
              *prov.find("nhosts"), *prov.find("hosts"), *prov.find("omp_max_threads"));
   fmt::print("# MPI: {}\n", *prov.find("mpi_library_version"));
+  fmt::print("# backend: {} ({}); the mpi algorithm is MPI_Allreduce on every backend\n", *prov.find("backend"),
+             *prov.find("backend_library"));
   fmt::print("# sync between iterations: {}; off-cache: {}; pipelining chunk: {}; scaling: {}\n", o.run.sync,
              o.run.off_cache ? "yes (buffers evicted from the cache before each call)" : "no", o.chunk,
              o.run.weak() ? fmt::format("weak (message = size x {} ranks)", s.size) : "strong");
@@ -140,8 +138,11 @@ int run(Session& s) {
   CLI::App app{"allreduce_perf: allreduce latency/bandwidth sweep over algorithms, sizes and dtypes", "allreduce_perf"};
   o.sizes.add_to(app);
   o.run.add_to(app);
-  app.add_option("-a,--algorithms", o.algorithms, "comma list of algorithms or 'all' (mpi, naive, tree, ring, rabenseifner)")
+  std::string algorithm_help;
+  for (const Algorithm& a : algorithms()) algorithm_help += fmt::format("{}{}", algorithm_help.empty() ? "" : ", ", a.name);
+  app.add_option("-a,--algorithms", o.algorithms, fmt::format("comma list of algorithms or 'all' ({})", algorithm_help))
       ->capture_default_str();
+  o.backend.add_to(app);
   app.add_option("-d,--dtypes,--datatype", o.dtypes, "comma list of f32, f64, i32, bf16 or 'all'")->capture_default_str();
   app.add_option("--op", o.op, "reduction: sum, max or min")->check(CLI::IsMember({"sum", "max", "min"}))
       ->capture_default_str();
@@ -165,7 +166,7 @@ int run(Session& s) {
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
-  std::vector<std::string> algos = parse_choice_list(o.algorithms, algorithm_names(), "algorithm");
+  std::vector<std::string> algos = o.backend.parse_algorithms(o.algorithms);
   std::vector<std::string> dtypes = parse_choice_list(o.dtypes, {"f32", "f64", "i32", "bf16"}, "dtype");
   std::size_t chunk = 0;
   try {
@@ -185,7 +186,9 @@ int run(Session& s) {
   if (o.membw) {
     membw_array = o.membw_bytes.empty() ? copy_probe_array_bytes(rank_cache_share(s.comm)) : membw_bytes_option(o.membw_bytes);
   }
+  Backends backends = o.backend.make(s.comm);
   Provenance prov = collect_provenance(s);
+  add_backend_provenance(prov, backends);
   // Every rank copies at once: the bandwidth a rank gets while its peers also use memory.
   CopyBandwidth local_bw, bw;
   if (o.membw) {
@@ -215,7 +218,6 @@ int run(Session& s) {
   SummaryTable summary;
   std::map<std::tuple<std::uint64_t, std::string, bool>, double> mpi_time;
   Workspace ws;
-  const std::unique_ptr<Transport> transport = make_mpi_transport(s.comm);
   long long total_wrong = 0;
   std::uint64_t evicted_bytes = 0;  // this rank's, over every timed call (--off-cache)
   std::string first_wrong;
@@ -230,9 +232,10 @@ int run(Session& s) {
           int warmup = o.run.warmup >= 0 ? o.run.warmup : auto_warmup(iters);
           log::debug("case {}: {} {} {} B {}, {} iterations", case_id, an, dt, c.bytes(),
                      in_place ? "in place" : "out of place", iters);
-          TimedRun r = time_case(c, {o.run.iters, o.run.warmup, o.run.barrier(), o.run.off_cache}, iters, warmup, s.comm, *transport, ws);
+          Transport& transport = backends.for_algorithm(*c.algorithm);
+          TimedRun r = time_case(c, {o.run.iters, o.run.warmup, o.run.barrier(), o.run.off_cache}, iters, warmup, s.comm, transport, ws);
           evicted_bytes += r.evicted_bytes;
-          long long wrong = verify_case(c, s.comm, *transport, ws);
+          long long wrong = verify_case(c, s.comm, transport, ws);
           CaseStats st = case_stats(r, s.comm);
           auto key = std::make_tuple(bytes, dt, in_place);
           if (an == "mpi") mpi_time[key] = st.mean.mean;

@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "collectives/allreduce.hpp"
+#include "collectives/backend.hpp"
 #include "collectives/buckets.hpp"
 #include "collectives/harness.hpp"
 #include "core/cache_flush.hpp"
@@ -59,16 +60,16 @@ PhaseSample run_iteration(const Case& c, void* grads, Dtype dt, Transport& trans
 
 int run(Session& s) {
   RunOptions ro;
+  BackendOption backend;
   std::string layout_name = "resnet50", caps_text = "tensor,1,5,25,100,all", algos_text = "ring", dtype_text = "f32";
   bool print_buckets = false;
   CLI::App app{"bucket_sweep: per-iteration gradient allreduce latency vs DDP bucket cap", "bucket_sweep"};
   ro.add_to(app);
+  backend.add_to(app);
   app.add_option("-l,--layout", layout_name, "gradient layout: resnet50, bert-base, or a file ('name 64x3x7x7' per line)")
       ->capture_default_str();
   app.add_option("-c,--caps", caps_text, "comma list of bucket caps in MiB, 'tensor' (one per tensor), 'all' (one buffer)")
       ->capture_default_str();
-  std::vector<std::string> names;
-  for (const Algorithm& a : algorithms()) names.emplace_back(a.name);
   app.add_option("-a,--algorithms", algos_text, "comma list of allreduce algorithms or 'all'")->capture_default_str();
   app.add_option("-d,--dtype", dtype_text, "gradient element type")->check(CLI::IsMember({"f32", "f64", "bf16"}))
       ->capture_default_str();
@@ -88,7 +89,7 @@ int run(Session& s) {
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
-  std::vector<std::string> algos = parse_choice_list(algos_text, names, "algorithm");
+  std::vector<std::string> algos = backend.parse_algorithms(algos_text);
   Dtype dt = parse_dtype(dtype_text);
   const std::size_t n = layout.total_numel();
   // The gradients, their pattern and the expected result (3 x the layout's bytes) and the
@@ -111,7 +112,9 @@ int run(Session& s) {
   const int iters = ro.iters > 0 ? ro.iters : 10;
   const int warmup = ro.warmup >= 0 ? ro.warmup : 2;
 
+  Backends backends = backend.make(s.comm);
   Provenance prov = collect_provenance(s);
+  add_backend_provenance(prov, backends);
   TraceWriter trace(s, ro.trace_path(prov), "bucket_sweep", prov);
   log::info("{} algorithm(s) x {} cap(s), {} iterations each; trace {}", algos.size(), caps.size(), iters,
             trace.final_path().string());
@@ -124,6 +127,7 @@ int run(Session& s) {
     fmt::print("# bucket_sweep: layout {}{} ({} tensors, {} parameters, {} per iteration as {}), {} ranks\n",
                layout.name, ro.weak() ? fmt::format(" x {} ranks (weak scaling)", s.size) : "", layout.tensors.size(), n,
                format_size(n * size_of(dt)), dtype_text, s.size);
+    fmt::print("# backend: {} ({})\n", *prov.find("backend"), *prov.find("backend_library"));
     fmt::print("# DDP packing: reverse order, tensors never split, first bucket capped at 1 MiB, later ones at the cap\n");
     fmt::print("# iteration = allreduce of every bucket in turn (communication only; no compute to overlap)\n");
     fmt::print("# times per iteration; busbw = (bytes per iteration / t_mean) * 2(n-1)/n; sync: {}; off-cache: {}\n",
@@ -146,16 +150,16 @@ int run(Session& s) {
                      {"bucket_allreduce", "one bucket's allreduce"}});
   Table summary, bucket_table;
   Workspace ws;
-  const std::unique_ptr<Transport> transport = make_mpi_transport(s.comm);
   long long total_wrong = 0;
   for (const std::string& an : algos) {
     for (const BucketCap& cap : caps) {
       std::int64_t id = static_cast<std::int64_t>(summary.rows());
       Case c{&find_algorithm(an), cap, pack_buckets(layout, size_of(dt), cap)};
+      Transport& transport = backends.for_algorithm(*c.algorithm);
       log::debug("case {}: {} cap {} ({} buckets)", id, an, cap.label, c.buckets.size());
       for (int i = 0; i < warmup; ++i) {
         grads = pattern;
-        run_iteration(c, grads.data(), dt, *transport, ws, nullptr, id, i, nullptr);
+        run_iteration(c, grads.data(), dt, transport, ws, nullptr, id, i, nullptr);
       }
       std::vector<double> bucket_time(c.buckets.size(), 0.0);
       TimedRun r;
@@ -168,13 +172,13 @@ int run(Session& s) {
           evicted_bytes += grads.size();
         }
         if (ro.barrier()) SP_MPI_CHECK(MPI_Barrier(s.comm));
-        r.samples.push_back(run_iteration(c, grads.data(), dt, *transport, ws, &samples, id, i, &bucket_time));
+        r.samples.push_back(run_iteration(c, grads.data(), dt, transport, ws, &samples, id, i, &bucket_time));
       }
       double rq1 = thread_runqueue_wait_seconds();
       r.runqueue_wait_s = rq0 >= 0 && rq1 >= 0 ? rq1 - rq0 : -1;
       // Verification: pattern in, one iteration, exact expected result out.
       grads = pattern;
-      run_iteration(c, grads.data(), dt, *transport, ws, nullptr, id, -1, nullptr);
+      run_iteration(c, grads.data(), dt, transport, ws, nullptr, id, -1, nullptr);
       long long wrong = static_cast<long long>(count_mismatches(grads.data(), want.data(), n, dt));
       SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG_LONG, MPI_SUM, s.comm));
       total_wrong += wrong;

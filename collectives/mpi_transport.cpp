@@ -47,6 +47,7 @@ class MpiTransport final : public Transport {
   std::string_view name() const override { return "mpi"; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  std::string describe() const override { return "MPI point-to-point and MPI_Allreduce"; }
 
   Request post_send(const void* data, std::size_t count, Dtype d, int peer, int tag) override {
     Request r{acquire()};

@@ -1,6 +1,7 @@
 // The lists of allreduce algorithms and of transports. Adding one = one .cpp file + one line here.
 #include <array>
 #include <string>
+#include <vector>
 
 #include "allreduce.hpp"
 #include "core/error.hpp"
@@ -9,7 +10,10 @@ namespace sp::coll {
 
 namespace {
 constexpr std::array kAlgorithms{
-    Algorithm{"mpi", "the transport library's own allreduce: MPI_Allreduce (reference)", allreduce_library},
+    Algorithm{"mpi", "MPI_Allreduce, the reference of every backend", allreduce_library, "mpi"},
+#ifdef SCALEPROBE_HAVE_GLOO
+    Algorithm{"gloo", "Gloo's own ring allreduce (with --backend gloo)", allreduce_library, "gloo"},
+#endif
     Algorithm{"naive", "every rank sends to rank 0, which reduces and sends the result back", allreduce_naive},
     Algorithm{"tree", "binary-tree reduce to rank 0, then binary-tree broadcast", allreduce_tree},
     Algorithm{"ring", "ring reduce-scatter then ring allgather, pipelined in chunks", allreduce_ring},
@@ -18,6 +22,10 @@ constexpr std::array kAlgorithms{
 };
 constexpr std::array kTransports{
     TransportKind{"mpi", "MPI point-to-point (MPI_Isend / MPI_Irecv), MPI_Allreduce", make_mpi_transport},
+#ifdef SCALEPROBE_HAVE_GLOO
+    TransportKind{"gloo", "Gloo over TCP (unbound buffers), its ring allreduce; connected through MPI",
+                  make_gloo_transport},
+#endif
 };
 
 // The entry called name, or an error listing every entry's name.
@@ -37,7 +45,26 @@ std::span<const Algorithm> algorithms() { return kAlgorithms; }
 
 const Algorithm& find_algorithm(std::string_view name) { return find_by_name(kAlgorithms, name, "algorithm"); }
 
+std::vector<std::string> algorithm_names(std::string_view backend) {
+  std::vector<std::string> names;
+  for (const Algorithm& a : kAlgorithms)
+    if (a.transport.empty() || a.transport == "mpi" || a.transport == backend) names.emplace_back(a.name);
+  return names;
+}
+
+Transport& transport_for(const Algorithm& a, Transport& mpi, Transport& backend) {
+  if (a.transport.empty() || a.transport == backend.name()) return backend;
+  if (a.transport == mpi.name()) return mpi;
+  fail("algorithm '{}' runs on the {} transport only (--backend {})", a.name, a.transport, a.transport);
+}
+
 std::span<const TransportKind> transports() { return kTransports; }
+
+std::vector<std::string> transport_names() {
+  std::vector<std::string> names;
+  for (const TransportKind& t : kTransports) names.emplace_back(t.name);
+  return names;
+}
 
 const TransportKind& find_transport(std::string_view name) { return find_by_name(kTransports, name, "transport"); }
 

@@ -1,7 +1,7 @@
 // The point-to-point layer the allreduce schedules (naive, tree, ring, Rabenseifner) are written
 // against, so one schedule runs on every communication library: post a send, post a receive, wait,
 // reduce locally, plus the library's own allreduce as the reference beside them. One
-// implementation per library (mpi_transport.cpp; Gloo and NCCL are issue 17's next slices), listed
+// implementation per library (mpi_transport.cpp, gloo_transport.cpp; NCCL is issue 17's next slice), listed
 // in transports() (registry.cpp): adding a transport is one file and one registry entry.
 #pragma once
 #include <mpi.h>
@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "collectives/datatypes.hpp"
 
@@ -28,6 +30,8 @@ class Transport {
   virtual std::string_view name() const = 0;
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // The library and how it is set up, for provenance: "Gloo 0.5.0, TCP on host vm".
+  virtual std::string describe() const = 0;
 
   // count elements of d at data, to or from rank peer. Messages between a pair of ranks with the
   // same tag match in the order they were posted. Errors throw sp::Error.
@@ -71,9 +75,13 @@ struct TransportKind {
   std::unique_ptr<Transport> (*make)(MPI_Comm comm);
 };
 std::span<const TransportKind> transports();
+std::vector<std::string> transport_names();  // for --backend: the transports this build has
 const TransportKind& find_transport(std::string_view name);  // throws sp::Error listing the choices
 
 // MPI point-to-point on comm (not owned), MPI_Allreduce as the library allreduce.
 std::unique_ptr<Transport> make_mpi_transport(MPI_Comm comm);
+// Gloo's TCP pairs among comm's ranks, connected through comm (collective); Gloo's ring allreduce.
+// Only in builds with Gloo (SCALEPROBE_HAVE_GLOO; gloo_transport.cpp).
+std::unique_ptr<Transport> make_gloo_transport(MPI_Comm comm);
 
 }  // namespace sp::coll

@@ -207,7 +207,7 @@ Provenance collect_provenance(const Session& s) {
     std::string k(kv.substr(0, eq)), v(kv.substr(eq + 1));
     if (k.starts_with("SLURM_")) p.slurm.emplace_back(k, v);
     else if (has_prefix(k, {"OMP_", "OPENBLAS_", "GOTO_", "MKL_", "KMP_", "GOMP_", "ONEDNN_", "DNNL_", "OMPI_", "MPICH_",
-                             "I_MPI_", "UCX_", "NCCL_", "PMIX_RANK", "SCALEPROBE_"}))
+                             "I_MPI_", "UCX_", "NCCL_", "GLOO_", "PMIX_RANK", "SCALEPROBE_"}))
       p.env.emplace_back(k, v);
   }
   std::sort(p.slurm.begin(), p.slurm.end());

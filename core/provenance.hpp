@@ -17,7 +17,7 @@ struct Provenance {
   KeyValues run;    // program, command line, hosts, ranks, threads, versions, build, git, clocks, load
   KeyValues slurm;  // every SLURM_* environment variable
   KeyValues env;    // variables that change kernels (OMP_*, OPENBLAS_*, GOTO_*, MKL_*, KMP_*, GOMP_*,
-                    // ONEDNN_*, DNNL_*) or the transport (OMPI_*, MPICH_*, I_MPI_*, UCX_*, NCCL_*), SCALEPROBE_*
+                    // ONEDNN_*, DNNL_*) or the transport (OMPI_*, MPICH_*, I_MPI_*, UCX_*, NCCL_*, GLOO_*), SCALEPROBE_*
   void add(std::string key, std::string value) { run.emplace_back(std::move(key), std::move(value)); }
   const std::string* find(const std::string& key) const;
 };

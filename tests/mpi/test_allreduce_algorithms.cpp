@@ -1,5 +1,6 @@
 // Every registered allreduce algorithm against an exactly known answer, at whatever rank count
-// mpiexec started (CTest runs 1, 2, 3, 4, 5 and 8). Inputs are the harness's verification pattern
+// mpiexec started (CTest runs 1, 2, 3, 4, 5 and 8), on the transport SP_TRANSPORT names (default
+// mpi; CTest runs gloo too): the schedules on it and its library's own allreduce. Inputs are the harness's verification pattern
 // (collectives/harness.hpp): pseudo-random small integers from (rank, index) with no short period
 // across elements or ranks, ranged per dtype and rank count so every partial sum is exact (the
 // derivation is in harness.cpp). Every rank computes the expected reduction itself; results must
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -20,6 +22,7 @@
 #include "collectives/allreduce.hpp"
 #include "collectives/bf16.hpp"
 #include "collectives/harness.hpp"
+#include "tests/lib/optional_part.hpp"
 
 namespace sp::coll {
 namespace {
@@ -65,6 +68,31 @@ double load(const std::byte* buf, std::size_t i, Dtype d) {
   return 0;
 }
 
+std::string transport_name() {
+  const char* name = std::getenv("SP_TRANSPORT");
+  return name && *name ? name : "mpi";
+}
+
+// The algorithms' data on MPI_COMM_WORLD's ranks (made after MPI_Init, on first use: collective).
+Transport& world_transport() {
+  static const std::unique_ptr<Transport> world = find_transport(transport_name()).make(MPI_COMM_WORLD);
+  return *world;
+}
+
+// The algorithms this transport runs: every schedule and its library's own allreduce.
+std::vector<Algorithm> algorithms_on_transport() {
+  std::vector<Algorithm> v;
+  for (const Algorithm& a : algorithms())
+    if (a.transport.empty() || a.transport == transport_name()) v.push_back(a);
+  return v;
+}
+
+bool transport_built() {
+  for (const std::string& t : transport_names())
+    if (t == transport_name()) return true;
+  return false;
+}
+
 struct Case {
   Dtype dtype;
   Op op;
@@ -81,9 +109,7 @@ void run_case(const Algorithm& algo, const Case& c, Workspace& workspace, int ra
   const std::vector<std::byte> original = input;
   std::byte* result = c.in_place ? input.data() : output.data();
 
-  // The algorithms' data through MPI on MPI_COMM_WORLD (made after MPI_Init, on first use).
-  static const std::unique_ptr<Transport> world = make_mpi_transport(MPI_COMM_WORLD);
-  algo.run(AllreduceArgs{input.data(), result, c.count, c.dtype, c.op, world.get(), &workspace, c.chunk_bytes});
+  algo.run(AllreduceArgs{input.data(), result, c.count, c.dtype, c.op, &world_transport(), &workspace, c.chunk_bytes});
 
   const std::string what = fmt::format(
       "{} dtype={} op={} count={} chunk_bytes={} {} ranks={} rank={}", algo.name, name(c.dtype),
@@ -103,7 +129,15 @@ void run_case(const Algorithm& algo, const Case& c, Workspace& workspace, int ra
 
 class AllreduceAlgorithms : public ::testing::TestWithParam<Algorithm> {};
 
+// A transport this build lacks (Gloo not found at configure time) shows as Not Run, not Passed.
+void skip_unless_built() {
+  if (!transport_built())
+    SP_SKIP_OPTIONAL_PART(transport_name(), "this build has no " + transport_name() + " transport (configure found no library)");
+}
+
 TEST_P(AllreduceAlgorithms, ExactForEveryDtypeOpCountAndPlacement) {
+  skip_unless_built();
+  if (::testing::Test::IsSkipped() || ::testing::Test::HasFailure()) return;
   int rank = 0, p = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &p);
@@ -127,8 +161,14 @@ TEST_P(AllreduceAlgorithms, ExactForEveryDtypeOpCountAndPlacement) {
       }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, AllreduceAlgorithms, ::testing::ValuesIn(algorithms()),
+INSTANTIATE_TEST_SUITE_P(All, AllreduceAlgorithms, ::testing::ValuesIn(algorithms_on_transport()),
                          [](const auto& info) { return std::string(info.param.name); });
+
+TEST(AllreduceTransport, IsBuilt) {
+  skip_unless_built();
+  if (::testing::Test::IsSkipped() || ::testing::Test::HasFailure()) return;
+  EXPECT_EQ(world_transport().name(), transport_name());
+}
 
 }  // namespace
 }  // namespace sp::coll
