@@ -2,6 +2,10 @@
 # mpirun at 1-4 ranks, so one test can compare runs at different rank counts.
 sp_add_trainer_test(test_dp_train TRAINER gpt_train LABEL mpi TIMEOUT 600
                     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_dp_train.cpp LINK scaleprobe_core)
+# SCALEPROBE_HAVE_GLOO comes with the collectives library; the Gloo case is Not Run without it.
+target_link_libraries(test_dp_train PRIVATE scaleprobe_collectives)
+target_compile_definitions(test_dp_train PRIVATE
+                           SCALEPROBE_OPTIONAL_PARTS_FILE="${PROJECT_SOURCE_DIR}/tests/optional-parts.txt")
 
 # resnet_train on the engine (label mpi): strong scaling with frozen BN (--bn-eval) follows the
 # 1-rank curve at 1-4 ranks; batch statistics per rank; weak scaling trains.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/trace.hpp"
+#include "tests/lib/optional_part.hpp"
 #include "tests/lib/trainer_test.hpp"
 
 namespace fs = std::filesystem;
@@ -146,6 +147,27 @@ TEST_F(DataParallel, AFailingRankEndsTheWholeJobQuickly) {
     EXPECT_NE(read_file(path("f.log")).find("injected fault"), std::string::npos) << read_file(path("f.log"));
     EXPECT_FALSE(fs::exists(path("f.h5")));
   }
+}
+
+// The buckets on Gloo (--backend gloo): every algorithm there (Gloo's own allreduce and the
+// schedules on its TCP pairs, MPI_Allreduce beside them) x three caps, each step verified against
+// MPI_Allreduce, follows the 1-rank curve of the MPI backend at 2 and 3 ranks.
+TEST_F(DataParallel, GlooBackendFollowsTheOneRankCurve) {
+#ifndef SCALEPROBE_HAVE_GLOO
+  SP_SKIP_OPTIONAL_PART("gloo", "this build has no Gloo transport");
+#else
+  const std::string cases = "-s 18 --global-batch 12 -a all --bucket-cap-mb tensor,0.01,25 --verify-steps 18 --check-sync-every 1";
+  ASSERT_EQ(train(1, cases + " -o " + path("g1.h5"), "g1.log"), 0);
+  const std::vector<double> reference = losses("g1.h5");
+  for (int p : {2, 3}) {
+    const std::string name = "gloo" + std::to_string(p);
+    ASSERT_EQ(train(p, cases + " --backend gloo -o " + path(name + ".h5"), name + ".log"), 0);
+    expect_same_curve(reference, losses(name + ".h5"), std::to_string(p) + " ranks on gloo");
+    const sp::TraceReader r(path(name + ".h5"));
+    EXPECT_EQ(r.root_attribute("backend"), "gloo");
+    EXPECT_EQ(r.read_table("cases").rows(), 18u);  // 6 algorithms (mpi, gloo and the 4 schedules) x 3 caps
+  }
+#endif
 }
 
 }  // namespace

@@ -21,11 +21,12 @@ TraceWriter open_train_trace(const Session& s, const RunOptions& run) {
 
 std::string gradient_plan_line(const dp::DataParallelPlan& plan) {
   if (plan.local_sgd > 0)
-    return fmt::format("local SGD: parameters averaged every {} step(s) with {}", plan.local_sgd,
-                       plan.cases[0].algorithm->name);
+    return fmt::format("local SGD: parameters averaged every {} step(s) with {}{}", plan.local_sgd,
+                       plan.cases[0].algorithm->name, plan.backend == "mpi" ? "" : fmt::format(" on {}", plan.backend));
   std::string cases;
   for (const auto& c : plan.cases) cases += fmt::format("{}{}/{}", cases.empty() ? "" : ", ", c.algorithm->name, c.cap.label);
-  return fmt::format("gradients: bucketed allreduce (algorithm/cap MiB: {}), {}", cases,
+  return fmt::format("gradients: bucketed allreduce (algorithm/cap MiB: {}){}, {}", cases,
+                     plan.backend == "mpi" ? "" : fmt::format(" on {}", plan.backend),
                      plan.overlap ? "overlapped with backward" : "after backward (no overlap)");
 }
 

@@ -42,13 +42,13 @@ DataParallelEngine::DataParallelEngine(const Session& session, const DataParalle
       numel_(layout.total_numel()),
       layout_(layout),
       first_step_(first_step),
-      reducer_(session.comm, grads, layout) {
+      reducer_(session.comm, grads, layout, plan.backend) {
   if (plan.fault.kind != Fault::Kind::none && plan.fault.rank == session.rank) fault_.emplace(plan.fault);
   if (session.size > 1 && session.thread_level < MPI_THREAD_SERIALIZED)
     fail("the data-parallel engine needs MPI_THREAD_SERIALIZED, MPI provides level {}", session.thread_level);
   SP_MPI_CHECK(MPI_Comm_dup(session.comm, &comm_));
   SP_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
-  transport_ = coll::make_mpi_transport(comm_);
+  transports_ = coll::BackendOption{plan.backend}.make(comm_);
 }
 
 DataParallelEngine::~DataParallelEngine() { MPI_Comm_free(&comm_); }
@@ -125,7 +125,7 @@ void DataParallelEngine::average_parameters(bool verify) {
   std::vector<double> before;
   if (verify) before.assign(params_, params_ + numel_);
   const ReductionCase& c = plan_.cases[std::size_t(configured_case_ < 0 ? 0 : configured_case_)];
-  coll::AllreduceArgs a{params_, params_, numel_, coll::Dtype::f32, coll::Op::sum, transport_.get(), &workspace_,
+  coll::AllreduceArgs a{params_, params_, numel_, coll::Dtype::f32, coll::Op::sum, &transports_.for_algorithm(*c.algorithm), &workspace_,
                         plan_.chunk_bytes};
   c.algorithm->run(a);
   const float scale = 1.0f / float(session_.size);
@@ -270,6 +270,7 @@ void DataParallelEngine::write_trace(TraceWriter& trace) {
                     "per-phase statistics over the summarised steps (first round of cases and verified steps excluded)");
 
   trace.set_attribute("scaling", plan_.scaling);
+  trace.set_attribute("backend", plan_.backend);
   trace.set_attribute("micro_batch", std::int64_t(plan_.micro_batch));
   trace.set_attribute("accum_steps", std::int64_t(plan_.accum_steps));
   trace.set_attribute("global_batch", std::int64_t(plan_.global_batch));

@@ -26,6 +26,7 @@
 #include "core/samples.hpp"
 #include "core/trace.hpp"
 #include "trainers/dp/fault.hpp"
+#include "collectives/backend.hpp"
 #include "trainers/dp/options.hpp"
 #include "trainers/dp/reducer.hpp"
 #include "trainers/dp/step_log.hpp"
@@ -110,7 +111,7 @@ class DataParallelEngine {
   coll::GradientLayout layout_;
   int first_step_;
   MPI_Comm comm_ = MPI_COMM_NULL;  // the main thread's collectives (loss, averaging, hashes)
-  std::unique_ptr<coll::Transport> transport_;  // local SGD's parameter averaging, on comm_
+  coll::Backends transports_;  // local SGD's parameter averaging, on comm_
   GradientReducer reducer_;
   int configured_case_ = -1;
   int synced_steps_ = 0;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "collectives/backend.hpp"
 #include "core/options.hpp"
 #include "core/program.hpp"
 
@@ -13,6 +14,8 @@ void add_data_parallel_options(CLI::App& app, DataParallelOptions& o) {
   app.add_option("-a,--algorithm", o.algorithms,
                  fmt::format("gradient allreduce algorithm(s), comma-separated or all; several are cycled step by step ({})", algos))
       ->capture_default_str();
+  app.add_option("--backend", o.backend, "communication library the gradient buckets (and --local-sgd averaging) use")
+      ->check(CLI::IsMember(coll::transport_names()))->capture_default_str();
   app.add_option("--bucket-cap-mb", o.bucket_caps,
                  "bucket cap(s) in MiB (first bucket 1 MiB, as DDP), 'tensor' or 'all'; several are cycled step by step")
       ->capture_default_str();
@@ -105,9 +108,14 @@ DataParallelPlan make_plan(const DataParallelOptions& o, int batch, int nranks) 
   p.global_batch = p.micro_batch * p.accum_steps * nranks;
   if (o.local_sgd > 0 && o.accum_steps > 1)
     throw UsageError("--local-sgd and --accum-steps > 1 exclude each other");
-  std::vector<std::string> all;
-  for (const auto& a : coll::algorithms()) all.emplace_back(a.name);
-  for (const std::string& a : parse_choice_list(o.algorithms, all, "algorithm")) {
+  p.backend = o.backend;
+  std::vector<std::string> names;
+  try {
+    names = coll::BackendOption{o.backend}.parse_algorithms(o.algorithms);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("--algorithm: {}", e.what()));
+  }
+  for (const std::string& a : names) {
     const coll::Algorithm* alg = nullptr;
     try {
       alg = &coll::find_algorithm(a);

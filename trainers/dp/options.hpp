@@ -15,6 +15,7 @@ namespace sp::dp {
 
 struct DataParallelOptions {
   std::string algorithms = "ring";  // comma-separated, or "all"
+  std::string backend = "mpi";      // the transport the buckets travel on (collectives/backend.hpp)
   std::string bucket_caps = "25";   // comma-separated
   int chunk_kib = 1024;
   bool no_overlap = false;
@@ -27,7 +28,7 @@ struct DataParallelOptions {
   std::string inject_fault;
 };
 
-// Adds --algorithm, --bucket-cap-mb, --chunk-kib, --no-overlap, --scaling, --global-batch, --accum-steps,
+// Adds --algorithm, --backend, --bucket-cap-mb, --chunk-kib, --no-overlap, --scaling, --global-batch, --accum-steps,
 // --local-sgd, --verify-steps, --check-sync-every, --inject-fault.
 void add_data_parallel_options(CLI::App& app, DataParallelOptions& o);
 
@@ -44,6 +45,7 @@ struct Fault {
 
 struct DataParallelPlan {
   std::string scaling;   // "strong" (--global-batch) or "weak" (--batch per rank)
+  std::string backend = "mpi";
   int micro_batch = 0;   // rows each rank forwards at once
   int accum_steps = 1;   // micro-batches per optimizer step (no synchronisation before the last)
   int global_batch = 0;  // micro_batch x accum_steps x ranks: rows per optimizer step

@@ -38,12 +38,13 @@ std::vector<BucketSlice> bucket_slices(const coll::GradientLayout& layout, const
   return out;
 }
 
-GradientReducer::GradientReducer(MPI_Comm comm, float* grads, const coll::GradientLayout& layout)
+GradientReducer::GradientReducer(MPI_Comm comm, float* grads, const coll::GradientLayout& layout,
+                                 const std::string& backend)
     : grads_(grads), layout_(layout) {
   SP_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
   SP_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
   SP_MPI_CHECK(MPI_Comm_size(comm_, &nranks_));
-  transport_ = coll::make_mpi_transport(comm_);
+  transports_ = coll::BackendOption{backend}.make(comm_);
   thread_ = std::thread([this] { communication_loop(); });
 }
 
@@ -68,6 +69,7 @@ void GradientReducer::configure(const coll::Algorithm& algorithm, const coll::Bu
   std::lock_guard lock(mutex_);
   if (in_step_) fail("GradientReducer::configure inside a step");
   algorithm_ = &algorithm;
+  transport_ = &transports_.for_algorithm(algorithm);
   chunk_bytes_ = chunk_bytes;
   buckets_ = bucket_slices(layout_, cap);
 }
@@ -141,7 +143,7 @@ void GradientReducer::communication_loop() {
         t.peers_s = wall_seconds() - t.start_s;
       }
       if (verify_) std::copy(p, p + b.numel, snapshot_.begin() + std::ptrdiff_t(b.offset));
-      coll::AllreduceArgs a{p, p, b.numel, coll::Dtype::f32, coll::Op::sum, transport_.get(), &workspace_, chunk_bytes_};
+      coll::AllreduceArgs a{p, p, b.numel, coll::Dtype::f32, coll::Op::sum, transport_, &workspace_, chunk_bytes_};
       algorithm_->run(a);
       if (scale_ != 1.0f)
         for (std::size_t j = 0; j < b.numel; ++j) p[j] *= scale_;

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "collectives/allreduce.hpp"
+#include "collectives/backend.hpp"
 #include "collectives/buckets.hpp"
 
 namespace sp::dp {
@@ -72,7 +73,8 @@ class GradientReducer {
  public:
   // comm is duplicated so the engine's messages never match anyone else's. grads: the flat
   // buffer (forward order, layout.total_numel() floats), which must outlive the reducer.
-  GradientReducer(MPI_Comm comm, float* grads, const coll::GradientLayout& layout);
+  // backend: the transport the buckets travel on (collectives/backend.hpp), connected here.
+  GradientReducer(MPI_Comm comm, float* grads, const coll::GradientLayout& layout, const std::string& backend);
   ~GradientReducer();
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
@@ -102,7 +104,8 @@ class GradientReducer {
   void communication_loop();
 
   MPI_Comm comm_ = MPI_COMM_NULL;             // the communication thread's own
-  std::unique_ptr<coll::Transport> transport_;  // the buckets' data, on comm_
+  coll::Backends transports_;                  // the buckets' data, on comm_
+  coll::Transport* transport_ = nullptr;       // the configured algorithm's
   int nranks_ = 1;
   float* grads_;
   coll::GradientLayout layout_;
