@@ -1,0 +1,46 @@
+#include "collectives/gpu/device.hpp"
+
+#include <cstdlib>
+
+#include "core/error.hpp"
+
+namespace sp::coll::gpu {
+namespace {
+constexpr const char* kLocalRankVariables[] = {"SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+                                               "PMI_LOCAL_RANK"};
+}  // namespace
+
+int local_rank(const std::map<std::string, std::string>& env) {
+  for (const char* name : kLocalRankVariables) {
+    const auto it = env.find(name);
+    if (it == env.end()) continue;
+    const std::string& text = it->second;
+    char* end = nullptr;
+    const long value = std::strtol(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || value < 0 || value > 1 << 20)
+      fail("{}='{}': expected a local rank index from 0", name, text);
+    return static_cast<int>(value);
+  }
+  return -1;
+}
+
+std::map<std::string, std::string> launcher_environment() {
+  std::map<std::string, std::string> env;
+  for (const char* name : kLocalRankVariables)
+    if (const char* value = std::getenv(name)) env[name] = value;
+  return env;
+}
+
+int select_device(int local_rank, int device_count) {
+  if (device_count <= 0) fail("no CUDA device visible to this rank (CUDA_VISIBLE_DEVICES, the job's --gpus)");
+  if (device_count == 1) return 0;
+  if (local_rank < 0)
+    fail("{} CUDA devices visible and no local rank in the environment (SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, "
+         "MPI_LOCALRANKID): launch with srun or mpirun, or bind one device per rank",
+         device_count);
+  if (local_rank >= device_count)
+    fail("local rank {} but only {} CUDA devices on this node: at most one rank per GPU", local_rank, device_count);
+  return local_rank;
+}
+
+}  // namespace sp::coll::gpu

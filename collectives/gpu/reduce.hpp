@@ -1,0 +1,25 @@
+// The device side of a GPU transport: a local reduction for our own schedules and the
+// verification's count of wrong elements, both on the device (CUDA kernels in reduce.cu), for
+// every Dtype and Op. Pointers are device memory; the calls are ordered on `stream` and return
+// after enqueueing (count_mismatches waits for its result). CUDA errors are sp::Error.
+#pragma once
+#include <cstddef>
+
+#include "collectives/datatypes.hpp"
+
+struct CUstream_st;
+
+namespace sp::coll::gpu {
+
+using Stream = CUstream_st*;  // cudaStream_t, without including the CUDA headers here
+
+// inout[i] = op(inout[i], in[i]) for i < count.
+void reduce(void* inout, const void* in, std::size_t count, Dtype d, Op o, Stream stream);
+
+// Elements i < count with got[i] != want[i] (compared as values; bf16 as its bits).
+unsigned long long count_mismatches(const void* got, const void* want, std::size_t count, Dtype d, Stream stream);
+
+// Devices visible to this process (0 when there is no driver or no device; never throws).
+int device_count();
+
+}  // namespace sp::coll::gpu
