@@ -38,9 +38,11 @@ TITLES = {"allreduce": "Allreduce algorithms vs MPI_Allreduce (same run)",
           "ddp": "Data-parallel gpt_train vs PyTorch DDP (gloo), per bucket cap",
           "weak": "Weak scaling efficiency t(1 rank) / t(2 ranks), same cap",
           "strong": "Strong scaling efficiency t(1 rank) / (2 t(2 ranks)), same cap and global batch",
+          "gloo": "On Gloo: Gloo's allreduce and the schedules vs MPI_Allreduce (same run); Gloo's allreduce "
+                  "timed by allreduce_perf vs PyTorch's",
           "isa": "Portable build (baseline x86-64-v3, kernel variant chosen at run time) vs a native build "
                  "(-march=native), 1 rank"}
-DEFAULT_ONLY = "allreduce,gpt,resnet,ddp,weak,strong"  # isa needs a second build: --only isa --native-build-dir
+DEFAULT_ONLY = "allreduce,gloo,gpt,resnet,ddp,weak,strong"  # isa needs a second build: --only isa --native-build-dir
 
 
 def cpu_id() -> str:
@@ -69,6 +71,20 @@ def run_pass(ctx: Context, plan: dict, p: int, only: set[str], inits: dict, root
             if alg != "mpi":
                 rows.append(Row("allreduce", f"{alg} {nbytes} B", p, alg, "MPI_Allreduce", "time_us", us,
                                 t[("mpi", nbytes)], "both", rel(trace, root), rel(trace, root)))
+    if "gloo" in only:
+        cfg = plan["gloo"]
+        sides = {"ours": lambda: runs.gloo_run(ctx, cfg, p), "peer": lambda: runs.torch_gloo_run(ctx, cfg, p)}
+        out = {k: sides[k]() for k in ordered(p, "ours", "peer")}
+        t, torch_t = runs.allreduce_times(out["ours"]), runs.torch_gloo_times(out["peer"])
+        for (alg, nbytes), us in t.items():
+            if alg != "mpi":
+                ours = "Gloo allreduce" if alg == "gloo" else f"{alg} on Gloo"
+                rows.append(Row("gloo", f"{alg} {nbytes} B", p, ours, "MPI_Allreduce", "time_us", us,
+                                t[("mpi", nbytes)], "both", rel(out["ours"], root), rel(out["ours"], root)))
+            if alg == "gloo":
+                rows.append(Row("gloo", f"gloo {nbytes} B vs PyTorch", p, "Gloo allreduce in allreduce_perf",
+                                "PyTorch Gloo allreduce", "time_us", us, torch_t[nbytes], first,
+                                rel(out["ours"], root), rel(out["peer"], root)))
     for kind in ("gpt", "resnet"):
         if kind not in only:
             continue

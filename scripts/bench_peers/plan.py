@@ -9,6 +9,10 @@ same session, alternating which side runs first from pass to pass (A B, B A, A B
 - ``ddp``: data-parallel gpt_train against PyTorch DDP (gloo) at each bucket cap, 2 ranks;
 - ``weak`` / ``strong``: scaling efficiency of the same cap from 1 to 2 ranks, scaleprobe's
   against PyTorch DDP's (weak: the batch per rank fixed; strong: the global batch fixed);
+- ``gloo``: on the Gloo backend (allreduce_perf --backend gloo), Gloo's own allreduce and each of
+  scaleprobe's schedules against MPI_Allreduce in the same run, and Gloo's allreduce as timed by
+  allreduce_perf against PyTorch's (torch.distributed gloo), 2 ranks, unbound (Gloo's network thread
+  needs a core besides the rank's);
 - ``isa`` (only when asked, with --native-build-dir): the portable build's trainers against a
   native build's, same model, weights and threads (the gpt and resnet settings, most threads).
 The time metric of a side is a median (of steps, or of calls for allreduce: its t_mean_us),
@@ -21,6 +25,7 @@ PROFILES = {
     "quick": {
         "passes": 3,
         "allreduce": {"ranks": 2, "sizes": "8,64K,1M", "iters": 200},
+        "gloo": {"ranks": 2, "sizes": "1024,1048576"},
         "gpt": {"model": "gpt-tiny", "batch": 8, "steps": 10, "threads": [1]},
         "resnet": {"model": "resnet20", "batch": 32, "steps": 10, "threads": [1]},
         "ddp": {"model": "gpt-tiny", "batch": 8, "steps": 5, "caps": "1,25", "ranks": 2},
@@ -30,6 +35,7 @@ PROFILES = {
     "full": {
         "passes": 5,
         "allreduce": {"ranks": 2, "sizes": "8,1K,64K,1M,16M", "iters": 0},
+        "gloo": {"ranks": 2, "sizes": "1024,65536,1048576,16777216"},
         "gpt": {"model": "gpt-tiny", "batch": 8, "steps": 16, "threads": [1, 2]},
         "resnet": {"model": "resnet20", "batch": 32, "steps": 16, "threads": [1, 2]},
         "ddp": {"model": "gpt-tiny", "batch": 8, "steps": 8, "caps": "1,5,25,100", "ranks": 2},

@@ -109,6 +109,26 @@ def allreduce_run(ctx: Context, cfg: dict, pass_no: int) -> Path:
     return trace
 
 
+def gloo_run(ctx: Context, cfg: dict, pass_no: int) -> Path:
+    """allreduce_perf --backend gloo -a all (sizes in bytes, default iterations), ranks unbound."""
+    trace = ctx.raw / f"gloo_p{pass_no}.h5"
+    run([*mpirun(cfg["ranks"]), ctx.binary("allreduce"), "--backend", "gloo", "--sizes", cfg["sizes"], "-a", "all",
+         "--no-membw", "-q", "-o", str(trace)], trace.with_suffix(".log"), threads_env(1))
+    return trace
+
+
+def torch_gloo_run(ctx: Context, cfg: dict, pass_no: int) -> Path:
+    out = ctx.raw / f"torch_gloo_p{pass_no}.jsonl"
+    run([PYTHON, str(REPO / "collectives" / "bench_torch_gloo.py"), str(cfg["ranks"]), cfg["sizes"], str(out)],
+        out.with_suffix(".log"), threads_env(1))
+    return out
+
+
+def torch_gloo_times(path: Path) -> dict[int, float]:
+    """bytes -> t_mean_us of PyTorch's Gloo allreduce."""
+    return {d["bytes"]: float(d["t_mean_us"]) for d in map(json.loads, path.read_text().splitlines()) if d}
+
+
 def allreduce_times(trace: Path) -> dict[tuple[str, int], float]:
     """(algorithm, bytes) -> t_mean_us of that case in the run."""
     with h5py.File(trace) as f:

@@ -18,7 +18,7 @@ HIGHER_IS_BETTER = {"efficiency"}
 
 @dataclass
 class Row:
-    comparison: str   # allreduce, gpt, resnet, ddp, weak, strong
+    comparison: str   # allreduce, gloo, gpt, resnet, ddp, weak, strong
     case: str         # e.g. "ring 1M", "1 thread", "cap 25"
     pass_no: int
     ours: str         # what scaleprobe ran

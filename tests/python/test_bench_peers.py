@@ -6,7 +6,7 @@
   case has every pass, speedups point the stated way, summary.md (with the overlap table read
   from the data-parallel traces) is what the tables give;
 - a real end-to-end run (allreduce only, one pass) writes a complete campaign folder, and bad
-  command lines are one-line errors;
+  command lines are one-line errors; so does one of the gloo comparison;
 - the initial weights' fingerprint is reproducible from the recorded command.
 """
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+import optional_parts
 from helpers import REPO, build_dir, mpi_env, need_binary
 
 sys.path.insert(0, str(REPO / "scripts"))
@@ -117,6 +118,27 @@ def test_end_to_end_allreduce_only(tmp_path):
     # an existing folder is refused, not overwritten
     again = run_peers("--quick", "--only", "allreduce", "--passes", "1", "--out", str(out))
     assert again.returncode != 0 and "exists" in again.stderr
+
+
+def test_end_to_end_gloo_only(tmp_path):
+    """The gloo comparison: every algorithm on Gloo against MPI_Allreduce of the same run, and Gloo's
+    allreduce against PyTorch's, at the --quick sizes, one pass."""
+    optional_parts.importorskip("torch", "torch")
+    exe = build_dir() / "collectives" / "allreduce_perf"
+    need_binary(exe)
+    if "gloo:" not in subprocess.run([str(exe), "--help"], capture_output=True, text=True, timeout=60).stdout:
+        optional_parts.skip("gloo", "this build has no Gloo transport")
+    out = tmp_path / "campaign"
+    proc = run_peers("--quick", "--only", "gloo", "--passes", "1", "--out", str(out), "--build-dir", str(build_dir()))
+    assert proc.returncode == 0, proc.stderr
+    rows = read_tsv(out / "summary.tsv")
+    vs_mpi = [r for r in rows if r.peer == "MPI_Allreduce"]
+    vs_torch = [r for r in rows if r.peer == "PyTorch Gloo allreduce"]
+    assert {r.case.split(" ")[0] for r in vs_mpi} == {"gloo", "naive", "tree", "ring", "rabenseifner"}
+    assert len(vs_mpi) == 5 * 2 and len(vs_torch) == 2  # two --quick sizes
+    assert all(r.ours_value > 0 and r.peer_value > 0 for r in rows)
+    assert all(r.ours_file.startswith("raw/gloo_p1") for r in rows)
+    assert all(r.peer_file == "raw/torch_gloo_p1.jsonl" for r in vs_torch)
 
 
 def test_initial_weights_fingerprint_is_reproducible(tmp_path):
