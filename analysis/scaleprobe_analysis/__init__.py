@@ -20,7 +20,8 @@ Modules by layer; a module imports only from its own layer or below (tests/pytho
 __version__ = "0.1.0"  # as analysis/pyproject.toml and the C++ project (CMakeLists.txt)
 
 from .alphabeta import AlphaBetaFit, fit_alpha_beta, fit_summary
-from .campaign import Campaign, load_campaign, scan_campaign
+from .campaign import Campaign, load_campaign
+from .campaign_status import scan_campaign
 from .trace import Trace, TraceError, load_trace
 
 __all__ = ["AlphaBetaFit", "Campaign", "Trace", "TraceError", "fit_alpha_beta", "fit_summary",

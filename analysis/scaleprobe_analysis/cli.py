@@ -3,7 +3,7 @@
 Every refusal of a bad trace is reported as the single line
 ``scaleprobe-analyze: error: <file>: <problem>`` on stderr with exit status 1; usage errors
 exit with status 2 (argparse's convention). ``report`` on a folder never stops on one bad file
-(``campaign.scan_campaign``: bad and missing runs are listed in the report); it fails only when
+(``campaign_status.scan_campaign``: bad and missing runs are listed in the report); it fails only when
 no valid trace is left. Every other command, and ``report`` given one file, refuses a bad file.
 """
 from __future__ import annotations
@@ -14,7 +14,8 @@ from pathlib import Path
 
 from . import allreduce
 from .alphabeta import fit_summary
-from .campaign import Campaign, load_campaign, scan_campaign, scan_of, trace_stem
+from .campaign import Campaign, load_campaign, trace_stem
+from .campaign_status import scan_campaign, scan_of
 from .export import export
 from .compare import IMPROVEMENT, REGRESSION, STATS, compare_campaigns, render
 from .kinds import module_for

@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .campaign import CampaignScan, _relative, trace_stem
+from .campaign import trace_stem
+from .campaign_status import CampaignScan, relative_path
 from .kinds import MODULES
 from .style import status_text
 
@@ -52,7 +53,7 @@ def summary_tables(scan: CampaignScan) -> dict[str, pd.DataFrame]:
 
 def status_table(scan: CampaignScan) -> pd.DataFrame:
     return pd.DataFrame([{"point": r.point, "pass": r.pass_no, "status": r.status,
-                          "path": _relative(r.path, scan.root), "reason": r.reason, "attempts": r.attempts}
+                          "path": relative_path(r.path, scan.root), "reason": r.reason, "attempts": r.attempts}
                          for r in scan.runs], columns=["point", "pass", "status", "path", "reason", "attempts"])
 
 

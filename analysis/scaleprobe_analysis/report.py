@@ -1,6 +1,6 @@
 """The markdown report of a campaign: its status, the cross-point sections, then every trace.
 
-Order: the campaign status (``campaign.status_lines``: what was expected, what is missing,
+Order: the campaign status (``campaign_status.status_lines``: what was expected, what is missing,
 failed, incomplete or unreadable, the points and the machines), one section per sweep of each
 kind (``campaign_sections`` of ``allreduce.py``, ``bucket_sweep.py``, ``train.py``: figures
 first, then the tables), then "Per-trace details": for every valid trace its data status,
@@ -25,7 +25,8 @@ from pathlib import Path
 import pandas as pd
 
 from . import imbalance
-from .campaign import CampaignScan, Options, Section, status_lines, trace_stem
+from .campaign import Options, Section, trace_stem
+from .campaign_status import CampaignScan, status_lines
 from .kinds import module_for
 from .plots import campaign_sections, figures_for
 from .style import SIMULATED_LABEL, save_figure, status_text

@@ -14,7 +14,8 @@ import pytest
 from grid import FAILED_LOG, MANIFEST_COLUMNS, PASSES, write_manifest
 from helpers import edit_h5, markdown_rows, run_cli
 from scaleprobe_analysis import allreduce, bucket_sweep
-from scaleprobe_analysis.campaign import Options, group_points, load_campaign, scan_campaign
+from scaleprobe_analysis.campaign import Options, group_points, load_campaign
+from scaleprobe_analysis.campaign_status import scan_campaign
 from scaleprobe_analysis.trace import TraceError, load_trace
 
 BAD = {"allreduce_N4_t1_c1_mpirun": "failed", "allreduce_N8_t1_c1_mpirun": "missing",

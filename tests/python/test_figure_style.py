@@ -10,7 +10,8 @@ import matplotlib
 import pytest
 from matplotlib.text import Text
 
-from scaleprobe_analysis.campaign import Options, scan_campaign
+from scaleprobe_analysis.campaign import Options
+from scaleprobe_analysis.campaign_status import scan_campaign
 from scaleprobe_analysis.plots import campaign_sections, figures_for
 from scaleprobe_analysis.style import RC, save_figure
 from scaleprobe_analysis.trace import load_trace

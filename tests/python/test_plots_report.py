@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from helpers import ALLREDUCE_ALGORITHMS, BUCKET_ALGORITHMS, NRANKS, edit_h5
-from scaleprobe_analysis.campaign import load_campaign, scan_campaign
+from scaleprobe_analysis.campaign import load_campaign
+from scaleprobe_analysis.campaign_status import scan_campaign
 from scaleprobe_analysis.plots import figures_for, plot_campaign
 from scaleprobe_analysis.report import write_report
 from scaleprobe_analysis.trace import load_trace

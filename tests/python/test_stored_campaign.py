@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from scaleprobe_analysis import allreduce, bucket_sweep
-from scaleprobe_analysis.campaign import scan_campaign, sweeps
+from scaleprobe_analysis.campaign import sweeps
+from scaleprobe_analysis.campaign_status import scan_campaign
 from scaleprobe_analysis.report import write_report
 from scaleprobe_analysis.train_tables import scaling_groups
 
