@@ -17,20 +17,13 @@
 #include <cstring>
 
 #include "collectives/allreduce.hpp"
+#include "collectives/blocks.hpp"
 
 namespace sp::coll {
 namespace {
 
 constexpr int kTag = 0x5c04;  // distinct per algorithm so back-to-back calls never cross-match
 
-// Block b has count/p elements, the first count%p blocks one more; blocks are empty if count < p.
-struct Blocks {
-  std::size_t count;
-  std::size_t p;
-  std::size_t begin(std::size_t b) const { return b * (count / p) + std::min(b, count % p); }
-  // Elements in the m consecutive blocks starting at b (contiguous in memory).
-  std::size_t span(std::size_t b, std::size_t m) const { return begin(b + m) - begin(b); }
-};
 
 }  // namespace
 

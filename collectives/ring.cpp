@@ -13,19 +13,13 @@
 #include <cstring>
 
 #include "collectives/allreduce.hpp"
+#include "collectives/blocks.hpp"
 
 namespace sp::coll {
 namespace {
 
 constexpr int kTag = 0x5c03;  // distinct per algorithm so back-to-back calls never cross-match
 
-// Block b has count/p elements, the first count%p blocks one more; blocks are empty if count < p.
-struct Blocks {
-  std::size_t count;
-  std::size_t p;
-  std::size_t begin(std::size_t b) const { return b * (count / p) + std::min(b, count % p); }
-  std::size_t size(std::size_t b) const { return count / p + (b < count % p ? 1 : 0); }
-};
 
 // One ring step: send ns elements at `out` to the right while receiving nr elements from the left
 // into `in`, both in segments of seg elements. With scratch (two segments) the incoming data is

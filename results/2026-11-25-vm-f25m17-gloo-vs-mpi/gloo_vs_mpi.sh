@@ -21,7 +21,7 @@ perf() {  # perf NAME PASS BACKEND BIND
 }
 torch_peer() {  # torch_peer PASS
   echo "torch pass $1 start load $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/raw/load.txt"
-  /usr/bin/python3 "$HERE/torch_gloo_allreduce.py" 2 "$SIZES" "$OUT/raw/torch_p$1.jsonl"
+  /usr/bin/python3 "$HERE/../../collectives/bench_torch_gloo.py" 2 "$SIZES" "$OUT/raw/torch_p$1.jsonl"
 }
 for p in $(seq 1 "$PASSES"); do
   if [ $((p % 2)) = 1 ]; then
