@@ -14,7 +14,8 @@ kind and benchmark (program), **nodes** = distinct values of the ``ranks`` table
 column (SLURMD_NODENAME, else the host; older traces: ``host``), **tasks per node** = nranks /
 nodes, **cpus per task** = the largest ``ranks.omp_threads``, **scaling** = root attribute
 ``scaling`` (absent: strong), **launcher** = ``/provenance/env`` ``SCALEPROBE_LAUNCHER`` (absent:
-unknown), and the **configuration**: the command line with the program's directory, the trace
+unknown), **backend** = ``/provenance`` ``backend`` (allreduce_perf, bucket_sweep) or the root
+attribute ``backend`` (trainers; absent: mpi), and the **configuration**: the command line with the program's directory, the trace
 and checkpoint paths (``-o/--trace``, ``--save``, ``--resume``) and ``-q/-v`` taken out, so two
 sweeps with different arguments in one folder are never mixed. Traces of one point are its
 **passes**, numbered by ``/provenance/env`` ``SCALEPROBE_PASS`` when every one has it, else 1, 2,
@@ -132,6 +133,7 @@ class PointId:
     config: str
     scaling: str
     launcher: str
+    backend: str
     ranks: int
     nodes: int
     tasks_per_node: float
@@ -140,7 +142,7 @@ class PointId:
     @property
     def sweep(self) -> tuple:
         """Points that differ only in nodes × tasks per node × cpus per task form one sweep."""
-        return (self.kind, self.bench, self.config, self.scaling, self.launcher)
+        return (self.kind, self.bench, self.config, self.scaling, self.launcher, self.backend)
 
     @property
     def layout(self) -> str:
@@ -151,7 +153,7 @@ class PointId:
     def name(self) -> str:
         """The job scripts' point name, e.g. allreduce_N2_t4_c1 (what the status section lists)."""
         return point_name(self.bench, self.nodes, f"{self.tasks_per_node:g}", self.cpus_per_task,
-                          scaling=self.scaling, launcher=self.launcher)
+                          scaling=self.scaling, launcher=self.launcher, backend=self.backend)
 
 
 @dataclass(frozen=True)
@@ -206,6 +208,8 @@ def point_of(trace: Trace) -> PointId:
     return PointId(kind=trace.kind, bench=BENCH_OF_PROGRAM.get(program, program), config=benchmark_config(trace),
                    scaling=str(trace.attrs.get("scaling", "strong")),
                    launcher=str(trace.env.get("SCALEPROBE_LAUNCHER", "unknown")),
+                   # allreduce_perf and bucket_sweep record it in provenance, the trainers as an attribute
+                   backend=str(trace.provenance.get("backend", trace.attrs.get("backend", "mpi"))),
                    ranks=ranks, nodes=nodes, tasks_per_node=tpn, cpus_per_task=cpt)
 
 

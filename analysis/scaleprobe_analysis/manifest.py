@@ -30,12 +30,14 @@ QUOTE_CHARS = 240  # an error line longer than this is cut (a launcher can print
 
 
 def point_name(bench: str, nodes, tasks_per_node, cpus_per_task, gpus="0", scaling="strong",
-               launcher="srun") -> str:
-    """The point's name as jobs/lib/common.sh's sp_point_name writes it: allreduce_N2_t1_c1[_g2][_weak][_mpirun]."""
+               launcher="srun", backend="mpi") -> str:
+    """The point's name as jobs/lib/common.sh's sp_point_name writes it:
+    allreduce_N2_t1_c1[_g2][_weak][_mpirun][_gloo]."""
     name = f"{bench}_N{nodes}_t{tasks_per_node}_c{cpus_per_task}"
     name += f"_g{gpus}" if str(gpus) not in ("", "0") else ""
     name += "_weak" if scaling == "weak" else ""
     name += f"_{launcher}" if launcher not in ("srun", "unknown", "") else ""
+    name += f"_{backend}" if backend not in ("mpi", "") else ""
     return name
 
 
@@ -76,7 +78,8 @@ def read_manifest(path: Path) -> list[Submission]:
         except ValueError as exc:
             raise ManifestError(f"{path}: line {line}: pass '{row.get('pass')}' is not a number") from exc
         name = point_name(row["benchmark"], row["nodes"], row["tasks_per_node"], row["cpus_per_task"],
-                          row.get("gpus_per_node") or "0", row.get("scaling") or "strong", row.get("launcher") or "srun")
+                          row.get("gpus_per_node") or "0", row.get("scaling") or "strong", row.get("launcher") or "srun",
+                          row.get("backend") or "mpi")
         out.append(Submission(name, pass_no, row.get("job_id", ""), row["trace"], row.get("log", ""), line))
     return out
 

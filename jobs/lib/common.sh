@@ -19,6 +19,7 @@
 #   SCALEPROBE_SRUN_FLAGS      extra srun flags, word-split (e.g. "--cpu-bind=cores")
 #   SCALEPROBE_MPIRUN_FLAGS    extra mpirun flags, word-split (e.g. "--bind-to core")
 #   SCALEPROBE_SCALING         strong (default) or weak, passed to the binary as --scaling (docs/slurm.md)
+#   SCALEPROBE_BACKEND         mpi (default) or gloo, passed to the binary as --backend unless mpi
 #   SCALEPROBE_GPUS_PER_NODE   0 (default: CPU path) or N > 0: the NCCL binaries (not in this version)
 #   SCALEPROBE_ARGS            benchmark arguments when the script gets none (word-split)
 #   SCALEPROBE_SITE_ENV        site file sourced first (default <root>/jobs/site.env if present)
@@ -42,13 +43,14 @@ sp_die()  { local rc=$1; shift; printf '%s: error: %s\n' "$SP_PROG" "$*" >&2; ex
 
 # ---------------------------------------------------------------- naming (as jobs/scaleprobe_sweep/naming.py)
 
-# sp_point_name BENCH NODES TASKS_PER_NODE CPUS_PER_TASK GPUS_PER_NODE SCALING LAUNCHER
-# e.g. allreduce_N2_t1_c1; non-default dimensions add _g<G>, _weak, _mpirun.
+# sp_point_name BENCH NODES TASKS_PER_NODE CPUS_PER_TASK GPUS_PER_NODE SCALING LAUNCHER [BACKEND]
+# e.g. allreduce_N2_t1_c1; non-default dimensions add _g<G>, _weak, _mpirun, _<backend>.
 sp_point_name() {
   local name="$1_N$2_t$3_c$4"
   [ "${5:-0}" = 0 ] || name+="_g$5"
   [ "$6" = weak ] && name+=_weak
   [ "$7" = mpirun ] && name+=_mpirun
+  [ "${8:-mpi}" = mpi ] || name+="_$8"
   printf '%s\n' "$name"
 }
 # The trace: <point>_j<job>.h5 (array tasks: _j<array job>_<task>); pass k >= 2 of a point inserts
@@ -93,11 +95,13 @@ sp_settings() {
   SP_LAUNCHER=${SCALEPROBE_LAUNCHER:-srun}
   SP_SRUN_MPI=${SCALEPROBE_SRUN_MPI:-}
   SP_SCALING=${SCALEPROBE_SCALING:-strong}
+  SP_BACKEND=${SCALEPROBE_BACKEND:-mpi}
   local g=${SCALEPROBE_GPUS_PER_NODE:-${SLURM_GPUS_PER_NODE:-0}}
   SP_GPUS=${g##*:}                           # SLURM_GPUS_PER_NODE may read "a100:4"
   sp_check_campaign "$SP_CAMPAIGN"
   case $SP_LAUNCHER in srun|mpirun) ;; *) sp_die 2 "SCALEPROBE_LAUNCHER=$SP_LAUNCHER: use srun or mpirun";; esac
   case $SP_SCALING in strong|weak) ;; *) sp_die 2 "SCALEPROBE_SCALING=$SP_SCALING: use strong or weak";; esac
+  case $SP_BACKEND in mpi|gloo) ;; *) sp_die 2 "SCALEPROBE_BACKEND=$SP_BACKEND: use mpi or gloo";; esac
   sp_is_uint "$SP_GPUS" || sp_die 2 "SCALEPROBE_GPUS_PER_NODE=$SP_GPUS: not a GPU count"
   SP_CAMPAIGN_DIR=$SP_RESULTS/$SP_CAMPAIGN
 }
@@ -241,6 +245,8 @@ sp_check_args() {
       -o*|--trace|--trace=*) sp_die 2 "do not pass $a: the job script names the trace";;
       --scaling|--scaling=*)
         sp_die 2 "do not pass $a: the sweep's scaling decides (submit-sweep --scaling, SCALEPROBE_SCALING)";;
+      --backend|--backend=*)
+        sp_die 2 "do not pass $a: the sweep's backend decides (submit-sweep --backend, SCALEPROBE_BACKEND)";;
       --global-batch|--global-batch=*)
         sp_die 2 "do not pass $a: -B N is the global batch under strong scaling and the per-rank batch under weak scaling (submit-sweep --scaling, SCALEPROBE_SCALING)";;
     esac
@@ -279,12 +285,14 @@ sp_job_main() {
   sp_check_args "$bench" ${given[@]+"${given[@]}"}
   # The binaries scale weak sizes and batches themselves (sizes and -B per rank).
   SP_ARGS=(${given[@]+"${given[@]}"} --scaling "$SP_SCALING")
-  local point; point=$(sp_point_name "$bench" "$SP_NODES" "$SP_TPN" "$SP_CPT" "$SP_GPUS" "$SP_SCALING" "$SP_LAUNCHER")
+  # The backend: only when not MPI, so MPI runs keep the command lines they always had.
+  [ "$SP_BACKEND" = mpi ] || SP_ARGS+=(--backend "$SP_BACKEND")
+  local point; point=$(sp_point_name "$bench" "$SP_NODES" "$SP_TPN" "$SP_CPT" "$SP_GPUS" "$SP_SCALING" "$SP_LAUNCHER" "$SP_BACKEND")
   SP_STEM=$point; [ "$SP_PASS" = 1 ] || SP_STEM+=_p$SP_PASS
   SP_TRACE=$SP_CAMPAIGN_DIR/${SP_STEM}_j$SP_JOBTAG.h5
   # Provenance: the binaries record every SCALEPROBE_* variable in /provenance/env.
   export SCALEPROBE_POINT=$point SCALEPROBE_PASS=$SP_PASS SCALEPROBE_CAMPAIGN=$SP_CAMPAIGN \
-         SCALEPROBE_LAUNCHER=$SP_LAUNCHER SCALEPROBE_SCALING=$SP_SCALING
+         SCALEPROBE_LAUNCHER=$SP_LAUNCHER SCALEPROBE_SCALING=$SP_SCALING SCALEPROBE_BACKEND=$SP_BACKEND
   mkdir -p "$SP_CAMPAIGN_DIR"
   [ ! -e "$SP_TRACE" ] || sp_die 2 "$SP_TRACE already exists"
   sp_launch_cmd
@@ -293,7 +301,7 @@ sp_job_main() {
   if [ "$SP_LAUNCHER" = srun ]; then launcher+=" --mpi=${SP_SRUN_MPI:-<site MpiDefault>}"
   else launcher+=" ($(sp_mpirun_flavor))"; fi
   sp_log "$bench job $SP_JOBTAG on ${SLURM_JOB_NODELIST:-?} (cluster ${SLURM_CLUSTER_NAME:-?})"
-  sp_log "point: $point pass=$SP_PASS nodes=$SP_NODES tasks_per_node=$SP_TPN cpus_per_task=$SP_CPT ranks=$SP_NTASKS gpus_per_node=$SP_GPUS scaling=$SP_SCALING launcher=$launcher"
+  sp_log "point: $point pass=$SP_PASS nodes=$SP_NODES tasks_per_node=$SP_TPN cpus_per_task=$SP_CPT ranks=$SP_NTASKS gpus_per_node=$SP_GPUS scaling=$SP_SCALING launcher=$launcher backend=$SP_BACKEND"
   [ "$SP_SUBSHAPE" = 0 ] || sp_log "array task $SLURM_ARRAY_TASK_ID runs its point inside a ${SLURM_JOB_NUM_NODES}x${SLURM_NTASKS_PER_NODE:-?}x${SLURM_CPUS_PER_TASK:-1} allocation"
   sp_log "threads: OMP_NUM_THREADS=$OMP_NUM_THREADS OMP_PROC_BIND=$OMP_PROC_BIND OMP_PLACES=$OMP_PLACES"
   sp_log "site file: ${SP_SITE_FILE:-none}"

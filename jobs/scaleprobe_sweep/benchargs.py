@@ -19,6 +19,8 @@ def problem(bench: str, args: Sequence[str]) -> Optional[str]:
             return f"do not pass {a}: the job script names the trace"
         if a == "--scaling" or a.startswith("--scaling="):
             return f"do not pass {a}: the sweep's scaling decides (submit-sweep --scaling, SCALEPROBE_SCALING)"
+        if a == "--backend" or a.startswith("--backend="):
+            return f"do not pass {a}: the sweep's backend decides (submit-sweep --backend, SCALEPROBE_BACKEND)"
         if a == "--global-batch" or a.startswith("--global-batch="):
             return (f"do not pass {a}: -B N is the global batch under strong scaling and the per-rank "
                     "batch under weak scaling (submit-sweep --scaling, SCALEPROBE_SCALING)")

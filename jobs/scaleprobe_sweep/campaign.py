@@ -32,6 +32,7 @@ class Sweep:
     gpus_per_node: int
     scaling: Tuple[str, ...]
     launcher: Tuple[str, ...]
+    backend: Tuple[str, ...]
     srun_mpi: str
     repeat: int
     args: Tuple[str, ...]
@@ -46,10 +47,10 @@ class Sweep:
     warn_before: int
 
     def points(self) -> List["Point"]:
-        """The cartesian product; passes inside scaling and launcher (so the points an array
-        can hold stay together), pass 1 of every point before pass 2 of any."""
-        return [Point(self, n, t, c, s, la, k)
-                for s in self.scaling for la in self.launcher for k in range(1, self.repeat + 1)
+        """The cartesian product; passes inside scaling, launcher and backend (so the points an
+        array can hold stay together), pass 1 of every point before pass 2 of any."""
+        return [Point(self, n, t, c, s, la, b, k)
+                for s in self.scaling for la in self.launcher for b in self.backend for k in range(1, self.repeat + 1)
                 for n in self.nodes for t in self.tasks_per_node for c in self.cpus_per_task]
 
 
@@ -61,12 +62,13 @@ class Point:
     cpus_per_task: int
     scaling: str
     launcher: str
+    backend: str
     pass_no: int
 
     @property
     def name(self) -> str:
         return naming.point_name(self.sweep.bench, self.nodes, self.tasks_per_node, self.cpus_per_task,
-                                 self.sweep.gpus_per_node, self.scaling, self.launcher)
+                                 self.sweep.gpus_per_node, self.scaling, self.launcher, self.backend)
 
     @property
     def stem(self) -> str:
@@ -211,7 +213,7 @@ def _check_unique(file: Optional[Path], sweeps: Tuple[Sweep, ...]) -> None:
             a, b = seen[p.stem].sweep.index, p.sweep.index
             if not file:
                 raise SweepError(f"point {p.name} is listed twice: check --nodes, --tasks-per-node, "
-                                 "--cpus-per-task, --scaling and --launcher")
+                                 "--cpus-per-task, --scaling, --launcher and --backend")
             which = f"sweep[{a}] lists" if a == b else f"sweep[{a}] and sweep[{b}] both list"
             raise SweepError(f"{file}: {which} point {p.name} (a trace name must be unique in a campaign)")
         seen[p.stem] = p

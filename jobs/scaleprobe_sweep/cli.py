@@ -39,6 +39,9 @@ grid and benchmark
                           (the default batch without -B) and the per-rank batch under weak
   --launcher L            srun (default) or mpirun inside the allocation (Open MPI's or
                           MPICH/Hydra's, recognised by `mpirun --version`, flags to match)
+  --backend B             mpi (default), gloo, or mpi,gloo (both): the library the collectives
+                          and the trainers' gradient buckets run on (--backend of the binaries);
+                          a non-MPI backend adds _<backend> to the point name
   --srun-mpi PLUGIN       srun --mpi plugin (default $SCALEPROBE_SRUN_MPI, else none: the
                           site's MpiDefault)
   --repeat K              K passes of every point (default 1); pass k >= 2 names its trace

@@ -17,9 +17,11 @@ from typing import Dict, Iterable, List, Optional, Set
 from .errors import SweepError
 
 COLUMNS = ("submitted_utc", "benchmark", "nodes", "tasks_per_node", "cpus_per_task", "gpus_per_node",
-           "scaling", "launcher", "pass", "status", "job_id", "trace", "log", "sbatch_command")
-# The bash submitter's manifest: no pass column (every row is pass 1).
-OLD_COLUMNS = tuple(c for c in COLUMNS if c != "pass")
+           "scaling", "launcher", "backend", "pass", "status", "job_id", "trace", "log", "sbatch_command")
+# Earlier manifests, read and rewritten in the current format before the first append: without
+# the backend column (every run was on MPI), and the bash submitter's, without pass either.
+PASS_COLUMNS = tuple(c for c in COLUMNS if c != "backend")
+OLD_COLUMNS = tuple(c for c in PASS_COLUMNS if c != "pass")
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -46,7 +48,7 @@ class Manifest:
     def __init__(self, path: Path, write: bool):
         self.path, self.write = path, write
         self.rows: List[Dict[str, str]] = []
-        self._old_format = False      # on disk without the pass column: rewritten before appending
+        self._old_format = False      # on disk in an earlier format: rewritten before appending
         self._ends_open = False       # on disk without a final newline (a writer died mid-line)
         if path.exists():
             self._read()
@@ -55,7 +57,7 @@ class Manifest:
         text = self.path.read_text(encoding="utf-8", errors="replace")
         lines = text.split("\n")
         header = tuple(lines[0].split("\t"))
-        if header == OLD_COLUMNS:
+        if header in (OLD_COLUMNS, PASS_COLUMNS):
             self._old_format = True
         elif header != COLUMNS:
             raise SweepError(f"{self.path}: not a submit-sweep manifest (its first line is not the column header)")
@@ -70,6 +72,7 @@ class Manifest:
                 continue
             row = dict(zip(header, fields))
             row.setdefault("pass", "" if row["benchmark"] == "report" else "1")
+            row.setdefault("backend", "" if row["benchmark"] == "report" else "mpi")
             self.rows.append(row)
         if skipped:
             print(f"# note: {self.path}: {skipped} malformed line(s) ignored", file=sys.stderr)
@@ -82,7 +85,7 @@ class Manifest:
         if not self.write:
             return
         if self._old_format:
-            # Convert once, whole: a file mixing 13- and 14-column lines would be unreadable.
+            # Convert once, whole: a file mixing lines of two formats would be unreadable.
             write_atomic(self.path, _line(COLUMNS) + "".join(_line(r[c] for c in COLUMNS) for r in self.rows[:-1]))
             self._old_format = self._ends_open = False
         text = _line(row[c] for c in COLUMNS)

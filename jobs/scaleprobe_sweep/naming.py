@@ -2,7 +2,7 @@
 
 The job script names its own trace (sp_point_name in jobs/lib/common.sh); the submitter must
 predict that name to resume, so the two rules are the same:
-  point  <bench>_N<nodes>_t<tasks/node>_c<cpus/task>[_g<gpus/node>][_weak][_mpirun]
+  point  <bench>_N<nodes>_t<tasks/node>_c<cpus/task>[_g<gpus/node>][_weak][_mpirun][_<backend>]
   stem   the point, plus _p<k> for pass k >= 2 (pass 1 keeps the name traces always had)
   trace  <stem>_j<job id>.h5, or <stem>_j<array job>_<task>.h5 in an array
 """
@@ -11,18 +11,21 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def variant_tag(gpus: int, scaling: str, launcher: str) -> str:
-    """The name parts of the non-default dimensions: "_g4_weak_mpirun", or ""."""
+def variant_tag(gpus: int, scaling: str, launcher: str, backend: str = "mpi") -> str:
+    """The name parts of the non-default dimensions: "_g4_weak_mpirun_gloo", or ""."""
     tag = f"_g{gpus}" if gpus else ""
     if scaling == "weak":
         tag += "_weak"
     if launcher == "mpirun":
         tag += "_mpirun"
+    if backend != "mpi":
+        tag += f"_{backend}"
     return tag
 
 
-def point_name(bench: str, nodes: int, tpn: int, cpt: int, gpus: int, scaling: str, launcher: str) -> str:
-    return f"{bench}_N{nodes}_t{tpn}_c{cpt}{variant_tag(gpus, scaling, launcher)}"
+def point_name(bench: str, nodes: int, tpn: int, cpt: int, gpus: int, scaling: str, launcher: str,
+               backend: str = "mpi") -> str:
+    return f"{bench}_N{nodes}_t{tpn}_c{cpt}{variant_tag(gpus, scaling, launcher, backend)}"
 
 
 def pass_suffix(pass_no: int) -> str:

@@ -12,6 +12,7 @@ BENCHES = ("allreduce", "bucket_sweep", "gpt_train", "resnet_train")
 TRAINERS = ("gpt_train", "resnet_train")
 SCALINGS = ("strong", "weak")
 LAUNCHERS = ("srun", "mpirun")
+BACKENDS = ("mpi", "gloo")  # --backend of the binaries (collectives/backend.hpp)
 # The program each job script runs, relative to the build folder: a build tree (its bin/ holds links
 # to the programs) or an install prefix (as in jobs/<bench>.sbatch).
 BINARIES = {
@@ -111,6 +112,7 @@ SWEEP_SETTINGS = {s.key: s for s in (
     Setting("gpus_per_node", "--gpus-per-node", "count", hint="not a GPU count"),
     Setting("scaling", "--scaling", "words", choices=SCALINGS, hint="use strong or weak"),
     Setting("launcher", "--launcher", "words", choices=LAUNCHERS, hint="use srun or mpirun"),
+    Setting("backend", "--backend", "words", choices=BACKENDS, hint="use mpi or gloo"),
     Setting("srun_mpi", "--srun-mpi", "text", pattern=r"[A-Za-z0-9_]*", hint="not a plugin name"),
     Setting("repeat", "--repeat", "count", minimum=1, hint="not a positive number of passes"),
     Setting("args", None, "texts"),
@@ -136,7 +138,7 @@ def sweep_defaults(env: Dict[str, str]) -> Dict[str, Any]:
     srun plugin means the site's MpiDefault (srun without --mpi)."""
     d = {
         "nodes": (1,), "tasks_per_node": (1,), "cpus_per_task": (1,), "gpus_per_node": 0,
-        "scaling": ("strong",), "repeat": 1, "args": (), "time": "00:10:00", "partition": "",
+        "scaling": ("strong",), "backend": ("mpi",), "repeat": 1, "args": (), "time": "00:10:00", "partition": "",
         "account": "", "qos": "", "sbatch_options": (), "array_mode": False, "requeue": False,
         "warn_before": 120, "shared": False,
     }

@@ -65,7 +65,7 @@ def point_columns(p: Point) -> Dict[str, object]:
     """The manifest columns that say which point and pass a line is about."""
     return {"benchmark": p.sweep.bench, "nodes": p.nodes, "tasks_per_node": p.tasks_per_node,
             "cpus_per_task": p.cpus_per_task, "gpus_per_node": p.sweep.gpus_per_node, "scaling": p.scaling,
-            "launcher": p.launcher, "pass": p.pass_no}
+            "launcher": p.launcher, "backend": p.backend, "pass": p.pass_no}
 
 
 class Submitter:
@@ -178,8 +178,9 @@ class Submitter:
         say(f"#   -> job {job}")
         return job, line
 
-    def export(self, s: Sweep, scaling: str, launcher: str) -> str:
+    def export(self, s: Sweep, scaling: str, launcher: str, backend: str) -> str:
         e = self.export_base() + (f",SCALEPROBE_SCALING={scaling},SCALEPROBE_LAUNCHER={launcher}"
+                                  + (f",SCALEPROBE_BACKEND={backend}" if backend != "mpi" else "")
                                   + (f",SCALEPROBE_SRUN_MPI={s.srun_mpi}" if s.srun_mpi else "")
                                   + f",SCALEPROBE_GPUS_PER_NODE={s.gpus_per_node}")
         return e + (",SCALEPROBE_REQUEUE=1" if s.requeue else "")
@@ -200,12 +201,12 @@ class Submitter:
         self.manifest.add(submitted_utc=utc(), **point_columns(p), status="submitted", job_id=job,
                           trace=self.cdir / naming.trace_name(p.stem, job), log=log, sbatch_command=line)
 
-    def submit_group(self, s: Sweep, scaling: str, launcher: str, todo: List[Point]) -> None:
-        """The points of one sweep that share scaling and launcher: one job each, or one array."""
-        tag = naming.variant_tag(s.gpus_per_node, scaling, launcher)
+    def submit_group(self, s: Sweep, scaling: str, launcher: str, backend: str, todo: List[Point]) -> None:
+        """The points of one sweep that share scaling, launcher and backend: one job each, or one array."""
+        tag = naming.variant_tag(s.gpus_per_node, scaling, launcher, backend)
         options = ([f"--gpus-per-node={s.gpus_per_node}"] if s.gpus_per_node else []) + sbatch_options(
             s.time, s.partition, s.account, s.qos, s.sbatch_options, s.warn_before, s.requeue, not s.shared)
-        export = self.export(s, scaling, launcher)
+        export = self.export(s, scaling, launcher, backend)
         script = [str(self.root / "jobs" / f"{s.bench}.sbatch")] + list(s.args)
         if not s.array_mode:
             for p in todo:
@@ -253,19 +254,19 @@ class Submitter:
         self.preflight()
         if not self.dry:
             self.record_call()
-        groups = itertools.groupby(self.c.points(), key=lambda p: (p.sweep, p.scaling, p.launcher))
-        for (s, scaling, launcher), points in groups:
+        groups = itertools.groupby(self.c.points(), key=lambda p: (p.sweep, p.scaling, p.launcher, p.backend))
+        for (s, scaling, launcher, backend), points in groups:
             how = launcher + ((f" --mpi={s.srun_mpi}" if s.srun_mpi else " (the site's MpiDefault)")
                               if launcher == "srun" else "")
             say(f"# submit-sweep: {s.bench}, campaign {self.c.name} ({self.cdir}), scaling {scaling}, launcher {how}, "
-                f"gpus/node {s.gpus_per_node}" + (f", {s.repeat} passes" if s.repeat > 1 else "")
+                f"backend {backend}, gpus/node {s.gpus_per_node}" + (f", {s.repeat} passes" if s.repeat > 1 else "")
                 + (", DRY RUN" if self.dry else ""))
             todo = [p for p in points if self.needs_run(p)]
             self.todo += len(todo)
             if todo:
                 if not self.dry:
                     self.logs.mkdir(parents=True, exist_ok=True)
-                self.submit_group(s, scaling, launcher, todo)
+                self.submit_group(s, scaling, launcher, backend, todo)
         if self.c.analysis:
             if not self.dry:
                 self.logs.mkdir(parents=True, exist_ok=True)

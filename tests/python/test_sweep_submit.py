@@ -46,6 +46,8 @@ def toml(*sweeps, top='name = "t"\n'):
 def test_point_and_trace_names_match_the_job_scripts_rule():
     assert naming.point_name("allreduce", 2, 4, 1, 0, "strong", "srun") == "allreduce_N2_t4_c1"
     assert naming.point_name("bucket_sweep", 1, 2, 3, 2, "weak", "mpirun") == "bucket_sweep_N1_t2_c3_g2_weak_mpirun"
+    assert naming.point_name("allreduce", 1, 2, 1, 0, "strong", "srun", "gloo") == "allreduce_N1_t2_c1_gloo"
+    assert naming.point_name("allreduce", 1, 2, 1, 0, "strong", "srun", "mpi") == "allreduce_N1_t2_c1"
     assert naming.stem("allreduce_N1_t1_c1", 1) == "allreduce_N1_t1_c1"
     assert naming.stem("allreduce_N1_t1_c1", 3) == "allreduce_N1_t1_c1_p3"
     assert naming.trace_name("allreduce_N1_t1_c1_p3", "12_4") == "allreduce_N1_t1_c1_p3_j12_4.h5"
@@ -59,7 +61,8 @@ def test_point_and_trace_names_match_the_job_scripts_rule():
 
 def test_job_script_names_the_trace_the_same_way(tmp_path):
     """sp_point_name in jobs/lib/common.sh and naming.point_name agree."""
-    cases = [("allreduce", 2, 4, 1, 0, "strong", "srun"), ("gpt_train", 8, 1, 2, 4, "weak", "mpirun")]
+    cases = [("allreduce", 2, 4, 1, 0, "strong", "srun"), ("gpt_train", 8, 1, 2, 4, "weak", "mpirun"),
+             ("bucket_sweep", 1, 2, 1, 0, "weak", "mpirun", "gloo"), ("allreduce", 1, 1, 1, 0, "strong", "srun", "mpi")]
     for c in cases:
         sh = subprocess.run(["bash", "-c", 'source "$0/jobs/lib/common.sh"; sp_point_name "$@"', str(REPO)]
                             + [str(x) for x in c], capture_output=True, text=True, check=True).stdout.strip()
@@ -85,6 +88,16 @@ def test_expansion_order_scaling_launcher_pass_then_grid(tmp_path):
     assert stems[-1] == "allreduce_N2_t4_c1_weak_p2"
     # stable: the same file gives the same order
     assert stems == [p.stem for p in build(tmp_path, ["--file", "@c.toml"]).points()]
+
+
+def test_backend_is_a_dimension_named_only_when_not_mpi(tmp_path):
+    c = build(tmp_path, ["--file", "@c.toml"], {"c.toml": toml(
+        'bench = "allreduce"\ntasks_per_node = 2\nbackend = ["mpi", "gloo"]')})
+    assert [(p.stem, p.backend) for p in c.points()] == [("allreduce_N1_t2_c1", "mpi"),
+                                                         ("allreduce_N1_t2_c1_gloo", "gloo")]
+    # the analysis names a manifest row's point the same way (status section, resume)
+    from scaleprobe_analysis.manifest import point_name as analysis_point_name
+    assert analysis_point_name("allreduce", 1, 2, 1, backend="gloo") == "allreduce_N1_t2_c1_gloo"
 
 
 def test_toml_and_json_give_the_same_campaign(tmp_path):
@@ -242,6 +255,8 @@ ARG_CASES = [
     ("allreduce", ["--off-cache"], None),
     ("bucket_sweep", ["--scaling", "weak"], "--scaling"),
     ("bucket_sweep", ["--layout", "resnet50"], None),
+    ("allreduce", ["--backend", "gloo"], "--backend"),
+    ("gpt_train", ["--backend=gloo"], "--backend=gloo"),
     ("allreduce", ["--save", "x"], None),                 # only trainers own a checkpoint
     ("gpt_train", ["--save", "x"], "--save"),
     ("gpt_train", ["--resume=x"], "--resume=x"),

@@ -104,6 +104,13 @@ for kv in SCALEPROBE_POINT=allreduce_N1_t1_c1_weak SCALEPROBE_PASS=2 SCALEPROBE_
   grep -qx "$kv" "$W/fake.log" && ok "the binary's environment has $kv" || no "no $kv in: $(cat "$W/fake.log")"
 done
 [ ! -e "$W/results/default/layouts" ] && ok "no scaled layout files any more" || no "a layouts/ folder was written"
+t=$W/results/default/allreduce_N1_t1_c1_gloo_j79.h5
+expect "a Gloo job: OK with _gloo in the point name" 0 "scaleprobe-job: OK $t\$" \
+  "${one[@]}" SLURM_JOB_ID=79 FAKE_TRACE="$REAL" SCALEPROBE_BACKEND=gloo bash "$AR" --sizes 8
+expect "gloo: the binary gets --backend gloo after --scaling" 0 "^binary: [^ ]*/bin/allreduce_perf --sizes 8 --scaling strong --backend gloo -o $t\$" cat "$W/fake.log"
+grep -qx SCALEPROBE_BACKEND=gloo "$W/fake.log" && ok "the binary's environment has SCALEPROBE_BACKEND=gloo" || no "no SCALEPROBE_BACKEND in: $(cat "$W/fake.log")"
+expect "an unknown backend is refused" 2 "SCALEPROBE_BACKEND=nccl: use mpi or gloo" \
+  "${one[@]}" SLURM_JOB_ID=78 SCALEPROBE_BACKEND=nccl bash "$AR" --sizes 8
 t=$W/results/default/bucket_sweep_N1_t1_c1_weak_mpirun_j81.h5
 expect "weak bucket_sweep with a built-in layout runs (mpirun)" 0 "scaleprobe-job: OK $t\$" \
   "${one[@]}" SLURM_JOB_ID=81 FAKE_TRACE="$REAL" SCALEPROBE_SCALING=weak SCALEPROBE_LAUNCHER=mpirun bash "$ROOT/jobs/bucket_sweep.sbatch" --layout resnet50
@@ -304,7 +311,7 @@ RS=$W/results/rs
 out=$("${S[@]}" 2>&1); rc=$?
 col() { awk -F'\t' -v c="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next } { print $k }' "$RS/manifest.tsv" | tr '\n' ' '; }
 if [ "$rc" = 0 ] && [ "$(grep -c '^#   -> job ' <<<"$out")" = 5 ] &&
-   [ "$(head -1 "$RS/manifest.tsv")" = "$(printf 'submitted_utc\tbenchmark\tnodes\ttasks_per_node\tcpus_per_task\tgpus_per_node\tscaling\tlauncher\tpass\tstatus\tjob_id\ttrace\tlog\tsbatch_command')" ] &&
+   [ "$(head -1 "$RS/manifest.tsv")" = "$(printf 'submitted_utc\tbenchmark\tnodes\ttasks_per_node\tcpus_per_task\tgpus_per_node\tscaling\tlauncher\tbackend\tpass\tstatus\tjob_id\ttrace\tlog\tsbatch_command')" ] &&
    [ "$(col pass)" = "1 1 2 2  " ] && [ "$(col status)" = "submitted submitted submitted submitted report " ] &&
    [ "$(col job_id)" = "101 102 103 104 105 " ] &&
    [ "$(col trace | cut -d' ' -f4)" = "$RS/allreduce_N1_t2_c1_p2_j104.h5" ] &&
@@ -328,8 +335,8 @@ if [ "$rc" = 0 ] && grep -q "^# skip allreduce_N1_t1_c1: complete ($RS/allreduce
    [ "$(/usr/bin/python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$RS/campaign.json")" = 2 ]
 then ok "resume per (point, pass): complete and queued skipped, partial renamed, the rest resubmitted"
 else no "resume (exit $rc): $out; manifest: $(cat "$RS/manifest.tsv")"; fi
-# A manifest written by the bash submitter (no pass column): still read; rewritten with the
-# pass column (pass 1) before the first new line is appended.
+# A manifest written by the bash submitter (no pass or backend column): still read; rewritten with
+# the pass and backend columns (pass 1, backend mpi) before the first new line is appended.
 OLD=$W/results/old && mkdir -p "$OLD"
 printf 'submitted_utc\tbenchmark\tnodes\ttasks_per_node\tcpus_per_task\tgpus_per_node\tscaling\tlauncher\tstatus\tjob_id\ttrace\tlog\tsbatch_command\n' >"$OLD/manifest.tsv"
 printf '2026-01-01T00:00:00Z\tallreduce\t1\t1\t1\t0\tstrong\tsrun\tsubmitted\t50\t%s\t%s\tsbatch x\n' "$OLD/allreduce_N1_t1_c1_j50.h5" "$OLD/logs/x.out" >>"$OLD/manifest.tsv"
@@ -338,10 +345,10 @@ out=$(env PATH="$W/slurm:$PATH" "$SUB" --bench allreduce --campaign old --tasks-
 grep -q '^# skip allreduce_N1_t1_c1: job 50 is still queued or running$' <<<"$out" && [ "$(grep -c '^sbatch ' <<<"$out")" = 1 ] &&
   [ "$(wc -l <"$OLD/manifest.tsv")" = 2 ] && ok "old manifest read in a dry run (queued point skipped), not rewritten" || no "old manifest dry run: $out"
 out=$(env PATH="$W/slurm:$PATH" "$SUB" --bench allreduce --campaign old --tasks-per-node 1,2 2>&1)
-if grep -q '^# skip allreduce_N1_t1_c1: job 50 is still queued' <<<"$out" && [ "$(head -1 "$OLD/manifest.tsv" | cut -f9)" = pass ] &&
-   [ "$(sed -n 2p "$OLD/manifest.tsv" | cut -f9,10,11)" = "$(printf '1\tsubmitted\t50')" ] &&
-   [ "$(awk -F'\t' '{ print NF }' "$OLD/manifest.tsv" | sort -u)" = 14 ] && [ "$(wc -l <"$OLD/manifest.tsv")" = 4 ]
-then ok "old manifest converted to the pass column, then appended to"
+if grep -q '^# skip allreduce_N1_t1_c1: job 50 is still queued' <<<"$out" && [ "$(head -1 "$OLD/manifest.tsv" | cut -f9,10)" = "$(printf 'backend\tpass')" ] &&
+   [ "$(sed -n 2p "$OLD/manifest.tsv" | cut -f9,10,11,12)" = "$(printf 'mpi\t1\tsubmitted\t50')" ] &&
+   [ "$(awk -F'\t' '{ print NF }' "$OLD/manifest.tsv" | sort -u)" = 15 ] && [ "$(wc -l <"$OLD/manifest.tsv")" = 4 ]
+then ok "old manifest converted to the pass and backend columns, then appended to"
 else no "old manifest: $out; $(cat "$OLD/manifest.tsv")"; fi
 cat >"$W/slurm/sbatch" <<'FAKE'
 #!/bin/bash
