@@ -11,8 +11,8 @@ same session, alternating which side runs first from pass to pass (A B, B A, A B
   against PyTorch DDP's (weak: the batch per rank fixed; strong: the global batch fixed);
 - ``gloo``: on the Gloo backend (allreduce_perf --backend gloo), Gloo's own allreduce and each of
   scaleprobe's schedules against MPI_Allreduce in the same run, and Gloo's allreduce as timed by
-  allreduce_perf against PyTorch's (torch.distributed gloo), 2 ranks, unbound (Gloo's network thread
-  needs a core besides the rank's);
+  allreduce_perf against PyTorch's (torch.distributed gloo), 2 ranks, unbound (bound to one core
+  per rank Gloo's own allreduce takes a fixed 4 ms here: results/2026-11-25-vm-f25m17-gloo-vs-mpi);
 - ``isa`` (only when asked, with --native-build-dir): the portable build's trainers against a
   native build's, same model, weights and threads (the gpt and resnet settings, most threads).
 The time metric of a side is a median (of steps, or of calls for allreduce: its t_mean_us),
