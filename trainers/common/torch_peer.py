@@ -17,6 +17,7 @@ AdamW's foreach path.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -29,6 +30,18 @@ import torch
 WARMUP_STEPS = 3  # excluded from the statistics on both sides (bench_vs_torch.sh passes it to the trainer's side)
 # The same list as scaleprobe_analysis/trace.py (a test checks): bench-peers compares the two sides.
 KERNEL_ENV_PREFIXES = ("OMP_", "OPENBLAS_", "GOTO_", "MKL_", "KMP_", "GOMP_", "ONEDNN_", "DNNL_")
+
+
+def peer_arguments(trainer: str, presets: dict, default_model: str, default_batch: int) -> argparse.Namespace:
+    """The command line every peer takes: --model (a key of ``presets``), --threads, --batch,
+    --steps and --init (the ``trainer``'s --save-init checkpoint)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default=default_model, choices=sorted(presets))
+    ap.add_argument("--threads", type=int, required=True)
+    ap.add_argument("--batch", type=int, default=default_batch)
+    ap.add_argument("--steps", type=int, default=14)
+    ap.add_argument("--init", help=f"{trainer} --save-init checkpoint to start from")
+    return ap.parse_args()
 
 
 def bind_threads(threads: int) -> None:
@@ -80,6 +93,13 @@ def check_against_stored_logits(model: torch.nn.Module, path: str, tol: float = 
     return diff
 
 
+def start_from_trainer_weights(model: torch.nn.Module, path: str, expected_format: str) -> float:
+    """Loads the trainer's --save-init checkpoint into model and checks it against the logits the
+    trainer stored (:func:`check_against_stored_logits`); returns their max difference."""
+    load_scaleprobe_weights(model, path, expected_format)
+    return check_against_stored_logits(model, path)
+
+
 def identity(threads: int) -> dict:
     """The peer's side of the comparison: version, build configuration, threads, kernel variables."""
     return {"impl": "torch " + torch.__version__, "threads": threads, "torch_threads": torch.get_num_threads(),
@@ -106,5 +126,8 @@ def time_steps(step, steps: int) -> dict:
             "step_wall_s": walls}
 
 
-def report(result: dict) -> None:
-    print(json.dumps(result))
+def report(args: argparse.Namespace, timings: dict, logit_diff: float | None, **rates) -> None:
+    """Prints the peer's JSON line: its identity, the :func:`time_steps` timings, where its weights
+    came from (and their logit check, None without --init), then ``rates`` (e.g. tokens_per_s)."""
+    print(json.dumps({**identity(args.threads), **timings, "init": args.init or "pytorch default",
+                      "init_logit_max_diff": logit_diff, **rates}))

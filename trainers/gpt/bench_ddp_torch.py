@@ -114,9 +114,8 @@ def worker(a):
     model = GPT(**cfg)
     if a.init:  # gpt_train's --save-init weights (every rank; DDP then broadcasts rank 0's anyway)
         sys.path.insert(0, os.path.join(HERE, "..", "common"))
-        from torch_peer import check_against_stored_logits, load_scaleprobe_weights
-        load_scaleprobe_weights(model, a.init, "scaleprobe-gpt-checkpoint")
-        check_against_stored_logits(model, a.init)
+        from torch_peer import start_from_trainer_weights
+        start_from_trainer_weights(model, a.init, "scaleprobe-gpt-checkpoint")
         model.train()
     assert not list(model.buffers()), "the model has buffers; gloo broadcast of them is not set up"
 

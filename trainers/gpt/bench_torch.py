@@ -11,7 +11,6 @@ initialisation, a first loss near 170 instead of ln V). Inputs are random tokens
 Prints one JSON line (trainers/common/torch_peer.py): the peer's identity, wall and process-CPU
 time per step over all steps but the warm-up, the median, the first loss, tokens/s from the median.
 """
-import argparse
 import os
 import sys
 
@@ -21,8 +20,7 @@ from torch.nn import functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 from load_checkpoint import GPT  # noqa: E402  (the same module definition as the checkpoint check)
-from torch_peer import (bind_threads, check_against_stored_logits, identity, load_scaleprobe_weights, report,  # noqa: E402
-                        time_steps)
+from torch_peer import bind_threads, peer_arguments, report, start_from_trainer_weights, time_steps  # noqa: E402
 
 PRESETS = {
     "gpt-micro": dict(vocab_size=128, max_seq_len=16, channels=32, num_layers=2, num_heads=4),
@@ -32,22 +30,13 @@ PRESETS = {
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--model", default="gpt-tiny", choices=sorted(PRESETS))
-    ap.add_argument("--threads", type=int, required=True)
-    ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--steps", type=int, default=14)
-    ap.add_argument("--init", help="gpt_train --save-init checkpoint to start from")
-    a = ap.parse_args()
+    a = peer_arguments("gpt_train", PRESETS, default_model="gpt-tiny", default_batch=8)
     bind_threads(a.threads)
     torch.manual_seed(0)
     cfg = PRESETS[a.model]
     B, T, V = a.batch, cfg["max_seq_len"], cfg["vocab_size"]
     model = GPT(**cfg)
-    logit_diff = None
-    if a.init:
-        load_scaleprobe_weights(model, a.init, "scaleprobe-gpt-checkpoint")
-        logit_diff = check_against_stored_logits(model, a.init)
+    logit_diff = start_from_trainer_weights(model, a.init, "scaleprobe-gpt-checkpoint") if a.init else None
     model.train()
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
@@ -66,8 +55,7 @@ def main():
         return loss.detach()
 
     r = time_steps(step, a.steps)
-    report({**identity(a.threads), **r, "init": a.init or "pytorch default", "init_logit_max_diff": logit_diff,
-            "tokens_per_s": B * T / r["wall_median_s"]})
+    report(a, r, logit_diff, tokens_per_s=B * T / r["wall_median_s"])
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ images (timing only). Prints one JSON line (trainers/common/torch_peer.py): the 
 wall and process-CPU time per step over all steps but the warm-up, the median, the first loss,
 images/s from the median.
 """
-import argparse
 import os
 import sys
 
@@ -23,8 +22,7 @@ from torch import nn
 from torch.nn import functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from torch_peer import (bind_threads, check_against_stored_logits, identity, load_scaleprobe_weights, report,  # noqa: E402
-                        time_steps)
+from torch_peer import bind_threads, peer_arguments, report, start_from_trainer_weights, time_steps  # noqa: E402
 
 PRESETS = {  # stages, blocks per stage, width
     "resnet20": (3, [3, 3, 3], 16),
@@ -75,21 +73,12 @@ class ResNet(nn.Module):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--model", default="resnet20", choices=sorted(PRESETS))
-    ap.add_argument("--threads", type=int, required=True)
-    ap.add_argument("--batch", type=int, default=32)
-    ap.add_argument("--steps", type=int, default=14)
-    ap.add_argument("--init", help="resnet_train --save-init checkpoint to start from")
-    a = ap.parse_args()
+    a = peer_arguments("resnet_train", PRESETS, default_model="resnet20", default_batch=32)
     bind_threads(a.threads)
     torch.manual_seed(0)
     _, blocks, width = PRESETS[a.model]
     model = ResNet(blocks, width)
-    logit_diff = None
-    if a.init:
-        load_scaleprobe_weights(model, a.init, "scaleprobe-resnet-checkpoint")
-        logit_diff = check_against_stored_logits(model, a.init)
+    logit_diff = start_from_trainer_weights(model, a.init, "scaleprobe-resnet-checkpoint") if a.init else None
     model.train()
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
     B = a.batch
@@ -105,8 +94,7 @@ def main():
         return loss.detach()
 
     r = time_steps(step, a.steps)
-    report({**identity(a.threads), **r, "init": a.init or "pytorch default", "init_logit_max_diff": logit_diff,
-            "parameters": sum(p.numel() for p in model.parameters()), "images_per_s": B / r["wall_median_s"]})
+    report(a, r, logit_diff, parameters=sum(p.numel() for p in model.parameters()), images_per_s=B / r["wall_median_s"])
 
 
 if __name__ == "__main__":
