@@ -11,9 +11,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static sp::fuzz::InputFile file(".bin");
-  const auto read = sp::fuzz::read_input_file(file, data, size, [](const std::string& path) {
-    return sp::resnet::read_cifar10_file(path);
-  });
+  const auto read = sp::fuzz::read_input_file(file, data, size, sp::resnet::read_cifar10_file);
   if (!read) return 0;
   const sp::resnet::ImageSet& set = *read;
   if (set.size() == 0 || set.pixels.size() != set.size() * sp::resnet::kCifarImageBytes)

@@ -48,9 +48,7 @@ bool counts_overflow(const std::string& text) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static sp::fuzz::InputFile file(".layout");
-  const auto read = sp::fuzz::read_input_file(file, data, size, [](const std::string& path) {
-    return sp::coll::load_layout_file(path);
-  });
+  const auto read = sp::fuzz::read_input_file(file, data, size, sp::coll::load_layout_file);
   if (!read) return 0;
   const sp::coll::GradientLayout& layout = *read;
   const std::string text(sp::fuzz::as_text(data, size));
