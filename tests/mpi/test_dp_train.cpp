@@ -108,7 +108,9 @@ TEST_F(DataParallel, WeakScalingKeepsThePerRankBatchAndRecordsEveryBucket) {
   for (std::size_t i = 0; i < b.rows(); ++i) {
     EXPECT_LE(ready[i], start[i]) << "row " << i;  // never reduced before backward produced it
     EXPECT_LE(start[i], end[i]) << "row " << i;
-    if (i + 1 < b.rows() && bucket[i + 1] == bucket[i] + 1) EXPECT_LE(end[i], start[i + 1]) << "row " << i;
+    if (i + 1 < b.rows() && bucket[i + 1] == bucket[i] + 1) {
+      EXPECT_LE(end[i], start[i + 1]) << "row " << i;
+    }
   }
 }
 
