@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "error.hpp"
 #include "sizes.hpp"
@@ -150,36 +151,40 @@ bool has_attribute(hid_t obj, const std::string& name) { return H5Aexists(obj, n
 
 namespace {
 
-// Opens attribute name of obj and checks that it holds exactly one value (a scalar, or an array
-// of one element): the reads below have room for one.
-Attribute open_single_value(hid_t obj, const std::string& name, std::string& where) {
-  where = fmt::format("attribute '{}' of {}", name, object_name(obj));
+// An attribute opened and checked to hold exactly one value (a scalar, or an array of one
+// element: the reads below have room for one), with its file type and that type's class; where
+// names it in errors.
+struct SingleValue {
+  Attribute attribute;
+  Datatype file_type;
+  H5T_class_t type_class = H5T_NO_CLASS;
+  std::string where;
+};
+
+SingleValue open_single_value(hid_t obj, const std::string& name) {
+  SingleValue v;
+  v.where = fmt::format("attribute '{}' of {}", name, object_name(obj));
+  const std::string& where = v.where;
   const htri_t exists = H5Aexists(obj, name.c_str());
   if (exists < 0) fail("cannot look up {} (corrupt{})", where, last_error_is_checksum() ? ": checksum mismatch" : "");
   if (exists == 0) fail("{} is missing", where);
-  Attribute a(H5Aopen(obj, name.c_str(), H5P_DEFAULT));
-  if (a.get() < 0) fail("cannot open {} (corrupt)", where);
-  Dataspace space(H5Aget_space(a));
+  v.attribute = Attribute(H5Aopen(obj, name.c_str(), H5P_DEFAULT));
+  if (v.attribute.get() < 0) fail("cannot open {} (corrupt)", where);
+  Dataspace space(H5Aget_space(v.attribute));
   if (space.get() < 0) fail("{} has an unreadable dataspace", where);
   std::size_t n = 1;
   for (hsize_t d : dims_of(space, where)) n = checked_product(n, d, where);
   if (n != 1) fail("{} holds {} values, expected one", where, n);
-  return a;
+  v.file_type = Datatype(H5Aget_type(v.attribute));
+  if (v.file_type.get() < 0) fail("{} has an unreadable type", where);
+  v.type_class = H5Tget_class(v.file_type);
+  return v;
 }
 
-H5T_class_t type_class(hid_t attr, Datatype& type, const std::string& where) {
-  type = Datatype(H5Aget_type(attr));
-  if (type.get() < 0) fail("{} has an unreadable type", where);
-  return H5Tget_class(type);
-}
-
-}  // namespace
-
-namespace {
-
-// The value of an attribute already opened and checked to hold one value (open_single_value),
-// whose file type is file_type; where names it in errors.
-std::string string_value(hid_t a, hid_t file_type, const std::string& where) {
+// The value of an attribute opened by open_single_value, as a string or a 64-bit number.
+std::string string_value(const SingleValue& v) {
+  const hid_t a = v.attribute, file_type = v.file_type;
+  const std::string& where = v.where;
   const H5T_cset_t cset = H5Tget_cset(file_type);
   if (H5Tis_variable_str(file_type) > 0) {
     Datatype mem(check(H5Tcopy(H5T_C_S1), "H5Tcopy"));
@@ -203,56 +208,42 @@ std::string string_value(hid_t a, hid_t file_type, const std::string& where) {
   return s;
 }
 
-std::int64_t int_value(hid_t a, hid_t file_type, const std::string& where) {
-  if (H5Tget_size(file_type) > sizeof(std::int64_t)) fail("{} is wider than 64 bits", where);
-  std::int64_t v = 0;
-  if (H5Aread(a, H5T_NATIVE_INT64, &v) < 0) fail("cannot read {} (corrupt)", where);
-  return v;
-}
-
-double real_value(hid_t a, hid_t file_type, const std::string& where) {
-  if (H5Tget_size(file_type) > sizeof(double)) fail("{} is wider than 64 bits", where);
-  double v = 0;
-  if (H5Aread(a, H5T_NATIVE_DOUBLE, &v) < 0) fail("cannot read {} (corrupt)", where);
-  return v;
+template <typename Number>  // std::int64_t or double
+Number number_value(const SingleValue& v) {
+  static_assert(sizeof(Number) == 8);
+  if (H5Tget_size(v.file_type) > sizeof(Number)) fail("{} is wider than 64 bits", v.where);
+  Number x = 0;
+  const hid_t mem_type = std::is_floating_point_v<Number> ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64;
+  if (H5Aread(v.attribute, mem_type, &x) < 0) fail("cannot read {} (corrupt)", v.where);
+  return x;
 }
 
 }  // namespace
 
 std::string read_string_attribute(hid_t obj, const std::string& name) {
-  std::string where;
-  Attribute a = open_single_value(obj, name, where);
-  Datatype file_type;
-  if (type_class(a, file_type, where) != H5T_STRING) fail("{} is not a string", where);
-  return string_value(a, file_type, where);
+  const SingleValue v = open_single_value(obj, name);
+  if (v.type_class != H5T_STRING) fail("{} is not a string", v.where);
+  return string_value(v);
 }
 
 std::int64_t read_int_attribute(hid_t obj, const std::string& name) {
-  std::string where;
-  Attribute a = open_single_value(obj, name, where);
-  Datatype file_type;
-  if (type_class(a, file_type, where) != H5T_INTEGER) fail("{} is not an integer", where);
-  return int_value(a, file_type, where);
+  const SingleValue v = open_single_value(obj, name);
+  if (v.type_class != H5T_INTEGER) fail("{} is not an integer", v.where);
+  return number_value<std::int64_t>(v);
 }
 
 double read_real_attribute(hid_t obj, const std::string& name) {
-  std::string where;
-  Attribute a = open_single_value(obj, name, where);
-  Datatype file_type;
-  const H5T_class_t c = type_class(a, file_type, where);
-  if (c != H5T_FLOAT && c != H5T_INTEGER) fail("{} is not a number", where);
-  return real_value(a, file_type, where);
+  const SingleValue v = open_single_value(obj, name);
+  if (v.type_class != H5T_FLOAT && v.type_class != H5T_INTEGER) fail("{} is not a number", v.where);
+  return number_value<double>(v);
 }
 
 std::string read_attribute_as_text(hid_t obj, const std::string& name) {
-  std::string where;
-  Attribute a = open_single_value(obj, name, where);
-  Datatype file_type;
-  const H5T_class_t c = type_class(a, file_type, where);
-  if (c == H5T_STRING) return string_value(a, file_type, where);
-  if (c == H5T_INTEGER) return std::to_string(int_value(a, file_type, where));
-  if (c == H5T_FLOAT) return fmt::format("{}", real_value(a, file_type, where));
-  fail("{} has an unsupported type (not a string or number)", where);
+  const SingleValue v = open_single_value(obj, name);
+  if (v.type_class == H5T_STRING) return string_value(v);
+  if (v.type_class == H5T_INTEGER) return std::to_string(number_value<std::int64_t>(v));
+  if (v.type_class == H5T_FLOAT) return fmt::format("{}", number_value<double>(v));
+  fail("{} has an unsupported type (not a string or number)", v.where);
 }
 
 namespace {

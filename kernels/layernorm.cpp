@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "kernels/column_blocks.hpp"
 #include "kernels/layers.hpp"
 
 namespace sp::kernels {
@@ -65,17 +66,11 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
       }
     }
   }
-  // Pass 2, parallel over blocks of channels: dweight and dbias sum over all rows. Each block
-  // is owned by one iteration, so there are no races and the sum order is thread-independent.
+  // Pass 2, parallel over blocks of channels (column_blocks.hpp): dweight and dbias sum over all rows.
   if (dweight == nullptr && dbias == nullptr) return;
-  constexpr int kBlock = 64;
-  const int nblocks = (C + kBlock - 1) / kBlock;
-#pragma omp parallel for
-  for (int blk = 0; blk < nblocks; blk++) {
-    const int c0 = blk * kBlock;
-    const int width = std::min(kBlock, C - c0);
-    float dw[kBlock] = {};
-    float db[kBlock] = {};
+  for_each_column_block(C, [&](int c0, int width) {
+    float dw[kColumnBlock] = {};
+    float db[kColumnBlock] = {};
     for (int n = 0; n < N; n++) {
       const float* x = inp + (size_t)n * C + c0;
       const float* dy = dout + (size_t)n * C + c0;
@@ -90,7 +85,7 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
       if (dweight != nullptr) dweight[c0 + j] += dw[j];
       if (dbias != nullptr) dbias[c0 + j] += db[j];
     }
-  }
+  });
 }
 
 }  // namespace sp::kernels

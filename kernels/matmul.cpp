@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "kernels/column_blocks.hpp"
+
 namespace sp::kernels {
 
 void matmul_forward(float* out, const float* inp, const float* weight, const float* bias,
@@ -39,22 +41,15 @@ void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dou
               1.0f, dout, OC, inp, C, 1.0f, dweight, C);
 
   if (dbias != nullptr) {
-    // Column sums of dout. Each OpenMP iteration owns a block of columns and walks all rows
-    // (contiguous reads within a row), so no two threads write the same dbias entry and the
-    // summation order does not depend on the thread count.
-    constexpr int kBlock = 64;
-    const int nblocks = (OC + kBlock - 1) / kBlock;
-#pragma omp parallel for
-    for (int blk = 0; blk < nblocks; blk++) {
-      const int o0 = blk * kBlock;
-      const int width = std::min(kBlock, OC - o0);
-      float acc[kBlock] = {};
+    // Column sums of dout (column_blocks.hpp: thread-count-independent order).
+    for_each_column_block(OC, [&](int o0, int width) {
+      float acc[kColumnBlock] = {};
       for (int n = 0; n < N; n++) {
         const float* dout_row = dout + (size_t)n * OC + o0;
         for (int j = 0; j < width; j++) acc[j] += dout_row[j];
       }
       for (int j = 0; j < width; j++) dbias[o0 + j] += acc[j];
-    }
+    });
   }
 }
 

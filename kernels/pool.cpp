@@ -12,37 +12,42 @@ namespace sp::kernels {
 namespace {
 inline std::size_t plane_in(const Pool2dShape& s) { return std::size_t(s.H) * s.W; }
 inline std::size_t plane_out(const Pool2dShape& s) { return std::size_t(s.out_h()) * s.out_w(); }
-}  // namespace
 
-void maxpool2d_forward(float* out, int* argmax, const float* inp, const Pool2dShape& s) {
-  assert(2 * s.pad <= s.K);
+// Calls at(p, oy, ox, o) for every output (oy, ox) of every plane p, o its index in the whole
+// [N, C, OH, OW] output; the planes in parallel.
+template <typename AtOutput>
+void for_each_output(const Pool2dShape& s, const AtOutput& at) {
   const int OH = s.out_h(), OW = s.out_w();
   const int planes = s.N * s.C;
 #pragma omp parallel for
   for (int p = 0; p < planes; p++) {
+    std::size_t o = std::size_t(p) * OH * OW;
+    for (int oy = 0; oy < OH; oy++)
+      for (int ox = 0; ox < OW; ox++) at(std::size_t(p), oy, ox, o++);
+  }
+}
+}  // namespace
+
+void maxpool2d_forward(float* out, int* argmax, const float* inp, const Pool2dShape& s) {
+  assert(2 * s.pad <= s.K);
+  for_each_output(s, [&](std::size_t p, int oy, int ox, std::size_t o) {
     const float* x = inp + p * plane_in(s);
-    float* y = out + p * plane_out(s);
-    int* am = argmax + p * plane_out(s);
-    for (int oy = 0; oy < OH; oy++) {
-      for (int ox = 0; ox < OW; ox++) {
-        const int y0 = oy * s.stride - s.pad, x0 = ox * s.stride - s.pad;
-        float best = -INFINITY;
-        int best_i = -1;
-        for (int iy = y0 < 0 ? 0 : y0; iy < y0 + s.K && iy < s.H; iy++) {
-          for (int ix = x0 < 0 ? 0 : x0; ix < x0 + s.K && ix < s.W; ix++) {
-            const float v = x[iy * s.W + ix];
-            // '>' keeps the first maximum; '|| best_i < 0' accepts -inf or NaN inputs.
-            if (v > best || best_i < 0) {
-              best = v;
-              best_i = iy * s.W + ix;
-            }
-          }
+    const int y0 = oy * s.stride - s.pad, x0 = ox * s.stride - s.pad;
+    float best = -INFINITY;
+    int best_i = -1;
+    for (int iy = y0 < 0 ? 0 : y0; iy < y0 + s.K && iy < s.H; iy++) {
+      for (int ix = x0 < 0 ? 0 : x0; ix < x0 + s.K && ix < s.W; ix++) {
+        const float v = x[iy * s.W + ix];
+        // '>' keeps the first maximum; '|| best_i < 0' accepts -inf or NaN inputs.
+        if (v > best || best_i < 0) {
+          best = v;
+          best_i = iy * s.W + ix;
         }
-        y[oy * OW + ox] = best;
-        am[oy * OW + ox] = best_i;
       }
     }
-  }
+    out[o] = best;
+    argmax[o] = best_i;
+  });
 }
 
 void maxpool2d_backward(float* dinp, const float* dout, const int* argmax, const Pool2dShape& s) {
@@ -76,40 +81,25 @@ inline Window window(const Pool2dShape& s, int oy, int ox) {
 }  // namespace
 
 void avgpool2d_forward(float* out, const float* inp, const Pool2dShape& s) {
-  const int OH = s.out_h(), OW = s.out_w();
-  const int planes = s.N * s.C;
-#pragma omp parallel for
-  for (int p = 0; p < planes; p++) {
+  for_each_output(s, [&](std::size_t p, int oy, int ox, std::size_t o) {
     const float* x = inp + p * plane_in(s);
-    float* y = out + p * plane_out(s);
-    for (int oy = 0; oy < OH; oy++) {
-      for (int ox = 0; ox < OW; ox++) {
-        const Window w = window(s, oy, ox);
-        float sum = 0.0f;
-        for (int iy = w.y0; iy < w.y1; iy++)
-          for (int ix = w.x0; ix < w.x1; ix++) sum += x[iy * s.W + ix];
-        y[oy * OW + ox] = sum * w.inv_count;
-      }
-    }
-  }
+    const Window w = window(s, oy, ox);
+    float sum = 0.0f;
+    for (int iy = w.y0; iy < w.y1; iy++)
+      for (int ix = w.x0; ix < w.x1; ix++) sum += x[iy * s.W + ix];
+    out[o] = sum * w.inv_count;
+  });
 }
 
 void avgpool2d_backward(float* dinp, const float* dout, const Pool2dShape& s) {
-  const int OH = s.out_h(), OW = s.out_w();
-  const int planes = s.N * s.C;
-#pragma omp parallel for
-  for (int p = 0; p < planes; p++) {
+  // Overlapping windows add into the same dinp elements, but only within a plane: one thread's.
+  for_each_output(s, [&](std::size_t p, int oy, int ox, std::size_t o) {
     float* dx = dinp + p * plane_in(s);
-    const float* dy = dout + p * plane_out(s);
-    for (int oy = 0; oy < OH; oy++) {
-      for (int ox = 0; ox < OW; ox++) {
-        const Window w = window(s, oy, ox);
-        const float g = dy[oy * OW + ox] * w.inv_count;
-        for (int iy = w.y0; iy < w.y1; iy++)
-          for (int ix = w.x0; ix < w.x1; ix++) dx[iy * s.W + ix] += g;
-      }
-    }
-  }
+    const Window w = window(s, oy, ox);
+    const float g = dout[o] * w.inv_count;
+    for (int iy = w.y0; iy < w.y1; iy++)
+      for (int ix = w.x0; ix < w.x1; ix++) dx[iy * s.W + ix] += g;
+  });
 }
 
 void global_avgpool_forward(float* out, const float* inp, int N, int C, int HW) {

@@ -11,14 +11,9 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static sp::fuzz::InputFile file(".bin");
-  const std::string& path = file.write(data, size);
-  sp::resnet::ImageSet set;
-  try {
-    set = sp::resnet::read_cifar10_file(path);
-  } catch (const sp::Error& e) {
-    sp::fuzz::refused(e);
-    return 0;
-  }
+  const auto read = sp::fuzz::read_input_file(file, data, size, sp::resnet::read_cifar10_file);
+  if (!read) return 0;
+  const sp::resnet::ImageSet& set = *read;
   if (set.size() == 0 || set.pixels.size() != set.size() * sp::resnet::kCifarImageBytes)
     sp::fuzz::finding("read_cifar10_file: pixels do not hold one image per label");
   for (int label : set.labels)

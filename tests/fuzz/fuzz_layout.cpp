@@ -48,14 +48,9 @@ bool counts_overflow(const std::string& text) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static sp::fuzz::InputFile file(".layout");
-  const std::string& path = file.write(data, size);
-  sp::coll::GradientLayout layout;
-  try {
-    layout = sp::coll::load_layout_file(path);
-  } catch (const sp::Error& e) {
-    sp::fuzz::refused(e);
-    return 0;
-  }
+  const auto read = sp::fuzz::read_input_file(file, data, size, sp::coll::load_layout_file);
+  if (!read) return 0;
+  const sp::coll::GradientLayout& layout = *read;
   const std::string text(sp::fuzz::as_text(data, size));
   if (counts_overflow(text))
     finding("load_layout_file accepted a layout whose element count overflows 64 bits");

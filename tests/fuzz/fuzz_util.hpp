@@ -13,8 +13,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+
+#include "core/error.hpp"
 
 namespace sp::fuzz {
 
@@ -54,6 +58,20 @@ class InputFile {
 inline void refused(const std::exception& e) {
   static const bool verbose = std::getenv("SCALEPROBE_FUZZ_VERBOSE") != nullptr;
   if (verbose) std::fprintf(stderr, "refused: %s\n", e.what());
+}
+
+// The scaffold of a target whose reader takes a path: writes the input to file and returns
+// read(path), or nothing when the reader refused it with sp::Error (refused).
+template <typename Read>
+auto read_input_file(InputFile& file, const std::uint8_t* data, std::size_t size, const Read& read)
+    -> std::optional<std::decay_t<decltype(read(file.path()))>> {
+  const std::string& path = file.write(data, size);
+  try {
+    return read(path);
+  } catch (const Error& e) {
+    refused(e);
+    return std::nullopt;
+  }
 }
 
 // A finding the sanitizers cannot see (a wrong answer rather than a memory error): print it and

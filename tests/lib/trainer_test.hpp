@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -106,6 +107,33 @@ class TrainerTest : public ::testing::Test {
              << " && break; sleep 0.1; done\nkill -USR1 $pid\nwait $pid\n";
     }
     return run_shell("bash " + path("sig.sh"));
+  }
+  // The root attributes every train trace of these tests has: kind "train", one BLAS thread (the
+  // tests' OPENBLAS_NUM_THREADS=1) and the BLAS configuration in the provenance.
+  static void expect_train_trace_of_one_thread(const TraceReader& r) {
+    EXPECT_EQ(r.kind(), "train");
+    EXPECT_EQ(r.root_attribute("blas_threads"), "1");
+    EXPECT_NE(r.provenance("blas_config"), "");
+  }
+  // A run that interrupt_after_first_step stopped: its trace records SIGUSR1 (10), and the
+  // checkpoint it saved on the way out (checkpoint_step: its state.step) is of the trace's last
+  // step, after the first and long before the requested 100000.
+  void expect_stopped_by_signal(const std::string& trace, std::int64_t checkpoint_step) const {
+    const TraceReader r(path(trace));
+    EXPECT_EQ(r.root_attribute("interrupted_by_signal"), "10");
+    EXPECT_EQ(std::to_string(checkpoint_step), r.root_attribute("last_step"));
+    EXPECT_GE(checkpoint_step, 1);
+    EXPECT_LT(checkpoint_step, 100000);
+  }
+  // A run with validation off: its closing line says "val loss: off" (no NaN printed) and its
+  // trace has final_val_step 0 and no final_val_loss.
+  void expect_validation_off(const std::string& log, const std::string& trace) const {
+    const std::string out = read_file(path(log));
+    EXPECT_NE(out.find(", val loss: off; parameters identical"), std::string::npos) << out;
+    EXPECT_EQ(out.find("nan"), std::string::npos) << out;
+    const TraceReader r(path(trace));
+    EXPECT_EQ(r.root_attribute("final_val_step"), "0");
+    EXPECT_EQ(r.root_attribute("final_val_loss"), "");  // absent
   }
   // The steps tables of an uninterrupted 8-step run (full) and of the same run stopped after step
   // 4 (first) and resumed (second) agree bitwise in columns; val_* columns skip step 4, where the

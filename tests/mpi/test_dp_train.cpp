@@ -39,6 +39,14 @@ class DataParallel : public sp::test::TrainerTest {
     for (std::size_t i = 0; i < got.size(); ++i)
       EXPECT_NEAR(got[i], reference[i], kLossTolerance) << what << ", step " << i + 1;
   }
+  // Runs reference_args on 1 rank and args on 2, traces <reference>.h5 and <name>.h5 (logs
+  // likewise), and expects the 2-rank run to follow the 1-rank loss curve.
+  void expect_two_ranks_follow_one(const std::string& reference, const std::string& reference_args,
+                                   const std::string& name, const std::string& args, const std::string& what) {
+    ASSERT_EQ(train(1, reference_args + " -o " + path(reference + ".h5"), reference + ".log"), 0);
+    ASSERT_EQ(train(2, args + " -o " + path(name + ".h5"), name + ".log"), 0);
+    expect_same_curve(losses(reference + ".h5"), losses(name + ".h5"), what);
+  }
 };
 
 // Every algorithm x three caps (one bucket per tensor, 10 KiB buckets, one bucket) is cycled
@@ -64,9 +72,8 @@ TEST_F(DataParallel, StrongScalingFollowsTheOneRankCurveForEveryAlgorithmAndCap)
 
 TEST_F(DataParallel, GradientAccumulationFollowsTheSameCurve) {
   const std::string common = "-s 6 --global-batch 12 -a ring --bucket-cap-mb 0.01 --verify-steps 6";
-  ASSERT_EQ(train(1, common + " -o " + path("ref.h5"), "ref.log"), 0);
-  ASSERT_EQ(train(2, common + " --accum-steps 3 -o " + path("acc.h5"), "acc.log"), 0);
-  expect_same_curve(losses("ref.h5"), losses("acc.h5"), "2 ranks x 3 micro-batches of 2");
+  ASSERT_NO_FATAL_FAILURE(
+      expect_two_ranks_follow_one("ref", common, "acc", common + " --accum-steps 3", "2 ranks x 3 micro-batches of 2"));
   const sp::TraceReader r(path("acc.h5"));
   EXPECT_EQ(r.root_attribute("micro_batch"), "2");
   EXPECT_EQ(r.root_attribute("accum_steps"), "3");
@@ -78,9 +85,9 @@ TEST_F(DataParallel, GradientAccumulationFollowsTheSameCurve) {
 TEST_F(DataParallel, ScalingStrongMakesTheBatchGlobal) {
   // What a sweep passes: --scaling strong -B 12 is --global-batch 12, the same curve.
   const std::string common = "-s 4 -a ring --bucket-cap-mb 0.01";
-  ASSERT_EQ(train(1, common + " --global-batch 12 -o " + path("gb.h5"), "gb.log"), 0);
-  ASSERT_EQ(train(2, common + " --scaling strong -B 12 -o " + path("sb.h5"), "sb.log"), 0);
-  expect_same_curve(losses("gb.h5"), losses("sb.h5"), "--scaling strong -B 12 on 2 ranks");
+  ASSERT_NO_FATAL_FAILURE(expect_two_ranks_follow_one("gb", common + " --global-batch 12", "sb",
+                                                      common + " --scaling strong -B 12",
+                                                      "--scaling strong -B 12 on 2 ranks"));
   const sp::TraceReader r(path("sb.h5"));
   EXPECT_EQ(r.root_attribute("scaling"), "strong");
   EXPECT_EQ(r.root_attribute("global_batch"), "12");
@@ -102,7 +109,9 @@ TEST_F(DataParallel, WeakScalingKeepsThePerRankBatchAndRecordsEveryBucket) {
   for (std::size_t i = 0; i < b.rows(); ++i) {
     EXPECT_LE(ready[i], start[i]) << "row " << i;  // never reduced before backward produced it
     EXPECT_LE(start[i], end[i]) << "row " << i;
-    if (i + 1 < b.rows() && bucket[i + 1] == bucket[i] + 1) EXPECT_LE(end[i], start[i + 1]) << "row " << i;
+    if (i + 1 < b.rows() && bucket[i + 1] == bucket[i] + 1) {
+      EXPECT_LE(end[i], start[i + 1]) << "row " << i;
+    }
   }
 }
 

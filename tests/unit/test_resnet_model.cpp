@@ -143,6 +143,22 @@ bool tensor_ok(const std::string& name, const TensorCheck& c, bool print) {
   return outliers == 0 && rel < kTensorRelL2 && c.skipped <= c.numeric.size();  // >= half checked
 }
 
+// The header's whole-model criteria: every tensor passes tensor_ok, at most 10% of elements skipped.
+void expect_gradients_match(const ResNet& m, const std::vector<TensorCheck>& checks) {
+  std::size_t skipped = 0;
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    EXPECT_TRUE(tensor_ok(m.tensors[i].name, checks[i], true)) << m.tensors[i].name;
+    skipped += checks[i].skipped;
+  }
+  EXPECT_LE(skipped * 10, m.num_parameters) << skipped << " elements skipped at ReLU kinks";
+}
+// U(-0.3, 0.3) added to every BN weight and bias (1-D, not fc's): informative gradients.
+void perturb_batchnorm_affine(ResNet& m, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-0.3f, 0.3f);
+  for (const TensorInfo& t : m.tensors)
+    if (t.shape.size() == 1 && !t.name.starts_with("fc"))
+      for (std::size_t i = 0; i < t.numel; ++i) m.params[t.offset + i] += u(rng);
+}
 }  // namespace
 
 // Option-B CIFAR ResNet-20 (width 16, 10 classes), by hand:
@@ -270,19 +286,10 @@ TEST(ResNetModel, InitialisationIsSeededAndKaiming) {
 
 TEST(ResNetModel, WholeModelGradientCheck) {
   ResNet m = resnet_create(tiny(), 3);
-  std::mt19937 rng(5);  // non-trivial BN affine parameters, so their gradients are informative
-  std::uniform_real_distribution<float> u(-0.3f, 0.3f);
-  for (const TensorInfo& t : m.tensors)
-    if (t.shape.size() == 1 && !t.name.starts_with("fc"))
-      for (std::size_t i = 0; i < t.numel; ++i) m.params[t.offset + i] += u(rng);
+  std::mt19937 rng(5);
+  perturb_batchnorm_affine(m, rng);
   const Batch b = random_batch(4, 8, 8, 5, 9);
-  const auto checks = gradient_check(m, b);
-  std::size_t skipped = 0;
-  for (std::size_t i = 0; i < checks.size(); ++i) {
-    EXPECT_TRUE(tensor_ok(m.tensors[i].name, checks[i], true)) << m.tensors[i].name;
-    skipped += checks[i].skipped;
-  }
-  EXPECT_LE(skipped * 10, m.num_parameters) << skipped << " elements skipped at ReLU kinks";
+  expect_gradients_match(m, gradient_check(m, b));
   // Accumulation: a second backward without zeroing doubles the gradients.
   forward(m, b);
   resnet_zero_grad(m);
@@ -301,22 +308,14 @@ TEST(ResNetModel, FrozenBatchNormGradientCheck) {
   ResNet m = resnet_create(tiny(), 4);
   m.frozen_bn = true;
   std::mt19937 rng(6);
+  perturb_batchnorm_affine(m, rng);
   std::uniform_real_distribution<float> u(-0.3f, 0.3f), v(0.5f, 2.0f);
-  for (const TensorInfo& t : m.tensors)
-    if (t.shape.size() == 1 && !t.name.starts_with("fc"))
-      for (std::size_t i = 0; i < t.numel; ++i) m.params[t.offset + i] += u(rng);
   for (const TensorInfo& t : m.buffer_tensors)
     for (std::size_t i = 0; i < t.numel; ++i)
       m.buffers[t.offset + i] = t.name.ends_with("running_var") ? v(rng) : u(rng);
   const std::vector<float> buffers = m.buffers;
   const Batch b = random_batch(2, 8, 8, 5, 10);
-  const auto checks = gradient_check(m, b);
-  std::size_t skipped = 0;
-  for (std::size_t i = 0; i < checks.size(); ++i) {
-    EXPECT_TRUE(tensor_ok(m.tensors[i].name, checks[i], true)) << m.tensors[i].name;
-    skipped += checks[i].skipped;
-  }
-  EXPECT_LE(skipped * 10, m.num_parameters) << skipped << " elements skipped at ReLU kinks";
+  expect_gradients_match(m, gradient_check(m, b));
   EXPECT_EQ(m.buffers, buffers);
   EXPECT_EQ(m.num_batches_tracked, 0);
   // Batch independence: image 0's loss is the same alone as in the batch.

@@ -12,6 +12,29 @@
 
 namespace sp::train {
 
+namespace {
+
+// Reads every dataset of file's group so that HDF5 verifies its checksums; throws sp::Error
+// naming a damaged one.
+void verify_group_data(hid_t file, const std::string& group) {
+  if (!h5::exists(file, group)) fail("group '/{}' is missing", group);
+  h5::Group g = h5::open_group(file, group);
+  for (const std::string& name : h5::child_names(g)) {
+    const std::string what = fmt::format("dataset '/{}/{}'", group, name);
+    h5::Dataset d(H5Dopen2(g, name.c_str(), H5P_DEFAULT));
+    if (d.get() < 0) fail("cannot open {} (corrupt, or not a dataset)", what);
+    h5::Dataspace space(h5::check(H5Dget_space(d), ("dataspace of " + what).c_str()));
+    h5::Datatype type(h5::check(H5Dget_type(d), ("type of " + what).c_str()));
+    h5::Datatype native(h5::check(H5Tget_native_type(type, H5T_DIR_ASCEND), ("type of " + what).c_str()));
+    std::size_t bytes = H5Tget_size(native);
+    for (hsize_t n : h5::dims_of(space, what)) bytes = checked_product(bytes, n, what);
+    std::vector<unsigned char> buf(bytes);
+    if (bytes > 0) h5::read_dataset_data(d, native, buf.data(), what);
+  }
+}
+
+}  // namespace
+
 void write_checkpoint_file(const std::string& path, const CheckpointFormat& format,
                            const std::function<void(hid_t file)>& write) {
   const std::string partial = path + ".partial";
@@ -58,6 +81,12 @@ h5::File open_checkpoint_file(const std::string& path, const CheckpointFormat& f
   return f;
 }
 
+h5::File open_checkpoint_data(const std::string& path) {
+  h5::File f(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open checkpoint"));
+  verify_group_data(f, "check");
+  return f;
+}
+
 void write_dataset(hid_t parent, const std::string& name, hid_t mem_type, hid_t file_type,
                    const std::vector<hsize_t>& dims, const void* data) {
   h5::Dataspace space(h5::check(dims.empty() ? H5Screate(H5S_SCALAR)
@@ -86,23 +115,6 @@ void read_dataset(hid_t parent, const std::string& name, const std::vector<hsize
     fail("{} has another type than expected ({} of {} bytes, expected {} of {})", what, int(H5Tget_class(type)),
          H5Tget_size(type), int(H5Tget_class(mem_type)), H5Tget_size(mem_type));
   h5::read_dataset_data(d, mem_type, out, what);
-}
-
-void verify_group_data(hid_t file, const std::string& group) {
-  if (!h5::exists(file, group)) fail("group '/{}' is missing", group);
-  h5::Group g = h5::open_group(file, group);
-  for (const std::string& name : h5::child_names(g)) {
-    const std::string what = fmt::format("dataset '/{}/{}'", group, name);
-    h5::Dataset d(H5Dopen2(g, name.c_str(), H5P_DEFAULT));
-    if (d.get() < 0) fail("cannot open {} (corrupt, or not a dataset)", what);
-    h5::Dataspace space(h5::check(H5Dget_space(d), ("dataspace of " + what).c_str()));
-    h5::Datatype type(h5::check(H5Dget_type(d), ("type of " + what).c_str()));
-    h5::Datatype native(h5::check(H5Tget_native_type(type, H5T_DIR_ASCEND), ("type of " + what).c_str()));
-    std::size_t bytes = H5Tget_size(native);
-    for (hsize_t n : h5::dims_of(space, what)) bytes = checked_product(bytes, n, what);
-    std::vector<unsigned char> buf(bytes);
-    if (bytes > 0) h5::read_dataset_data(d, native, buf.data(), what);
-  }
 }
 
 std::vector<hsize_t> dims_of(const TensorInfo& t) { return std::vector<hsize_t>(t.shape.begin(), t.shape.end()); }

@@ -7,11 +7,14 @@
 
 #include <hdf5.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "core/h5.hpp"
 #include "trainers/common/tensor_table.hpp"
 
@@ -40,6 +43,36 @@ void write_checkpoint_file(const std::string& path, const CheckpointFormat& form
 // callers add the path.
 h5::File open_checkpoint_file(const std::string& path, const CheckpointFormat& format);
 
+// Runs read() and returns what it returns; an error becomes sp::Error
+// "cannot load checkpoint '<path>': <problem>".
+template <typename Read>
+auto load_or_fail(const std::string& path, const Read& read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const std::exception& e) {
+    fail("cannot load checkpoint '{}': {}", path, one_line_message(e));
+  }
+}
+// Opens a checkpoint whose whole-file digest and format read_checkpoint_info has verified, for
+// its datasets, and reads its /check group (reference outputs for other loaders, which the C++
+// loaders do not otherwise read) so that HDF5 verifies those checksums too.
+h5::File open_checkpoint_data(const std::string& path);
+
+// An integer field of a model configuration, stored as the root attribute `name`.
+template <typename Config>
+struct ConfigField {
+  const char* name;
+  int Config::*field;
+};
+template <typename Config, std::size_t N>
+void write_config_fields(hid_t file, const Config& c, const ConfigField<Config> (&fields)[N]) {
+  for (const ConfigField<Config>& f : fields) h5::write_attribute(file, f.name, std::int64_t(c.*f.field));
+}
+template <typename Config, std::size_t N>
+void read_config_fields(hid_t file, Config& c, const ConfigField<Config> (&fields)[N]) {
+  for (const ConfigField<Config>& f : fields) c.*f.field = int(h5::read_int_attribute(file, f.name));
+}
+
 // One dataset of shape dims (a scalar when dims is empty) from data of mem_type, stored as file_type.
 void write_dataset(hid_t parent, const std::string& name, hid_t mem_type, hid_t file_type,
                    const std::vector<hsize_t>& dims, const void* data);
@@ -52,8 +85,5 @@ void write_tensors(hid_t group, const std::vector<TensorInfo>& tensors, const fl
 void read_tensors(hid_t group, const std::vector<TensorInfo>& tensors, float* base);
 // A tensor's shape as HDF5 dimensions.
 std::vector<hsize_t> dims_of(const TensorInfo& t);
-// Reads every dataset of file's group (e.g. "check", which the C++ loaders do not otherwise
-// read) so that HDF5 verifies its checksums; throws sp::Error naming a damaged one.
-void verify_group_data(hid_t file, const std::string& group);
 
 }  // namespace sp::train

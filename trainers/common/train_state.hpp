@@ -20,6 +20,14 @@ struct TrainState {
   std::string data_fingerprint;   // hash of the training data, so --resume can refuse other data
 };
 
+// What a trainer's read_checkpoint_info finds in a checkpoint: the model configuration and the
+// training state (State: TrainState or a trainer's extension of it).
+template <typename Config, typename State>
+struct CheckpointInfo {
+  Config config;
+  State state;
+};
+
 void write_train_state(hid_t train_group, const TrainState& state);
 // Throws sp::Error for a missing attribute or a negative step or batch index.
 void read_train_state(hid_t train_group, TrainState& state);

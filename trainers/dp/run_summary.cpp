@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <string>
 
 #include "core/error.hpp"
 #include "core/stats.hpp"
@@ -35,6 +36,25 @@ const std::vector<std::int64_t>& ints_of(const Table& t, const char* name) {
   return std::get<std::vector<std::int64_t>>(t.find(name)->values);
 }
 
+// Three columns summarising a per-step time series over the summarised steps, <name>_mean_s,
+// <name>_median_s and <name>_min_s (NaN where no step was summarised).
+struct StepTimeColumns {
+  StepTimeColumns(Table& t, const std::string& name, const std::string& mean_doc, const std::string& median_doc,
+                  const std::string& min_doc)
+      : mean(t.reals(name + "_mean_s", "s", mean_doc)),
+        median(t.reals(name + "_median_s", "s", median_doc)),
+        min(t.reals(name + "_min_s", "s", min_doc)) {}
+  void push(const std::vector<double>& per_step) {
+    const Summary s = summarize(per_step);
+    mean.push_back(per_step.empty() ? kNaN : s.mean);
+    median.push_back(per_step.empty() ? kNaN : s.median);
+    min.push_back(per_step.empty() ? kNaN : s.min);
+  }
+  std::vector<double>& mean;
+  std::vector<double>& median;
+  std::vector<double>& min;
+};
+
 // Per case: iteration time (slowest rank per step), compute, communication, hidden fraction.
 void add_cases(RunSummary& out, const Table& iterations, const DataParallelPlan& plan,
                const coll::GradientLayout& layout, const std::vector<double>& reference_comm_s, MPI_Comm comm) {
@@ -57,9 +77,8 @@ void add_cases(RunSummary& out, const Table& iterations, const DataParallelPlan&
   auto& c_cap_bytes = cases.ints("cap_bytes", "B", "cap of buckets after the first");
   auto& c_nb = cases.ints("buckets", "", "number of buckets");
   auto& c_steps = cases.ints("steps", "", "summarised steps of this case");
-  auto& c_iter = cases.reals("iteration_mean_s", "s", "mean over steps of the slowest rank's step time");
-  auto& c_med = cases.reals("iteration_median_s", "s", "median over steps of the slowest rank's step time");
-  auto& c_min = cases.reals("iteration_min_s", "s", "fastest step (slowest rank)");
+  StepTimeColumns c_iter(cases, "iteration", "mean over steps of the slowest rank's step time",
+                         "median over steps of the slowest rank's step time", "fastest step (slowest rank)");
   auto& c_compute = cases.reals("compute_mean_s", "s", "forward + backward + optimizer, mean over steps and ranks");
   auto& c_comm = cases.reals("comm_mean_s", "s", "communication thread busy time per step (peers + transfer), mean over steps and ranks");
   auto& c_peers = cases.reals("peers_mean_s", "s", "of it, handshake wait for peers per step, mean over steps and ranks");
@@ -95,7 +114,6 @@ void add_cases(RunSummary& out, const Table& iterations, const DataParallelPlan&
       imb.push_back(csum > 0 ? (cmax - cmin) / (csum / nranks) : kNaN);
       ++slowest_count[std::size_t(slow)];
     }
-    const Summary si = summarize(iter);
     const ReductionCase& rc = plan.cases[c];
     c_id.push_back(std::int64_t(c));
     c_alg.emplace_back(rc.algorithm->name);
@@ -103,9 +121,7 @@ void add_cases(RunSummary& out, const Table& iterations, const DataParallelPlan&
     c_cap_bytes.push_back(std::int64_t(rc.cap.cap_bytes));
     c_nb.push_back(std::int64_t(bucket_slices(layout, rc.cap).size()));
     c_steps.push_back(std::int64_t(iter.size()));
-    c_iter.push_back(iter.empty() ? kNaN : si.mean);
-    c_med.push_back(iter.empty() ? kNaN : si.median);
-    c_min.push_back(iter.empty() ? kNaN : si.min);
+    c_iter.push(iter);
     c_compute.push_back(mean_of(compute));
     c_comm.push_back(mean_of(comm_busy));
     c_peers.push_back(mean_of(peers));
@@ -116,13 +132,14 @@ void add_cases(RunSummary& out, const Table& iterations, const DataParallelPlan&
     c_hidden.push_back(ref > 0 ? 1.0 - c_exposed.back() / ref : kNaN);
     c_imb.push_back(mean_of(imb));
     c_slow.push_back(std::max_element(slowest_count.begin(), slowest_count.end()) - slowest_count.begin());
-    c_rate.push_back(iter.empty() ? kNaN : double(plan.global_batch) / si.mean);
+    const double iteration_s = c_iter.mean.back();
+    c_rate.push_back(iter.empty() ? kNaN : double(plan.global_batch) / iteration_s);
     out.case_lines.push_back(
         iter.empty() ? fmt::format("{} cap {}: no summarised steps", rc.algorithm->name, rc.cap.label)
                      : fmt::format("{} cap {} ({} buckets): {:.1f} ms/iteration over {} steps, compute {:.1f} ms, "
                                    "exposed {:.2f} ms of a {:.2f} ms no-overlap allreduce (hidden {:.0f} %; transfer "
                                    "{:.2f} ms + peers {:.2f} ms while overlapped), imbalance {:.1f} %",
-                                   rc.algorithm->name, rc.cap.label, c_nb.back(), si.mean * 1e3, iter.size(),
+                                   rc.algorithm->name, rc.cap.label, c_nb.back(), iteration_s * 1e3, iter.size(),
                                    c_compute.back() * 1e3, c_exposed.back() * 1e3, c_ref.back() * 1e3,
                                    c_hidden.back() * 100, c_transfer.back() * 1e3, c_peers.back() * 1e3,
                                    c_imb.back() * 100));
@@ -147,9 +164,8 @@ void add_phase_summary(RunSummary& out, const StepLog& log, MPI_Comm comm) {
   Table& summary = out.summary;
   auto& sm_phase = summary.strings("phase", "phase name, or 'step' for the whole step");
   auto& sm_n = summary.ints("steps", "", "summarised steps");
-  auto& sm_mean = summary.reals("wall_mean_s", "s", "mean wall time per step (mean over ranks; step: slowest rank)");
-  auto& sm_med = summary.reals("wall_median_s", "s", "median over steps");
-  auto& sm_min = summary.reals("wall_min_s", "s", "fastest step");
+  StepTimeColumns sm_wall(summary, "wall", "mean wall time per step (mean over ranks; step: slowest rank)",
+                          "median over steps", "fastest step");
   auto& sm_cpu = summary.reals("cpu_mean_s", "s", "mean main-thread CPU time per step (mean over ranks)");
   auto& sm_share = summary.reals("share", "", "wall_mean_s / the step's wall_mean_s");
 
@@ -177,15 +193,12 @@ void add_phase_summary(RunSummary& out, const StepLog& log, MPI_Comm comm) {
       if (is_step ? in_step_time(p) : p == kStepPhases[row]) cpu_local += s_cpu[k];
     }
     const double cpu_mean = steps_local ? mean_across_ranks(cpu_local / double(steps_local), comm) : kNaN;
-    const Summary sp = summarize(per_step);
     sm_phase.push_back(is_step ? "step" : info(kStepPhases[row]).name);
     sm_n.push_back(std::int64_t(per_step.size()));
-    sm_mean.push_back(per_step.empty() ? kNaN : sp.mean);
-    sm_med.push_back(per_step.empty() ? kNaN : sp.median);
-    sm_min.push_back(per_step.empty() ? kNaN : sp.min);
+    sm_wall.push(per_step);
     sm_cpu.push_back(cpu_mean);
   }
-  for (double m : sm_mean) sm_share.push_back(m / sm_mean.back());
+  for (double m : sm_wall.mean) sm_share.push_back(m / sm_wall.mean.back());
 }
 
 }  // namespace

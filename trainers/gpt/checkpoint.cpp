@@ -15,17 +15,20 @@ namespace {
 // digest too (core/file_digest.hpp). Versions 1 and 2 still load.
 constexpr train::CheckpointFormat kFormat{"scaleprobe-gpt-checkpoint", 3, 1, 3, "GPT"};
 
+// The configuration's integer root attributes, in the order they are written.
+constexpr train::ConfigField<GPTConfig> kConfigFields[] = {
+    {"vocab_size", &GPTConfig::vocab_size}, {"max_seq_len", &GPTConfig::max_seq_len},
+    {"channels", &GPTConfig::channels},     {"num_layers", &GPTConfig::num_layers},
+    {"num_heads", &GPTConfig::num_heads},
+};
+
 }  // namespace
 
 void save_checkpoint(const std::string& path, GPT& m, const TrainState& st) {
   train::write_checkpoint_file(path, kFormat, [&](hid_t f) {
     const GPTConfig& c = m.config;
     h5::write_attribute(f, "model_name", c.name);
-    h5::write_attribute(f, "vocab_size", std::int64_t(c.vocab_size));
-    h5::write_attribute(f, "max_seq_len", std::int64_t(c.max_seq_len));
-    h5::write_attribute(f, "channels", std::int64_t(c.channels));
-    h5::write_attribute(f, "num_layers", std::int64_t(c.num_layers));
-    h5::write_attribute(f, "num_heads", std::int64_t(c.num_heads));
+    train::write_config_fields(f, c, kConfigFields);
     h5::write_attribute(f, "tied_lm_head", std::int64_t(c.tied_lm_head ? 1 : 0));
     h5::write_attribute(f, "num_parameters", std::int64_t(m.num_parameters));
     h5::write_attribute(f, "weight_layout", std::string("nn.Linear [out, in]"));
@@ -51,24 +54,18 @@ void save_checkpoint(const std::string& path, GPT& m, const TrainState& st) {
 }
 
 CheckpointInfo read_checkpoint_info(const std::string& path) {
-  try {
+  return train::load_or_fail(path, [&] {
     h5::File f = train::open_checkpoint_file(path, kFormat);
     CheckpointInfo info;
     GPTConfig& c = info.config;
     c.name = h5::read_string_attribute(f, "model_name");
-    c.vocab_size = int(h5::read_int_attribute(f, "vocab_size"));
-    c.max_seq_len = int(h5::read_int_attribute(f, "max_seq_len"));
-    c.channels = int(h5::read_int_attribute(f, "channels"));
-    c.num_layers = int(h5::read_int_attribute(f, "num_layers"));
-    c.num_heads = int(h5::read_int_attribute(f, "num_heads"));
+    train::read_config_fields(f, c, kConfigFields);
     // Absent in checkpoints written before --untied-head: those are tied.
     c.tied_lm_head = !h5::has_attribute(f, "tied_lm_head") || h5::read_int_attribute(f, "tied_lm_head") != 0;
     gpt_validate(c);
     train::read_train_state(h5::open_group(f, "train"), info.state);
     return info;
-  } catch (const std::exception& e) {
-    fail("cannot load checkpoint '{}': {}", path, one_line_message(e));
-  }
+  });
 }
 
 void load_checkpoint(const std::string& path, GPT& m, bool optimizer) {
@@ -81,10 +78,8 @@ void load_checkpoint(const std::string& path, GPT& m, bool optimizer) {
          "(V {} T {} C {} L {} NH {} head {})", path, a.vocab_size, a.max_seq_len, a.channels, a.num_layers,
          a.num_heads, a.tied_lm_head ? "tied" : "untied", b.vocab_size, b.max_seq_len, b.channels, b.num_layers,
          b.num_heads, b.tied_lm_head ? "tied" : "untied");
-  try {
-    // read_checkpoint_info (above) verified the whole-file digest before libhdf5 opened the file.
-    h5::File f(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open checkpoint"));
-    train::verify_group_data(f, "check");  // the reference logits, read by load_checkpoint.py
+  train::load_or_fail(path, [&] {
+    h5::File f = train::open_checkpoint_data(path);  // /check: the reference logits, for load_checkpoint.py
     train::read_tensors(h5::open_group(f, "model"), m.tensors, m.params.data());
     if (optimizer) {
       h5::Group o = h5::open_group(f, "optimizer");
@@ -96,9 +91,7 @@ void load_checkpoint(const std::string& path, GPT& m, bool optimizer) {
       std::fill(m.v.begin(), m.v.end(), 0.0f);
       m.adam_step = 0;
     }
-  } catch (const std::exception& e) {
-    fail("cannot load checkpoint '{}': {}", path, one_line_message(e));
-  }
+  });
 }
 
 }  // namespace sp::gpt

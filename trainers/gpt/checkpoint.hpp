@@ -33,10 +33,7 @@ using TrainState = train::TrainState;
 // model's activations (not its parameters, gradients or optimizer state).
 void save_checkpoint(const std::string& path, GPT& model, const TrainState& state);
 
-struct CheckpointInfo {
-  GPTConfig config;
-  TrainState state;
-};
+using CheckpointInfo = train::CheckpointInfo<GPTConfig, TrainState>;
 // Reads the configuration and training state; throws sp::Error
 // "cannot load checkpoint '<path>': <problem>" for a missing, corrupt or foreign file.
 CheckpointInfo read_checkpoint_info(const std::string& path);

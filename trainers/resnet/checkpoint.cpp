@@ -15,6 +15,13 @@ namespace {
 // digest too (core/file_digest.hpp). Versions 1 and 2 still load.
 constexpr train::CheckpointFormat kFormat{"scaleprobe-resnet-checkpoint", 3, 1, 3, "ResNet"};
 
+// The configuration's integer root attributes, in the order they are written.
+constexpr train::ConfigField<ResNetConfig> kConfigFields[] = {
+    {"stages", &ResNetConfig::stages},           {"depth", &ResNetConfig::depth},
+    {"width", &ResNetConfig::width},             {"num_classes", &ResNetConfig::num_classes},
+    {"in_channels", &ResNetConfig::in_channels},
+};
+
 using train::read_dataset;
 using train::write_dataset;
 using train::read_tensors;
@@ -33,11 +40,7 @@ void save_checkpoint(const std::string& path, ResNet& m, const TrainState& st) {
   train::write_checkpoint_file(path, kFormat, [&](hid_t f) {
     const ResNetConfig& c = m.config;
     h5::write_attribute(f, "model_name", c.name);
-    h5::write_attribute(f, "stages", std::int64_t(c.stages));
-    h5::write_attribute(f, "depth", std::int64_t(c.depth));
-    h5::write_attribute(f, "width", std::int64_t(c.width));
-    h5::write_attribute(f, "num_classes", std::int64_t(c.num_classes));
-    h5::write_attribute(f, "in_channels", std::int64_t(c.in_channels));
+    train::write_config_fields(f, c, kConfigFields);
     h5::write_attribute(f, "decay_all", std::int64_t(c.decay_all ? 1 : 0));
     h5::write_attribute(f, "num_parameters", std::int64_t(m.num_parameters));
     h5::write_attribute(f, "weight_layout", std::string("nn.Conv2d [out, in, kh, kw]; nn.Linear [out, in]"));
@@ -74,25 +77,19 @@ void save_checkpoint(const std::string& path, ResNet& m, const TrainState& st) {
 }
 
 CheckpointInfo read_checkpoint_info(const std::string& path) {
-  try {
+  return train::load_or_fail(path, [&] {
     h5::File f = train::open_checkpoint_file(path, kFormat);
     CheckpointInfo info;
     ResNetConfig& c = info.config;
     c.name = h5::read_string_attribute(f, "model_name");
-    c.stages = int(h5::read_int_attribute(f, "stages"));
-    c.depth = int(h5::read_int_attribute(f, "depth"));
-    c.width = int(h5::read_int_attribute(f, "width"));
-    c.num_classes = int(h5::read_int_attribute(f, "num_classes"));
-    c.in_channels = int(h5::read_int_attribute(f, "in_channels"));
+    train::read_config_fields(f, c, kConfigFields);
     c.decay_all = h5::read_int_attribute(f, "decay_all") != 0;
     resnet_validate(c);
     h5::Group g = h5::open_group(f, "train");
     train::read_train_state(g, info.state);
     info.state.augment = h5::read_int_attribute(g, "augment") != 0;
     return info;
-  } catch (const std::exception& e) {
-    fail("cannot load checkpoint '{}': {}", path, one_line_message(e));
-  }
+  });
 }
 
 void load_checkpoint(const std::string& path, ResNet& m, bool optimizer) {
@@ -104,10 +101,8 @@ void load_checkpoint(const std::string& path, ResNet& m, bool optimizer) {
     fail("cannot load checkpoint '{}': its model ({} stages, depth {}, width {}, {} classes) differs from this one "
          "({} stages, depth {}, width {}, {} classes)", path, a.stages, a.depth, a.width, a.num_classes, b.stages,
          b.depth, b.width, b.num_classes);
-  try {
-    // read_checkpoint_info (above) verified the whole-file digest before libhdf5 opened the file.
-    h5::File f(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open checkpoint"));
-    train::verify_group_data(f, "check");  // the reference logits, read by load_checkpoint.py
+  train::load_or_fail(path, [&] {
+    h5::File f = train::open_checkpoint_data(path);
     h5::Group g = h5::open_group(f, "model");
     read_tensors(g, m.tensors, m.params.data());
     std::int64_t tracked = 0;
@@ -125,9 +120,7 @@ void load_checkpoint(const std::string& path, ResNet& m, bool optimizer) {
       std::fill(m.momentum.begin(), m.momentum.end(), 0.0f);
       m.sgd_step = 0;
     }
-  } catch (const std::exception& e) {
-    fail("cannot load checkpoint '{}': {}", path, one_line_message(e));
-  }
+  });
 }
 
 }  // namespace sp::resnet

@@ -38,10 +38,7 @@ struct TrainState : train::TrainState {
 // model's activations (not its parameters, gradients, buffers or optimizer state).
 void save_checkpoint(const std::string& path, ResNet& model, const TrainState& state);
 
-struct CheckpointInfo {
-  ResNetConfig config;
-  TrainState state;
-};
+using CheckpointInfo = train::CheckpointInfo<ResNetConfig, TrainState>;
 // Reads the configuration and training state; throws sp::Error
 // "cannot load checkpoint '<path>': <problem>" for a missing, corrupt or foreign file.
 CheckpointInfo read_checkpoint_info(const std::string& path);
