@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -53,10 +54,24 @@ struct Algorithm {
   std::string_view transport = {};
 };
 
-// The start every algorithm that builds its result in recv shares (tree, ring, rabenseifner):
-// learns rank and size from the transport, and copies the input into recv unless in place.
-// Returns false when that already completed the call (no elements, or a single rank).
-bool begin_in_recv(const AllreduceArgs& a, int& rank, int& nranks);
+// Message tags, distinct per algorithm so that back-to-back calls of two algorithms never cross-match.
+namespace tag {
+constexpr int naive = 0x5c01, tree = 0x5c02, ring = 0x5c03, rabenseifner = 0x5c04;
+}  // namespace tag
+
+// What an algorithm that builds its result in recv (tree, ring, rabenseifner) works on.
+struct InRecv {
+  int rank, nranks;
+  std::size_t element_size;
+  std::byte* data;  // recv
+  Transport& transport;
+};
+// Their shared start: learns rank and size from the transport, and copies the input into recv
+// unless in place. nullopt when that already completed the call (no elements, or a single rank).
+std::optional<InRecv> begin_in_recv(const AllreduceArgs& a);
+// Elements per pipelined segment: chunk_bytes over the element size (at least 1), or all
+// max_elements when chunk_bytes is 0 (no pipelining); never more than max_elements or INT_MAX.
+std::size_t segment_elements(const AllreduceArgs& a, std::size_t max_elements);
 
 // All registered algorithms, reference (MPI library) first.
 std::span<const Algorithm> algorithms();

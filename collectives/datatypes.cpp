@@ -1,6 +1,7 @@
 // Element types, reduction operators and the local (on-node) reduction every algorithm uses.
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <cstring>
 
 #include "allreduce.hpp"
@@ -88,12 +89,17 @@ void reduce_local(void* inout, const void* in, std::size_t count, Dtype d, Op o)
   }
 }
 
-bool begin_in_recv(const AllreduceArgs& a, int& rank, int& nranks) {
-  if (a.count == 0) return false;
-  rank = a.transport->rank();
-  nranks = a.transport->size();
-  if (a.send != a.recv) std::memcpy(a.recv, a.send, a.count * size_of(a.dtype));
-  return nranks > 1;
+std::optional<InRecv> begin_in_recv(const AllreduceArgs& a) {
+  if (a.count == 0) return std::nullopt;
+  const InRecv s{a.transport->rank(), a.transport->size(), size_of(a.dtype), static_cast<std::byte*>(a.recv), *a.transport};
+  if (a.send != a.recv) std::memcpy(a.recv, a.send, a.count * s.element_size);
+  if (s.nranks == 1) return std::nullopt;
+  return s;
+}
+
+std::size_t segment_elements(const AllreduceArgs& a, std::size_t max_elements) {
+  const std::size_t seg = a.chunk_bytes == 0 ? max_elements : std::max<std::size_t>(1, a.chunk_bytes / size_of(a.dtype));
+  return std::min({seg, max_elements, static_cast<std::size_t>(INT_MAX)});
 }
 
 }  // namespace sp::coll

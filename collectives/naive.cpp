@@ -10,9 +10,6 @@
 #include "collectives/allreduce.hpp"
 
 namespace sp::coll {
-namespace {
-constexpr int kTag = 0x5c01;  // distinct per algorithm so back-to-back calls never cross-match
-}  // namespace
 
 void allreduce_naive(const AllreduceArgs& a) {
   if (a.count == 0) return;
@@ -22,8 +19,8 @@ void allreduce_naive(const AllreduceArgs& a) {
 
   if (rank != 0) {
     // Send straight from the user's buffer (never modified), then receive the result.
-    t.send(a.send, a.count, a.dtype, 0, kTag);
-    t.recv(a.recv, a.count, a.dtype, 0, kTag);
+    t.send(a.send, a.count, a.dtype, 0, tag::naive);
+    t.recv(a.recv, a.count, a.dtype, 0, tag::naive);
     return;
   }
 
@@ -33,10 +30,10 @@ void allreduce_naive(const AllreduceArgs& a) {
   if (p == 1) return;
   std::byte* incoming = a.workspace->get(bytes);
   for (int src = 1; src < p; ++src) {
-    t.recv(incoming, a.count, a.dtype, src, kTag);
+    t.recv(incoming, a.count, a.dtype, src, tag::naive);
     t.reduce(a.recv, incoming, a.count, a.dtype, a.op);
   }
-  for (int dst = 1; dst < p; ++dst) t.send(a.recv, a.count, a.dtype, dst, kTag);
+  for (int dst = 1; dst < p; ++dst) t.send(a.recv, a.count, a.dtype, dst, tag::naive);
 }
 
 }  // namespace sp::coll

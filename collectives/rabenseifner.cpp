@@ -20,19 +20,11 @@
 #include "collectives/blocks.hpp"
 
 namespace sp::coll {
-namespace {
-
-constexpr int kTag = 0x5c04;  // distinct per algorithm so back-to-back calls never cross-match
-
-
-}  // namespace
 
 void allreduce_rabenseifner(const AllreduceArgs& a) {
-  int rank = 0, p = 1;
-  if (!begin_in_recv(a, rank, p)) return;
-  Transport& t = *a.transport;
-  const std::size_t es = size_of(a.dtype), n = a.count;
-  auto* data = static_cast<std::byte*>(a.recv);
+  const auto in_recv = begin_in_recv(a);
+  if (!in_recv) return;
+  const auto [rank, p, es, data, t] = *in_recv;
 
   int p2 = 1;
   while (p2 * 2 <= p) p2 *= 2;
@@ -49,10 +41,10 @@ void allreduce_rabenseifner(const AllreduceArgs& a) {
   // --- Fold: ranks 0..2r-1 pair up so that exactly p' ranks remain.
   if (rank < 2 * extra) {
     if (rank % 2 == 0) {
-      t.send(data, n, a.dtype, rank + 1, kTag);
+      t.send(data, a.count, a.dtype, rank + 1, tag::rabenseifner);
     } else {
-      t.recv(scratch, n, a.dtype, rank - 1, kTag);
-      t.reduce(data, scratch, n, a.dtype, a.op);
+      t.recv(scratch, a.count, a.dtype, rank - 1, tag::rabenseifner);
+      t.reduce(data, scratch, a.count, a.dtype, a.op);
     }
   }
 
@@ -66,7 +58,7 @@ void allreduce_rabenseifner(const AllreduceArgs& a) {
       const std::size_t keep = static_cast<std::size_t>(vrank / m * m);
       const std::size_t give = static_cast<std::size_t>(partner / m * m);
       t.sendrecv(data + blocks.begin(give) * es, blocks.span(give, m), scratch, blocks.span(keep, m), a.dtype,
-                 real(partner), kTag);
+                 real(partner), tag::rabenseifner);
       t.reduce(data + blocks.begin(keep) * es, scratch, blocks.span(keep, m), a.dtype, a.op);
     }
     // --- Allgather by recursive doubling: the same pairs in reverse order; at distance m each
@@ -76,16 +68,16 @@ void allreduce_rabenseifner(const AllreduceArgs& a) {
       const std::size_t mine = static_cast<std::size_t>(vrank / m * m);
       const std::size_t theirs = static_cast<std::size_t>(partner / m * m);
       t.sendrecv(data + blocks.begin(mine) * es, blocks.span(mine, m), data + blocks.begin(theirs) * es,
-                 blocks.span(theirs, m), a.dtype, real(partner), kTag);
+                 blocks.span(theirs, m), a.dtype, real(partner), tag::rabenseifner);
     }
   }
 
   // --- Unfold: the ranks that sat out get the result from their partner.
   if (rank < 2 * extra) {
     if (rank % 2 == 0)
-      t.recv(data, n, a.dtype, rank + 1, kTag);
+      t.recv(data, a.count, a.dtype, rank + 1, tag::rabenseifner);
     else
-      t.send(data, n, a.dtype, rank - 1, kTag);
+      t.send(data, a.count, a.dtype, rank - 1, tag::rabenseifner);
   }
 }
 

@@ -9,7 +9,6 @@
 // of s = chunk_bytes: the alpha term becomes 2(p-1) ceil(n/(p s)) alpha, and in exchange the
 // reduction of one segment overlaps the arrival of the next, hiding most of the gamma term.
 #include <algorithm>
-#include <climits>
 #include <cstring>
 
 #include "collectives/allreduce.hpp"
@@ -17,9 +16,6 @@
 
 namespace sp::coll {
 namespace {
-
-constexpr int kTag = 0x5c03;  // distinct per algorithm so back-to-back calls never cross-match
-
 
 // One ring step: send ns elements at `out` to the right while receiving nr elements from the left
 // into `in`, both in segments of seg elements. With scratch (two segments) the incoming data is
@@ -39,7 +35,7 @@ void ring_step(const AllreduceArgs& a, const std::byte* out, std::size_t ns, std
 
   Request send, recv[2];
   auto post_recv = [&](std::size_t k) {
-    if (k < recvs) recv[k % 2] = t.post_recv(landing(k), len(nr, k), a.dtype, left, kTag);
+    if (k < recvs) recv[k % 2] = t.post_recv(landing(k), len(nr, k), a.dtype, left, tag::ring);
   };
   post_recv(0);
   for (std::size_t k = 0; k < std::max(sends, recvs); ++k) {
@@ -47,7 +43,7 @@ void ring_step(const AllreduceArgs& a, const std::byte* out, std::size_t ns, std
     post_recv(k + 1);
     if (k < sends) {
       t.wait(send);  // one send in flight is enough
-      send = t.post_send(out + k * seg * es, len(ns, k), a.dtype, right, kTag);
+      send = t.post_send(out + k * seg * es, len(ns, k), a.dtype, right, tag::ring);
     }
     if (k < recvs) {
       t.wait(recv[k % 2]);
@@ -61,17 +57,14 @@ void ring_step(const AllreduceArgs& a, const std::byte* out, std::size_t ns, std
 }  // namespace
 
 void allreduce_ring(const AllreduceArgs& a) {
-  int rank = 0, p = 1;
-  if (!begin_in_recv(a, rank, p)) return;
-  const std::size_t es = size_of(a.dtype);
-  auto* data = static_cast<std::byte*>(a.recv);
+  const auto in_recv = begin_in_recv(a);
+  if (!in_recv) return;
+  const auto [rank, p, es, data, t] = *in_recv;
 
   const std::size_t P = static_cast<std::size_t>(p), r = static_cast<std::size_t>(rank);
   const Blocks blocks{a.count, P};
-  // Segment size in elements; block 0 is the largest block. chunk_bytes == 0: no pipelining.
-  std::size_t seg =
-      a.chunk_bytes == 0 ? blocks.size(0) : std::max<std::size_t>(1, a.chunk_bytes / es);
-  seg = std::min({seg, blocks.size(0), static_cast<std::size_t>(INT_MAX)});
+  // Segment size in elements; block 0 is the largest block.
+  const std::size_t seg = segment_elements(a, blocks.size(0));
   std::byte* scratch = a.workspace->get(2 * seg * es);
   const int left = (rank + p - 1) % p, right = (rank + 1) % p;
   auto ptr = [&](std::size_t b) { return data + blocks.begin(b) * es; };

@@ -12,27 +12,20 @@
 // Latency grows as log p, but every byte still crosses the root's links: fine for small messages,
 // half the bandwidth of ring/Rabenseifner for large ones.
 #include <algorithm>
-#include <climits>
 #include <cstring>
 
 #include "collectives/allreduce.hpp"
 #include "core/error.hpp"
 
 namespace sp::coll {
-namespace {
-constexpr int kTag = 0x5c02;  // distinct per algorithm so back-to-back calls never cross-match
-}  // namespace
 
 void allreduce_tree(const AllreduceArgs& a) {
-  int rank = 0, p = 1;
-  if (!begin_in_recv(a, rank, p)) return;
-  Transport& t = *a.transport;
-  const std::size_t es = size_of(a.dtype);
-  auto* data = static_cast<std::byte*>(a.recv);
+  const auto in_recv = begin_in_recv(a);
+  if (!in_recv) return;
+  const auto [rank, p, es, data, t] = *in_recv;
 
-  // Segments of seg elements (the last one shorter). chunk_bytes == 0 means "do not pipeline".
-  std::size_t seg = a.chunk_bytes == 0 ? a.count : std::max<std::size_t>(1, a.chunk_bytes / es);
-  seg = std::min({seg, a.count, static_cast<std::size_t>(INT_MAX)});
+  // Segments of seg elements (the last one shorter).
+  const std::size_t seg = segment_elements(a, a.count);
   const std::size_t nseg = (a.count + seg - 1) / seg;
   auto len = [&](std::size_t k) { return std::min(seg, a.count - k * seg); };
   auto at = [&](std::size_t k) { return data + k * seg * es; };
@@ -47,7 +40,7 @@ void allreduce_tree(const AllreduceArgs& a) {
   auto slot = [&](int c, std::size_t k) { return scratch + (2 * c + k % 2) * seg * es; };
   Request from_child[2][2], to_parent;
   auto post_child_recvs = [&](std::size_t k) {
-    for (int c = 0; c < nchild; ++c) from_child[c][k % 2] = t.post_recv(slot(c, k), len(k), a.dtype, child[c], kTag);
+    for (int c = 0; c < nchild; ++c) from_child[c][k % 2] = t.post_recv(slot(c, k), len(k), a.dtype, child[c], tag::tree);
   };
   post_child_recvs(0);
   for (std::size_t k = 0; k < nseg; ++k) {
@@ -59,7 +52,7 @@ void allreduce_tree(const AllreduceArgs& a) {
     }
     // One send in flight to the parent: segment k goes while we reduce segment k+1.
     t.wait(to_parent);
-    if (parent >= 0) to_parent = t.post_send(at(k), len(k), a.dtype, parent, kTag);
+    if (parent >= 0) to_parent = t.post_send(at(k), len(k), a.dtype, parent, tag::tree);
   }
   t.wait(to_parent);
 
@@ -67,14 +60,14 @@ void allreduce_tree(const AllreduceArgs& a) {
   // forwarded to the children. Reduce-phase messages flow up and these flow down, so the shared
   // tag cannot mix them up (messages match on the peer as well).
   Request from_parent, to_child[2];
-  if (parent >= 0) from_parent = t.post_recv(at(0), len(0), a.dtype, parent, kTag);
+  if (parent >= 0) from_parent = t.post_recv(at(0), len(0), a.dtype, parent, tag::tree);
   for (std::size_t k = 0; k < nseg; ++k) {
     if (parent >= 0) {
       t.wait(from_parent);
-      if (k + 1 < nseg) from_parent = t.post_recv(at(k + 1), len(k + 1), a.dtype, parent, kTag);
+      if (k + 1 < nseg) from_parent = t.post_recv(at(k + 1), len(k + 1), a.dtype, parent, tag::tree);
     }
     for (Request& r : to_child) t.wait(r);
-    for (int c = 0; c < nchild; ++c) to_child[c] = t.post_send(at(k), len(k), a.dtype, child[c], kTag);
+    for (int c = 0; c < nchild; ++c) to_child[c] = t.post_send(at(k), len(k), a.dtype, child[c], tag::tree);
   }
   for (Request& r : to_child) t.wait(r);
 }
