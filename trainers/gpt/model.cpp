@@ -307,16 +307,14 @@ double gpt_clip_grad_norm(GPT& m, double max_norm) {
 
 void gpt_update(GPT& m, const AdamWParams& opt) {
   ++m.adam_step;
-  for (const TensorInfo& t : m.tensors) {
-    k::AdamWConfig cfg;
-    cfg.lr = opt.lr;
-    cfg.beta1 = opt.beta1;
-    cfg.beta2 = opt.beta2;
-    cfg.eps = opt.eps;
-    cfg.weight_decay = t.weight_decay ? opt.weight_decay : 0.0f;
+  // One configuration for the decayed tensors (weights) and one for the rest (biases, norms).
+  const k::AdamWConfig decayed{.lr = opt.lr, .beta1 = opt.beta1, .beta2 = opt.beta2, .eps = opt.eps,
+                               .weight_decay = opt.weight_decay};
+  k::AdamWConfig not_decayed = decayed;
+  not_decayed.weight_decay = 0.0f;
+  for (const TensorInfo& t : m.tensors)
     k::adamw_update(m.params.data() + t.offset, m.grads.data() + t.offset, m.m.data() + t.offset,
-                    m.v.data() + t.offset, t.numel, cfg, m.adam_step);
-  }
+                    m.v.data() + t.offset, t.numel, t.weight_decay ? decayed : not_decayed, m.adam_step);
 }
 
 sp::coll::GradientLayout gpt_gradient_layout(const GPT& m) { return train::gradient_layout(m.config.name, m.tensors); }

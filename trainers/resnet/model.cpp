@@ -370,15 +370,14 @@ void resnet_zero_grad(ResNet& m) { std::fill(m.grads.begin(), m.grads.end(), 0.0
 
 void resnet_update(ResNet& m, const SGDParams& opt) {
   ++m.sgd_step;
-  for (const TensorInfo& t : m.tensors) {
-    k::SGDConfig cfg;
-    cfg.lr = opt.lr;
-    cfg.momentum = opt.momentum;
-    cfg.weight_decay = t.weight_decay ? opt.weight_decay : 0.0f;
-    cfg.nesterov = opt.nesterov;
-    k::sgd_update(m.params.data() + t.offset, m.grads.data() + t.offset, m.momentum.data() + t.offset,
-                  t.numel, cfg, m.sgd_step);
-  }
+  // One configuration for the decayed tensors (weights) and one for the rest (BN affine, biases).
+  const k::SGDConfig decayed{.lr = opt.lr, .momentum = opt.momentum, .weight_decay = opt.weight_decay,
+                             .nesterov = opt.nesterov};
+  k::SGDConfig not_decayed = decayed;
+  not_decayed.weight_decay = 0.0f;
+  for (const TensorInfo& t : m.tensors)
+    k::sgd_update(m.params.data() + t.offset, m.grads.data() + t.offset, m.momentum.data() + t.offset, t.numel,
+                  t.weight_decay ? decayed : not_decayed, m.sgd_step);
 }
 
 std::vector<std::string> resnet_decayed_tensors(const ResNet& m) {
