@@ -5,6 +5,8 @@
 // (trainers/gpt/checkpoint.hpp, trainers/resnet/checkpoint.hpp).
 #pragma once
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <hdf5.h>
 
 #include <cstddef>
@@ -58,19 +60,55 @@ auto load_or_fail(const std::string& path, const Read& read) -> decltype(read())
 // loaders do not otherwise read) so that HDF5 verifies those checksums too.
 h5::File open_checkpoint_data(const std::string& path);
 
-// An integer field of a model configuration, stored as the root attribute `name`.
+// A field of a model configuration, stored as the root attribute `name`: an integer, or a yes/no
+// flag stored as 0/1. absent: the value read from files written before the field existed (-1: the
+// attribute is required).
 template <typename Config>
 struct ConfigField {
   const char* name;
-  int Config::*field;
+  int Config::*number = nullptr;
+  bool Config::*flag = nullptr;
+  int absent = -1;
+
+  std::int64_t value(const Config& c) const { return number ? c.*number : (c.*flag ? 1 : 0); }
+  void set(Config& c, std::int64_t v) const {
+    if (number) c.*number = int(v);
+    else c.*flag = v != 0;
+  }
 };
+
+// The model's root attributes: model_name, the configuration's fields in table order,
+// num_parameters and weight_layout (how weights are laid out, for other loaders).
 template <typename Config, std::size_t N>
-void write_config_fields(hid_t file, const Config& c, const ConfigField<Config> (&fields)[N]) {
-  for (const ConfigField<Config>& f : fields) h5::write_attribute(file, f.name, std::int64_t(c.*f.field));
+void write_model_attributes(hid_t file, const Config& c, const ConfigField<Config> (&fields)[N],
+                            std::size_t num_parameters, const std::string& weight_layout) {
+  h5::write_attribute(file, "model_name", c.name);
+  for (const ConfigField<Config>& f : fields) h5::write_attribute(file, f.name, f.value(c));
+  h5::write_attribute(file, "num_parameters", std::int64_t(num_parameters));
+  h5::write_attribute(file, "weight_layout", weight_layout);
 }
+// model_name and the configuration's fields (the caller validates the result).
 template <typename Config, std::size_t N>
-void read_config_fields(hid_t file, Config& c, const ConfigField<Config> (&fields)[N]) {
-  for (const ConfigField<Config>& f : fields) c.*f.field = int(h5::read_int_attribute(file, f.name));
+void read_model_attributes(hid_t file, Config& c, const ConfigField<Config> (&fields)[N]) {
+  c.name = h5::read_string_attribute(file, "model_name");
+  for (const ConfigField<Config>& f : fields)
+    f.set(c, f.absent >= 0 && !h5::has_attribute(file, f.name) ? f.absent : h5::read_int_attribute(file, f.name));
+}
+// Throws sp::Error "cannot load checkpoint '<path>': its model (<field> <value>, ...) differs from
+// this one (...)" unless the checkpoint's configuration and this model's agree in every field.
+template <typename Config, std::size_t N>
+void require_same_model(const std::string& path, const Config& checkpoint, const Config& model,
+                        const ConfigField<Config> (&fields)[N]) {
+  std::vector<std::string> theirs, ours;
+  bool same = true;
+  for (const ConfigField<Config>& f : fields) {
+    theirs.push_back(fmt::format("{} {}", f.name, f.value(checkpoint)));
+    ours.push_back(fmt::format("{} {}", f.name, f.value(model)));
+    same = same && f.value(checkpoint) == f.value(model);
+  }
+  if (!same)
+    fail("cannot load checkpoint '{}': its model ({}) differs from this one ({})", path, fmt::join(theirs, ", "),
+         fmt::join(ours, ", "));
 }
 
 // One dataset of shape dims (a scalar when dims is empty) from data of mem_type, stored as file_type.

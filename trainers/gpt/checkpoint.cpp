@@ -15,11 +15,12 @@ namespace {
 // digest too (core/file_digest.hpp). Versions 1 and 2 still load.
 constexpr train::CheckpointFormat kFormat{"scaleprobe-gpt-checkpoint", 3, 1, 3, "GPT"};
 
-// The configuration's integer root attributes, in the order they are written.
+// The configuration's root attributes, in the order they are written. Checkpoints written before
+// --untied-head have no tied_lm_head: those are tied.
 constexpr train::ConfigField<GPTConfig> kConfigFields[] = {
     {"vocab_size", &GPTConfig::vocab_size}, {"max_seq_len", &GPTConfig::max_seq_len},
     {"channels", &GPTConfig::channels},     {"num_layers", &GPTConfig::num_layers},
-    {"num_heads", &GPTConfig::num_heads},
+    {"num_heads", &GPTConfig::num_heads},   {"tied_lm_head", nullptr, &GPTConfig::tied_lm_head, 1},
 };
 
 }  // namespace
@@ -27,11 +28,7 @@ constexpr train::ConfigField<GPTConfig> kConfigFields[] = {
 void save_checkpoint(const std::string& path, GPT& m, const TrainState& st) {
   train::write_checkpoint_file(path, kFormat, [&](hid_t f) {
     const GPTConfig& c = m.config;
-    h5::write_attribute(f, "model_name", c.name);
-    train::write_config_fields(f, c, kConfigFields);
-    h5::write_attribute(f, "tied_lm_head", std::int64_t(c.tied_lm_head ? 1 : 0));
-    h5::write_attribute(f, "num_parameters", std::int64_t(m.num_parameters));
-    h5::write_attribute(f, "weight_layout", std::string("nn.Linear [out, in]"));
+    train::write_model_attributes(f, c, kConfigFields, m.num_parameters, "nn.Linear [out, in]");
     train::write_tensors(h5::create_group(f, "model"), m.tensors, m.params.data());
     {
       h5::Group g = h5::create_group(f, "optimizer");
@@ -58,10 +55,7 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
     h5::File f = train::open_checkpoint_file(path, kFormat);
     CheckpointInfo info;
     GPTConfig& c = info.config;
-    c.name = h5::read_string_attribute(f, "model_name");
-    train::read_config_fields(f, c, kConfigFields);
-    // Absent in checkpoints written before --untied-head: those are tied.
-    c.tied_lm_head = !h5::has_attribute(f, "tied_lm_head") || h5::read_int_attribute(f, "tied_lm_head") != 0;
+    train::read_model_attributes(f, c, kConfigFields);
     gpt_validate(c);
     train::read_train_state(h5::open_group(f, "train"), info.state);
     return info;
@@ -70,14 +64,7 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
 
 void load_checkpoint(const std::string& path, GPT& m, bool optimizer) {
   const CheckpointInfo info = read_checkpoint_info(path);
-  const GPTConfig& a = info.config;
-  const GPTConfig& b = m.config;
-  if (a.vocab_size != b.vocab_size || a.max_seq_len != b.max_seq_len || a.channels != b.channels ||
-      a.num_layers != b.num_layers || a.num_heads != b.num_heads || a.tied_lm_head != b.tied_lm_head)
-    fail("cannot load checkpoint '{}': its model (V {} T {} C {} L {} NH {} head {}) differs from this one "
-         "(V {} T {} C {} L {} NH {} head {})", path, a.vocab_size, a.max_seq_len, a.channels, a.num_layers,
-         a.num_heads, a.tied_lm_head ? "tied" : "untied", b.vocab_size, b.max_seq_len, b.channels, b.num_layers,
-         b.num_heads, b.tied_lm_head ? "tied" : "untied");
+  train::require_same_model(path, info.config, m.config, kConfigFields);
   train::load_or_fail(path, [&] {
     h5::File f = train::open_checkpoint_data(path);  // /check: the reference logits, for load_checkpoint.py
     train::read_tensors(h5::open_group(f, "model"), m.tensors, m.params.data());

@@ -15,11 +15,11 @@ namespace {
 // digest too (core/file_digest.hpp). Versions 1 and 2 still load.
 constexpr train::CheckpointFormat kFormat{"scaleprobe-resnet-checkpoint", 3, 1, 3, "ResNet"};
 
-// The configuration's integer root attributes, in the order they are written.
+// The configuration's root attributes, in the order they are written.
 constexpr train::ConfigField<ResNetConfig> kConfigFields[] = {
     {"stages", &ResNetConfig::stages},           {"depth", &ResNetConfig::depth},
     {"width", &ResNetConfig::width},             {"num_classes", &ResNetConfig::num_classes},
-    {"in_channels", &ResNetConfig::in_channels},
+    {"in_channels", &ResNetConfig::in_channels}, {"decay_all", nullptr, &ResNetConfig::decay_all},
 };
 
 using train::read_dataset;
@@ -39,11 +39,8 @@ std::string bn_name(const TensorInfo& running_mean) {
 void save_checkpoint(const std::string& path, ResNet& m, const TrainState& st) {
   train::write_checkpoint_file(path, kFormat, [&](hid_t f) {
     const ResNetConfig& c = m.config;
-    h5::write_attribute(f, "model_name", c.name);
-    train::write_config_fields(f, c, kConfigFields);
-    h5::write_attribute(f, "decay_all", std::int64_t(c.decay_all ? 1 : 0));
-    h5::write_attribute(f, "num_parameters", std::int64_t(m.num_parameters));
-    h5::write_attribute(f, "weight_layout", std::string("nn.Conv2d [out, in, kh, kw]; nn.Linear [out, in]"));
+    train::write_model_attributes(f, c, kConfigFields, m.num_parameters,
+                                  "nn.Conv2d [out, in, kh, kw]; nn.Linear [out, in]");
     {
       h5::Group g = h5::create_group(f, "model");
       write_tensors(g, m.tensors, m.params.data());
@@ -81,9 +78,7 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
     h5::File f = train::open_checkpoint_file(path, kFormat);
     CheckpointInfo info;
     ResNetConfig& c = info.config;
-    c.name = h5::read_string_attribute(f, "model_name");
-    train::read_config_fields(f, c, kConfigFields);
-    c.decay_all = h5::read_int_attribute(f, "decay_all") != 0;
+    train::read_model_attributes(f, c, kConfigFields);
     resnet_validate(c);
     h5::Group g = h5::open_group(f, "train");
     train::read_train_state(g, info.state);
@@ -94,13 +89,7 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
 
 void load_checkpoint(const std::string& path, ResNet& m, bool optimizer) {
   const CheckpointInfo info = read_checkpoint_info(path);
-  const ResNetConfig& a = info.config;
-  const ResNetConfig& b = m.config;
-  if (a.stages != b.stages || a.depth != b.depth || a.width != b.width || a.num_classes != b.num_classes ||
-      a.in_channels != b.in_channels)
-    fail("cannot load checkpoint '{}': its model ({} stages, depth {}, width {}, {} classes) differs from this one "
-         "({} stages, depth {}, width {}, {} classes)", path, a.stages, a.depth, a.width, a.num_classes, b.stages,
-         b.depth, b.width, b.num_classes);
+  train::require_same_model(path, info.config, m.config, kConfigFields);
   train::load_or_fail(path, [&] {
     h5::File f = train::open_checkpoint_data(path);
     h5::Group g = h5::open_group(f, "model");
