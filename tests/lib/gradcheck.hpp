@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/random_fill.hpp"
+
 namespace sp::test {
 
 inline constexpr float kGradStep = 1e-2f;  // h
@@ -69,6 +71,27 @@ inline ::testing::AssertionResult grads_match(const std::string& name, const std
     return ::testing::AssertionFailure() << name << ": " << bad << " of " << analytic.size()
                                          << " elements off, first " << first;
   return ::testing::AssertionSuccess();
+}
+
+// One input of a backward kernel and its gradient buffer. The buffer starts random (seed), so the
+// check below also catches a kernel that overwrites its gradient instead of adding to it.
+struct GradOf {
+  GradOf(std::string name, std::vector<float>& input, unsigned seed)
+      : name(std::move(name)), input(&input), start(kernels::random_vec(input.size(), seed)), grad(start) {}
+  float* data() { return grad.data(); }
+
+  std::string name;           // printed as "<kernel> <name>"
+  std::vector<float>* input;  // perturbed (and restored) for the numeric gradient
+  std::vector<float> start, grad;
+};
+
+// Runs backward once (it adds into each GradOf's data()) and expects what it added to match the
+// numeric gradient of loss with respect to each input.
+inline void expect_backward_matches(const std::string& kernel, std::vector<GradOf>& grads,
+                                    const std::function<void()>& backward, const std::function<double()>& loss) {
+  backward();
+  for (GradOf& g : grads)
+    EXPECT_TRUE(grads_match(kernel + " " + g.name, added(g.grad, g.start), numeric_grad(*g.input, loss)));
 }
 
 }  // namespace sp::test

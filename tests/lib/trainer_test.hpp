@@ -14,10 +14,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "core/h5.hpp"
 #include "core/trace.hpp"
 
 namespace sp::test {
@@ -110,10 +113,13 @@ class TrainerTest : public ::testing::Test {
   }
   // The root attributes every train trace of these tests has: kind "train", one BLAS thread (the
   // tests' OPENBLAS_NUM_THREADS=1) and the BLAS configuration in the provenance.
-  static void expect_train_trace_of_one_thread(const TraceReader& r) {
+  // root: (name, value) of root attributes the trace must have besides these common ones.
+  static void expect_train_trace_of_one_thread(const TraceReader& r,
+                                               const std::vector<std::pair<std::string, std::string>>& root) {
     EXPECT_EQ(r.kind(), "train");
     EXPECT_EQ(r.root_attribute("blas_threads"), "1");
     EXPECT_NE(r.provenance("blas_config"), "");
+    for (const auto& [name, value] : root) EXPECT_EQ(r.root_attribute(name), value) << name;
   }
   // A run that interrupt_after_first_step stopped: its trace records SIGUSR1 (10), and the
   // checkpoint it saved on the way out (checkpoint_step: its state.step) is of the trace's last
@@ -138,6 +144,37 @@ class TrainerTest : public ::testing::Test {
   // The steps tables of an uninterrupted 8-step run (full) and of the same run stopped after step
   // 4 (first) and resumed (second) agree bitwise in columns; val_* columns skip step 4, where the
   // interrupted run validates as its last step.
+  // Trains with `args` and -s 8 three ways, train(args, log) running the trainer: straight through
+  // (full.h5, checkpoint full_ck.h5), stopped after step 4 (first.h5, ck4.h5) and resumed from
+  // there (second.h5, end_ck.h5); then expects the resumed run to be the uninterrupted one bit for
+  // bit: the trace columns named, and the final checkpoints' model and optimizer state.
+  void expect_resume_matches_full_run(const std::function<int(const std::string&, const std::string&)>& train,
+                                      const std::string& args, const std::vector<std::string>& columns) const {
+    ASSERT_EQ(train(args + "-s 8 -o " + path("full.h5") + " --save " + path("full_ck.h5"), "full.log"), 0);
+    ASSERT_EQ(train(args + "-s 8 --stop-after 4 -o " + path("first.h5") + " --save " + path("ck4.h5"), "first.log"), 0);
+    ASSERT_EQ(train(args + "-s 8 --resume " + path("ck4.h5") + " -o " + path("second.h5") + " --save " +
+                    path("end_ck.h5"), "second.log"), 0);
+    expect_resume_is_bitwise("full.h5", "first.h5", "second.h5", columns);
+    for (const char* group : {"model", "optimizer"}) expect_same_group("full_ck.h5", "end_ck.h5", group);
+  }
+
+  // Every dataset (byte for byte) and attribute of one group equal in two HDF5 files.
+  void expect_same_group(const std::string& file_a, const std::string& file_b, const std::string& group) const {
+    const h5::File fa{H5Fopen(path(file_a).c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)};
+    const h5::File fb{H5Fopen(path(file_b).c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)};
+    ASSERT_GE(fa.get(), 0) << file_a;
+    ASSERT_GE(fb.get(), 0) << file_b;
+    const h5::Group a = h5::open_group(fa, group), b = h5::open_group(fb, group);
+    ASSERT_EQ(h5::attribute_names(a), h5::attribute_names(b)) << group;
+    for (const std::string& name : h5::attribute_names(a))
+      EXPECT_EQ(h5::read_attribute_as_text(a, name), h5::read_attribute_as_text(b, name)) << group << "@" << name;
+    const std::vector<std::string> names = h5::child_names(a);
+    ASSERT_EQ(names, h5::child_names(b)) << group;
+    ASSERT_FALSE(names.empty()) << group;
+    for (const std::string& name : names)
+      EXPECT_EQ(dataset_bytes(a, name), dataset_bytes(b, name)) << group << "/" << name;
+  }
+
   void expect_resume_is_bitwise(const std::string& full_trace, const std::string& first_trace,
                                 const std::string& second_trace, const std::vector<std::string>& columns) const {
     const Table full = TraceReader(path(full_trace)).read_table("steps");
@@ -159,6 +196,15 @@ class TrainerTest : public ::testing::Test {
   }
 
  private:
+  static std::vector<unsigned char> dataset_bytes(hid_t group, const std::string& name) {
+    const h5::Dataset d{h5::check(H5Dopen2(group, name.c_str(), H5P_DEFAULT), "open dataset")};
+    const h5::Datatype type{h5::check(H5Dget_type(d), "dataset type")};
+    const h5::Dataspace space{h5::check(H5Dget_space(d), "dataset space")};
+    std::vector<unsigned char> bytes(std::size_t(H5Sget_simple_extent_npoints(space)) * H5Tget_size(type));
+    h5::read_dataset_data(d, type, bytes.data(), name);
+    return bytes;
+  }
+
   std::string prefix_;
   std::filesystem::path dir_;
 };

@@ -32,6 +32,8 @@ using k::random_vec;
 namespace {
 
 using sp::test::added;
+using sp::test::expect_backward_matches;
+using sp::test::GradOf;
 using sp::test::grads_match;
 using sp::test::numeric_grad;
 using sp::test::weighted_sum;
@@ -324,13 +326,11 @@ TEST(BatchNorm, GradientCheckTrainingMode) {
     return weighted_sum(y, w);
   };
   loss();  // mean and rstd of the unperturbed input
-  const auto dx0 = random_vec(x.size(), 5), dg0 = random_vec(C, 6), db0 = random_vec(C, 7);
-  auto dx = dx0, dg = dg0, db = db0;
-  k::batchnorm_backward(dx.data(), dg.data(), db.data(), w.data(), x.data(), gamma.data(),
-                        mean.data(), rstd.data(), N, C, HW);
-  EXPECT_TRUE(grads_match("batchnorm dinp", added(dx, dx0), numeric_grad(x, loss)));
-  EXPECT_TRUE(grads_match("batchnorm dgamma", added(dg, dg0), numeric_grad(gamma, loss)));
-  EXPECT_TRUE(grads_match("batchnorm dbeta", added(db, db0), numeric_grad(beta, loss)));
+  std::vector<GradOf> d{{"dinp", x, 5}, {"dgamma", gamma, 6}, {"dbeta", beta, 7}};
+  expect_backward_matches("batchnorm", d, [&] {
+    k::batchnorm_backward(d[0].data(), d[1].data(), d[2].data(), w.data(), x.data(), gamma.data(), mean.data(),
+                          rstd.data(), N, C, HW);
+  }, loss);
 }
 
 TEST(Relu, ForwardBackwardAndInPlace) {

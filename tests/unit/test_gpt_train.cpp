@@ -30,30 +30,20 @@ class GptTrain : public sp::test::TrainerTest {
 }  // namespace
 
 TEST_F(GptTrain, ResumeContinuesBitwiseLikeAnUninterruptedRun) {
-  ASSERT_EQ(train("-s 8 -o " + path("full.h5") + " --save " + path("full_ck.h5"), "full.log"), 0);
-  ASSERT_EQ(train("-s 8 --stop-after 4 -o " + path("first.h5") + " --save " + path("ck4.h5"), "first.log"), 0);
-  ASSERT_EQ(train("-s 8 --resume " + path("ck4.h5") + " -o " + path("second.h5") + " --save " + path("end_ck.h5"),
-                  "second.log"), 0);
-  expect_resume_is_bitwise("full.h5", "first.h5", "second.h5", {"loss", "lr", "grad_norm", "val_loss"});
-  // The final weights and optimizer state are identical too.
+  ASSERT_NO_FATAL_FAILURE(expect_resume_matches_full_run([this](const std::string& args, const std::string& log) {
+    return train(args, log);
+  }, "", {"loss", "lr", "grad_norm", "val_loss"}));
   const CheckpointInfo info = read_checkpoint_info(path("end_ck.h5"));
   EXPECT_EQ(info.state.step, 8);
-  GPT x = gpt_create(info.config, 1), y = gpt_create(info.config, 2);
-  load_checkpoint(path("full_ck.h5"), x, true);
-  load_checkpoint(path("end_ck.h5"), y, true);
-  EXPECT_EQ(x.params, y.params);
-  EXPECT_EQ(x.m, y.m);
-  EXPECT_EQ(x.v, y.v);
-  EXPECT_EQ(x.adam_step, 8);
-  EXPECT_EQ(y.adam_step, 8);
+  GPT m = gpt_create(info.config, 1);
+  load_checkpoint(path("end_ck.h5"), m, true);
+  EXPECT_EQ(m.adam_step, 8);
 }
 
 TEST_F(GptTrain, TraceHasTheTrainTables) {
   ASSERT_EQ(train("-s 5 -o " + path("t.h5"), "t.log"), 0);
   sp::TraceReader r(path("t.h5"));
-  expect_train_trace_of_one_thread(r);
-  EXPECT_EQ(r.root_attribute("model_name"), "gpt-micro");
-  EXPECT_EQ(r.root_attribute("channels"), "32");
+  expect_train_trace_of_one_thread(r, {{"model_name", "gpt-micro"}, {"channels", "32"}});
   const sp::Table steps = r.read_table("steps");
   const auto val = column<double>(steps, "val_loss");
   EXPECT_TRUE(std::isnan(val[0]) && std::isnan(val[1]) && std::isnan(val[3]));

@@ -43,6 +43,8 @@ constexpr size_t BT = (size_t)B * T;
 using sp::kernels::random_vec;
 
 using sp::test::added;
+using sp::test::expect_backward_matches;
+using sp::test::GradOf;
 using sp::test::grads_match;
 using sp::test::numeric_grad;
 using sp::test::weighted_sum;
@@ -77,14 +79,10 @@ TEST(GradCheck, MatmulWithBias) {
     k::matmul_forward(out.data(), inp.data(), weight.data(), bias.data(), B, T, C, OC);
     return weighted_sum(out, w);
   };
-  const std::vector<float> dinp0 = random_vec(inp.size(), 14), dw0 = random_vec(weight.size(), 15);
-  const std::vector<float> db0 = random_vec(bias.size(), 16);
-  std::vector<float> dinp = dinp0, dw = dw0, db = db0;
-  k::matmul_backward(dinp.data(), dw.data(), db.data(), w.data(), inp.data(), weight.data(),
-                     B, T, C, OC);
-  EXPECT_TRUE(grads_match("matmul dinp", added(dinp, dinp0), numeric_grad(inp, loss)));
-  EXPECT_TRUE(grads_match("matmul dweight", added(dw, dw0), numeric_grad(weight, loss)));
-  EXPECT_TRUE(grads_match("matmul dbias", added(db, db0), numeric_grad(bias, loss)));
+  std::vector<GradOf> d{{"dinp", inp, 14}, {"dweight", weight, 15}, {"dbias", bias, 16}};
+  expect_backward_matches("matmul", d, [&] {
+    k::matmul_backward(d[0].data(), d[1].data(), d[2].data(), w.data(), inp.data(), weight.data(), B, T, C, OC);
+  }, loss);
 }
 
 TEST(GradCheck, MatmulWithoutBiasAndWithoutDinp) {
@@ -115,11 +113,10 @@ TEST(GradCheck, Encoder) {
     k::encoder_forward(out.data(), tokens.data(), wte.data(), wpe.data(), B, T, C);
     return weighted_sum(out, w);
   };
-  const std::vector<float> dwte0 = random_vec(wte.size(), 33), dwpe0 = random_vec(wpe.size(), 34);
-  std::vector<float> dwte = dwte0, dwpe = dwpe0;
-  k::encoder_backward(dwte.data(), dwpe.data(), w.data(), tokens.data(), B, T, C);
-  EXPECT_TRUE(grads_match("encoder dwte", added(dwte, dwte0), numeric_grad(wte, loss)));
-  EXPECT_TRUE(grads_match("encoder dwpe", added(dwpe, dwpe0), numeric_grad(wpe, loss)));
+  std::vector<GradOf> d{{"dwte", wte, 33}, {"dwpe", wpe, 34}};
+  expect_backward_matches("encoder", d, [&] {
+    k::encoder_backward(d[0].data(), d[1].data(), w.data(), tokens.data(), B, T, C);
+  }, loss);
 }
 
 TEST(GradCheck, Layernorm) {
@@ -133,14 +130,11 @@ TEST(GradCheck, Layernorm) {
     return weighted_sum(out, w);
   };
   loss();  // mean and rstd of the unperturbed input, for the backward
-  const std::vector<float> dinp0 = random_vec(inp.size(), 44), dw0 = random_vec(C, 45);
-  const std::vector<float> db0 = random_vec(C, 46);
-  std::vector<float> dinp = dinp0, dw = dw0, db = db0;
-  k::layernorm_backward(dinp.data(), dw.data(), db.data(), w.data(), inp.data(), weight.data(),
-                        mean.data(), rstd.data(), B, T, C);
-  EXPECT_TRUE(grads_match("layernorm dinp", added(dinp, dinp0), numeric_grad(inp, loss)));
-  EXPECT_TRUE(grads_match("layernorm dweight", added(dw, dw0), numeric_grad(weight, loss)));
-  EXPECT_TRUE(grads_match("layernorm dbias", added(db, db0), numeric_grad(bias, loss)));
+  std::vector<GradOf> d{{"dinp", inp, 44}, {"dweight", weight, 45}, {"dbias", bias, 46}};
+  expect_backward_matches("layernorm", d, [&] {
+    k::layernorm_backward(d[0].data(), d[1].data(), d[2].data(), w.data(), inp.data(), weight.data(), mean.data(),
+                          rstd.data(), B, T, C);
+  }, loss);
 }
 
 TEST(GradCheck, Gelu) {
@@ -203,9 +197,7 @@ TEST(GradCheck, Residual) {
     k::residual_forward(out.data(), a.data(), b.data(), out.size());
     return weighted_sum(out, w);
   };
-  const std::vector<float> da0 = random_vec(a.size(), 83), db0 = random_vec(b.size(), 84);
-  std::vector<float> da = da0, db = db0;
-  k::residual_backward(da.data(), db.data(), w.data(), out.size());
-  EXPECT_TRUE(grads_match("residual da", added(da, da0), numeric_grad(a, loss)));
-  EXPECT_TRUE(grads_match("residual db", added(db, db0), numeric_grad(b, loss)));
+  std::vector<GradOf> d{{"da", a, 83}, {"db", b, 84}};
+  expect_backward_matches("residual", d, [&] { k::residual_backward(d[0].data(), d[1].data(), w.data(), out.size()); },
+                          loss);
 }
