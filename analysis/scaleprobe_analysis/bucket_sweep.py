@@ -97,9 +97,7 @@ def bucket_figure(trace: Trace) -> Figure:
             bx = x[list(part["cap"]).index(b["cap"])]
             ax.plot(bx, b["t_mean_us"] * scale, "*", ms=10, color=style.colour(k), mec="black", mew=0.5)
     _cap_ticks(ax, caps, summary.drop_duplicates("cap").set_index("cap")["buckets"])
-    ax.set_ylabel(f"time per iteration ({unit})")
-    ax.set_ylim(bottom=0)
-    style.legend_outside(ax)
+    style.finish_from_zero(ax, f"time per iteration ({unit})")
     return fig
 
 

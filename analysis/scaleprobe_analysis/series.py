@@ -69,7 +69,5 @@ def timing_contention_figure(trace: Trace, x_column: str, x_of: Callable[[pd.Ser
         ax.plot(x_of(part[x_column]), part["cpu_wall"], "o-", color=style.colour(k), label=label)
     x_axis(ax)
     ax.axhline(1.0, color="black", lw=0.8, ls=":")
-    ax.set_ylabel("CPU time / wall time (ratio)")
-    ax.set_ylim(bottom=0)
-    style.legend_outside(ax)
+    style.finish_from_zero(ax, "CPU time / wall time (ratio)")
     return fig

@@ -129,6 +129,13 @@ def legend_outside(ax, handles=None, labels=None, title: str | None = None, ncol
                      title=title, ncol=ncol, fontsize=SMALLEST_PT, handlelength=2.2)
 
 
+def finish_from_zero(ax, ylabel: str):
+    """The common end of a single-axes figure: its y label, the y axis from zero, the legend outside."""
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(bottom=0)
+    legend_outside(ax)
+
+
 def layout_style(k: int) -> dict:
     """Line style and marker of the k-th layout series (cycled)."""
     linestyle, marker = STYLES[k % len(STYLES)]

@@ -99,9 +99,7 @@ def bucket_cap_figure(trace: Trace) -> Figure:
     ax.set_xticks(range(len(caps)))
     ax.set_xticklabels([f"{c}\n({buckets[c]})" for c in caps])
     ax.set_xlabel("bucket cap (MiB)\n(buckets per step)")
-    ax.set_ylabel("time per step (ms)")
-    ax.set_ylim(bottom=0)
-    style.legend_outside(ax)
+    style.finish_from_zero(ax, "time per step (ms)")
     return fig
 
 
@@ -118,9 +116,7 @@ def hidden_figure(trace: Trace) -> Figure:
     ax.bar_label(bars, labels=[f"{h:+.0%}" if np.isfinite(h) else "" for h in cases["hidden_fraction"]],
                  fontsize=style.SMALLEST_PT)
     _case_ticks(ax, list(cases["label"]))
-    ax.set_ylabel("communication per step (ms)")
-    ax.set_ylim(bottom=0)
-    style.legend_outside(ax)
+    style.finish_from_zero(ax, "communication per step (ms)")
     return fig
 
 
