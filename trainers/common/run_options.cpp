@@ -77,6 +77,19 @@ TrainState initial_state(const RunControlOptions& o, const std::string& data_sou
   return state;
 }
 
+void require_resumed_data(const RunControlOptions& o, const TrainState& checkpoint, const std::string& checkpoint_extra,
+                          const std::string& data_source, const std::string& data_fingerprint, const std::string& extra) {
+  if (o.resume.empty()) return;
+  if (checkpoint.data_fingerprint == data_fingerprint && checkpoint.data_seed == std::uint64_t(o.data_seed) &&
+      checkpoint_extra == extra)
+    return;
+  const auto more = [](const std::string& e) { return e.empty() ? e : ", " + e; };
+  throw UsageError(fmt::format("--resume: the checkpoint was trained on {} (fingerprint {}, data seed {}{}), not this "
+                               "data ({}, {}, {}{})", checkpoint.data_source, checkpoint.data_fingerprint,
+                               checkpoint.data_seed, more(checkpoint_extra), data_source, data_fingerprint, o.data_seed,
+                               more(extra)));
+}
+
 int last_step_of_run(const RunControlOptions& o, int steps, int start_step) {
   const int last_step = o.stop_after > 0 ? std::min(steps, o.stop_after) : steps;
   if (last_step <= start_step)

@@ -61,6 +61,11 @@ auto read_collectively(Read&& read) -> decltype(read()) {
     throw CollectiveError(e.what());
   }
 }
+// With --resume: UsageError unless the checkpoint was trained on this run's data, the same
+// fingerprint and data seed and the same `extra` (a trainer's own data settings as text, such as
+// ResNet's "augment on"; empty: none), naming both.
+void require_resumed_data(const RunControlOptions& o, const TrainState& checkpoint, const std::string& checkpoint_extra,
+                          const std::string& data_source, const std::string& data_fingerprint, const std::string& extra);
 // Loads the start checkpoint through load(path, optimizer): --resume restores weights and
 // optimizer state, sets next_batch (the training loader's position) from resumed and returns its
 // step; --init-from loads weights only and returns 0; neither returns 0. UsageError when the

@@ -7,6 +7,8 @@
 // and closing lines — is run_training's, written once for every model.
 #pragma once
 
+#include <CLI/CLI.hpp>
+
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -72,5 +74,19 @@ struct RunDescription {
 // validation and checkpoints, --save-init, stop signals, the trace's tables and attributes, the
 // closing lines. Collective; returns the program's exit code.
 int run_training(Session& s, const RunControlOptions& o, Trainer& trainer, const RunDescription& run);
+
+// A trainer program's main: inside an MPI session, its Options registered by add_options on a
+// command line described by `description`, parsed (--help prints and exits 0), then run(s, o, app).
+template <typename Options>
+int train_main(int argc, char** argv, const char* program, const char* description,
+               void (*add_options)(CLI::App&, Options&), int (*run)(Session&, Options&, const CLI::App&)) {
+  return run_program(argc, argv, program, MPI_THREAD_SERIALIZED, [&](Session& s) {
+    Options o;
+    CLI::App app{description, program};
+    add_options(app, o);
+    if (!parse_command_line(app, s)) return 0;
+    return run(s, o, app);
+  });
+}
 
 }  // namespace sp::train

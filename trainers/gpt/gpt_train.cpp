@@ -16,15 +16,9 @@ namespace {
 using namespace sp;
 using namespace sp::gpt;
 
-int run(Session& s) {
-  TrainOptions o;
-  CLI::App app{"gpt_train: train a GPT-2 model on the scaleprobe CPU kernels, on one rank or data-parallel", "gpt_train"};
-  add_train_options(app, o);
-  if (!parse_command_line(app, s)) return 0;
+int run(Session& s, TrainOptions& o, const CLI::App& app) {
   const auto start = train::begin_run<CheckpointInfo>(s, o, o.batch, read_checkpoint_info);
-  const dp::DataParallelPlan& plan = start.plan;
-  const int threads = start.threads;
-  const CheckpointInfo& ckpt = start.checkpoint;
+  const auto& [plan, threads, from_checkpoint, ckpt, checkpoint_flag] = start;
   const GPTConfig cfg = resolve_config(o, app.count("--model") > 0, start.checkpoint_or_null(), start.checkpoint_flag);
   const int T = o.seq_len > 0 ? o.seq_len : cfg.max_seq_len;
   if (T > cfg.max_seq_len) throw UsageError(fmt::format("--seq-len {} exceeds the context length {}", T, cfg.max_seq_len));
@@ -62,10 +56,7 @@ int run(Session& s) {
   DataLoader val_loader(split.val, B, T, s.rank, s.size, std::uint64_t(o.data_seed) ^ 0x7A11DA7Aull);
 
   GPT model = gpt_create(cfg, std::uint64_t(o.seed));
-  if (!o.resume.empty() && (ckpt.state.data_fingerprint != data_fp || ckpt.state.data_seed != std::uint64_t(o.data_seed)))
-    throw UsageError(fmt::format("--resume: the checkpoint was trained on {} (fingerprint {}, data seed {}), "
-                                 "not this data ({}, {}, {})", ckpt.state.data_source, ckpt.state.data_fingerprint,
-                                 ckpt.state.data_seed, data_source, data_fp, o.data_seed));
+  train::require_resumed_data(o, ckpt.state, "", data_source, data_fp, "");
   const int start_step = train::restore_start_checkpoint(
       o, o.steps, ckpt.state, [&](const std::string& path, bool optimizer) { load_checkpoint(path, model, optimizer); },
       train_loader.next_index);
@@ -115,5 +106,7 @@ int run(Session& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return sp::run_program(argc, argv, "gpt_train", MPI_THREAD_SERIALIZED, run);
+  return sp::train::train_main<sp::gpt::TrainOptions>(
+      argc, argv, "gpt_train", "gpt_train: train a GPT-2 model on the scaleprobe CPU kernels, on one rank or data-parallel",
+      sp::gpt::add_train_options, run);
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/program.hpp"
+#include "trainers/common/model_config.hpp"
 
 namespace sp::gpt {
 
@@ -53,53 +54,18 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
   batch->excludes(app.get_option("--global-batch"));
 }
 
-// The model configuration: a preset with overrides, or a checkpoint's (then overrides must agree).
 GPTConfig resolve_config(const TrainOptions& o, bool model_given, const CheckpointInfo* ckpt, const std::string& ckpt_flag) {
-  GPTConfig c;
-  if (ckpt) {
-    c = ckpt->config;
-    if (model_given) {  // -m may repeat the checkpoint's model, not change it
-      GPTConfig p;
-      try {
-        p = gpt_preset(o.model);
-      } catch (const Error& e) {
-        throw UsageError(e.what());
-      }
-      if (p.vocab_size != c.vocab_size || p.max_seq_len != c.max_seq_len || p.channels != c.channels ||
-          p.num_layers != c.num_layers || p.num_heads != c.num_heads)
-        throw UsageError(fmt::format("--model {} differs from the {} checkpoint's model {}", o.model, ckpt_flag, c.name));
-    }
-    auto agree = [&](int given, int have, const char* flag) {
-      if (given != 0 && given != have)
-        throw UsageError(fmt::format("{} {} differs from the {} checkpoint's {}", flag, given, ckpt_flag, have));
-    };
-    agree(o.vocab, c.vocab_size, "--vocab");
-    agree(o.context, c.max_seq_len, "--context");
-    agree(o.width, c.channels, "--width");
-    agree(o.depth, c.num_layers, "--depth");
-    agree(o.heads, c.num_heads, "--heads");
-    if (o.untied_head && c.tied_lm_head)
-      throw UsageError(fmt::format("--untied-head differs from the {} checkpoint's tied LM head", ckpt_flag));
-    return c;
-  }
-  try {
-    c = gpt_preset(o.model);
-  } catch (const Error& e) {
-    throw UsageError(e.what());
-  }
-  if (o.vocab) c.vocab_size = o.vocab;
-  if (o.context) c.max_seq_len = o.context;
-  if (o.width) c.channels = o.width;
-  if (o.depth) c.num_layers = o.depth;
-  if (o.heads) c.num_heads = o.heads;
-  c.tied_lm_head = !o.untied_head;
-  if (o.vocab || o.context || o.width || o.depth || o.heads || o.untied_head) c.name = o.model + "-custom";
-  try {
-    gpt_validate(c);
-  } catch (const Error& e) {
-    throw UsageError(fmt::format("bad model configuration: {}", e.what()));
-  }
-  return c;
+  static constexpr train::ConfigOverride<TrainOptions, GPTConfig> kOverrides[] = {
+      {"--vocab", &TrainOptions::vocab, &GPTConfig::vocab_size}, {"--context", &TrainOptions::context, &GPTConfig::max_seq_len},
+      {"--width", &TrainOptions::width, &GPTConfig::channels},   {"--depth", &TrainOptions::depth, &GPTConfig::num_layers},
+      {"--heads", &TrainOptions::heads, &GPTConfig::num_heads},
+  };
+  if (ckpt && o.untied_head && ckpt->config.tied_lm_head)
+    throw UsageError(fmt::format("--untied-head differs from the {} checkpoint's tied LM head", ckpt_flag));
+  const train::ModelPresets<GPTConfig> presets{gpt_preset, gpt_validate, o.untied_head,
+                                               [&](GPTConfig& c) { c.tied_lm_head = !o.untied_head; }};
+  return train::resolve_model_config(o, o.model, model_given, ckpt ? &ckpt->config : nullptr, ckpt_flag, presets,
+                                     kOverrides);
 }
 
 }  // namespace sp::gpt

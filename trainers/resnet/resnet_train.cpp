@@ -21,16 +21,10 @@ namespace {
 using namespace sp;
 using namespace sp::resnet;
 
-int run(Session& s) {
-  TrainOptions o;
-  CLI::App app{"resnet_train: train a ResNet on the scaleprobe CPU kernels, on one rank or data-parallel", "resnet_train"};
-  add_train_options(app, o);
-  if (!parse_command_line(app, s)) return 0;
+int run(Session& s, TrainOptions& o, const CLI::App& app) {
   resolve_schedule(o);
   const auto start = train::begin_run<CheckpointInfo>(s, o, o.batch, read_checkpoint_info);
-  const dp::DataParallelPlan& plan = start.plan;
-  const int threads = start.threads;
-  const CheckpointInfo& ckpt = start.checkpoint;
+  const auto& [plan, threads, from_checkpoint, ckpt, checkpoint_flag] = start;
   const ResNetConfig cfg = resolve_config(o, app.count("--model") > 0, start.checkpoint_or_null(), start.checkpoint_flag);
   const int B = plan.micro_batch;  // images this rank forwards at once
   const int rank_rows = B * plan.accum_steps;
@@ -62,12 +56,8 @@ int run(Session& s) {
 
   ResNet model = resnet_create(cfg, std::uint64_t(o.seed));
   model.frozen_bn = o.bn_eval;
-  if (!o.resume.empty() && (ckpt.state.data_fingerprint != data_fp || ckpt.state.data_seed != std::uint64_t(o.data_seed) ||
-                            ckpt.state.augment != o.augment))
-    throw UsageError(fmt::format("--resume: the checkpoint was trained on {} (fingerprint {}, data seed {}, augment {}), "
-                                 "not this data ({}, {}, {}, {})", ckpt.state.data_source, ckpt.state.data_fingerprint,
-                                 ckpt.state.data_seed, ckpt.state.augment ? "on" : "off", data_source, data_fp,
-                                 o.data_seed, o.augment ? "on" : "off"));
+  const auto augment = [](bool on) { return std::string(on ? "augment on" : "augment off"); };
+  train::require_resumed_data(o, ckpt.state, augment(ckpt.state.augment), data_source, data_fp, augment(o.augment));
   const int start_step = train::restore_start_checkpoint(
       o, o.steps, ckpt.state, [&](const std::string& path, bool optimizer) { load_checkpoint(path, model, optimizer); },
       train_loader.next_index);
@@ -127,5 +117,7 @@ int run(Session& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return sp::run_program(argc, argv, "resnet_train", MPI_THREAD_SERIALIZED, run);
+  return sp::train::train_main<sp::resnet::TrainOptions>(
+      argc, argv, "resnet_train", "resnet_train: train a ResNet on the scaleprobe CPU kernels, on one rank or data-parallel",
+      sp::resnet::add_train_options, run);
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/program.hpp"
+#include "trainers/common/model_config.hpp"
 
 namespace sp::resnet {
 
@@ -99,41 +100,13 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
 }
 
 ResNetConfig resolve_config(const TrainOptions& o, bool model_given, const CheckpointInfo* ckpt, const std::string& ckpt_flag) {
-  ResNetConfig c;
-  if (ckpt) {
-    c = ckpt->config;
-    if (model_given) {  // -m may repeat the checkpoint's model, not change it
-      ResNetConfig p;
-      try {
-        p = resnet_preset(o.model);
-      } catch (const Error& e) {
-        throw UsageError(e.what());
-      }
-      if (p.stages != c.stages || (o.depth == 0 && p.depth != c.depth) || (o.width == 0 && p.width != c.width))
-        throw UsageError(fmt::format("--model {} differs from the {} checkpoint's model {}", o.model, ckpt_flag, c.name));
-    }
-    auto agree = [&](int given, int have, const char* flag) {
-      if (given != 0 && given != have)
-        throw UsageError(fmt::format("{} {} differs from the {} checkpoint's {}", flag, given, ckpt_flag, have));
-    };
-    agree(o.depth, c.depth, "--depth");
-    agree(o.width, c.width, "--width");
-    return c;
-  }
-  try {
-    c = resnet_preset(o.model);
-  } catch (const Error& e) {
-    throw UsageError(e.what());
-  }
-  if (o.depth) c.depth = o.depth;
-  if (o.width) c.width = o.width;
-  if (o.depth || o.width) c.name = o.model + "-custom";
-  try {
-    resnet_validate(c);
-  } catch (const Error& e) {
-    throw UsageError(fmt::format("bad model configuration: {}", e.what()));
-  }
-  return c;
+  static constexpr train::ConfigOverride<TrainOptions, ResNetConfig> kOverrides[] = {
+      {nullptr, nullptr, &ResNetConfig::stages},  // no option: fixed by the preset
+      {"--depth", &TrainOptions::depth, &ResNetConfig::depth},
+      {"--width", &TrainOptions::width, &ResNetConfig::width},
+  };
+  return train::resolve_model_config(o, o.model, model_given, ckpt ? &ckpt->config : nullptr, ckpt_flag,
+                                     train::ModelPresets<ResNetConfig>{resnet_preset, resnet_validate}, kOverrides);
 }
 
 }  // namespace sp::resnet
