@@ -48,7 +48,9 @@ DataParallelEngine::DataParallelEngine(const Session& session, const DataParalle
     fail("the data-parallel engine needs MPI_THREAD_SERIALIZED, MPI provides level {}", session.thread_level);
   SP_MPI_CHECK(MPI_Comm_dup(session.comm, &comm_));
   SP_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
-  transports_ = coll::BackendOption{plan.backend}.make(comm_);
+  // Only local SGD averages parameters on the main thread; otherwise the reducer's transports are
+  // the only ones (a second Gloo mesh would double every rank's sockets and connect time).
+  if (plan.local_sgd > 0) transports_ = coll::BackendOption{plan.backend}.make(comm_);
 }
 
 DataParallelEngine::~DataParallelEngine() { MPI_Comm_free(&comm_); }

@@ -111,7 +111,7 @@ class DataParallelEngine {
   coll::GradientLayout layout_;
   int first_step_;
   MPI_Comm comm_ = MPI_COMM_NULL;  // the main thread's collectives (loss, averaging, hashes)
-  coll::Backends transports_;  // local SGD's parameter averaging, on comm_
+  coll::Backends transports_;  // local SGD's parameter averaging, on comm_ (made only for local SGD)
   GradientReducer reducer_;
   int configured_case_ = -1;
   int synced_steps_ = 0;
