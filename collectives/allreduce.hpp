@@ -52,6 +52,11 @@ struct Algorithm {
   // The transport it always runs on ("mpi": MPI_Allreduce, the reference of every backend;
   // "gloo": Gloo's own allreduce), or empty: a schedule, run on whichever backend is chosen.
   std::string_view transport = {};
+
+  // Runs on transport t itself: every schedule, and a library's own allreduce on that library.
+  bool runs_on(std::string_view t) const { return transport.empty() || transport == t; }
+  // Offered by a --backend b run: what runs on b, and MPI's reference (MPI is always there).
+  bool offered_with(std::string_view backend) const { return runs_on(backend) || transport == "mpi"; }
 };
 
 // Message tags, distinct per algorithm so that back-to-back calls of two algorithms never cross-match.

@@ -19,7 +19,7 @@ void BackendOption::add_to(CLI::App& app) {
 std::vector<std::string> BackendOption::parse_algorithms(const std::string& text) const {
   for (const std::string& item : split_list(text, "algorithm list"))
     for (const Algorithm& a : algorithms())
-      if (a.name == item && !a.transport.empty() && a.transport != "mpi" && a.transport != name)
+      if (a.name == item && !a.offered_with(name))
         throw UsageError(fmt::format("algorithm '{}' is {}'s own allreduce: it needs --backend {}", item, a.transport,
                                      a.transport));
   return parse_choice_list(text, algorithm_names(name), "algorithm");

@@ -15,15 +15,15 @@
 #include <gloo/transport/unbound_buffer.h>
 #include <unistd.h>
 
-#include <array>
 #include <chrono>
-#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include "collectives/transport.hpp"
 #include "core/error.hpp"
+#include "core/options.hpp"
+#include "core/provenance.hpp"
 
 namespace sp::coll {
 namespace {
@@ -35,11 +35,7 @@ std::uint64_t gloo_slot(int tag) { return (std::uint64_t{0x5c} << 56) | static_c
 std::chrono::milliseconds gloo_timeout() {
   const char* text = std::getenv("SCALEPROBE_GLOO_TIMEOUT_S");
   if (!text || !*text) return std::chrono::seconds(300);
-  char* end = nullptr;
-  const long seconds = std::strtol(text, &end, 10);
-  if (*end != '\0' || seconds < 1 || seconds > 86400)
-    fail("SCALEPROBE_GLOO_TIMEOUT_S='{}': expected whole seconds from 1 to 86400", text);
-  return std::chrono::seconds(seconds);
+  return std::chrono::seconds(parse_bounded_integer("SCALEPROBE_GLOO_TIMEOUT_S", text, 1, 86400, "whole seconds"));
 }
 
 std::shared_ptr<gloo::transport::Device> make_tcp_device() {
@@ -47,9 +43,7 @@ std::shared_ptr<gloo::transport::Device> make_tcp_device() {
   if (const char* iface = std::getenv("GLOO_SOCKET_IFNAME"); iface && *iface) {
     attr.iface = iface;
   } else {
-    std::array<char, HOST_NAME_MAX + 1> host{};
-    if (gethostname(host.data(), host.size()) != 0) fail("gloo: gethostname failed: {}", std::strerror(errno));
-    attr.hostname = host.data();
+    attr.hostname = host_name();
   }
   return gloo::transport::tcp::CreateDevice(attr);
 }

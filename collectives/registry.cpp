@@ -48,12 +48,12 @@ const Algorithm& find_algorithm(std::string_view name) { return find_by_name(kAl
 std::vector<std::string> algorithm_names(std::string_view backend) {
   std::vector<std::string> names;
   for (const Algorithm& a : kAlgorithms)
-    if (a.transport.empty() || a.transport == "mpi" || a.transport == backend) names.emplace_back(a.name);
+    if (a.offered_with(backend)) names.emplace_back(a.name);
   return names;
 }
 
 Transport& transport_for(const Algorithm& a, Transport& mpi, Transport& backend) {
-  if (a.transport.empty() || a.transport == backend.name()) return backend;
+  if (a.runs_on(backend.name())) return backend;
   if (a.transport == mpi.name()) return mpi;
   fail("algorithm '{}' runs on the {} transport only (--backend {})", a.name, a.transport, a.transport);
 }

@@ -1,6 +1,7 @@
 #include "options.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 
 #include "log.hpp"
@@ -85,4 +86,12 @@ std::vector<std::string> parse_choice_list(const std::string& text, const std::v
   }
   return out;
 }
+long parse_bounded_integer(const std::string& name, const std::string& text, long min, long max, const std::string& what) {
+  long value = 0;  // from_chars: no leading space or '+', no overflow, the whole text or nothing
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < min || value > max)
+    fail("{}='{}': expected {} from {} to {}", name, text, what, min, max);
+  return value;
+}
+
 }  // namespace sp

@@ -39,6 +39,10 @@ struct RunOptions {
   std::string trace_path(const Provenance& prov) const;
 };
 
+// The whole number in `text`, the value of the environment variable (or setting) `name`, within
+// [min, max]; otherwise sp::Error "<name>='<text>': expected <what> from <min> to <max>".
+long parse_bounded_integer(const std::string& name, const std::string& text, long min, long max, const std::string& what);
+
 // Splits "a,b,c" on commas; an empty item is a UsageError naming `what`.
 std::vector<std::string> split_list(const std::string& text, const std::string& what);
 // Splits "a,b,c"; "all" expands to all_values. Unknown items are a UsageError naming them.

@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <set>
@@ -72,7 +74,7 @@ const std::string* Provenance::find(const std::string& key) const {
 
 std::string host_name() {
   char buf[256] = {};
-  gethostname(buf, sizeof buf - 1);
+  if (gethostname(buf, sizeof buf - 1) != 0) fail("gethostname failed: {}", std::strerror(errno));
   return buf;
 }
 

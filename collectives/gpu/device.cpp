@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "core/error.hpp"
+#include "core/options.hpp"
 
 namespace sp::coll::gpu {
 namespace {
@@ -14,12 +15,7 @@ int local_rank(const std::map<std::string, std::string>& env) {
   for (const char* name : kLocalRankVariables) {
     const auto it = env.find(name);
     if (it == env.end()) continue;
-    const std::string& text = it->second;
-    char* end = nullptr;
-    const long value = std::strtol(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0' || value < 0 || value > 1 << 20)
-      fail("{}='{}': expected a local rank index from 0", name, text);
-    return static_cast<int>(value);
+    return static_cast<int>(parse_bounded_integer(name, it->second, 0, 1 << 20, "a local rank index"));
   }
   return -1;
 }

@@ -83,7 +83,7 @@ Transport& world_transport() {
 std::vector<Algorithm> algorithms_on_transport() {
   std::vector<Algorithm> v;
   for (const Algorithm& a : algorithms())
-    if (a.transport.empty() || a.transport == transport_name()) v.push_back(a);
+    if (a.runs_on(transport_name())) v.push_back(a);
   return v;
 }
 

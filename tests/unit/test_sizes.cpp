@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "core/options.hpp"
 #include "core/sizes.hpp"
 
 using sp::parse_size;
@@ -121,4 +122,17 @@ TEST(FormatSize, Readable) {
   EXPECT_EQ(sp::format_size(64u << 20), "64M");
   EXPECT_EQ(sp::format_size(3ull << 40), "3T");
   EXPECT_EQ(sp::format_size(~0ull), "16E");
+}
+
+TEST(BoundedInteger, InRangeOrOneLineErrorNamingTheSetting) {
+  EXPECT_EQ(sp::parse_bounded_integer("N", "1", 1, 86400, "seconds"), 1);
+  EXPECT_EQ(sp::parse_bounded_integer("N", "86400", 1, 86400, "seconds"), 86400);
+  for (const std::string bad : {"", "0", "86401", "x", "1.5", "3 ", " 3", "-1", "99999999999999999999999"}) {
+    try {
+      sp::parse_bounded_integer("SCALEPROBE_X", bad, 1, 86400, "whole seconds");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const sp::Error& e) {
+      EXPECT_EQ(std::string(e.what()), "SCALEPROBE_X='" + bad + "': expected whole seconds from 1 to 86400");
+    }
+  }
 }
