@@ -38,8 +38,8 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from . import style
 from .alphabeta import fit_alpha_beta, fit_summary
-from .campaign import (Options, Point, Section, combine_points, cross_point_sweeps, data_note, layout_families,
-                       points_caption, points_table, spread_table, sweep_stem)
+from .campaign import (BackendCases, Options, Point, Section, combine_points, cross_point_sweeps, data_note,
+                       layout_families, points_caption, points_table, spread_table, sweep_stem, sweep_title)
 from .samples import phase_views
 from .series import series, series_columns, series_labels, timing_contention, timing_contention_figure
 from .textfmt import format_bytes, markdown_table
@@ -365,4 +365,12 @@ def sweep_section(points: list[Point]) -> Section:
     labels = table["series"] + " " + table["size"].map(format_bytes)
     tables += ["#### Pass-to-pass spread of the time: (max − min) / median over passes", "",
                markdown_table(spread_table(table, "t_mean_us", labels)), ""]
-    return Section(f"allreduce across points ({points[0].id.scaling} scaling)", sweep_stem(points), lines, figs, tables)
+    return Section(sweep_title("allreduce across points", points), sweep_stem(points), lines, figs, tables)
+
+
+def backend_cases(points: list[Point]) -> BackendCases:
+    """Every series at the smallest, a middle and the largest size, passes combined: time and bus bandwidth."""
+    table = sweep_table(points)
+    table = table[table["size"].isin(chosen_sizes(table["size"]))]
+    return BackendCases(table.assign(size=table["size"].map(format_bytes)), ["series", "size"],
+                        {"t_mean_us": "time per call (µs)", "busbw_GBps": "bus bandwidth (GB/s)"})

@@ -25,8 +25,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from . import style
-from .campaign import (Options, Point, Section, combine_points, cross_point_sweeps, data_note, layout_families,
-                       points_caption, points_table, spread_table, sweep_stem)
+from .campaign import (BackendCases, Options, Point, Section, combine_points, cross_point_sweeps, data_note,
+                       layout_families, points_caption, points_table, spread_table, sweep_stem, sweep_title)
 from .samples import phase_views
 from .series import series, series_columns, series_labels, timing_contention, timing_contention_figure
 from .textfmt import markdown_table
@@ -250,4 +250,9 @@ def sweep_section(points: list[Point]) -> Section:
               "#### Best cap per point (µs; min and max over passes of that cap's time)", "", markdown_table(best), "",
               "#### Pass-to-pass spread of the time per iteration: (max − min) / median over passes", "",
               markdown_table(spread_table(table, "t_mean_us", labels)), ""]
-    return Section(f"bucket_sweep across points ({points[0].id.scaling} scaling)", sweep_stem(points), intro, figs, tables)
+    return Section(sweep_title("bucket_sweep across points", points), sweep_stem(points), intro, figs, tables)
+
+
+def backend_cases(points: list[Point]) -> BackendCases:
+    """Every (series, cap), passes combined: time per iteration."""
+    return BackendCases(sweep_table(points), ["series", "cap"], {"t_mean_us": "time per iteration (µs)"})

@@ -50,7 +50,9 @@ NON_TRACE_DIRS = ("checkpoints", "segments", "layouts", "logs", "report")
 STATUSES = ("complete", "partial", "failed", "missing", "incomplete", "unreadable")
 BENCH_OF_PROGRAM = {"allreduce_perf": "allreduce"}  # the job scripts' name where it differs from the binary's
 PER_LAYOUT_KEYS = ("rank_cache_share_bytes",)
-DROPPED_WITH_VALUE = ("-o", "--trace", "--save", "--resume")  # paths that differ from run to run
+# Paths that differ from run to run, and --backend (a point's own field, so that one configuration run on
+# two backends is two sweeps of one configuration).
+DROPPED_WITH_VALUE = ("-o", "--trace", "--save", "--resume", "--backend")
 DROPPED_FLAGS = ("-q", "--quiet", "-v", "--verbose")
 # How jobs/ names a trace: <point>[_p<pass, from 2>]_j<job id>.h5 (then .partial, .failed, ...)
 TRACE_NAME = re.compile(r"^(?P<point>.+?)(_p(?P<pass>[0-9]+))?_j[0-9_]+\.h5(\..*)?$")
@@ -323,10 +325,29 @@ def points_caption(points: list[Point]) -> str:
 
 
 def sweep_stem(points: list[Point]) -> str:
-    """File-name prefix of a sweep's figures: kind, scaling, launcher and a short hash of the configuration."""
+    """File-name prefix of a sweep's figures: kind, scaling, launcher, backend (unless MPI) and a short hash
+    of the configuration."""
     pid = points[0].id
     digest = hashlib.sha1(f"{pid.bench}|{pid.config}".encode()).hexdigest()[:6]
-    return file_stem(f"sweep-{pid.bench}-{pid.scaling}-{pid.launcher}-{digest}")
+    backend = "" if pid.backend == "mpi" else f"-{pid.backend}"
+    return file_stem(f"sweep-{pid.bench}-{pid.scaling}-{pid.launcher}{backend}-{digest}")
+
+
+def sweep_title(what: str, points: list[Point]) -> str:
+    """A cross-point section's title: what, the scaling and, unless MPI, the backend."""
+    pid = points[0].id
+    return f"{what} ({pid.scaling} scaling" + ("" if pid.backend == "mpi" else f", backend {pid.backend}") + ")"
+
+
+@dataclass(frozen=True)
+class BackendCases:
+    """A kind's cases for the backends-side-by-side section: ``table`` has the columns point, ranks, the
+    ``keys`` (what a case is) and the ``values`` ({column: heading with unit}); one row per point and case,
+    passes combined (median)."""
+
+    table: pd.DataFrame
+    keys: list[str]
+    values: dict[str, str]
 
 
 def points_table(points: list[Point]) -> pd.DataFrame:

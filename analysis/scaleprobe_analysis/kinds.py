@@ -19,7 +19,9 @@ Every kind module provides:
 - ``case_args(trace)`` and ``timeline_events(trace, pid, samples)``: the fields naming a case in
   a timeline event, and the kind's own event layout (None: one track per rank); ``TIMELINE_NOTE``;
 - ``campaign_sections(points, options) -> [campaign.Section]``: the cross-point sections;
-- ``SUMMARY_TABLE``: the name of its per-case table, what ``export`` writes.
+- ``SUMMARY_TABLE``: the name of its per-case table, what ``export`` writes;
+- ``backend_cases(points) -> BackendCases``: every case of the points, passes combined, for the
+  backends-side-by-side section (``backends.py``).
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ MODULES: dict[str, ModuleType] = {m.KIND: m for m in (allreduce, bucket_sweep, t
 INTERFACE = (  # every module in MODULES defines these (checked by tests/python/test_structure.py)
     "KIND", "figures", "report_tables", "case_labels", "rank_times", "CASE_AXIS", "IMBALANCE_NOTE", "CASE_KEYS",
     "case_table", "iteration_times", "case_args", "timeline_events", "TIMELINE_NOTE", "campaign_sections",
-    "SUMMARY_TABLE")
+    "SUMMARY_TABLE", "backend_cases")
 
 
 def module_for(kind: str) -> ModuleType | None:

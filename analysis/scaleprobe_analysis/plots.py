@@ -11,6 +11,7 @@ from pathlib import Path
 from matplotlib.figure import Figure
 
 from . import imbalance
+from .backends import backend_sections
 from .campaign import Campaign, Options, Section, group_points, trace_stem
 from .kinds import MODULES, module_for
 from .style import save_figure
@@ -26,14 +27,14 @@ def figures_for(trace: Trace) -> dict[str, Figure]:
 
 
 def campaign_sections(traces: list[Trace], options: Options) -> list[Section]:
-    """The cross-point sections of every kind, kinds in registry order."""
+    """The cross-point sections of every kind, kinds in registry order, then the backends side by side."""
     points = group_points(traces)
     sections = []
     for kind, module in MODULES.items():
         mine = [p for p in points if p.id.kind == kind]
         if mine:
             sections += module.campaign_sections(mine, options)
-    return sections
+    return sections + backend_sections(points)
 
 
 def plot_campaign(campaign: Campaign, out_dir: str | Path, case: str = "best") -> dict[tuple[str, str], list[Path]]:

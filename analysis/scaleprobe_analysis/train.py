@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .campaign import Options, Point, Section, data_note
+from .campaign import BackendCases, Options, Point, Section, combine_points, data_note
 from .textfmt import markdown_table, seconds_to_ms
 from .trace import Trace
 from .train_figures import (breakdown_figure, bucket_cap_figure, contention_figure, hidden_figure,
@@ -265,3 +265,15 @@ def group_section(group: ScalingGroup, case: str) -> Section:
                                            [*BREAKDOWN_COLUMNS, "iteration_s"])), ""]
     figs = {"scaling": scaling_figure(group), "breakdown": point_breakdown_figure(group)}
     return Section(f"trainer scaling: {group.label}", group_slug(group), intro, figs, tables)
+
+
+def backend_cases(points: list[Point]) -> BackendCases:
+    """Every case (algorithm, bucket cap), passes combined: the slowest rank's step time and its exposed
+    communication, mean over summarised steps (train_tables.breakdown_table)."""
+    def per_pass(trace: Trace) -> pd.DataFrame:
+        if not has_engine_tables(trace):
+            return pd.DataFrame(columns=["case", "step_ms", "exposed_ms"])
+        b = breakdown_table(trace)
+        return pd.DataFrame({"case": b["label"], "step_ms": b["iteration_s"] * 1e3, "exposed_ms": b["exposed_s"] * 1e3})
+    return BackendCases(combine_points(points, per_pass, ["case"], ["step_ms", "exposed_ms"]), ["case"],
+                        {"step_ms": "step time, slowest rank (ms)", "exposed_ms": "exposed communication (ms)"})

@@ -169,7 +169,8 @@ def scaling_key(trace: Trace) -> tuple | None:
     """What must match for traces to be one scaling series; None if the trace cannot be grouped.
 
     trainer, model, scaling, batch (strong: ``global_batch``; weak: rows per rank per step,
-    ``global_batch / nranks``), sequence length where there is one, overlap and local SGD.
+    ``global_batch / nranks``), sequence length where there is one, overlap, local SGD and the
+    communication backend (attribute ``backend``; absent: mpi).
     """
     a = trace.attrs
     scaling = a.get("scaling")
@@ -177,14 +178,14 @@ def scaling_key(trace: Trace) -> tuple | None:
         return None
     batch = int(a["global_batch"]) if scaling == "strong" else int(a["global_batch"]) // max(1, trace.nranks)
     return (a.get("trainer", a.get("program", "?")), a.get("model_name", a.get("model", "?")), scaling, batch,
-            a.get("seq_len"), int(a.get("overlap", 1)), int(a.get("local_sgd", 0)))
+            a.get("seq_len"), int(a.get("overlap", 1)), int(a.get("local_sgd", 0)), str(a.get("backend", "mpi")))
 
 
 def _group_label(key: tuple) -> str:
-    trainer, model, scaling, batch, seq_len, overlap, local_sgd = key
+    trainer, model, scaling, batch, seq_len, overlap, local_sgd, backend = key
     what = f"global batch {batch}" if scaling == "strong" else f"batch {batch} per rank"
     extra = (f", seq {seq_len}" if seq_len is not None else "") + ("" if overlap else ", no overlap") + \
-            (f", local SGD {local_sgd}" if local_sgd else "")
+            (f", local SGD {local_sgd}" if local_sgd else "") + ("" if backend == "mpi" else f", backend {backend}")
     return f"{trainer} {model}, {scaling} scaling, {what}{extra}"
 
 
@@ -263,8 +264,8 @@ def scaling_groups(traces: list[Trace], choice: str = "best") -> list[ScalingGro
 
 def group_slug(group: ScalingGroup) -> str:
     """File-name-safe stem of a scaling group's figures."""
-    trainer, model, scaling, batch, seq_len, overlap, local_sgd = group.key
+    trainer, model, scaling, batch, seq_len, overlap, local_sgd, backend = group.key
     text = f"scaling-{trainer}-{model}-{scaling}-{'gb' if scaling == 'strong' else 'rb'}{batch}"
     text += (f"-seq{seq_len}" if seq_len is not None else "") + ("" if overlap else "-nooverlap") + \
-            (f"-localsgd{local_sgd}" if local_sgd else "")
+            (f"-localsgd{local_sgd}" if local_sgd else "") + ("" if backend == "mpi" else f"-{backend}")
     return file_stem(text)

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 import optional_parts
-from helpers import build_dir, mpi_env, need_binary
+from helpers import build_dir, markdown_rows, mpi_env, need_binary, run_cli
 
 
 def run(binary: str, *args: str, ranks: int = 2) -> subprocess.CompletedProcess:
@@ -75,3 +75,22 @@ def test_backend_usage_errors_are_one_line(tmp_path, binary, args, message):
     errors = [line for line in proc.stderr.splitlines() if f"{binary}: error:" in line]
     assert len(errors) == 1 and message in errors[0], proc.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_report_sets_backends_side_by_side(tmp_path, gloo_built):
+    # One configuration on MPI and on Gloo: one section with both columns and their ratio, the series
+    # mpi (MPI_Allreduce, in both runs) among the rows as the control, and its figure.
+    campaign = tmp_path / "c"
+    for backend in ("mpi", "gloo"):
+        proc = run("allreduce_perf", "--backend", backend, "-a", "ring,mpi", "--sizes", "1K,64K", "-n", "5",
+                   "--no-membw", "-o", str(campaign / f"ar_{backend}.h5"))
+        assert proc.returncode == 0, proc.stderr
+    proc = run_cli("report", str(campaign), "-o", str(tmp_path / "rep"))
+    assert proc.returncode == 0, proc.stderr
+    text = (tmp_path / "rep" / "report.md").read_text()
+    assert "## allreduce: backends side by side (mpi, gloo)" in text
+    rows = markdown_rows(text[text.index("#### time per call (µs) per backend"):], "| point |")
+    assert {(r["series"], r["size"]) for r in rows} == {(s, n) for s in ("mpi", "ring") for n in ("1K", "64K")}
+    for r in rows:
+        assert float(r["gloo ÷ mpi"]) == pytest.approx(float(r["gloo"]) / float(r["mpi"]), rel=2e-3)
+    assert list((tmp_path / "rep" / "figures").glob("backends-allreduce-*-mpi-gloo-side_by_side.png"))

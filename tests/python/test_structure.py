@@ -14,7 +14,7 @@ LAYERS = [
     {"manifest", "campaign", "campaign_status"},  # campaigns: discovery, points, passes; status of every run
     {"train_tables", "train_figures", "allreduce", "bucket_sweep", "train"},  # one module per kind (+ train's helpers)
     {"kinds"},  # the registry
-    {"imbalance", "compare", "timeline", "export"},  # kind-independent views, dispatching through the registry
+    {"imbalance", "compare", "timeline", "export", "backends"},  # kind-independent views, dispatching through the registry
     {"plots"},
     {"report"},
     {"cli"},

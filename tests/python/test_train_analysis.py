@@ -21,7 +21,7 @@ from scaleprobe_analysis.cli import main
 from scaleprobe_analysis.plots import figures_for
 from scaleprobe_analysis.campaign import load_campaign
 from scaleprobe_analysis.trace import load_trace
-from scaleprobe_analysis.train_tables import (BREAKDOWN_COLUMNS, breakdown_table, cases_table, scaling_groups,
+from scaleprobe_analysis.train_tables import (BREAKDOWN_COLUMNS, breakdown_table, cases_table, group_slug, scaling_groups,
                                        scaling_table, select_case, slowest_rank_steps, step_contention, summarised)
 
 TOL_US = 1e-3  # the timeline JSON rounds ts/dur to 0.1 ns
@@ -116,6 +116,19 @@ def test_scaling_tables(campaign):
     chosen = scaling_groups(campaign.traces, "ring/tensor")
     assert len(chosen) == 2 and all(set(g.table["case"]) == {"ring cap tensor"} for g in chosen)
     assert scaling_groups(campaign.traces, "mpi/tensor") == []  # no trace has that case
+
+
+def test_scaling_groups_keep_backends_apart(train_campaign, tmp_path):
+    # The weak-scaling runs copied and marked as run on Gloo: two series, not one with two passes per point.
+    shutil.copytree(train_campaign / "weak", tmp_path / "weak")
+    shutil.copytree(train_campaign / "weak", tmp_path / "weak_gloo")
+    for trace in (tmp_path / "weak_gloo").glob("*.h5"):
+        with edit_h5(trace) as f:
+            f.attrs["backend"] = "gloo"
+    groups = scaling_groups(load_campaign(tmp_path).traces)
+    assert sorted(g.label.endswith(", backend gloo") for g in groups) == [False, True]
+    assert all(list(g.table["passes"]) == [1] * len(TRAIN_RANKS) for g in groups)
+    assert len({group_slug(g) for g in groups}) == 2
 
 
 def test_samples_per_step_is_generic_over_images(campaign):
