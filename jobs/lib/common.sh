@@ -270,13 +270,13 @@ sp_job_main() {
   sp_threads
 
   local bin=$SP_BUILD/bin/$program
+  [ -x "$bin" ] || sp_die 2 "no $bin: build first (cmake --preset release && cmake --build --preset release) or set SCALEPROBE_BUILD_DIR"
   if [ "$SP_GPUS" -gt 0 ]; then
-    # The NCCL path: the GPU build of each benchmark is <binary>_nccl (not in this version).
-    bin=${bin}_nccl
-    [ -x "$bin" ] || sp_die 2 "--gpus-per-node=$SP_GPUS selects the NCCL build of $bench ($bin), which is not in this version; run without GPUs"
+    # The GPU path: the same binary on --backend nccl, one GPU per rank (collectives/gpu/device.hpp).
+    "$bin" --help 2>/dev/null | grep -q nccl ||
+      sp_die 2 "--gpus-per-node=$SP_GPUS runs $bench on --backend nccl, which $bin does not offer (the NCCL transport is not in this version); run without GPUs"
     [ "$SP_TPN" = "$SP_GPUS" ] || sp_warn "$SP_TPN tasks per node for $SP_GPUS GPUs per node (one rank per GPU is usual)"
   fi
-  [ -x "$bin" ] || sp_die 2 "no $bin: build first (cmake --preset release && cmake --build --preset release) or set SCALEPROBE_BUILD_DIR"
   local check=$SP_BUILD/bin/trace_check
   [ -x "$check" ] || sp_die 2 "no $check in SCALEPROBE_BUILD_DIR=$SP_BUILD"
 

@@ -31,7 +31,7 @@ grid and benchmark
   --nodes LIST            node counts, comma list (default 1)
   --tasks-per-node LIST   MPI ranks per node, comma list (default 1)
   --cpus-per-task LIST    CPUs (= OpenMP threads) per rank, comma list (default 1)
-  --gpus-per-node N       0 = CPU path (default); N > 0 selects the NCCL build of the benchmark
+  --gpus-per-node N       0 = CPU path (default); N > 0 runs the benchmark on --backend nccl
                           (not in this version: only --dry-run accepts it)
   --scaling MODE          strong (default), weak, or strong,weak (both). The binaries scale:
                           weak allreduce/bucket_sweep sizes are per rank (message = size x

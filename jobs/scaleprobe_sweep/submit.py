@@ -33,6 +33,17 @@ def say(line: str) -> None:
     print(line, flush=True)     # flushed: sbatch's own messages go to the same terminal
 
 
+def offers_nccl(binary: Path) -> bool:
+    """Whether the benchmark's --backend offers nccl (its --help lists the backends)."""
+    if not os.access(binary, os.X_OK):
+        return False
+    try:
+        helptext = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "nccl" in helptext
+
+
 def note(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
@@ -91,19 +102,20 @@ class Submitter:
             script = self.root / "jobs" / f"{s.bench}.sbatch"
             if not script.is_file():
                 raise SweepError(f"no job script {script}")
-            binary = self.c.build_dir / (BINARIES[s.bench] + ("_nccl" if s.gpus_per_node else ""))
+            binary = self.c.build_dir / BINARIES[s.bench]
+            if s.gpus_per_node and not offers_nccl(binary) and (binary, "nccl") not in seen:
+                seen.add((binary, "nccl"))
+                if not self.dry:
+                    raise SweepError(f"--gpus-per-node {s.gpus_per_node} runs {s.bench} on --backend nccl, which "
+                                     f"{binary} does not offer (the NCCL transport is not in this version); only "
+                                     "--dry-run shows those jobs")
+                note(f"# note: {binary} has no --backend nccl (not in this version): dry run only")
             if binary in seen or os.access(binary, os.X_OK):
                 continue
             seen.add(binary)
-            if s.gpus_per_node:
-                if not self.dry:
-                    raise SweepError(f"--gpus-per-node {s.gpus_per_node} selects the NCCL build ({binary}), which "
-                                     "is not in this version; only --dry-run shows those jobs")
-                note(f"# note: {binary} does not exist (the NCCL benchmarks are not in this version): dry run only")
-            else:
-                if not self.dry:
-                    raise SweepError(f"no {binary}: build first (cmake --build --preset release) or pass --build-dir")
-                note(f"# note: {binary} does not exist yet")
+            if not self.dry:
+                raise SweepError(f"no {binary}: build first (cmake --build --preset release) or pass --build-dir")
+            note(f"# note: {binary} does not exist yet")
         if not self.dry and not os.access(self.check, os.X_OK):
             raise SweepError(f"no {self.check}: build first or pass --build-dir")
         if not self.dry and shutil.which("sbatch") is None:

@@ -52,7 +52,7 @@ expect "world size != SLURM_NTASKS aborts before the benchmark" 1 'world size mi
   "${alloc[@]}" bash "$AR" --sizes 8 -n 1
 [ ! -e "$W/results/default/allreduce_N1_t2_c1_j78.h5" ] && ok "no trace after the abort" || no "a trace was written after the abort"
 expect "the rank map is printed first" 1 'rankmap rank=0 node=n1 nodeid=0 host=' "${alloc[@]}" bash "$AR"
-expect "GPU path: the missing NCCL build is named" 2 'selects the NCCL build of allreduce .*allreduce_perf_nccl.*not in this version' \
+expect "GPU path: the missing NCCL backend is named" 2 'runs allreduce on --backend nccl, which .*allreduce_perf does not offer' \
   "${alloc[@]}" SCALEPROBE_GPUS_PER_NODE=2 bash "$AR"
 expect "-o is refused (the job names the trace)" 2 'do not pass -o: the job script names the trace' "${alloc[@]}" bash "$AR" -o x.h5
 expect "--trace=FILE is refused" 2 'do not pass --trace=x.h5' "${alloc[@]}" bash "$AR" --trace=x.h5
@@ -177,7 +177,7 @@ expect_error "submitter: bad list" "--tasks-per-node 1,x: 'x' is not a positive 
 expect_error "submitter: unknown option" 'unknown option --nodez' "$SUB" --bench allreduce --nodez 1
 expect_error "submitter: a missing value" '--time needs a value' "$SUB" --bench allreduce --time
 expect_error "submitter: bad --repeat" '--repeat 0: not a positive number of passes' "$SUB" --bench allreduce --repeat 0 --dry-run
-expect_error "submitter: GPU run refused without the NCCL build" 'NCCL build .* not in this version' "$SUB" --bench allreduce --gpus-per-node 2
+expect_error "submitter: GPU run refused without the NCCL backend" 'runs allreduce on --backend nccl, which .* does not offer' "$SUB" --bench allreduce --gpus-per-node 2
 expect_error "submitter: -o refused" 'do not pass -o: the job script names the trace' "$SUB" --bench allreduce --dry-run -- -o x.h5
 expect_error "submitter: --scaling in the arguments refused" 'do not pass --scaling=weak' "$SUB" --bench allreduce --dry-run -- --scaling=weak
 expect_error "submitter: trainer --global-batch refused" 'do not pass --global-batch' "$SUB" --bench gpt_train --dry-run -- --global-batch 8
