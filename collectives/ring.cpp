@@ -59,7 +59,11 @@ void ring_step(const AllreduceArgs& a, const std::byte* out, std::size_t ns, std
 void allreduce_ring(const AllreduceArgs& a) {
   const auto in_recv = begin_in_recv(a);
   if (!in_recv) return;
-  const auto [rank, p, es, data, t] = *in_recv;
+  // Named copies, not a structured binding: the lambda below captures them (Clang < 16 cannot
+  // capture a binding).
+  const int rank = in_recv->rank, p = in_recv->nranks;
+  const std::size_t es = in_recv->element_size;
+  std::byte* const data = in_recv->data;
 
   const std::size_t P = static_cast<std::size_t>(p), r = static_cast<std::size_t>(rank);
   const Blocks blocks{a.count, P};

@@ -22,7 +22,12 @@ namespace sp::coll {
 void allreduce_tree(const AllreduceArgs& a) {
   const auto in_recv = begin_in_recv(a);
   if (!in_recv) return;
-  const auto [rank, p, es, data, t] = *in_recv;
+  // Named copies, not a structured binding: the lambdas below capture them (Clang < 16 cannot
+  // capture a binding).
+  const int rank = in_recv->rank, p = in_recv->nranks;
+  const std::size_t es = in_recv->element_size;
+  std::byte* const data = in_recv->data;
+  Transport& t = in_recv->transport;
 
   // Segments of seg elements (the last one shorter).
   const std::size_t seg = segment_elements(a, a.count);
