@@ -70,6 +70,8 @@ struct InRecv {
   std::size_t element_size;
   std::byte* data;  // recv
   Transport& transport;
+
+  std::byte* at(std::size_t element) const { return data + element * element_size; }
 };
 // Their shared start: learns rank and size from the transport, and copies the input into recv
 // unless in place. nullopt when that already completed the call (no elements, or a single rank).

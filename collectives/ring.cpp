@@ -59,11 +59,7 @@ void ring_step(const AllreduceArgs& a, const std::byte* out, std::size_t ns, std
 void allreduce_ring(const AllreduceArgs& a) {
   const auto in_recv = begin_in_recv(a);
   if (!in_recv) return;
-  // Named copies, not a structured binding: the lambda below captures them (Clang < 16 cannot
-  // capture a binding).
-  const int rank = in_recv->rank, p = in_recv->nranks;
-  const std::size_t es = in_recv->element_size;
-  std::byte* const data = in_recv->data;
+  const auto [rank, p, es, data, t] = *in_recv;
 
   const std::size_t P = static_cast<std::size_t>(p), r = static_cast<std::size_t>(rank);
   const Blocks blocks{a.count, P};
@@ -71,7 +67,8 @@ void allreduce_ring(const AllreduceArgs& a) {
   const std::size_t seg = segment_elements(a, blocks.size(0));
   std::byte* scratch = a.workspace->get(2 * seg * es);
   const int left = (rank + p - 1) % p, right = (rank + 1) % p;
-  auto ptr = [&](std::size_t b) { return data + blocks.begin(b) * es; };
+  // Through in_recv, not the bindings: Clang before 16 cannot capture a structured binding.
+  auto ptr = [&](std::size_t b) { return in_recv->at(blocks.begin(b)); };
 
   // Reduce-scatter: at step s rank r passes on its partial sum of block r-s and folds the left
   // neighbour's partial sum of block r-s-1 into its own. After p-1 steps block r+1 has collected

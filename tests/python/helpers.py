@@ -1,6 +1,7 @@
 """Constants and helpers shared by the Python tests (imported by conftest and test modules)."""
 from __future__ import annotations
 
+import filecmp
 import os
 import subprocess
 import sys
@@ -96,3 +97,18 @@ def need_binary(path: Path) -> None:
     if os.environ.get("SCALEPROBE_REQUIRE_BINARIES") == "1":
         pytest.fail(f"{path} not built")
     pytest.skip(f"{path} not built (set SCALEPROBE_BUILD_DIR or build it)")
+
+
+def assert_report_regenerates(scan, stored: Path, out: Path) -> str:
+    """Writes the report of a stored campaign's scan under ``out`` and asserts it equals the stored
+    ``report/`` byte for byte (report.md and every figure); returns the report's text."""
+    from scaleprobe_analysis.report import write_report  # the analysis package is on sys.path (conftest)
+
+    made_dir = write_report(scan, out).parent
+    text = (made_dir / "report.md").read_text()
+    assert text == (stored / "report" / "report.md").read_text()
+    made = sorted(p.name for p in (made_dir / "figures").iterdir())
+    assert made == sorted(p.name for p in (stored / "report" / "figures").iterdir())
+    _, mismatch, errors = filecmp.cmpfiles(made_dir / "figures", stored / "report" / "figures", made, shallow=False)
+    assert not mismatch and not errors
+    return text

@@ -8,7 +8,6 @@ reported, not refused; and the stored report regenerates byte for byte.
 """
 from __future__ import annotations
 
-import filecmp
 import shutil
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import h5py
 import numpy as np
 import pytest
 
+from helpers import assert_report_regenerates
 from scaleprobe_analysis import allreduce, bucket_sweep
 from scaleprobe_analysis.campaign import sweeps
 from scaleprobe_analysis.campaign_status import scan_campaign
@@ -194,10 +194,4 @@ def test_a_damaged_copy_is_reported_not_refused(tmp_path):
 
 
 def test_the_stored_report_regenerates_identically(scan, tmp_path):
-    out = write_report(scan, tmp_path / "report").parent
-    stored = STORED / "report"
-    assert (out / "report.md").read_text() == (stored / "report.md").read_text()
-    made = sorted(p.name for p in (out / "figures").iterdir())
-    assert made == sorted(p.name for p in (stored / "figures").iterdir())
-    match, mismatch, errors = filecmp.cmpfiles(out / "figures", stored / "figures", made, shallow=False)
-    assert not mismatch and not errors
+    assert_report_regenerates(scan, STORED, tmp_path / "report")
