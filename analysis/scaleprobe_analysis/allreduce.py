@@ -41,7 +41,8 @@ from .alphabeta import fit_alpha_beta, fit_summary
 from .campaign import (BackendCases, Options, Point, Section, combine_points, cross_point_sweeps, data_note,
                        layout_families, points_caption, points_table, spread_table, sweep_stem, sweep_title)
 from .samples import phase_views
-from .series import series, series_columns, series_labels, timing_contention, timing_contention_figure
+from .series import (COLLECTIVE_IMBALANCE_NOTE, series, series_columns, series_labels, timing_contention,
+                     timing_contention_figure)
 from .textfmt import format_bytes, markdown_table
 from .trace import Trace
 
@@ -49,8 +50,7 @@ SUMMARY_TABLE = "summary"  # the per-case table `export` writes
 KIND = "allreduce"
 CASE_KEYS = ("algorithm", "dtype", "op", "placement", "bytes")
 CASE_AXIS = "case: algorithm and message size (bytes; K = 1024)"
-IMBALANCE_NOTE = ("a rank that arrives late at a collective waits least: a long time often means its peers "
-                  "were late")
+IMBALANCE_NOTE = COLLECTIVE_IMBALANCE_NOTE
 TIMELINE_NOTE = ""
 TABLE_SIZES = 6
 

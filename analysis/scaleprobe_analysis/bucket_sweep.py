@@ -28,7 +28,8 @@ from . import style
 from .campaign import (BackendCases, Options, Point, Section, combine_points, cross_point_sweeps, data_note,
                        layout_families, points_caption, points_table, spread_table, sweep_stem, sweep_title)
 from .samples import phase_views
-from .series import series, series_columns, series_labels, timing_contention, timing_contention_figure
+from .series import (COLLECTIVE_IMBALANCE_NOTE, series, series_columns, series_labels, timing_contention,
+                     timing_contention_figure)
 from .textfmt import markdown_table
 from .trace import Trace
 
@@ -36,8 +37,7 @@ SUMMARY_TABLE = "summary"  # the per-case table `export` writes
 KIND = "bucket_sweep"
 CASE_KEYS = ("layout", "algorithm", "cap")
 CASE_AXIS = "case: algorithm and bucket cap (MiB)"
-IMBALANCE_NOTE = ("a rank that arrives late at a collective waits least: a long time often means its peers "
-                  "were late")
+IMBALANCE_NOTE = COLLECTIVE_IMBALANCE_NOTE
 TIMELINE_NOTE = ""
 CAP_AXIS = "bucket cap (MiB)"
 CAP_NOTE = "cap tensor: one bucket per tensor; all: one bucket"

@@ -18,6 +18,10 @@ from .trace import Trace
 
 VARIANT_COLUMNS = ("dtype", "op", "placement", "sync")
 
+# The per-rank imbalance figure's note for both collective kinds (the registry's IMBALANCE_NOTE).
+COLLECTIVE_IMBALANCE_NOTE = ("a rank that arrives late at a collective waits least: a long time often means its "
+                             "peers were late")
+
 
 def series_columns(summary: pd.DataFrame) -> list[str]:
     """``algorithm`` plus every variant column that takes more than one value."""
