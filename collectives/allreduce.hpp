@@ -18,16 +18,22 @@
 
 namespace sp::coll {
 
-// Scratch memory an algorithm may use; owned by the caller and reused across calls so the timed
-// loop never allocates. get() may move the buffer when it grows; contents are not preserved.
+// Scratch memory an algorithm may use, in its transport's memory (host or device); owned by the
+// caller and reused across calls so the timed loop never allocates. get() may move the buffer when
+// it grows or the memory kind changes; contents are not preserved.
 class Workspace {
  public:
-  std::byte* get(std::size_t bytes) {
-    if (buffer_.size() < bytes) buffer_.resize(bytes);
+  std::byte* get(std::size_t bytes, const Transport& t) {
+    if (buffer_.size() < bytes || on_device_ != t.on_device()) {
+      buffer_ = {};  // freed before the larger one is made
+      buffer_ = t.allocate(bytes);
+      on_device_ = t.on_device();
+    }
     return buffer_.data();
   }
  private:
-  std::vector<std::byte> buffer_;
+  TransportBuffer buffer_;
+  bool on_device_ = false;
 };
 
 struct AllreduceArgs {
@@ -39,6 +45,8 @@ struct AllreduceArgs {
   Transport* transport;  // every rank's, of the same group
   Workspace* workspace;
   std::size_t chunk_bytes = 1 << 20;  // pipelining segment for ring and tree; 0 = no pipelining
+
+  std::byte* scratch(std::size_t bytes) const { return workspace->get(bytes, *transport); }
 };
 
 // Every rank calls it with identical count/dtype/op; on return recv holds the reduction on every

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 #include "collectives/allreduce.hpp"
 #include "collectives/backend.hpp"
@@ -47,6 +48,7 @@ PhaseSample run_iteration(const Case& c, void* grads, Dtype dt, Transport& trans
     void* p = base + c.buckets[b].offset * size_of(dt);
     one.start();
     c.algorithm->run({p, p, c.buckets[b].numel, dt, Op::sum, &transport, &ws, kBucketChunkBytes});
+    transport.synchronize();  // a device transport's bucket has finished on the device, not only been queued
     PhaseSample s = one.stop();
     if (log) {
       log->add(case_id, iter, 1, static_cast<std::int64_t>(b), s);
@@ -137,13 +139,8 @@ int run(Session& s) {
     std::fflush(stdout);
   }
 
-  // Every iteration, timed or not, starts from the verification pattern (copied back untimed), so
-  // the timed allreduces reduce non-zero data and repeated in-place sums never grow.
-  std::vector<std::byte> pattern(std::max<std::size_t>(n * size_of(dt), 1));
-  fill_pattern(pattern.data(), n, dt, s.rank, s.size);
-  std::vector<std::byte> grads(pattern.size());
   // The verification's expected result depends only on the layout, dtype and rank count: once.
-  std::vector<std::byte> want(grads.size());
+  std::vector<std::byte> want(std::max<std::size_t>(n * size_of(dt), 1));
   fill_expected(want.data(), n, dt, Op::sum, s.size);
   std::uint64_t evicted_bytes = 0;
   SampleLog samples({{"iteration", "allreduce of every bucket, in backward order"},
@@ -156,9 +153,21 @@ int run(Session& s) {
       std::int64_t id = static_cast<std::int64_t>(summary.rows());
       Case c{&find_algorithm(an), cap, pack_buckets(layout, size_of(dt), cap)};
       Transport& transport = backends.for_algorithm(*c.algorithm);
+      // Every iteration, timed or not, starts from the verification pattern (copied back untimed),
+      // so the timed allreduces reduce non-zero data and repeated in-place sums never grow. The
+      // gradients, pattern and expected result live in the transport's memory (host or device).
+      const std::size_t grad_bytes = std::max<std::size_t>(n * size_of(dt), 1);
+      const TransportBuffer pattern = filled_buffer(transport, grad_bytes, [&](std::byte* p) {
+        fill_pattern(p, n, dt, s.rank, s.size);
+      });
+      TransportBuffer grads = transport.allocate(grad_bytes);
+      auto reset_grads = [&] {
+        transport.copy(grads.data(), pattern.data(), grad_bytes);
+        transport.synchronize();
+      };
       log::debug("case {}: {} cap {} ({} buckets)", id, an, cap.label, c.buckets.size());
       for (int i = 0; i < warmup; ++i) {
-        grads = pattern;
+        reset_grads();
         run_iteration(c, grads.data(), dt, transport, ws, nullptr, id, i, nullptr);
       }
       std::vector<double> bucket_time(c.buckets.size(), 0.0);
@@ -166,8 +175,8 @@ int run(Session& s) {
       SP_MPI_CHECK(MPI_Barrier(s.comm));
       double rq0 = thread_runqueue_wait_seconds();
       for (int i = 0; i < iters; ++i) {
-        grads = pattern;  // before the eviction, so --off-cache still starts every iteration cold
-        if (ro.off_cache) {
+        reset_grads();  // before the eviction, so --off-cache still starts every iteration cold
+        if (ro.off_cache && !transport.on_device()) {
           flush_from_cache(grads.data(), grads.size());
           evicted_bytes += grads.size();
         }
@@ -177,9 +186,13 @@ int run(Session& s) {
       double rq1 = thread_runqueue_wait_seconds();
       r.runqueue_wait_s = rq0 >= 0 && rq1 >= 0 ? rq1 - rq0 : -1;
       // Verification: pattern in, one iteration, exact expected result out.
-      grads = pattern;
+      reset_grads();
       run_iteration(c, grads.data(), dt, transport, ws, nullptr, id, -1, nullptr);
-      long long wrong = static_cast<long long>(count_mismatches(grads.data(), want.data(), n, dt));
+      const TransportBuffer want_on_device = transport.on_device() ? filled_buffer(transport, grad_bytes, [&](std::byte* p) {
+        std::memcpy(p, want.data(), grad_bytes);
+      }) : TransportBuffer{};
+      const void* expected = transport.on_device() ? want_on_device.data() : want.data();
+      long long wrong = static_cast<long long>(transport.count_mismatches(grads.data(), expected, n, dt));
       SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG_LONG, MPI_SUM, s.comm));
       total_wrong += wrong;
 

@@ -89,10 +89,32 @@ void reduce_local(void* inout, const void* in, std::size_t count, Dtype d, Op o)
   }
 }
 
+std::size_t count_mismatches(const void* got, const void* want, std::size_t count, Dtype d) {
+  const auto* a = static_cast<const unsigned char*>(got);
+  const auto* b = static_cast<const unsigned char*>(want);
+  std::size_t es = size_of(d), wrong = 0;
+  for (std::size_t i = 0; i < count; ++i) wrong += std::memcmp(a + i * es, b + i * es, es) != 0;
+  return wrong;
+}
+
+TransportBuffer Transport::allocate(std::size_t bytes) const {
+  void* p = ::operator new(std::max<std::size_t>(bytes, 1), std::align_val_t{64});
+  std::memset(p, 0, bytes);
+  return TransportBuffer(p, bytes, [](void* q) noexcept { ::operator delete(q, std::align_val_t{64}); });
+}
+
+void Transport::copy(void* dst, const void* src, std::size_t bytes) const {
+  if (bytes) std::memcpy(dst, src, bytes);
+}
+
+std::size_t Transport::count_mismatches(const void* got, const void* want, std::size_t count, Dtype d) const {
+  return coll::count_mismatches(got, want, count, d);
+}
+
 std::optional<InRecv> begin_in_recv(const AllreduceArgs& a) {
   if (a.count == 0) return std::nullopt;
   const InRecv s{a.transport->rank(), a.transport->size(), size_of(a.dtype), static_cast<std::byte*>(a.recv), *a.transport};
-  if (a.send != a.recv) std::memcpy(a.recv, a.send, a.count * s.element_size);
+  if (a.send != a.recv) a.transport->copy(a.recv, a.send, a.count * s.element_size);
   if (s.nranks == 1) return std::nullopt;
   return s;
 }

@@ -21,5 +21,8 @@ MPI_Datatype transport_type(Dtype d);
 
 // inout[i] = op(inout[i], in[i]) for i < count. int32 sum wraps (two's complement), never UB.
 void reduce_local(void* inout, const void* in, std::size_t count, Dtype d, Op o);
+// Elements i < count whose bytes differ between got and want (host memory). The verification's
+// inputs are exact small integers, so a correct result matches bit for bit.
+std::size_t count_mismatches(const void* got, const void* want, std::size_t count, Dtype d);
 
 }  // namespace sp::coll

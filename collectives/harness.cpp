@@ -21,19 +21,20 @@ int auto_iters(std::size_t bytes) {
 
 int auto_warmup(int iters) { return std::clamp(iters / 10, 2, 100); }
 
-CaseBuffers::CaseBuffers(const CaseSpec& spec, int rank, int nranks) : in_place_(spec.in_place) {
+CaseBuffers::CaseBuffers(const CaseSpec& spec, int rank, int nranks, Transport& transport)
+    : transport_(transport), in_place_(spec.in_place) {
   const std::size_t bytes = std::max<std::size_t>(spec.bytes(), 1);
-  send_.assign(bytes, std::byte{0});
-  fill_pattern(send_.data(), spec.count, spec.dtype, rank, nranks);
-  if (in_place_) other_ = send_;
-  else other_.assign(bytes, std::byte{0});
+  auto pattern = [&](std::byte* p) { fill_pattern(p, spec.count, spec.dtype, rank, nranks); };
+  send_ = filled_buffer(transport, bytes, pattern);
+  other_ = in_place_ ? filled_buffer(transport, bytes, pattern) : transport.allocate(bytes);
 }
 
 void CaseBuffers::restore() {
-  if (in_place_) std::memcpy(send_.data(), other_.data(), send_.size());
+  if (in_place_) transport_.copy(send_.data(), other_.data(), send_.size());
 }
 
 std::uint64_t CaseBuffers::evict_from_cache() const {
+  if (transport_.on_device()) return 0;
   flush_from_cache(send_.data(), send_.size());
   if (in_place_) return send_.size();
   flush_from_cache(other_.data(), other_.size());
@@ -45,12 +46,13 @@ TimedRun time_case(const CaseSpec& spec, const TimingOptions& opt, int iters, in
   int rank = 0, size = 1;
   SP_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   SP_MPI_CHECK(MPI_Comm_size(comm, &size));
-  CaseBuffers buf(spec, rank, size);
+  CaseBuffers buf(spec, rank, size, transport);
   const AllreduceArgs args{buf.send(), buf.recv(), spec.count, spec.dtype, spec.op, &transport, &ws, spec.chunk_bytes};
   for (int i = 0; i < warmup; ++i) {
     buf.restore();
     spec.algorithm->run(args);
   }
+  transport.synchronize();
   TimedRun run;
   run.samples.reserve(iters);
   SP_MPI_CHECK(MPI_Barrier(comm));
@@ -58,10 +60,12 @@ TimedRun time_case(const CaseSpec& spec, const TimingOptions& opt, int iters, in
   PhaseTimer timer;
   for (int i = 0; i < iters; ++i) {
     buf.restore();  // before the eviction, so --off-cache still starts every call cold
+    transport.synchronize();
     if (opt.off_cache) run.evicted_bytes += buf.evict_from_cache();
     if (opt.barrier) SP_MPI_CHECK(MPI_Barrier(comm));
     timer.start();
     spec.algorithm->run(args);
+    transport.synchronize();
     run.samples.push_back(timer.stop());
   }
   double rq1 = thread_runqueue_wait_seconds();
@@ -161,32 +165,26 @@ void fill_expected(void* buf, std::size_t count, Dtype d, Op o, int nranks) {
   for (std::size_t i = 0; i < count; ++i) store(buf, i, d, expected_with(sh, i, o, nranks));
 }
 
-std::size_t count_mismatches(const void* got, const void* want, std::size_t count, Dtype d) {
-  // Inputs are exact small integers, so results must match bit for bit.
-  const auto* a = static_cast<const unsigned char*>(got);
-  const auto* b = static_cast<const unsigned char*>(want);
-  std::size_t es = size_of(d), wrong = 0;
-  for (std::size_t i = 0; i < count; ++i) wrong += std::memcmp(a + i * es, b + i * es, es) != 0;
-  return wrong;
-}
-
 long long verify_case(const CaseSpec& spec, MPI_Comm comm, Transport& transport, Workspace& ws) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  std::size_t bytes = std::max<std::size_t>(spec.bytes(), 1);
+  const std::size_t bytes = std::max<std::size_t>(spec.bytes(), 1);
   // Three buffers (case_memory_bytes): the input is checked against a regenerated pattern.
-  std::vector<std::byte> send(bytes), recv(spec.in_place ? 0 : bytes), want(bytes);
-  fill_pattern(send.data(), spec.count, spec.dtype, rank, size);
-  fill_expected(want.data(), spec.count, spec.dtype, spec.op, size);
-  void* in = send.data();
+  auto pattern = [&](std::byte* p) { fill_pattern(p, spec.count, spec.dtype, rank, size); };
+  TransportBuffer send = filled_buffer(transport, bytes, pattern);
+  TransportBuffer recv = spec.in_place ? TransportBuffer{} : transport.allocate(bytes);
+  TransportBuffer want = filled_buffer(transport, bytes, [&](std::byte* p) {
+    fill_expected(p, spec.count, spec.dtype, spec.op, size);
+  });
   void* out = spec.in_place ? send.data() : recv.data();
-  spec.algorithm->run({in, out, spec.count, spec.dtype, spec.op, &transport, &ws, spec.chunk_bytes});
-  long long wrong = static_cast<long long>(count_mismatches(out, want.data(), spec.count, spec.dtype));
+  spec.algorithm->run({send.data(), out, spec.count, spec.dtype, spec.op, &transport, &ws, spec.chunk_bytes});
+  long long wrong = static_cast<long long>(transport.count_mismatches(out, want.data(), spec.count, spec.dtype));
   // Out of place must leave the input untouched.
   if (!spec.in_place) {
-    fill_pattern(want.data(), spec.count, spec.dtype, rank, size);
-    wrong += static_cast<long long>(count_mismatches(send.data(), want.data(), spec.count, spec.dtype));
+    want = {};
+    want = filled_buffer(transport, bytes, pattern);
+    wrong += static_cast<long long>(transport.count_mismatches(send.data(), want.data(), spec.count, spec.dtype));
   }
   SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG_LONG, MPI_SUM, comm));
   return wrong;

@@ -36,28 +36,46 @@ struct TimingOptions {
 int auto_iters(std::size_t bytes);
 int auto_warmup(int iters);
 
-// Send/receive memory for the timed loop, holding the verification pattern (fill_pattern) so the
-// timed calls reduce the same non-zero data the verification checks. Out of place the send buffer
-// is never written; in place restore() copies the pattern back before every call (untimed), so
-// repeated in-place sums never grow: no overflow (i32), infinities (f32, bf16) or rounding.
+// Send/receive memory for the timed loop, in the transport's memory (host, or the GPU of a device
+// transport), holding the verification pattern (fill_pattern) so the timed calls reduce the same
+// non-zero data the verification checks. Out of place the send buffer is never written; in place
+// restore() copies the pattern back before every call (untimed), so repeated in-place sums never
+// grow: no overflow (i32), infinities (f32, bf16) or rounding.
 class CaseBuffers {
  public:
-  CaseBuffers(const CaseSpec& spec, int rank, int nranks);
+  CaseBuffers(const CaseSpec& spec, int rank, int nranks, Transport& transport);
   void* send() { return send_.data(); }
   void* recv() { return in_place_ ? send_.data() : other_.data(); }
   // In place: the pattern back into the buffer the last call overwrote. Out of place: nothing.
   void restore();
   // --off-cache: the next call finds neither buffer in any cache. IMB rotates through buffers
   // larger than the cache instead, which costs gigabytes per rank under a 500 MiB L3.
-  // Returns the bytes evicted.
+  // Returns the bytes evicted (0 for device memory: the host's caches do not hold it).
   std::uint64_t evict_from_cache() const;
 
  private:
+  Transport& transport_;
   bool in_place_;
-  std::vector<std::byte> send_, other_;  // other_: the receive buffer, or in place the pattern
+  TransportBuffer send_, other_;  // other_: the receive buffer, or in place the pattern
 };
 
-// Times one case: warm-up, then iters timed calls, each bracketed by a PhaseTimer.
+// A buffer of `bytes` in t's memory, filled by fill (which writes host memory): in place on the
+// host, through a host copy for device memory.
+template <typename Fill>
+TransportBuffer filled_buffer(const Transport& t, std::size_t bytes, Fill fill) {
+  TransportBuffer b = t.allocate(bytes);
+  if (!t.on_device()) {
+    fill(b.data());
+    return b;
+  }
+  std::vector<std::byte> host(bytes);
+  fill(host.data());
+  t.from_host(b.data(), host.data(), bytes);
+  return b;
+}
+
+// Times one case: warm-up, then iters timed calls, each bracketed by a PhaseTimer and ending when
+// the transport has finished it (Transport::synchronize: a device transport's stream drained).
 struct TimedRun {
   std::vector<PhaseSample> samples;  // one per iteration, this rank
   double runqueue_wait_s = -1;       // this rank's run-queue wait over the timed loop (-1 unknown)
@@ -85,7 +103,6 @@ std::int64_t pattern_value(int rank, std::size_t i, Dtype d, int nranks);
 std::int64_t expected_value(std::size_t i, Dtype d, Op o, int nranks);
 void fill_pattern(void* buf, std::size_t count, Dtype d, int rank, int nranks);
 void fill_expected(void* buf, std::size_t count, Dtype d, Op o, int nranks);
-std::size_t count_mismatches(const void* got, const void* want, std::size_t count, Dtype d);
 
 // Peak bytes per rank a case of a message of `bytes` holds: verification's send, receive and
 // expected buffers (3 x bytes; the timed loop holds 2 x bytes, freed before) plus the algorithms'

@@ -5,7 +5,6 @@
 // n = message bytes, p = ranks): rank 0 handles every message itself, so
 //   T = 2(p-1) alpha + 2(p-1) n beta + (p-1) n gamma.
 // Nothing is parallel: this is the baseline the other algorithms are measured against.
-#include <cstring>
 
 #include "collectives/allreduce.hpp"
 
@@ -26,9 +25,9 @@ void allreduce_naive(const AllreduceArgs& a) {
 
   // Rank 0 starts from its own contribution and folds in the others in rank order, so the
   // floating-point result is deterministic from run to run.
-  if (a.send != a.recv) std::memcpy(a.recv, a.send, bytes);
+  if (a.send != a.recv) t.copy(a.recv, a.send, bytes);
   if (p == 1) return;
-  std::byte* incoming = a.workspace->get(bytes);
+  std::byte* incoming = a.scratch(bytes);
   for (int src = 1; src < p; ++src) {
     t.recv(incoming, a.count, a.dtype, src, tag::naive);
     t.reduce(a.recv, incoming, a.count, a.dtype, a.op);

@@ -14,7 +14,6 @@
 // the algorithm above, and each odd rank finally returns the result to its even partner. This adds
 // 2 alpha + 2 n beta + n gamma, one extra round trip of the whole buffer.
 #include <algorithm>
-#include <cstring>
 
 #include "collectives/allreduce.hpp"
 #include "collectives/blocks.hpp"
@@ -36,7 +35,7 @@ void allreduce_rabenseifner(const AllreduceArgs& a) {
   const Blocks blocks{a.count, static_cast<std::size_t>(p2)};
   // Scratch holds the largest half received during the halving (the lower half: earlier blocks
   // are the longer ones), or the partner's whole buffer when folding.
-  std::byte* scratch = a.workspace->get((extra ? a.count : blocks.begin(p2 / 2)) * es);
+  std::byte* scratch = a.scratch((extra ? a.count : blocks.begin(p2 / 2)) * es);
 
   // --- Fold: ranks 0..2r-1 pair up so that exactly p' ranks remain.
   if (rank < 2 * extra) {

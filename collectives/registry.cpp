@@ -14,6 +14,9 @@ constexpr std::array kAlgorithms{
 #ifdef SCALEPROBE_HAVE_GLOO
     Algorithm{"gloo", "Gloo's own ring allreduce (with --backend gloo)", allreduce_library, "gloo"},
 #endif
+#ifdef SCALEPROBE_HAVE_NCCL
+    Algorithm{"nccl", "NCCL's own ncclAllReduce (with --backend nccl)", allreduce_library, "nccl"},
+#endif
     Algorithm{"naive", "every rank sends to rank 0, which reduces and sends the result back", allreduce_naive},
     Algorithm{"tree", "binary-tree reduce to rank 0, then binary-tree broadcast", allreduce_tree},
     Algorithm{"ring", "ring reduce-scatter then ring allgather, pipelined in chunks", allreduce_ring},
@@ -25,6 +28,10 @@ constexpr std::array kTransports{
 #ifdef SCALEPROBE_HAVE_GLOO
     TransportKind{"gloo", "Gloo over TCP (unbound buffers), its ring allreduce; connected through MPI",
                   make_gloo_transport},
+#endif
+#ifdef SCALEPROBE_HAVE_NCCL
+    TransportKind{"nccl", "NCCL on one GPU per rank (ncclSend / ncclRecv, device buffers), ncclAllReduce",
+                  make_nccl_transport, /*host_memory=*/false},
 #endif
 };
 
@@ -60,9 +67,10 @@ Transport& transport_for(const Algorithm& a, Transport& mpi, Transport& backend)
 
 std::span<const TransportKind> transports() { return kTransports; }
 
-std::vector<std::string> transport_names() {
+std::vector<std::string> transport_names(bool host_only) {
   std::vector<std::string> names;
-  for (const TransportKind& t : kTransports) names.emplace_back(t.name);
+  for (const TransportKind& t : kTransports)
+    if (t.host_memory || !host_only) names.emplace_back(t.name);
   return names;
 }
 

@@ -9,7 +9,6 @@
 // of s = chunk_bytes: the alpha term becomes 2(p-1) ceil(n/(p s)) alpha, and in exchange the
 // reduction of one segment overlaps the arrival of the next, hiding most of the gamma term.
 #include <algorithm>
-#include <cstring>
 
 #include "collectives/allreduce.hpp"
 #include "collectives/blocks.hpp"
@@ -65,7 +64,7 @@ void allreduce_ring(const AllreduceArgs& a) {
   const Blocks blocks{a.count, P};
   // Segment size in elements; block 0 is the largest block.
   const std::size_t seg = segment_elements(a, blocks.size(0));
-  std::byte* scratch = a.workspace->get(2 * seg * es);
+  std::byte* scratch = a.scratch(2 * seg * es);
   const int left = (rank + p - 1) % p, right = (rank + 1) % p;
   // Through in_recv, not the bindings: Clang before 16 cannot capture a structured binding.
   auto ptr = [&](std::size_t b) { return in_recv->at(blocks.begin(b)); };

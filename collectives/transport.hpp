@@ -1,8 +1,9 @@
 // The point-to-point layer the allreduce schedules (naive, tree, ring, Rabenseifner) are written
 // against, so one schedule runs on every communication library: post a send, post a receive, wait,
 // reduce locally, plus the library's own allreduce as the reference beside them. One
-// implementation per library (mpi_transport.cpp, gloo_transport.cpp; NCCL is issue 17's next slice), listed
-// in transports() (registry.cpp): adding a transport is one file and one registry entry.
+// implementation per library (mpi_transport.cpp, gloo_transport.cpp, gpu/nccl_transport.cpp), listed in
+// transports() (registry.cpp): adding a transport is one file and one registry entry. A transport also
+// says where its buffers live: host memory for MPI and Gloo, the rank's GPU for NCCL.
 #pragma once
 #include <mpi.h>
 
@@ -12,11 +13,43 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "collectives/datatypes.hpp"
 
 namespace sp::coll {
+
+// Memory a transport allocated (Transport::allocate), freed with the buffer. The release function is
+// a plain one, so a buffer may outlive the transport that made it.
+class TransportBuffer {
+ public:
+  using Release = void (*)(void*) noexcept;
+  TransportBuffer() = default;
+  TransportBuffer(void* data, std::size_t bytes, Release release) : data_(data), bytes_(bytes), release_(release) {}
+  TransportBuffer(TransportBuffer&& o) noexcept { swap(o); }
+  TransportBuffer& operator=(TransportBuffer&& o) noexcept {
+    TransportBuffer(std::move(o)).swap(*this);
+    return *this;
+  }
+  TransportBuffer(const TransportBuffer&) = delete;
+  TransportBuffer& operator=(const TransportBuffer&) = delete;
+  ~TransportBuffer() {
+    if (data_) release_(data_);
+  }
+  std::byte* data() const { return static_cast<std::byte*>(data_); }
+  std::size_t size() const { return bytes_; }
+
+ private:
+  void swap(TransportBuffer& o) noexcept {
+    std::swap(data_, o.data_);
+    std::swap(bytes_, o.bytes_);
+    std::swap(release_, o.release_);
+  }
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+  Release release_ = nullptr;
+};
 
 // A posted send or receive. Default: none, and waiting on none returns at once (as MPI_REQUEST_NULL).
 struct Request {
@@ -39,6 +72,19 @@ class Transport {
   virtual Request post_recv(void* data, std::size_t count, Dtype d, int peer, int tag) = 0;
   // Completes r (no-op on none) and resets it to none.
   virtual void wait(Request& r) = 0;
+
+  // Where the buffers live and how they are handled. The defaults are host memory (MPI, Gloo); a
+  // device transport (NCCL) overrides them all. Work on the transport's memory may be asynchronous
+  // (a GPU stream): it runs in the order it was called, and synchronize() waits for all of it.
+  virtual bool on_device() const { return false; }
+  virtual TransportBuffer allocate(std::size_t bytes) const;  // zeroed
+  virtual void copy(void* dst, const void* src, std::size_t bytes) const;  // both the transport's memory
+  virtual void from_host(void* dst, const void* host, std::size_t bytes) const { copy(dst, host, bytes); }
+  virtual void to_host(void* host, const void* src, std::size_t bytes) const { copy(host, src, bytes); }
+  // Returns when every call made so far has completed: the end of a timed call.
+  virtual void synchronize() {}
+  // Elements i < count with got[i] != want[i], compared where they live (count_mismatches on the host).
+  virtual std::size_t count_mismatches(const void* got, const void* want, std::size_t count, Dtype d) const;
 
   // inout[i] = op(inout[i], in[i]) where the transport's buffers live (the host for MPI and Gloo).
   virtual void reduce(void* inout, const void* in, std::size_t count, Dtype d, Op o) const {
@@ -73,9 +119,11 @@ struct TransportKind {
   std::string_view name;
   std::string_view description;
   std::unique_ptr<Transport> (*make)(MPI_Comm comm);
+  bool host_memory = true;  // its buffers are host memory (what the trainers' gradients are)
 };
 std::span<const TransportKind> transports();
-std::vector<std::string> transport_names();  // for --backend: the transports this build has
+// For --backend: the transports this build has (host_only: those whose buffers are host memory).
+std::vector<std::string> transport_names(bool host_only = false);
 const TransportKind& find_transport(std::string_view name);  // throws sp::Error listing the choices
 
 // MPI point-to-point on comm (not owned), MPI_Allreduce as the library allreduce.
@@ -83,5 +131,9 @@ std::unique_ptr<Transport> make_mpi_transport(MPI_Comm comm);
 // Gloo's TCP pairs among comm's ranks, connected through comm (collective); Gloo's ring allreduce.
 // Only in builds with Gloo (SCALEPROBE_HAVE_GLOO; gloo_transport.cpp).
 std::unique_ptr<Transport> make_gloo_transport(MPI_Comm comm);
+// NCCL among comm's ranks, one GPU each (gpu/device.hpp), its unique id broadcast through comm
+// (collective); device buffers, ncclAllReduce as the library allreduce. Only in builds with the GPU
+// path (SCALEPROBE_HAVE_NCCL; gpu/nccl_transport.cpp).
+std::unique_ptr<Transport> make_nccl_transport(MPI_Comm comm);
 
 }  // namespace sp::coll

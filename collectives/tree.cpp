@@ -12,7 +12,6 @@
 // Latency grows as log p, but every byte still crosses the root's links: fine for small messages,
 // half the bandwidth of ring/Rabenseifner for large ones.
 #include <algorithm>
-#include <cstring>
 
 #include "collectives/allreduce.hpp"
 #include "core/error.hpp"
@@ -41,7 +40,7 @@ void allreduce_tree(const AllreduceArgs& a) {
 
   // --- Reduce towards rank 0. Two scratch segments per child (double buffering): segment k+1
   // lands in one while segment k in the other is being reduced.
-  std::byte* scratch = nchild ? a.workspace->get(2 * nchild * seg * es) : nullptr;
+  std::byte* scratch = nchild ? a.scratch(2 * nchild * seg * es) : nullptr;
   auto slot = [&](int c, std::size_t k) { return scratch + (2 * c + k % 2) * seg * es; };
   Request from_child[2][2], to_parent;
   auto post_child_recvs = [&](std::size_t k) {

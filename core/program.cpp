@@ -67,6 +67,21 @@ int run_program(int argc, char** argv, std::string program, int required_thread_
   return rc;
 }
 
+void fail_together(MPI_Comm comm, const std::string& local_error) {
+  int rank = 0, size = 1;
+  SP_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  SP_MPI_CHECK(MPI_Comm_size(comm, &size));
+  int first = local_error.empty() ? size : rank;
+  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm));
+  if (first == size) return;
+  std::string message = rank == first ? local_error : std::string();
+  unsigned long long n = message.size();
+  SP_MPI_CHECK(MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, first, comm));
+  message.resize(n);
+  SP_MPI_CHECK(MPI_Bcast(message.data(), static_cast<int>(n), MPI_CHAR, first, comm));
+  throw CollectiveError(size > 1 ? fmt::format("rank {}: {}", first, message) : message);
+}
+
 std::string version_text(const std::string& program) {
   return fmt::format("{} (scaleprobe {}) git {}, {} build, {}, baseline ISA {}", program, build_info::version,
                      build_info::git_revision(), build_info::build_type, build_info::compiler,

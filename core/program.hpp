@@ -24,6 +24,11 @@ struct UsageError : CollectiveError {
   using CollectiveError::CollectiveError;
 };
 
+// Collective over comm: when any rank passes a non-empty local_error, every rank throws a
+// CollectiveError with the lowest such rank's message ("rank r: ..." in a job of several ranks), so
+// a set-up step that can fail on some ranks only (a missing GPU) ends the run with one line.
+void fail_together(MPI_Comm comm, const std::string& local_error);
+
 struct Session {
   MPI_Comm comm = MPI_COMM_WORLD;
   int rank = 0;

@@ -50,7 +50,8 @@ sp_point_name() {
   [ "${5:-0}" = 0 ] || name+="_g$5"
   [ "$6" = weak ] && name+=_weak
   [ "$7" = mpirun ] && name+=_mpirun
-  [ "${8:-mpi}" = mpi ] || name+="_$8"
+  # A GPU run (_g<N>) is on NCCL: the backend is named only otherwise.
+  case ${8:-mpi} in mpi) ;; nccl) [ "${5:-0}" != 0 ] || name+=_nccl;; *) name+="_$8";; esac
   printf '%s\n' "$name"
 }
 # The trace: <point>_j<job>.h5 (array tasks: _j<array job>_<task>); pass k >= 2 of a point inserts
@@ -101,8 +102,15 @@ sp_settings() {
   sp_check_campaign "$SP_CAMPAIGN"
   case $SP_LAUNCHER in srun|mpirun) ;; *) sp_die 2 "SCALEPROBE_LAUNCHER=$SP_LAUNCHER: use srun or mpirun";; esac
   case $SP_SCALING in strong|weak) ;; *) sp_die 2 "SCALEPROBE_SCALING=$SP_SCALING: use strong or weak";; esac
-  case $SP_BACKEND in mpi|gloo) ;; *) sp_die 2 "SCALEPROBE_BACKEND=$SP_BACKEND: use mpi or gloo";; esac
+  case $SP_BACKEND in mpi|gloo|nccl) ;; *) sp_die 2 "SCALEPROBE_BACKEND=$SP_BACKEND: use mpi, gloo or nccl";; esac
   sp_is_uint "$SP_GPUS" || sp_die 2 "SCALEPROBE_GPUS_PER_NODE=$SP_GPUS: not a GPU count"
+  # GPUs mean NCCL: the same binary on --backend nccl, one GPU per rank (MPI, the default, gives way).
+  if [ "$SP_GPUS" -gt 0 ]; then
+    [ "$SP_BACKEND" = gloo ] && sp_die 2 "SCALEPROBE_BACKEND=gloo with $SP_GPUS GPUs per node: a GPU run is on nccl"
+    SP_BACKEND=nccl
+  elif [ "$SP_BACKEND" = nccl ]; then
+    sp_die 2 "SCALEPROBE_BACKEND=nccl needs GPUs: --gpus-per-node N"
+  fi
   SP_CAMPAIGN_DIR=$SP_RESULTS/$SP_CAMPAIGN
 }
 
@@ -273,8 +281,8 @@ sp_job_main() {
   [ -x "$bin" ] || sp_die 2 "no $bin: build first (cmake --preset release && cmake --build --preset release) or set SCALEPROBE_BUILD_DIR"
   if [ "$SP_GPUS" -gt 0 ]; then
     # The GPU path: the same binary on --backend nccl, one GPU per rank (collectives/gpu/device.hpp).
-    "$bin" --help 2>/dev/null | grep -q nccl ||
-      sp_die 2 "--gpus-per-node=$SP_GPUS runs $bench on --backend nccl, which $bin does not offer (the NCCL transport is not in this version); run without GPUs"
+    "$bin" --help 2>/dev/null | grep -q 'nccl:' ||
+      sp_die 2 "--gpus-per-node=$SP_GPUS runs $bench on --backend nccl, which $bin does not offer (built without CUDA and NCCL, or a trainer: trainers run on the CPU); run without GPUs"
     [ "$SP_TPN" = "$SP_GPUS" ] || sp_warn "$SP_TPN tasks per node for $SP_GPUS GPUs per node (one rank per GPU is usual)"
   fi
   local check=$SP_BUILD/bin/trace_check

@@ -3,6 +3,7 @@
 The job script names its own trace (sp_point_name in jobs/lib/common.sh); the submitter must
 predict that name to resume, so the two rules are the same:
   point  <bench>_N<nodes>_t<tasks/node>_c<cpus/task>[_g<gpus/node>][_weak][_mpirun][_<backend>]
+         (a GPU run, _g<N>, is on NCCL: no _nccl)
   stem   the point, plus _p<k> for pass k >= 2 (pass 1 keeps the name traces always had)
   trace  <stem>_j<job id>.h5, or <stem>_j<array job>_<task>.h5 in an array
 """
@@ -18,7 +19,7 @@ def variant_tag(gpus: int, scaling: str, launcher: str, backend: str = "mpi") ->
         tag += "_weak"
     if launcher == "mpirun":
         tag += "_mpirun"
-    if backend != "mpi":
+    if backend != "mpi" and not (gpus and backend == "nccl"):  # _g<N> already says NCCL
         tag += f"_{backend}"
     return tag
 

@@ -41,7 +41,7 @@ def offers_nccl(binary: Path) -> bool:
         helptext = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=60).stdout
     except (OSError, subprocess.TimeoutExpired):
         return False
-    return "nccl" in helptext
+    return "nccl:" in helptext  # BackendOption's help lists each backend as "name: what it is"
 
 
 def note(line: str) -> None:
@@ -107,9 +107,9 @@ class Submitter:
                 seen.add((binary, "nccl"))
                 if not self.dry:
                     raise SweepError(f"--gpus-per-node {s.gpus_per_node} runs {s.bench} on --backend nccl, which "
-                                     f"{binary} does not offer (the NCCL transport is not in this version); only "
-                                     "--dry-run shows those jobs")
-                note(f"# note: {binary} has no --backend nccl (not in this version): dry run only")
+                                     f"{binary} does not offer (built without CUDA and NCCL, or a trainer: trainers "
+                                     "run on the CPU); only --dry-run shows those jobs")
+                note(f"# note: {binary} has no --backend nccl: dry run only")
             if binary in seen or os.access(binary, os.X_OK):
                 continue
             seen.add(binary)

@@ -23,6 +23,10 @@
 #include "collectives/bf16.hpp"
 #include "collectives/harness.hpp"
 #include "tests/lib/optional_part.hpp"
+#ifdef SCALEPROBE_HAVE_NCCL
+#include "collectives/gpu/reduce.hpp"
+#include "core/program.hpp"
+#endif
 
 namespace sp::coll {
 namespace {
@@ -109,7 +113,19 @@ void run_case(const Algorithm& algo, const Case& c, Workspace& workspace, int ra
   const std::vector<std::byte> original = input;
   std::byte* result = c.in_place ? input.data() : output.data();
 
-  algo.run(AllreduceArgs{input.data(), result, c.count, c.dtype, c.op, &world_transport(), &workspace, c.chunk_bytes});
+  Transport& t = world_transport();
+  if (!t.on_device()) {
+    algo.run(AllreduceArgs{input.data(), result, c.count, c.dtype, c.op, &t, &workspace, c.chunk_bytes});
+  } else {  // through device buffers: input and output copied there, run, and copied back
+    TransportBuffer in = t.allocate(bytes), out = t.allocate(bytes);
+    t.from_host(in.data(), input.data(), bytes);
+    t.from_host(out.data(), output.data(), bytes);
+    algo.run(AllreduceArgs{in.data(), c.in_place ? in.data() : out.data(), c.count, c.dtype, c.op, &t, &workspace,
+                           c.chunk_bytes});
+    t.synchronize();
+    t.to_host(input.data(), in.data(), bytes);
+    t.to_host(output.data(), out.data(), bytes);
+  }
 
   const std::string what = fmt::format(
       "{} dtype={} op={} count={} chunk_bytes={} {} ranks={} rank={}", algo.name, name(c.dtype),
@@ -130,9 +146,14 @@ void run_case(const Algorithm& algo, const Case& c, Workspace& workspace, int ra
 class AllreduceAlgorithms : public ::testing::TestWithParam<Algorithm> {};
 
 // A transport this build lacks (Gloo not found at configure time) shows as Not Run, not Passed.
+// NCCL needs a GPU as well: where none is visible its tests show as Not Run (optional part gpu).
 void skip_unless_built() {
   if (!transport_built())
     SP_SKIP_OPTIONAL_PART(transport_name(), "this build has no " + transport_name() + " transport (configure found no library)");
+#ifdef SCALEPROBE_HAVE_NCCL
+  else if (!find_transport(transport_name()).host_memory && gpu::device_count() == 0)
+    SP_SKIP_OPTIONAL_PART("gpu", "no CUDA device visible to this rank");
+#endif
 }
 
 TEST_P(AllreduceAlgorithms, ExactForEveryDtypeOpCountAndPlacement) {
@@ -169,6 +190,23 @@ TEST(AllreduceTransport, IsBuilt) {
   if (::testing::Test::IsSkipped() || ::testing::Test::HasFailure()) return;
   EXPECT_EQ(world_transport().name(), transport_name());
 }
+
+#ifdef SCALEPROBE_HAVE_NCCL
+// Where no rank sees a GPU (CI), making the NCCL transport is one error, the same on every rank (no
+// rank left waiting in NCCL's set-up), naming the lowest rank and what is missing.
+TEST(NcclTransport, WithoutDeviceIsOneErrorOnEveryRank) {
+  if (gpu::device_count() > 0) GTEST_SKIP() << "a CUDA device is visible: the GPU tests (label gpu) run instead";
+  int p = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  try {
+    make_nccl_transport(MPI_COMM_WORLD);
+    ADD_FAILURE() << "made an NCCL transport without a device";
+  } catch (const CollectiveError& e) {
+    EXPECT_EQ(std::string(e.what()), std::string(p > 1 ? "rank 0: " : "") +
+                                         "no CUDA device visible to this rank (CUDA_VISIBLE_DEVICES, the job's --gpus)");
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace sp::coll

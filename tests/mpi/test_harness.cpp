@@ -102,15 +102,84 @@ TEST(Harness, StatisticsNameTheSlowestRank) {
 }
 
 TEST(Harness, CaseBuffersShareMemoryOnlyInPlace) {
-  CaseBuffers out_of_place({nullptr, Dtype::f32, Op::sum, false, 16}, world_rank(), world_size());
+  CaseBuffers out_of_place({nullptr, Dtype::f32, Op::sum, false, 16}, world_rank(), world_size(), world());
   EXPECT_NE(out_of_place.send(), out_of_place.recv());
-  CaseBuffers in_place({nullptr, Dtype::f32, Op::sum, true, 16}, world_rank(), world_size());
+  CaseBuffers in_place({nullptr, Dtype::f32, Op::sum, true, 16}, world_rank(), world_size(), world());
   EXPECT_EQ(in_place.send(), in_place.recv());
-  CaseBuffers empty({nullptr, Dtype::f32, Op::sum, false, 0}, world_rank(), world_size());  // valid pointers
+  CaseBuffers empty({nullptr, Dtype::f32, Op::sum, false, 0}, world_rank(), world_size(), world());  // valid pointers
   EXPECT_NE(empty.send(), nullptr);
   EXPECT_EQ(empty.evict_from_cache(), 2u);
   EXPECT_EQ(out_of_place.evict_from_cache(), 2u * 64);
   EXPECT_EQ(in_place.evict_from_cache(), 64u);
+}
+
+// A transport that says its memory is a device's: MPI underneath, host memory in fact, every memory
+// call counted. What the harness does with a device transport (NCCL) is checked through it here,
+// where there is no GPU: buffers made, filled and compared through the transport, and the timed
+// call ended by synchronize().
+class CountingDevice final : public Transport {
+ public:
+  mutable int allocations = 0, uploads = 0, copies = 0, comparisons = 0;
+  int synchronizations = 0;
+  std::string_view name() const override { return "counting-device"; }
+  int rank() const override { return world().rank(); }
+  int size() const override { return world().size(); }
+  std::string describe() const override { return "test double"; }
+  Request post_send(const void* d, std::size_t n, Dtype t, int peer, int tag) override {
+    return world().post_send(d, n, t, peer, tag);
+  }
+  Request post_recv(void* d, std::size_t n, Dtype t, int peer, int tag) override {
+    return world().post_recv(d, n, t, peer, tag);
+  }
+  void wait(Request& r) override { world().wait(r); }
+  void library_allreduce(const void* s, void* r, std::size_t n, Dtype d, Op o) override {
+    world().library_allreduce(s, r, n, d, o);
+  }
+  bool on_device() const override { return true; }
+  TransportBuffer allocate(std::size_t bytes) const override {
+    ++allocations;
+    return Transport::allocate(bytes);
+  }
+  void copy(void* dst, const void* src, std::size_t bytes) const override {
+    ++copies;
+    Transport::copy(dst, src, bytes);
+  }
+  void from_host(void* dst, const void* host, std::size_t bytes) const override {
+    ++uploads;
+    Transport::copy(dst, host, bytes);
+  }
+  void synchronize() override { ++synchronizations; }
+  std::size_t count_mismatches(const void* got, const void* want, std::size_t count, Dtype d) const override {
+    ++comparisons;
+    return Transport::count_mismatches(got, want, count, d);
+  }
+};
+
+TEST(Harness, DeviceTransportBuffersAreMadeFilledAndComparedThroughIt) {
+  CountingDevice dev;
+  Workspace ws;
+  const Algorithm& ring = find_algorithm("ring");
+  // Out of place: send (uploaded pattern), recv, expected (uploaded), then the input's pattern again.
+  EXPECT_EQ(verify_case({&ring, Dtype::f32, Op::sum, false, 1000}, MPI_COMM_WORLD, dev, ws), 0);
+  EXPECT_EQ(dev.uploads, 3);
+  EXPECT_EQ(dev.comparisons, 2);
+  EXPECT_GE(dev.allocations, 4);
+  // An off-by-one result is still found when the comparison is the transport's.
+  EXPECT_EQ(verify_case({&kOffByOne, Dtype::f32, Op::sum, true, 100}, MPI_COMM_WORLD, dev, ws), 1);
+}
+
+TEST(Harness, DeviceTransportTimedCallsEndAtSynchronizeAndNothingIsEvicted) {
+  CountingDevice dev;
+  Workspace ws;
+  TimingOptions opt;
+  opt.off_cache = true;  // the host's caches do not hold device memory: nothing to evict
+  const int iters = 4, warmup = 2;
+  TimedRun run = time_case({&find_algorithm("ring"), Dtype::f32, Op::sum, true, 4096}, opt, iters, warmup,
+                           MPI_COMM_WORLD, dev, ws);
+  EXPECT_EQ(run.samples.size(), std::size_t(iters));
+  EXPECT_EQ(run.evicted_bytes, 0u);
+  EXPECT_EQ(dev.synchronizations, 1 + 2 * iters);  // after the warm-up; after each restore and each call
+  EXPECT_GE(dev.copies, warmup + iters);            // in place: restore() copies the pattern back on the device
 }
 
 // The timed buffers hold the verification pattern (the old ones were all zero), and in place
@@ -121,12 +190,12 @@ TEST(Harness, CaseBuffersHoldThePatternAndRestoreIt) {
     std::vector<std::byte> pattern(bytes);
     fill_pattern(pattern.data(), count, d, world_rank(), world_size());
     EXPECT_NE(std::count(pattern.begin(), pattern.end(), std::byte{0}), static_cast<long>(bytes));
-    CaseBuffers in_place({nullptr, d, Op::sum, true, count}, world_rank(), world_size());
+    CaseBuffers in_place({nullptr, d, Op::sum, true, count}, world_rank(), world_size(), world());
     EXPECT_EQ(std::memcmp(in_place.send(), pattern.data(), bytes), 0);
     std::memset(in_place.recv(), 0x7f, bytes);
     in_place.restore();
     EXPECT_EQ(std::memcmp(in_place.send(), pattern.data(), bytes), 0);
-    CaseBuffers out({nullptr, d, Op::sum, false, count}, world_rank(), world_size());
+    CaseBuffers out({nullptr, d, Op::sum, false, count}, world_rank(), world_size(), world());
     EXPECT_EQ(std::memcmp(out.send(), pattern.data(), bytes), 0);
   }
 }

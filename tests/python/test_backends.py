@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -74,6 +75,41 @@ def test_backend_usage_errors_are_one_line(tmp_path, binary, args, message):
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     errors = [line for line in proc.stderr.splitlines() if f"{binary}: error:" in line]
     assert len(errors) == 1 and message in errors[0], proc.stderr
+    assert not list(tmp_path.iterdir())
+
+
+def nccl_built(binary: str = "allreduce_perf") -> bool:
+    exe = build_dir() / "bin" / binary
+    need_binary(exe)
+    return "nccl:" in subprocess.run([str(exe), "--help"], capture_output=True, text=True, timeout=60).stdout
+
+
+@pytest.mark.parametrize("binary,args", [
+    ("allreduce_perf", ["-a", "nccl,ring", "--sizes", "1K", "--no-membw"]),
+    ("bucket_sweep", ["-a", "nccl", "-l", "bert-base", "-c", "all"]),
+])
+def test_nccl_without_a_gpu_is_one_line_naming_it(tmp_path, binary, args):
+    # The GPU path is built here (CUDA toolkit + NCCL) but no rank sees a device: one error, agreed by
+    # every rank (none left in NCCL's set-up), naming the lowest rank; exit 1; nothing written.
+    if not nccl_built(binary):
+        optional_parts.skip("gpu", "this build has no GPU path (--backend lists no nccl)")
+    if list(Path("/dev").glob("nvidia[0-9]*")):
+        pytest.skip("a GPU is present: the gpu-labelled tests run --backend nccl instead")
+    proc = run(binary, "--backend", "nccl", *args, "-o", str(tmp_path / "t.h5"), ranks=2)
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    errors = [line for line in proc.stderr.splitlines() if f"{binary}: error:" in line]
+    assert errors == [f"{binary}: error: rank 0: no CUDA device visible to this rank (CUDA_VISIBLE_DEVICES, the "
+                      "job's --gpus)"], proc.stderr
+    assert not list(tmp_path.iterdir())
+
+
+def test_trainers_refuse_nccl_their_gradients_are_on_the_host(tmp_path):
+    if not nccl_built():
+        optional_parts.skip("gpu", "this build has no GPU path (--backend lists no nccl)")
+    proc = run("gpt_train", "--backend", "nccl", "-o", str(tmp_path / "t.h5"), ranks=1)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    errors = [line for line in proc.stderr.splitlines() if "gpt_train: error:" in line]
+    assert len(errors) == 1 and "--backend: nccl not in {mpi,gloo}" in errors[0], proc.stderr
     assert not list(tmp_path.iterdir())
 
 

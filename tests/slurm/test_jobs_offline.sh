@@ -52,8 +52,8 @@ expect "world size != SLURM_NTASKS aborts before the benchmark" 1 'world size mi
   "${alloc[@]}" bash "$AR" --sizes 8 -n 1
 [ ! -e "$W/results/default/allreduce_N1_t2_c1_j78.h5" ] && ok "no trace after the abort" || no "a trace was written after the abort"
 expect "the rank map is printed first" 1 'rankmap rank=0 node=n1 nodeid=0 host=' "${alloc[@]}" bash "$AR"
-expect "GPU path: the missing NCCL backend is named" 2 'runs allreduce on --backend nccl, which .*allreduce_perf does not offer' \
-  "${alloc[@]}" SCALEPROBE_GPUS_PER_NODE=2 bash "$AR"
+expect "GPU path: a trainer is refused, naming why" 2 'runs gpt_train on --backend nccl, which .*gpt_train does not offer \(.*trainers run on the CPU\)' \
+  "${alloc[@]}" SCALEPROBE_GPUS_PER_NODE=2 bash "$GPT"
 expect "-o is refused (the job names the trace)" 2 'do not pass -o: the job script names the trace' "${alloc[@]}" bash "$AR" -o x.h5
 expect "--trace=FILE is refused" 2 'do not pass --trace=x.h5' "${alloc[@]}" bash "$AR" --trace=x.h5
 expect "--scaling is refused (the sweep's scaling decides)" 2 'do not pass --scaling: the sweep' "${alloc[@]}" bash "$AR" --scaling weak
@@ -109,8 +109,23 @@ expect "a Gloo job: OK with _gloo in the point name" 0 "scaleprobe-job: OK $t\$"
   "${one[@]}" SLURM_JOB_ID=79 FAKE_TRACE="$REAL" SCALEPROBE_BACKEND=gloo bash "$AR" --sizes 8
 expect "gloo: the binary gets --backend gloo after --scaling" 0 "^binary: [^ ]*/bin/allreduce_perf --sizes 8 --scaling strong --backend gloo -o $t\$" cat "$W/fake.log"
 grep -qx SCALEPROBE_BACKEND=gloo "$W/fake.log" && ok "the binary's environment has SCALEPROBE_BACKEND=gloo" || no "no SCALEPROBE_BACKEND in: $(cat "$W/fake.log")"
-expect "an unknown backend is refused" 2 "SCALEPROBE_BACKEND=nccl: use mpi or gloo" \
+expect "an unknown backend is refused" 2 "SCALEPROBE_BACKEND=tcp: use mpi, gloo or nccl" \
+  "${one[@]}" SLURM_JOB_ID=78 SCALEPROBE_BACKEND=tcp bash "$AR" --sizes 8
+expect "nccl without GPUs is refused" 2 "SCALEPROBE_BACKEND=nccl needs GPUs: --gpus-per-node N" \
   "${one[@]}" SLURM_JOB_ID=78 SCALEPROBE_BACKEND=nccl bash "$AR" --sizes 8
+expect "gloo with GPUs is refused" 2 "SCALEPROBE_BACKEND=gloo with 1 GPUs per node: a GPU run is on nccl" \
+  "${one[@]}" SLURM_JOB_ID=78 SCALEPROBE_BACKEND=gloo SCALEPROBE_GPUS_PER_NODE=1 bash "$AR" --sizes 8
+# GPUs: the same binary on --backend nccl, the point named _g<N> (no _nccl). Where the build has no
+# NCCL transport the job stops first, naming what is missing.
+t=$W/results/default/allreduce_N1_t1_c1_g1_j82.h5
+if "$BUILD/collectives/allreduce_perf" --help 2>/dev/null | grep -q 'nccl:'; then
+  expect "GPU job: OK, named _g1" 0 "scaleprobe-job: OK $t\$" \
+    "${one[@]}" SLURM_JOB_ID=82 FAKE_TRACE="$REAL" SCALEPROBE_GPUS_PER_NODE=1 bash "$AR" --sizes 8
+  expect "GPU job: the binary gets --backend nccl" 0 "^binary: [^ ]*/bin/allreduce_perf --sizes 8 --scaling strong --backend nccl -o $t\$" cat "$W/fake.log"
+else
+  expect "GPU job: the missing NCCL backend is named" 2 'runs allreduce on --backend nccl, which .*allreduce_perf does not offer' \
+    "${one[@]}" SLURM_JOB_ID=82 FAKE_TRACE="$REAL" SCALEPROBE_GPUS_PER_NODE=1 bash "$AR" --sizes 8
+fi
 t=$W/results/default/bucket_sweep_N1_t1_c1_weak_mpirun_j81.h5
 expect "weak bucket_sweep with a built-in layout runs (mpirun)" 0 "scaleprobe-job: OK $t\$" \
   "${one[@]}" SLURM_JOB_ID=81 FAKE_TRACE="$REAL" SCALEPROBE_SCALING=weak SCALEPROBE_LAUNCHER=mpirun bash "$ROOT/jobs/bucket_sweep.sbatch" --layout resnet50
@@ -177,7 +192,7 @@ expect_error "submitter: bad list" "--tasks-per-node 1,x: 'x' is not a positive 
 expect_error "submitter: unknown option" 'unknown option --nodez' "$SUB" --bench allreduce --nodez 1
 expect_error "submitter: a missing value" '--time needs a value' "$SUB" --bench allreduce --time
 expect_error "submitter: bad --repeat" '--repeat 0: not a positive number of passes' "$SUB" --bench allreduce --repeat 0 --dry-run
-expect_error "submitter: GPU run refused without the NCCL backend" 'runs allreduce on --backend nccl, which .* does not offer' "$SUB" --bench allreduce --gpus-per-node 2
+expect_error "submitter: GPU run of a trainer refused (no --backend nccl)" 'runs gpt_train on --backend nccl, which .* does not offer' "$SUB" --bench gpt_train --gpus-per-node 2
 expect_error "submitter: -o refused" 'do not pass -o: the job script names the trace' "$SUB" --bench allreduce --dry-run -- -o x.h5
 expect_error "submitter: --scaling in the arguments refused" 'do not pass --scaling=weak' "$SUB" --bench allreduce --dry-run -- --scaling=weak
 expect_error "submitter: trainer --global-batch refused" 'do not pass --global-batch' "$SUB" --bench gpt_train --dry-run -- --global-batch 8

@@ -14,8 +14,9 @@ void add_data_parallel_options(CLI::App& app, DataParallelOptions& o) {
   app.add_option("-a,--algorithm", o.algorithms,
                  fmt::format("gradient allreduce algorithm(s), comma-separated or all; several are cycled step by step ({})", algos))
       ->capture_default_str();
+  // Host-memory transports only: the trainers' gradients are on the host (no GPU trainer yet).
   app.add_option("--backend", o.backend, "communication library the gradient buckets (and --local-sgd averaging) use")
-      ->check(CLI::IsMember(coll::transport_names()))->capture_default_str();
+      ->check(CLI::IsMember(coll::transport_names(/*host_only=*/true)))->capture_default_str();
   app.add_option("--bucket-cap-mb", o.bucket_caps,
                  "bucket cap(s) in MiB (first bucket 1 MiB, as DDP), 'tensor' or 'all'; several are cycled step by step")
       ->capture_default_str();

@@ -1,0 +1,179 @@
+// The NCCL transport: one GPU per rank (device.hpp's rule), the communicator from a unique id rank 0
+// broadcasts through MPI, buffers in device memory, everything ordered on one CUDA stream.
+//
+// NCCL has no tags and no per-message requests: a send and a receive between two ranks match in
+// the order they were posted (as the Transport contract asks), and point-to-point calls that must
+// progress together (a sendrecv, the pairs of a schedule step) must be in one NCCL group. So every
+// post joins the open group, and the first wait closes it: ncclGroupEnd enqueues the step's sends
+// and receives together on the stream. Waiting does not block the host; a later reduce or copy is
+// queued behind the step on the same stream, and synchronize() is where the host waits. Anything
+// queued on the stream closes an open group first, so the stream runs the calls in program order.
+//
+// Compiled wherever the CUDA toolkit and NCCL are found; it has not run on a GPU (README, GPU).
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+#include <nccl.h>
+
+#include "collectives/gpu/device.hpp"
+#include "collectives/gpu/reduce.hpp"
+#include "collectives/transport.hpp"
+#include "core/error.hpp"
+#include "core/program.hpp"
+
+namespace sp::coll {
+namespace {
+
+void check_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) fail("CUDA {}: {}", what, cudaGetErrorString(e));
+}
+void check_nccl(ncclResult_t r, const char* what) {
+  if (r != ncclSuccess) fail("NCCL {}: {}", what, ncclGetErrorString(r));
+}
+
+ncclDataType_t nccl_type(Dtype d) {
+  switch (d) {
+    case Dtype::f32: return ncclFloat32;
+    case Dtype::f64: return ncclFloat64;
+    case Dtype::i32: return ncclInt32;
+    case Dtype::bf16: return ncclBfloat16;
+  }
+  fail("NCCL: unknown dtype");
+}
+
+ncclRedOp_t nccl_op(Op o) {
+  switch (o) {
+    case Op::sum: return ncclSum;
+    case Op::max: return ncclMax;
+    case Op::min: return ncclMin;
+  }
+  fail("NCCL: unknown op");
+}
+
+// This rank's device, or why there is none; every rank learns whether all have one.
+int choose_device(MPI_Comm comm) {
+  int device = -1;
+  std::string error;
+  try {
+    device = gpu::select_device(gpu::local_rank(gpu::launcher_environment()), gpu::device_count());
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  fail_together(comm, error);
+  return device;
+}
+
+class NcclTransport final : public Transport {
+ public:
+  explicit NcclTransport(MPI_Comm comm) {
+    SP_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
+    SP_MPI_CHECK(MPI_Comm_size(comm, &size_));
+    device_ = choose_device(comm);
+    check_cuda(cudaSetDevice(device_), "cudaSetDevice");
+    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    ncclUniqueId id{};
+    if (rank_ == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    SP_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm));
+    check_nccl(ncclCommInitRank(&comm_, size_, id, rank_), "ncclCommInitRank");
+  }
+  ~NcclTransport() override {
+    if (group_open_) ncclGroupEnd();
+    cudaStreamSynchronize(stream_);
+    ncclCommDestroy(comm_);
+    cudaStreamDestroy(stream_);
+  }
+
+  std::string_view name() const override { return "nccl"; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string describe() const override {
+    int nccl = 0, runtime = 0;
+    ncclGetVersion(&nccl);
+    cudaRuntimeGetVersion(&runtime);
+    cudaDeviceProp prop{};
+    cudaGetDeviceProperties(&prop, device_);
+    return fmt::format("NCCL {}.{}.{}, device {} ({}), CUDA runtime {}.{}", nccl / 10000, nccl / 100 % 100, nccl % 100,
+                       device_, prop.name, runtime / 1000, runtime / 10 % 100);
+  }
+
+  // An empty message is not posted: both sides of a schedule compute the same count.
+  Request post_send(const void* data, std::size_t count, Dtype d, int peer, int) override {
+    if (count == 0) return {};
+    open_group();
+    check_nccl(ncclSend(data, count, nccl_type(d), peer, comm_, stream_), "ncclSend");
+    return Request{0};
+  }
+  Request post_recv(void* data, std::size_t count, Dtype d, int peer, int) override {
+    if (count == 0) return {};
+    open_group();
+    check_nccl(ncclRecv(data, count, nccl_type(d), peer, comm_, stream_), "ncclRecv");
+    return Request{0};
+  }
+  void wait(Request& r) override {
+    if (!r.pending()) return;
+    close_group();
+    r = Request{};
+  }
+
+  void library_allreduce(const void* send, void* recv, std::size_t count, Dtype d, Op o) override {
+    close_group();
+    check_nccl(ncclAllReduce(send, recv, count, nccl_type(d), nccl_op(o), comm_, stream_), "ncclAllReduce");
+  }
+  void reduce(void* inout, const void* in, std::size_t count, Dtype d, Op o) const override {
+    close_group();
+    gpu::reduce(inout, in, count, d, o, stream_);
+  }
+
+  bool on_device() const override { return true; }
+  TransportBuffer allocate(std::size_t bytes) const override {
+    void* p = nullptr;
+    check_cuda(cudaMalloc(&p, bytes ? bytes : 1), "cudaMalloc");
+    TransportBuffer b(p, bytes, [](void* q) noexcept { cudaFree(q); });
+    check_cuda(cudaMemset(p, 0, bytes), "cudaMemset");
+    return b;
+  }
+  void copy(void* dst, const void* src, std::size_t bytes) const override {
+    close_group();
+    if (bytes) check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_), "cudaMemcpyAsync");
+  }
+  void from_host(void* dst, const void* host, std::size_t bytes) const override {
+    close_group();
+    if (bytes) check_cuda(cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync");
+    check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
+  void to_host(void* host, const void* src, std::size_t bytes) const override {
+    close_group();
+    if (bytes) check_cuda(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
+    check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
+  void synchronize() override {
+    close_group();
+    check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
+  std::size_t count_mismatches(const void* got, const void* want, std::size_t count, Dtype d) const override {
+    close_group();
+    return static_cast<std::size_t>(gpu::count_mismatches(got, want, count, d, stream_));
+  }
+
+ private:
+  void open_group() const {
+    if (group_open_) return;
+    check_nccl(ncclGroupStart(), "ncclGroupStart");
+    group_open_ = true;
+  }
+  void close_group() const {
+    if (!group_open_) return;
+    group_open_ = false;
+    check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+  }
+
+  int rank_ = 0, size_ = 1, device_ = 0;
+  cudaStream_t stream_ = nullptr;
+  ncclComm_t comm_ = nullptr;
+  mutable bool group_open_ = false;  // posts since the last wait, not yet enqueued
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> make_nccl_transport(MPI_Comm comm) { return std::make_unique<NcclTransport>(comm); }
+
+}  // namespace sp::coll
