@@ -214,7 +214,11 @@ int run(Session& s) {
   }
   if (s.rank == 0) print_header(s, o, prov, bw);
 
-  SampleLog samples({{std::string("allreduce"), std::string("one allreduce call")}});
+  // A device backend's calls are timed on its stream as well (CUDA events): a second phase.
+  std::vector<std::pair<std::string, std::string>> phases{{"allreduce", "one allreduce call"}};
+  if (backends.backend().on_device())
+    phases.emplace_back("allreduce_on_device", "the same call on the device's clock (CUDA events on the rank's stream)");
+  SampleLog samples(phases);
   SummaryTable summary;
   std::map<std::tuple<std::uint64_t, std::string, bool>, double> mpi_time;
   Workspace ws;
@@ -241,6 +245,8 @@ int run(Session& s) {
           if (an == "mpi") mpi_time[key] = st.mean.mean;
           double vs = mpi_time.count(key) && mpi_time[key] > 0 ? st.mean.mean / mpi_time[key] : std::nan("");
           for (std::size_t i = 0; i < r.samples.size(); ++i) samples.add(case_id, static_cast<std::int64_t>(i), 0, -1, r.samples[i]);
+          for (std::size_t i = 0; i < r.device_s.size(); ++i)
+            samples.add(case_id, static_cast<std::int64_t>(i), 1, -1, {r.samples[i].start_s, r.device_s[i], 0.0});
           summary.add(case_id, c, sizes[k], iters, warmup, o.run.sync, st, vs, wrong, s.size);
           if (wrong && first_wrong.empty()) first_wrong = fmt::format("{} {} {} {} B {}", an, dt, o.op, c.bytes(), in_place ? "in place" : "out of place");
           total_wrong += wrong;

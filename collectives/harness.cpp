@@ -64,9 +64,12 @@ TimedRun time_case(const CaseSpec& spec, const TimingOptions& opt, int iters, in
     if (opt.off_cache) run.evicted_bytes += buf.evict_from_cache();
     if (opt.barrier) SP_MPI_CHECK(MPI_Barrier(comm));
     timer.start();
+    transport.mark();
     spec.algorithm->run(args);
+    const double device_s = transport.seconds_since_mark();
     transport.synchronize();
     run.samples.push_back(timer.stop());
+    if (device_s >= 0) run.device_s.push_back(device_s);
   }
   double rq1 = thread_runqueue_wait_seconds();
   run.runqueue_wait_s = (rq0 >= 0 && rq1 >= 0) ? rq1 - rq0 : -1;

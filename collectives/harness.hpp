@@ -78,6 +78,7 @@ TransportBuffer filled_buffer(const Transport& t, std::size_t bytes, Fill fill) 
 // the transport has finished it (Transport::synchronize: a device transport's stream drained).
 struct TimedRun {
   std::vector<PhaseSample> samples;  // one per iteration, this rank
+  std::vector<double> device_s;      // the same calls on the transport's own clock (empty: it has none)
   double runqueue_wait_s = -1;       // this rank's run-queue wait over the timed loop (-1 unknown)
   std::uint64_t evicted_bytes = 0;   // bytes evicted from the cache before timed calls (--off-cache)
 };

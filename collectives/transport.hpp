@@ -83,6 +83,11 @@ class Transport {
   virtual void to_host(void* host, const void* src, std::size_t bytes) const { copy(host, src, bytes); }
   // Returns when every call made so far has completed: the end of a timed call.
   virtual void synchronize() {}
+  // The transport's own clock for a timed call, where it has one (CUDA events on the stream): mark()
+  // before the call, seconds_since_mark() after it (waits for the call to finish). -1: no such clock
+  // (host transports, whose calls the host clock times).
+  virtual void mark() {}
+  virtual double seconds_since_mark() { return -1; }
   // Elements i < count with got[i] != want[i], compared where they live (count_mismatches on the host).
   virtual std::size_t count_mismatches(const void* got, const void* want, std::size_t count, Dtype d) const;
 

@@ -8,6 +8,7 @@
 // and receives together on the stream. Waiting does not block the host; a later reduce or copy is
 // queued behind the step on the same stream, and synchronize() is where the host waits. Anything
 // queued on the stream closes an open group first, so the stream runs the calls in program order.
+// A timed call is also timed on the stream, by CUDA events (mark / seconds_since_mark).
 //
 // Compiled wherever the CUDA toolkit and NCCL are found; it has not run on a GPU (README, GPU).
 #include <cuda_runtime.h>
@@ -74,11 +75,15 @@ class NcclTransport final : public Transport {
     if (rank_ == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
     SP_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm));
     check_nccl(ncclCommInitRank(&comm_, size_, id, rank_), "ncclCommInitRank");
+    check_cuda(cudaEventCreate(&mark_), "cudaEventCreate");
+    check_cuda(cudaEventCreate(&now_), "cudaEventCreate");
   }
   ~NcclTransport() override {
     if (group_open_) ncclGroupEnd();
     cudaStreamSynchronize(stream_);
     ncclCommDestroy(comm_);
+    cudaEventDestroy(mark_);
+    cudaEventDestroy(now_);
     cudaStreamDestroy(stream_);
   }
 
@@ -149,6 +154,18 @@ class NcclTransport final : public Transport {
     close_group();
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
+  void mark() override {
+    close_group();
+    check_cuda(cudaEventRecord(mark_, stream_), "cudaEventRecord");
+  }
+  double seconds_since_mark() override {
+    close_group();
+    check_cuda(cudaEventRecord(now_, stream_), "cudaEventRecord");
+    check_cuda(cudaEventSynchronize(now_), "cudaEventSynchronize");
+    float ms = 0;
+    check_cuda(cudaEventElapsedTime(&ms, mark_, now_), "cudaEventElapsedTime");
+    return ms * 1e-3;
+  }
   std::size_t count_mismatches(const void* got, const void* want, std::size_t count, Dtype d) const override {
     close_group();
     return static_cast<std::size_t>(gpu::count_mismatches(got, want, count, d, stream_));
@@ -169,6 +186,7 @@ class NcclTransport final : public Transport {
   int rank_ = 0, size_ = 1, device_ = 0;
   cudaStream_t stream_ = nullptr;
   ncclComm_t comm_ = nullptr;
+  cudaEvent_t mark_ = nullptr, now_ = nullptr;  // a timed call's start and end on the stream
   mutable bool group_open_ = false;  // posts since the last wait, not yet enqueued
 };
 

@@ -88,6 +88,7 @@ TEST(Harness, StatisticsNameTheSlowestRank) {
   opt.barrier = true;
   TimedRun run = time_case({&kSlowLast, Dtype::f32, Op::sum, false, 16}, opt, 5, 1, MPI_COMM_WORLD, world(), ws);
   ASSERT_EQ(run.samples.size(), 5u);
+  EXPECT_TRUE(run.device_s.empty());  // MPI has no clock of its own: the host clock times it
   CaseStats st = case_stats(run, MPI_COMM_WORLD);
   // With a barrier before each iteration, every rank's timed call includes the sleeper's 2 ms:
   // the others wait for it inside the allreduce.
@@ -120,7 +121,7 @@ TEST(Harness, CaseBuffersShareMemoryOnlyInPlace) {
 class CountingDevice final : public Transport {
  public:
   mutable int allocations = 0, uploads = 0, copies = 0, comparisons = 0;
-  int synchronizations = 0;
+  int synchronizations = 0, marks = 0;
   std::string_view name() const override { return "counting-device"; }
   int rank() const override { return world().rank(); }
   int size() const override { return world().size(); }
@@ -149,6 +150,8 @@ class CountingDevice final : public Transport {
     Transport::copy(dst, host, bytes);
   }
   void synchronize() override { ++synchronizations; }
+  void mark() override { ++marks; }
+  double seconds_since_mark() override { return 1e-3 * marks; }  // a clock of its own: the k-th call took k ms
   std::size_t count_mismatches(const void* got, const void* want, std::size_t count, Dtype d) const override {
     ++comparisons;
     return Transport::count_mismatches(got, want, count, d);
@@ -168,7 +171,7 @@ TEST(Harness, DeviceTransportBuffersAreMadeFilledAndComparedThroughIt) {
   EXPECT_EQ(verify_case({&kOffByOne, Dtype::f32, Op::sum, true, 100}, MPI_COMM_WORLD, dev, ws), 1);
 }
 
-TEST(Harness, DeviceTransportTimedCallsEndAtSynchronizeAndNothingIsEvicted) {
+TEST(Harness, DeviceTransportTimesOnItsClockEndsAtSynchronizeAndEvictsNothing) {
   CountingDevice dev;
   Workspace ws;
   TimingOptions opt;
@@ -180,6 +183,9 @@ TEST(Harness, DeviceTransportTimedCallsEndAtSynchronizeAndNothingIsEvicted) {
   EXPECT_EQ(run.evicted_bytes, 0u);
   EXPECT_EQ(dev.synchronizations, 1 + 2 * iters);  // after the warm-up; after each restore and each call
   EXPECT_GE(dev.copies, warmup + iters);            // in place: restore() copies the pattern back on the device
+  // Every timed call also on the transport's own clock, in order.
+  ASSERT_EQ(run.device_s.size(), std::size_t(iters));
+  for (int i = 0; i < iters; ++i) EXPECT_DOUBLE_EQ(run.device_s[i], 1e-3 * (i + 1));
 }
 
 // The timed buffers hold the verification pattern (the old ones were all zero), and in place
