@@ -47,10 +47,12 @@ class Sweep:
     warn_before: int
 
     def points(self) -> List["Point"]:
-        """The cartesian product; passes inside scaling, launcher and backend (so the points an
-        array can hold stay together), pass 1 of every point before pass 2 of any."""
+        """The cartesian product; passes inside scaling and launcher (so the points an array can hold
+        stay together), pass 1 of every point before pass 2 of any. Backends are inside the passes:
+        pass k runs on every backend before pass k + 1 on any, so the backends' runs alternate in
+        time and a drift of the machine over the campaign does not fall on one backend alone."""
         return [Point(self, n, t, c, s, la, b, k)
-                for s in self.scaling for la in self.launcher for b in self.backend for k in range(1, self.repeat + 1)
+                for s in self.scaling for la in self.launcher for k in range(1, self.repeat + 1) for b in self.backend
                 for n in self.nodes for t in self.tasks_per_node for c in self.cpus_per_task]
 
 

@@ -100,6 +100,16 @@ def test_backend_is_a_dimension_named_only_when_not_mpi(tmp_path):
     assert analysis_point_name("allreduce", 1, 2, 1, backend="gloo") == "allreduce_N1_t2_c1_gloo"
 
 
+def test_backends_alternate_within_each_pass(tmp_path):
+    # Pass 1 on every backend, then pass 2 on every backend: a backend comparison's runs interleave in
+    # time instead of all of one backend's passes running before the other's.
+    c = build(tmp_path, ["--file", "@c.toml"], {"c.toml": toml(
+        'bench = "allreduce"\nnodes = [1, 2]\nbackend = ["mpi", "gloo"]\nrepeat = 2')})
+    assert [(p.pass_no, p.backend, p.nodes) for p in c.points()] == [
+        (1, "mpi", 1), (1, "mpi", 2), (1, "gloo", 1), (1, "gloo", 2),
+        (2, "mpi", 1), (2, "mpi", 2), (2, "gloo", 1), (2, "gloo", 2)]
+
+
 def test_toml_and_json_give_the_same_campaign(tmp_path):
     t = build(tmp_path, ["--file", "@c.toml"], {"c.toml": toml(
         'bench = "bucket_sweep"\nlauncher = ["srun", "mpirun"]\nargs = ["--layout", "resnet50"]\narray_mode = true',
