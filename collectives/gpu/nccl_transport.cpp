@@ -2,12 +2,10 @@
 // broadcasts through MPI, buffers in device memory, everything ordered on one CUDA stream.
 //
 // NCCL has no tags and no per-message requests: a send and a receive between two ranks match in
-// the order they were posted (as the Transport contract asks), and point-to-point calls that must
-// progress together (a sendrecv, the pairs of a schedule step) must be in one NCCL group. So every
-// post joins the open group, and the first wait closes it: ncclGroupEnd enqueues the step's sends
-// and receives together on the stream. Waiting does not block the host; a later reduce or copy is
-// queued behind the step on the same stream, and synchronize() is where the host waits. Anything
-// queued on the stream closes an open group first, so the stream runs the calls in program order.
+// the order they were posted (as the Transport contract asks). When a post may start on the stream
+// is grouped_posts.hpp's rule: posts are held, and a wait starts every held send and the held
+// receives up to the one waited for, as one NCCL group. A reduce or copy is queued behind them on
+// the same stream; synchronize() starts anything still held and is where the host waits.
 // A timed call is also timed on the stream, by CUDA events (mark / seconds_since_mark).
 //
 // Compiled wherever the CUDA toolkit and NCCL are found; it has not run on a GPU (README, GPU).
@@ -16,6 +14,7 @@
 #include <nccl.h>
 
 #include "collectives/gpu/device.hpp"
+#include "collectives/gpu/grouped_posts.hpp"
 #include "collectives/gpu/reduce.hpp"
 #include "collectives/transport.hpp"
 #include "core/error.hpp"
@@ -79,7 +78,10 @@ class NcclTransport final : public Transport {
     check_cuda(cudaEventCreate(&now_), "cudaEventCreate");
   }
   ~NcclTransport() override {
-    if (group_open_) ncclGroupEnd();
+    try {
+      start(posts_.take_all());
+    } catch (const Error&) {  // a destructor does not throw; the run has already failed
+    }
     cudaStreamSynchronize(stream_);
     ncclCommDestroy(comm_);
     cudaEventDestroy(mark_);
@@ -103,28 +105,22 @@ class NcclTransport final : public Transport {
   // An empty message is not posted: both sides of a schedule compute the same count.
   Request post_send(const void* data, std::size_t count, Dtype d, int peer, int) override {
     if (count == 0) return {};
-    open_group();
-    check_nccl(ncclSend(data, count, nccl_type(d), peer, comm_, stream_), "ncclSend");
-    return Request{0};
+    return Request{posts_.post({true, peer, 0, data, count, static_cast<int>(d)})};
   }
   Request post_recv(void* data, std::size_t count, Dtype d, int peer, int) override {
     if (count == 0) return {};
-    open_group();
-    check_nccl(ncclRecv(data, count, nccl_type(d), peer, comm_, stream_), "ncclRecv");
-    return Request{0};
+    return Request{posts_.post({false, peer, 0, data, count, static_cast<int>(d)})};
   }
   void wait(Request& r) override {
     if (!r.pending()) return;
-    close_group();
+    start(posts_.take_for_wait(r.slot));
     r = Request{};
   }
 
   void library_allreduce(const void* send, void* recv, std::size_t count, Dtype d, Op o) override {
-    close_group();
     check_nccl(ncclAllReduce(send, recv, count, nccl_type(d), nccl_op(o), comm_, stream_), "ncclAllReduce");
   }
   void reduce(void* inout, const void* in, std::size_t count, Dtype d, Op o) const override {
-    close_group();
     gpu::reduce(inout, in, count, d, o, stream_);
   }
 
@@ -137,29 +133,24 @@ class NcclTransport final : public Transport {
     return b;
   }
   void copy(void* dst, const void* src, std::size_t bytes) const override {
-    close_group();
     if (bytes) check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_), "cudaMemcpyAsync");
   }
   void from_host(void* dst, const void* host, std::size_t bytes) const override {
-    close_group();
     if (bytes) check_cuda(cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync");
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
   void to_host(void* host, const void* src, std::size_t bytes) const override {
-    close_group();
     if (bytes) check_cuda(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
   void synchronize() override {
-    close_group();
+    start(posts_.take_all());
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
   void mark() override {
-    close_group();
     check_cuda(cudaEventRecord(mark_, stream_), "cudaEventRecord");
   }
   double seconds_since_mark() override {
-    close_group();
     check_cuda(cudaEventRecord(now_, stream_), "cudaEventRecord");
     check_cuda(cudaEventSynchronize(now_), "cudaEventSynchronize");
     float ms = 0;
@@ -167,19 +158,21 @@ class NcclTransport final : public Transport {
     return ms * 1e-3;
   }
   std::size_t count_mismatches(const void* got, const void* want, std::size_t count, Dtype d) const override {
-    close_group();
     return static_cast<std::size_t>(gpu::count_mismatches(got, want, count, d, stream_));
   }
 
  private:
-  void open_group() const {
-    if (group_open_) return;
+  // One NCCL group: the ops run together, queued on the stream behind what was queued before.
+  void start(const std::vector<gpu::PostedOp>& group) {
+    if (group.empty()) return;
     check_nccl(ncclGroupStart(), "ncclGroupStart");
-    group_open_ = true;
-  }
-  void close_group() const {
-    if (!group_open_) return;
-    group_open_ = false;
+    for (const gpu::PostedOp& op : group) {
+      const ncclDataType_t type = nccl_type(static_cast<Dtype>(op.dtype));
+      if (op.is_send)
+        check_nccl(ncclSend(op.data, op.count, type, op.peer, comm_, stream_), "ncclSend");
+      else
+        check_nccl(ncclRecv(const_cast<void*>(op.data), op.count, type, op.peer, comm_, stream_), "ncclRecv");
+    }
     check_nccl(ncclGroupEnd(), "ncclGroupEnd");
   }
 
@@ -187,7 +180,7 @@ class NcclTransport final : public Transport {
   cudaStream_t stream_ = nullptr;
   ncclComm_t comm_ = nullptr;
   cudaEvent_t mark_ = nullptr, now_ = nullptr;  // a timed call's start and end on the stream
-  mutable bool group_open_ = false;  // posts since the last wait, not yet enqueued
+  gpu::GroupedPosts posts_;  // posted, not yet started on the stream
 };
 
 }  // namespace
