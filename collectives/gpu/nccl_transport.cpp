@@ -129,7 +129,9 @@ class NcclTransport final : public Transport {
     void* p = nullptr;
     check_cuda(cudaMalloc(&p, bytes ? bytes : 1), "cudaMalloc");
     TransportBuffer b(p, bytes, [](void* q) noexcept { cudaFree(q); });
-    check_cuda(cudaMemset(p, 0, bytes), "cudaMemset");
+    // On the stream, so it is ordered before the copies that fill it (cudaMemset would run on the
+    // legacy default stream, with which a non-blocking stream does not synchronise).
+    check_cuda(cudaMemsetAsync(p, 0, bytes, stream_), "cudaMemsetAsync");
     return b;
   }
   void copy(void* dst, const void* src, std::size_t bytes) const override {
