@@ -176,8 +176,9 @@ out=$("${SUBMIT[@]}" --bench allreduce --nodes 2 --tasks-per-node 4 --gpus-per-n
   fail "GPU dry run failed: $out"
 grep -q -- '--gpus-per-node=4 ' <<<"$out" && grep -q 'SCALEPROBE_GPUS_PER_NODE=4' <<<"$out" &&
   grep -q 'allreduce_N2_t4_c1_g4_j%j.out' <<<"$out" || fail "GPU dry run: option not wired through: $out"
-"${SUBMIT[@]}" --bench allreduce --gpus-per-node 4 "${AR_ARGS[@]}" >/dev/null 2>&1 &&
-  fail "a GPU submission was accepted although the NCCL binaries do not exist"
+# A trainer has no --backend nccl (its gradients are on the host): a GPU submission is refused.
+"${SUBMIT[@]}" --bench gpt_train --gpus-per-node 4 >/dev/null 2>&1 &&
+  fail "a GPU submission of a trainer was accepted (trainers offer no --backend nccl)"
 "${SUBMIT[@]}" --bench bucket_sweep --scaling weak --dry-run -- --layout resnet50 >/dev/null 2>&1 ||
   fail "weak bucket_sweep with the built-in layout was refused (the binary scales it now)"
 "${SUBMIT[@]}" --bench allreduce --dry-run -- --scaling weak >/dev/null 2>&1 &&
