@@ -34,9 +34,16 @@ start_test_cluster scaleprobe-slurm-train 2 4
 RES=$W/results
 SUBMIT=("$ROOT/jobs/submit-sweep" --results "$RES" --build-dir "$BUILD" --time 3)
 TRAIN=(-m gpt-micro -s 8 --synthetic-bytes 100000 --val-batches 2 -q)
-wait_idle() {  # wait_idle SECONDS
+# wait_idle SECONDS: until no job is queued or running. A failed squeue (slurmctld busy, e.g. while
+# it requeues a job) is not an empty queue: it once ended the wait before a requeued job ran.
+wait_idle() {
   local end=$((SECONDS + $1)) q
-  while q=$(timeout 20 squeue -h -r -o '%i %T %j' 2>&1) && [ -n "$q" ]; do
+  while :; do
+    if q=$(timeout 20 squeue -h -r -o '%i %T %j' 2>&1); then
+      [ -z "$q" ] && return 0
+    else
+      q="squeue failed: $q"
+    fi
     [ $SECONDS -lt "$end" ] || { echo "$q"; timeout 20 scancel --full -u "$(id -un)"; fail "jobs still queued after $1 s"; }
     sleep 1
   done
@@ -87,6 +94,10 @@ until ls "$RES"/limit/segments/*_r0.h5 >/dev/null 2>&1 && [ "$(timeout 20 squeue
   [ $SECONDS -lt $end ] || { cat "$logf"; fail "job $id did not checkpoint and requeue within 120 s of the signal"; }
   sleep 1
 done
+# Not within the second of the requeue: slurmd compares the new launch's credential with the
+# revocation of the old one in whole seconds, and refuses a start in the same second ("Killing
+# non-startable batch JobId=...: Job credential revoked", seen once: the job then ends, exit 1).
+sleep 2
 timeout 20 scontrol update JobId="$id" StartTime=now || fail "scontrol update StartTime=now failed"
 wait_idle 240
 seg=$(ls "$RES"/limit/segments/gpt_train_N2_t1_c1_weak_j${id}_r0.h5 2>/dev/null)
