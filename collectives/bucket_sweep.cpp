@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 
 #include "collectives/allreduce.hpp"
 #include "collectives/backend.hpp"
@@ -149,22 +148,23 @@ int run(Session& s) {
   Workspace ws;
   long long total_wrong = 0;
   for (const std::string& an : algos) {
+    const Algorithm& algorithm = find_algorithm(an);
+    Transport& transport = backends.for_algorithm(algorithm);
+    // Every iteration, timed or not, starts from the verification pattern (copied back untimed),
+    // so the timed allreduces reduce non-zero data and repeated in-place sums never grow. The
+    // gradients and the pattern live in the algorithm's transport's memory (host or device).
+    const std::size_t grad_bytes = std::max<std::size_t>(n * size_of(dt), 1);
+    const TransportBuffer pattern = filled_buffer(transport, grad_bytes, [&](std::byte* p) {
+      fill_pattern(p, n, dt, s.rank, s.size);
+    });
+    TransportBuffer grads = transport.allocate(grad_bytes);
+    auto reset_grads = [&] {
+      transport.copy(grads.data(), pattern.data(), grad_bytes);
+      transport.synchronize();
+    };
     for (const BucketCap& cap : caps) {
       std::int64_t id = static_cast<std::int64_t>(summary.rows());
-      Case c{&find_algorithm(an), cap, pack_buckets(layout, size_of(dt), cap)};
-      Transport& transport = backends.for_algorithm(*c.algorithm);
-      // Every iteration, timed or not, starts from the verification pattern (copied back untimed),
-      // so the timed allreduces reduce non-zero data and repeated in-place sums never grow. The
-      // gradients, pattern and expected result live in the transport's memory (host or device).
-      const std::size_t grad_bytes = std::max<std::size_t>(n * size_of(dt), 1);
-      const TransportBuffer pattern = filled_buffer(transport, grad_bytes, [&](std::byte* p) {
-        fill_pattern(p, n, dt, s.rank, s.size);
-      });
-      TransportBuffer grads = transport.allocate(grad_bytes);
-      auto reset_grads = [&] {
-        transport.copy(grads.data(), pattern.data(), grad_bytes);
-        transport.synchronize();
-      };
+      Case c{&algorithm, cap, pack_buckets(layout, size_of(dt), cap)};
       log::debug("case {}: {} cap {} ({} buckets)", id, an, cap.label, c.buckets.size());
       for (int i = 0; i < warmup; ++i) {
         reset_grads();
@@ -188,9 +188,11 @@ int run(Session& s) {
       // Verification: pattern in, one iteration, exact expected result out.
       reset_grads();
       run_iteration(c, grads.data(), dt, transport, ws, nullptr, id, -1, nullptr);
-      const TransportBuffer want_on_device = transport.on_device() ? filled_buffer(transport, grad_bytes, [&](std::byte* p) {
-        std::memcpy(p, want.data(), grad_bytes);
-      }) : TransportBuffer{};
+      TransportBuffer want_on_device;  // the expected result where a device transport compares
+      if (transport.on_device()) {
+        want_on_device = transport.allocate(grad_bytes);
+        transport.from_host(want_on_device.data(), want.data(), grad_bytes);
+      }
       const void* expected = transport.on_device() ? want_on_device.data() : want.data();
       long long wrong = static_cast<long long>(transport.count_mismatches(grads.data(), expected, n, dt));
       SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG_LONG, MPI_SUM, s.comm));

@@ -4,7 +4,6 @@
 #include <climits>
 #include <cstdint>
 #include <cmath>
-#include <cstring>
 
 #include "bf16.hpp"
 #include "core/error.hpp"
@@ -24,9 +23,9 @@ int auto_warmup(int iters) { return std::clamp(iters / 10, 2, 100); }
 CaseBuffers::CaseBuffers(const CaseSpec& spec, int rank, int nranks, Transport& transport)
     : transport_(transport), in_place_(spec.in_place) {
   const std::size_t bytes = std::max<std::size_t>(spec.bytes(), 1);
-  auto pattern = [&](std::byte* p) { fill_pattern(p, spec.count, spec.dtype, rank, nranks); };
-  send_ = filled_buffer(transport, bytes, pattern);
-  other_ = in_place_ ? filled_buffer(transport, bytes, pattern) : transport.allocate(bytes);
+  send_ = filled_buffer(transport, bytes, [&](std::byte* p) { fill_pattern(p, spec.count, spec.dtype, rank, nranks); });
+  other_ = transport.allocate(bytes);
+  if (in_place_) transport.copy(other_.data(), send_.data(), bytes);  // the pattern, kept for restore()
 }
 
 void CaseBuffers::restore() {
@@ -185,8 +184,7 @@ long long verify_case(const CaseSpec& spec, MPI_Comm comm, Transport& transport,
   long long wrong = static_cast<long long>(transport.count_mismatches(out, want.data(), spec.count, spec.dtype));
   // Out of place must leave the input untouched.
   if (!spec.in_place) {
-    want = {};
-    want = filled_buffer(transport, bytes, pattern);
+    fill_buffer(transport, want, pattern);
     wrong += static_cast<long long>(transport.count_mismatches(send.data(), want.data(), spec.count, spec.dtype));
   }
   SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG_LONG, MPI_SUM, comm));

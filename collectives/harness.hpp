@@ -59,18 +59,23 @@ class CaseBuffers {
   TransportBuffer send_, other_;  // other_: the receive buffer, or in place the pattern
 };
 
-// A buffer of `bytes` in t's memory, filled by fill (which writes host memory): in place on the
-// host, through a host copy for device memory.
+// Writes b (t's memory) with fill, which writes host memory: in place on the host, through a host
+// copy for device memory.
+template <typename Fill>
+void fill_buffer(const Transport& t, const TransportBuffer& b, Fill fill) {
+  if (!t.on_device()) {
+    fill(b.data());
+    return;
+  }
+  std::vector<std::byte> host(b.size());
+  fill(host.data());
+  t.from_host(b.data(), host.data(), b.size());
+}
+// A new buffer of `bytes` in t's memory, written by fill.
 template <typename Fill>
 TransportBuffer filled_buffer(const Transport& t, std::size_t bytes, Fill fill) {
   TransportBuffer b = t.allocate(bytes);
-  if (!t.on_device()) {
-    fill(b.data());
-    return b;
-  }
-  std::vector<std::byte> host(bytes);
-  fill(host.data());
-  t.from_host(b.data(), host.data(), bytes);
+  fill_buffer(t, b, fill);
   return b;
 }
 
