@@ -83,6 +83,16 @@ void stamp_file_digest(const std::filesystem::path& path) {
   if (std::fclose(f.release()) != 0) fail("cannot write its digest block: {}", std::strerror(errno));
 }
 
+void stamp_image_digest(std::span<unsigned char> image) {
+  if (image.size() < kDigestBlockBytes + kHdf5Signature.size() ||
+      !std::equal(kHdf5Signature.begin(), kHdf5Signature.end(), image.begin() + kDigestBlockBytes))
+    fail("no HDF5 superblock after a {}-byte digest block (not created with digest_file_creation)", kDigestBlockBytes);
+  const std::span<const unsigned char> payload = image.subspan(kDigestBlockBytes);
+  const auto crc = static_cast<std::uint32_t>(crc32_z(crc32_z(0, Z_NULL, 0), payload.data(), payload.size()));
+  const Block block = make_block(payload.size(), crc);
+  std::memcpy(image.data(), block.data(), block.size());
+}
+
 FileDigest verify_file_digest(const std::filesystem::path& path) {
   FilePtr f = open_file(path, "rb");
   Block block{};

@@ -15,6 +15,7 @@
 #include <hdf5.h>
 
 #include <filesystem>
+#include <span>
 
 #include "h5.hpp"
 
@@ -28,6 +29,8 @@ h5::PropertyList digest_file_creation();
 // Computes the digest of a closed file created with digest_file_creation and writes the block.
 // Throws sp::Error naming the problem (not the file).
 void stamp_file_digest(const std::filesystem::path& path);
+// The same for a whole file held in memory (an HDF5 file image, H5Fget_file_image).
+void stamp_image_digest(std::span<unsigned char> image);
 
 enum class FileDigest {
   verified,  // the digest line is intact and matches every byte after the block

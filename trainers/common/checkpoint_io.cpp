@@ -2,12 +2,18 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <span>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
 #include "core/file_digest.hpp"
+#include "core/h5_memory_file.hpp"
 #include "core/sizes.hpp"
 
 namespace sp::train {
@@ -33,33 +39,68 @@ void verify_group_data(hid_t file, const std::string& group) {
   }
 }
 
+// The checkpoint is built in memory and written with plain system calls, so that a full disk is
+// one error line and never reaches libhdf5 (core/h5_memory_file.hpp). Rank 0 holds the whole
+// checkpoint (parameters and optimizer state) in memory while it is written.
+h5::MemoryFile checkpoint_image(const CheckpointFormat& format, const std::function<void(hid_t file)>& write) {
+  h5::quiet_errors();
+  // HDF5 1.8 object headers and superblock carry checksums of their own, which covers every
+  // attribute and the compact (scalar) datasets; array datasets carry Fletcher32 (write_dataset).
+  h5::PropertyList fapl(h5::check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"));
+  h5::check_status(H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18), "H5Pset_libver_bounds");
+  h5::PropertyList fcpl = digest_file_creation();  // room for the whole-file digest
+  h5::MemoryFile file = h5::build_memory_file(fcpl, fapl, [&](hid_t f) {
+    h5::write_attribute(f, "format", std::string(format.format));
+    h5::write_attribute(f, "format_version", format.version);
+    write(f);
+  });
+  stamp_image_digest(file.bytes());
+  return file;
+}
+
+// Writes bytes to a new file and syncs it; throws sp::Error with the system's reason (what names
+// the file in the message).
+void write_whole_file(const std::string& path, const std::string& what, std::span<const unsigned char> bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail("cannot create {}: {}", what, std::strerror(errno));
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int e = n < 0 ? errno : EIO;
+      ::close(fd);
+      fail("cannot write {}: {}", what, std::strerror(e));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    const int e = errno;
+    ::close(fd);
+    fail("cannot sync {}: {}", what, std::strerror(e));
+  }
+  if (::close(fd) != 0) fail("cannot close {}: {}", what, std::strerror(errno));
+}
+
 }  // namespace
 
 void write_checkpoint_file(const std::string& path, const CheckpointFormat& format,
                            const std::function<void(hid_t file)>& write) {
+  h5::MemoryFile image = [&] {
+    try {
+      return checkpoint_image(format, write);
+    } catch (const std::exception& e) {
+      fail("cannot write checkpoint '{}': {}", path, one_line_message(e));
+    }
+  }();
   const std::string partial = path + ".partial";
   try {
-    h5::quiet_errors();
-    {
-      // HDF5 1.8 object headers and superblock carry checksums of their own, which covers every
-      // attribute and the compact (scalar) datasets; array datasets carry Fletcher32 (write_dataset).
-      h5::PropertyList fapl(h5::check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"));
-      h5::check_status(H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18), "H5Pset_libver_bounds");
-      h5::PropertyList fcpl = digest_file_creation();  // room for the whole-file digest
-      h5::File f(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, fcpl, fapl));
-      if (f.get() < 0) fail("cannot create file");
-      h5::write_attribute(f, "format", std::string(format.format));
-      h5::write_attribute(f, "format_version", format.version);
-      write(f);
-      f.close("close checkpoint");
-    }
-    stamp_file_digest(partial);  // before the rename: a checkpoint under its name carries it
-    std::filesystem::rename(partial, path);
+    write_whole_file(partial, "the .partial file", image.bytes());
+    std::filesystem::rename(partial, path);  // the digest went in before: a file under its name carries it
   } catch (const std::exception& e) {
-    const std::string cause = file_system_cause(partial, errno);  // before remove() touches errno
     std::error_code ec;
     std::filesystem::remove(partial, ec);
-    fail("cannot write checkpoint '{}': {}{}", path, one_line_message(e), cause.empty() ? "" : " (" + cause + ")");
+    fail("cannot write checkpoint '{}': {}", path, one_line_message(e));
   }
 }
 

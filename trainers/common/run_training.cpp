@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "core/error.hpp"
 #include "trainers/common/trainer.hpp"
 
 namespace sp::train {
@@ -22,14 +23,23 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
   loop.schedule = [&](int step0) { return t.learning_rate(step0); };
   loop.val_every = run.val_every;
   if (t.validates()) loop.validate = [&] { return t.validate(); };
-  // Rank 0 alone writes: an I/O error there is a local failure, which run_program turns into an
-  // abort of the whole job.
-  if (!o.save.empty())
-    loop.save = [&](int step) {
-      if (s.rank == 0) t.save(o.save, step);
-    };
+  // Rank 0 alone writes; every rank learns how it went, so a failed write (a full disk) ends the
+  // job as one failed run with rank 0's line — not an abort, under which MPICH's launcher can drop
+  // the line it was still forwarding.
+  const auto save_on_rank0 = [&](const std::string& path, int step) {
+    std::string error;
+    if (s.rank == 0) {
+      try {
+        t.save(path, step);
+      } catch (const std::exception& e) {
+        error = one_line_message(e);
+      }
+    }
+    fail_together(s.comm, error);
+  };
+  if (!o.save.empty()) loop.save = [&](int step) { save_on_rank0(o.save, step); };
   loop.after_run = [&] { t.share_buffers(); };  // one model everywhere, and in the checkpoint
-  if (!o.save_init.empty() && s.rank == 0) t.save(o.save_init, run.start_step);  // the broadcast weights
+  if (!o.save_init.empty()) save_on_rank0(o.save_init, run.start_step);  // the broadcast weights
   dp::DataParallelEngine::install_stop_handlers();
 
   dp::StepFunctions fn;
