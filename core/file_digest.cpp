@@ -19,7 +19,6 @@ namespace {
 
 constexpr char kMagic[] = "scaleprobe-digest";
 constexpr unsigned kBlockVersion = 1;
-constexpr std::array<unsigned char, 8> kHdf5Signature = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
 using Block = std::array<char, kDigestBlockBytes>;
 
 struct FileCloser {
@@ -74,7 +73,7 @@ void stamp_file_digest(const std::filesystem::path& path) {
   const std::uint64_t size = file_size(f.get());
   std::array<unsigned char, 8> signature{};
   if (size < kDigestBlockBytes + signature.size() || std::fseek(f.get(), kDigestBlockBytes, SEEK_SET) != 0 ||
-      std::fread(signature.data(), 1, signature.size(), f.get()) != signature.size() || signature != kHdf5Signature)
+      std::fread(signature.data(), 1, signature.size(), f.get()) != signature.size() || signature != h5::kSignature)
     fail("no HDF5 superblock after a {}-byte digest block (not created with digest_file_creation)", kDigestBlockBytes);
   const Block block = make_block(size - kDigestBlockBytes, crc32_from(f.get(), kDigestBlockBytes));
   if (std::fseek(f.get(), 0, SEEK_SET) != 0 || std::fwrite(block.data(), 1, block.size(), f.get()) != block.size() ||
@@ -84,8 +83,8 @@ void stamp_file_digest(const std::filesystem::path& path) {
 }
 
 void stamp_image_digest(std::span<unsigned char> image) {
-  if (image.size() < kDigestBlockBytes + kHdf5Signature.size() ||
-      !std::equal(kHdf5Signature.begin(), kHdf5Signature.end(), image.begin() + kDigestBlockBytes))
+  if (image.size() < kDigestBlockBytes + h5::kSignature.size() ||
+      !std::equal(h5::kSignature.begin(), h5::kSignature.end(), image.begin() + kDigestBlockBytes))
     fail("no HDF5 superblock after a {}-byte digest block (not created with digest_file_creation)", kDigestBlockBytes);
   const std::span<const unsigned char> payload = image.subspan(kDigestBlockBytes);
   const auto crc = static_cast<std::uint32_t>(crc32_z(crc32_z(0, Z_NULL, 0), payload.data(), payload.size()));
@@ -97,7 +96,7 @@ FileDigest verify_file_digest(const std::filesystem::path& path) {
   FilePtr f = open_file(path, "rb");
   Block block{};
   const std::size_t n = std::fread(block.data(), 1, block.size(), f.get());
-  if (starts_with(block, n, kHdf5Signature.data(), kHdf5Signature.size())) return FileDigest::absent;
+  if (starts_with(block, n, h5::kSignature.data(), h5::kSignature.size())) return FileDigest::absent;
   if (!starts_with(block, n, kMagic, sizeof kMagic - 1)) fail("not a readable HDF5 file (corrupt or truncated)");
   if (n < block.size()) fail("corrupt: truncated inside its {}-byte digest block", kDigestBlockBytes);
   unsigned version = 0;

@@ -29,7 +29,7 @@ h5::PropertyList digest_file_creation();
 // Computes the digest of a closed file created with digest_file_creation and writes the block.
 // Throws sp::Error naming the problem (not the file).
 void stamp_file_digest(const std::filesystem::path& path);
-// The same for a whole file held in memory (an HDF5 file image, H5Fget_file_image).
+// The same for a whole file held in memory (h5::build_memory_file).
 void stamp_image_digest(std::span<unsigned char> image);
 
 enum class FileDigest {

@@ -6,12 +6,16 @@
 #pragma once
 #include <hdf5.h>
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace sp::h5 {
+
+// The 8 bytes that start an HDF5 superblock (the HDF5 file format specification).
+inline constexpr std::array<unsigned char, 8> kSignature = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
 
 // Silence HDF5's own error-stack printing: our errors are one line (call once per process).
 void quiet_errors();

@@ -1,5 +1,6 @@
 #include "h5_memory_file.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "error.hpp"
@@ -10,18 +11,17 @@ namespace sp::h5 {
 namespace {
 
 // The core driver's buffer, followed through its allocations; kept (not freed) when the file
-// closes.
+// closes, and then the caller's to free.
 struct Capture {
-  unsigned char* live = nullptr;
-  std::size_t live_size = 0;
-  unsigned char* closed = nullptr;
-  std::size_t closed_size = 0;
+  unsigned char* buffer = nullptr;
+  std::size_t size = 0;
+  bool closed = false;
 };
 
 void* image_malloc(std::size_t size, H5FD_file_image_op_t, void* udata) {
   auto* c = static_cast<Capture*>(udata);
   void* p = std::malloc(size);
-  if (p) c->live = static_cast<unsigned char*>(p), c->live_size = size;
+  if (p) c->buffer = static_cast<unsigned char*>(p), c->size = size;
   return p;
 }
 
@@ -32,18 +32,20 @@ void* image_memcpy(void* dest, const void* src, std::size_t size, H5FD_file_imag
 void* image_realloc(void* ptr, std::size_t size, H5FD_file_image_op_t, void* udata) {
   auto* c = static_cast<Capture*>(udata);
   void* p = std::realloc(ptr, size);
-  if (p) c->live = static_cast<unsigned char*>(p), c->live_size = size;
+  if (p) c->buffer = static_cast<unsigned char*>(p), c->size = size;
   return p;
 }
 
 herr_t image_free(void* ptr, H5FD_file_image_op_t op, void* udata) {
   auto* c = static_cast<Capture*>(udata);
-  if (op == H5FD_FILE_IMAGE_OP_FILE_CLOSE && ptr != nullptr && ptr == c->live) {
-    c->closed = c->live, c->closed_size = c->live_size;  // the caller frees it
-  } else {
-    std::free(ptr);
+  if (ptr != nullptr && ptr == c->buffer) {
+    if (op == H5FD_FILE_IMAGE_OP_FILE_CLOSE) {
+      c->closed = true;
+      return 0;
+    }
+    c->buffer = nullptr, c->size = 0;
   }
-  if (ptr == c->live) c->live = nullptr, c->live_size = 0;
+  std::free(ptr);
   return 0;
 }
 
@@ -55,9 +57,8 @@ herr_t udata_free(void*) { return 0; }
 // specification: signature 8, version, offset and length sizes, flags, then the base,
 // extension and end-of-file addresses of 8 bytes each; the end-of-file address is absolute).
 std::size_t end_of_file(std::span<const unsigned char> file, std::size_t base) {
-  static constexpr unsigned char kSignature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
   constexpr std::size_t kEofOffset = 8 + 4 + 8 + 8;
-  if (file.size() < base + kEofOffset + 8 || std::memcmp(file.data() + base, kSignature, 8) != 0)
+  if (file.size() < base + kEofOffset + 8 || !std::equal(kSignature.begin(), kSignature.end(), file.begin() + base))
     fail("the in-memory file has no superblock at byte {}", base);
   if (file[base + 8] != 2 || file[base + 9] != 8)
     fail("the in-memory file's superblock is version {} with {}-byte addresses (wanted 2 and 8)", file[base + 8],
@@ -80,19 +81,19 @@ MemoryFile build_memory_file(hid_t fcpl, hid_t fapl, const std::function<void(hi
   check_status(H5Pset_file_image_callbacks(access, &callbacks), "H5Pset_file_image_callbacks");
   hsize_t user_block = 0;
   check_status(H5Pget_userblock(fcpl, &user_block), "H5Pget_userblock");
-  MemoryFile out;
   try {
     File f(H5Fcreate("scaleprobe in-memory file", H5F_ACC_TRUNC, fcpl, access));
     if (f.get() < 0) fail("cannot create the in-memory file");
     fill(f);
     f.close("close the in-memory file");
   } catch (...) {
-    std::free(capture.closed);
+    if (capture.closed) std::free(capture.buffer);
     throw;
   }
-  out.buffer.reset(capture.closed);
-  if (!out.buffer) fail("the in-memory file left no bytes at its close");
-  out.size = end_of_file({out.buffer.get(), capture.closed_size}, static_cast<std::size_t>(user_block));
+  if (!capture.closed) fail("the in-memory file left no bytes at its close");
+  MemoryFile out;
+  out.buffer.reset(capture.buffer);
+  out.size = end_of_file({capture.buffer, capture.size}, static_cast<std::size_t>(user_block));
   return out;
 }
 

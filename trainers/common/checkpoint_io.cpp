@@ -86,15 +86,9 @@ void write_whole_file(const std::string& path, const std::string& what, std::spa
 
 void write_checkpoint_file(const std::string& path, const CheckpointFormat& format,
                            const std::function<void(hid_t file)>& write) {
-  h5::MemoryFile image = [&] {
-    try {
-      return checkpoint_image(format, write);
-    } catch (const std::exception& e) {
-      fail("cannot write checkpoint '{}': {}", path, one_line_message(e));
-    }
-  }();
   const std::string partial = path + ".partial";
   try {
+    h5::MemoryFile image = checkpoint_image(format, write);
     write_whole_file(partial, "the .partial file", image.bytes());
     std::filesystem::rename(partial, path);  // the digest went in before: a file under its name carries it
   } catch (const std::exception& e) {
