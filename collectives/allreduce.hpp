@@ -1,26 +1,28 @@
-// The allreduce algorithm interface. Each algorithm is one small .cpp file that defines a function
-// with the AllreduceFn signature and registers it in registry.cpp; it moves data only through the
-// Transport it is given (transport.hpp), so it runs on every communication library. The benchmark
+// The allreduce algorithm interface. Each algorithm is one small .cpp file that writes the program
+// one rank runs (program.hpp: its sends, receives and reductions, step by step) and registers it in
+// registry.cpp; the program moves data only through the Transport it runs on (transport.hpp), so
+// it runs on every communication library, blocking or advanced a slice at a time. The benchmark
 // harness (allreduce_perf.cpp, bucket_sweep.cpp) owns timing, warm-up, verification and output.
 #pragma once
 #include <mpi.h>
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "collectives/datatypes.hpp"
+#include "collectives/program.hpp"
 #include "collectives/transport.hpp"
 
 namespace sp::coll {
 
-// Scratch memory an algorithm may use, in its transport's memory (host or device); owned by the
-// caller and reused across calls so the timed loop never allocates. get() may move the buffer when
-// it grows or the memory kind changes; contents are not preserved.
+// Scratch memory an algorithm may use, in its transport's memory (host or device), and the program
+// of the last shape run; owned by the caller and reused across calls so the timed loop never
+// allocates or builds. get() may move the buffer when it grows or the memory kind changes;
+// contents are not preserved.
 class Workspace {
  public:
   std::byte* get(std::size_t bytes, const Transport& t) {
@@ -31,9 +33,25 @@ class Workspace {
     }
     return buffer_.data();
   }
+  // The program of algorithm plan for shape s, built on first use and kept until another is asked for.
+  const Program& program(Program (*plan)(const Shape&), const Shape& s) {
+    if (plan != plan_ || !(s == program_.shape)) {
+      program_ = plan(s);
+      plan_ = plan;
+    }
+    return program_;
+  }
+  // Bindings of a call's buffers (send, recv) and this workspace's scratch for program p.
+  Bindings bind(const Program& p, const void* send, void* recv, Transport& t) {
+    const std::size_t scratch = p.scratch_elements * size_of(p.shape.dtype);
+    return {send, recv, scratch ? get(scratch, t) : nullptr};
+  }
+
  private:
   TransportBuffer buffer_;
   bool on_device_ = false;
+  Program program_;
+  Program (*plan_)(const Shape&) = nullptr;
 };
 
 struct AllreduceArgs {
@@ -46,17 +64,20 @@ struct AllreduceArgs {
   Workspace* workspace;
   std::size_t chunk_bytes = 1 << 20;  // pipelining segment for ring and tree; 0 = no pipelining
 
-  std::byte* scratch(std::size_t bytes) const { return workspace->get(bytes, *transport); }
+  // The shape of this call on its transport (program.hpp).
+  Shape shape(int tag_offset = 0) const {
+    return {count, dtype, op, transport->rank(), transport->size(), chunk_bytes, send == recv, tag_offset};
+  }
 };
 
-// Every rank calls it with identical count/dtype/op; on return recv holds the reduction on every
-// rank. Errors are reported by throwing sp::Error.
-using AllreduceFn = void (*)(const AllreduceArgs&);
+// An algorithm is the program one rank runs for a shape (program.hpp). Every rank builds its own
+// for identical count/dtype/op; run, it leaves the reduction in recv on every rank.
+using PlanFn = Program (*)(const Shape&);
 
 struct Algorithm {
   std::string_view name;         // command-line name, e.g. "ring"
   std::string_view description;  // one line for --help and the README
-  AllreduceFn run;
+  PlanFn plan;
   // The transport it always runs on ("mpi": MPI_Allreduce, the reference of every backend;
   // "gloo": Gloo's own allreduce), or empty: a schedule, run on whichever backend is chosen.
   std::string_view transport = {};
@@ -65,28 +86,16 @@ struct Algorithm {
   bool runs_on(std::string_view t) const { return transport.empty() || transport == t; }
   // Offered by a --backend b run: what runs on b, and MPI's reference (MPI is always there).
   bool offered_with(std::string_view backend) const { return runs_on(backend) || transport == "mpi"; }
+  // One call, blocking (run_blocking). Errors are reported by throwing sp::Error.
+  void run(const AllreduceArgs& a) const;
 };
 
-// Message tags, distinct per algorithm so that back-to-back calls of two algorithms never cross-match.
+// Message tags, distinct per algorithm so that back-to-back calls of two algorithms never
+// cross-match; a program adds its shape's tag_offset (a multiple of kTagStride).
 namespace tag {
 constexpr int naive = 0x5c01, tree = 0x5c02, ring = 0x5c03, rabenseifner = 0x5c04;
+constexpr int kTagStride = 8;
 }  // namespace tag
-
-// What an algorithm that builds its result in recv (tree, ring, rabenseifner) works on.
-struct InRecv {
-  int rank, nranks;
-  std::size_t element_size;
-  std::byte* data;  // recv
-  Transport& transport;
-
-  std::byte* at(std::size_t element) const { return data + element * element_size; }
-};
-// Their shared start: learns rank and size from the transport, and copies the input into recv
-// unless in place. nullopt when that already completed the call (no elements, or a single rank).
-std::optional<InRecv> begin_in_recv(const AllreduceArgs& a);
-// Elements per pipelined segment: chunk_bytes over the element size (at least 1), or all
-// max_elements when chunk_bytes is 0 (no pipelining); never more than max_elements or INT_MAX.
-std::size_t segment_elements(const AllreduceArgs& a, std::size_t max_elements);
 
 // All registered algorithms, reference (MPI library) first.
 std::span<const Algorithm> algorithms();
@@ -97,11 +106,11 @@ std::vector<std::string> algorithm_names(std::string_view backend);
 // for "mpi", else the backend's.
 Transport& transport_for(const Algorithm& a, Transport& mpi, Transport& backend);
 
-// The algorithms (one file each).
-void allreduce_library(const AllreduceArgs& a);       // library.cpp: the transport library's own
-void allreduce_naive(const AllreduceArgs& a);         // naive.cpp
-void allreduce_tree(const AllreduceArgs& a);          // tree.cpp
-void allreduce_ring(const AllreduceArgs& a);          // ring.cpp
-void allreduce_rabenseifner(const AllreduceArgs& a);  // rabenseifner.cpp
+// The algorithms' programs (one file each).
+Program plan_library(const Shape& s);       // library.cpp: the transport library's own
+Program plan_naive(const Shape& s);         // naive.cpp
+Program plan_tree(const Shape& s);          // tree.cpp
+Program plan_ring(const Shape& s);          // ring.cpp
+Program plan_rabenseifner(const Shape& s);  // rabenseifner.cpp
 
 }  // namespace sp::coll

@@ -111,17 +111,13 @@ std::size_t Transport::count_mismatches(const void* got, const void* want, std::
   return coll::count_mismatches(got, want, count, d);
 }
 
-std::optional<InRecv> begin_in_recv(const AllreduceArgs& a) {
-  if (a.count == 0) return std::nullopt;
-  const InRecv s{a.transport->rank(), a.transport->size(), size_of(a.dtype), static_cast<std::byte*>(a.recv), *a.transport};
-  if (a.send != a.recv) a.transport->copy(a.recv, a.send, a.count * s.element_size);
-  if (s.nranks == 1) return std::nullopt;
-  return s;
+bool Transport::test(Request& r) {
+  if (!r.pending()) return true;
+  fail("the {} transport cannot test a request (it cannot advance a schedule without blocking)", name());
 }
 
-std::size_t segment_elements(const AllreduceArgs& a, std::size_t max_elements) {
-  const std::size_t seg = a.chunk_bytes == 0 ? max_elements : std::max<std::size_t>(1, a.chunk_bytes / size_of(a.dtype));
-  return std::min({seg, max_elements, static_cast<std::size_t>(INT_MAX)});
+Request Transport::post_library_allreduce(const void*, void*, std::size_t, Dtype, Op) {
+  fail("the {} transport has no nonblocking allreduce", name());
 }
 
 }  // namespace sp::coll

@@ -121,6 +121,8 @@ class GlooTransport final : public Transport {
     r = Request{};
   }
 
+  bool busy_polls() const override { return false; }
+
   void library_allreduce(const void* send, void* recv, std::size_t count, Dtype d, Op o) override {
     if (count == 0) return;
     if (send != recv) std::memcpy(recv, send, count * size_of(d));

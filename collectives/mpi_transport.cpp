@@ -65,6 +65,22 @@ class MpiTransport final : public Transport {
     free_.push_back(r.slot);
     r = Request{};
   }
+  bool can_progress() const override { return true; }
+  bool test(Request& r) override {
+    if (!r.pending()) return true;
+    int done = 0;
+    SP_MPI_CHECK(MPI_Test(&slots_[r.slot], &done, MPI_STATUS_IGNORE));
+    if (!done) return false;
+    free_.push_back(r.slot);
+    r = Request{};
+    return true;
+  }
+  Request post_library_allreduce(const void* send, void* recv, std::size_t count, Dtype d, Op o) override {
+    Request r{acquire()};
+    SP_MPI_CHECK(MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, mpi_count(count), transport_type(d),
+                                mpi_op(d, o), comm_, &slots_[r.slot]));
+    return r;
+  }
   // MPI's own blocking calls: faster than post + wait for large messages (transport.hpp).
   void send(const void* data, std::size_t count, Dtype d, int peer, int tag) override {
     SP_MPI_CHECK(MPI_Send(data, mpi_count(count), transport_type(d), peer, tag, comm_));

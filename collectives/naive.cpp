@@ -10,29 +10,35 @@
 
 namespace sp::coll {
 
-void allreduce_naive(const AllreduceArgs& a) {
-  if (a.count == 0) return;
-  Transport& t = *a.transport;
-  const int rank = t.rank(), p = t.size();
-  const std::size_t bytes = a.count * size_of(a.dtype);
+Program plan_naive(const Shape& s) {
+  ProgramBuilder b(s, tag::naive);
+  const std::size_t n = s.count;
+  if (n == 0) return b.finish();
+  const Span result = b.recv_buffer(0, n);
 
-  if (rank != 0) {
+  if (s.rank != 0) {
     // Send straight from the user's buffer (never modified), then receive the result.
-    t.send(a.send, a.count, a.dtype, 0, tag::naive);
-    t.recv(a.recv, a.count, a.dtype, 0, tag::naive);
-    return;
+    b.send(s.in_place ? result : b.send_buffer(0, n), 0);
+    b.step();
+    b.recv(result, 0);
+    return b.finish();
   }
 
   // Rank 0 starts from its own contribution and folds in the others in rank order, so the
   // floating-point result is deterministic from run to run.
-  if (a.send != a.recv) t.copy(a.recv, a.send, bytes);
-  if (p == 1) return;
-  std::byte* incoming = a.scratch(bytes);
-  for (int src = 1; src < p; ++src) {
-    t.recv(incoming, a.count, a.dtype, src, tag::naive);
-    t.reduce(a.recv, incoming, a.count, a.dtype, a.op);
+  if (!s.in_place) b.copy(result, b.send_buffer(0, n));
+  if (s.nranks == 1) return b.finish();
+  const Span incoming = b.scratch(0, n);
+  for (int src = 1; src < s.nranks; ++src) {
+    b.step();
+    b.recv(incoming, src);
+    b.reduce(result, incoming);
   }
-  for (int dst = 1; dst < p; ++dst) t.send(a.recv, a.count, a.dtype, dst, tag::naive);
+  for (int dst = 1; dst < s.nranks; ++dst) {
+    b.step();
+    b.send(result, dst);
+  }
+  return b.finish();
 }
 
 }  // namespace sp::coll

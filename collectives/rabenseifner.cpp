@@ -20,10 +20,10 @@
 
 namespace sp::coll {
 
-void allreduce_rabenseifner(const AllreduceArgs& a) {
-  const auto in_recv = begin_in_recv(a);
-  if (!in_recv) return;
-  const auto [rank, p, es, data, t] = *in_recv;
+Program plan_rabenseifner(const Shape& s) {
+  ProgramBuilder b(s, tag::rabenseifner);
+  if (!b.begin_in_recv()) return b.finish();
+  const int rank = s.rank, p = s.nranks;
 
   int p2 = 1;
   while (p2 * 2 <= p) p2 *= 2;
@@ -32,18 +32,21 @@ void allreduce_rabenseifner(const AllreduceArgs& a) {
   const int vrank = rank < 2 * extra ? (rank % 2 ? rank / 2 : -1) : rank - extra;
   auto real = [&](int v) { return v < extra ? 2 * v + 1 : v + extra; };
 
-  const Blocks blocks{a.count, static_cast<std::size_t>(p2)};
+  const Blocks blocks{s.count, static_cast<std::size_t>(p2)};
+  // m blocks from block k, in recv.
+  auto blocks_at = [&](std::size_t k, int m) { return b.recv_buffer(blocks.begin(k), blocks.span(k, std::size_t(m))); };
   // Scratch holds the largest half received during the halving (the lower half: earlier blocks
   // are the longer ones), or the partner's whole buffer when folding.
-  std::byte* scratch = a.scratch((extra ? a.count : blocks.begin(p2 / 2)) * es);
+  b.scratch(0, extra ? s.count : blocks.begin(std::size_t(p2 / 2)));
 
   // --- Fold: ranks 0..2r-1 pair up so that exactly p' ranks remain.
   if (rank < 2 * extra) {
+    b.step();
     if (rank % 2 == 0) {
-      t.send(data, a.count, a.dtype, rank + 1, tag::rabenseifner);
+      b.send(b.recv_buffer(0, s.count), rank + 1);
     } else {
-      t.recv(scratch, a.count, a.dtype, rank - 1, tag::rabenseifner);
-      t.reduce(data, scratch, a.count, a.dtype, a.op);
+      b.recv(b.scratch(0, s.count), rank - 1);
+      b.reduce(b.recv_buffer(0, s.count), b.scratch(0, s.count));
     }
   }
 
@@ -53,31 +56,34 @@ void allreduce_rabenseifner(const AllreduceArgs& a) {
     // matches it on bit m, sends the other m to the partner (which keeps exactly those), and
     // reduces the partner's copy of its own half into place: the bytes exchanged halve each step.
     for (int m = p2 / 2; m >= 1; m /= 2) {
+      b.step();
       const int partner = vrank ^ m;
       const std::size_t keep = static_cast<std::size_t>(vrank / m * m);
       const std::size_t give = static_cast<std::size_t>(partner / m * m);
-      t.sendrecv(data + blocks.begin(give) * es, blocks.span(give, m), scratch, blocks.span(keep, m), a.dtype,
-                 real(partner), tag::rabenseifner);
-      t.reduce(data + blocks.begin(keep) * es, scratch, blocks.span(keep, m), a.dtype, a.op);
+      const Span kept = blocks_at(keep, m), theirs = b.scratch(0, kept.count);
+      b.sendrecv(blocks_at(give, m), theirs, real(partner));
+      b.reduce(kept, theirs);
     }
     // --- Allgather by recursive doubling: the same pairs in reverse order; at distance m each
     // rank owns m finished blocks and swaps them for the partner's m.
     for (int m = 1; m < p2; m *= 2) {
+      b.step();
       const int partner = vrank ^ m;
       const std::size_t mine = static_cast<std::size_t>(vrank / m * m);
       const std::size_t theirs = static_cast<std::size_t>(partner / m * m);
-      t.sendrecv(data + blocks.begin(mine) * es, blocks.span(mine, m), data + blocks.begin(theirs) * es,
-                 blocks.span(theirs, m), a.dtype, real(partner), tag::rabenseifner);
+      b.sendrecv(blocks_at(mine, m), blocks_at(theirs, m), real(partner));
     }
   }
 
   // --- Unfold: the ranks that sat out get the result from their partner.
   if (rank < 2 * extra) {
+    b.step();
     if (rank % 2 == 0)
-      t.recv(data, a.count, a.dtype, rank + 1, tag::rabenseifner);
+      b.recv(b.recv_buffer(0, s.count), rank + 1);
     else
-      t.send(data, a.count, a.dtype, rank - 1, tag::rabenseifner);
+      b.send(b.recv_buffer(0, s.count), rank - 1);
   }
+  return b.finish();
 }
 
 }  // namespace sp::coll

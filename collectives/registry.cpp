@@ -10,18 +10,18 @@ namespace sp::coll {
 
 namespace {
 constexpr std::array kAlgorithms{
-    Algorithm{"mpi", "MPI_Allreduce, the reference of every backend", allreduce_library, "mpi"},
+    Algorithm{"mpi", "MPI_Allreduce, the reference of every backend", plan_library, "mpi"},
 #ifdef SCALEPROBE_HAVE_GLOO
-    Algorithm{"gloo", "Gloo's own ring allreduce (with --backend gloo)", allreduce_library, "gloo"},
+    Algorithm{"gloo", "Gloo's own ring allreduce (with --backend gloo)", plan_library, "gloo"},
 #endif
 #ifdef SCALEPROBE_HAVE_NCCL
-    Algorithm{"nccl", "NCCL's own ncclAllReduce (with --backend nccl)", allreduce_library, "nccl"},
+    Algorithm{"nccl", "NCCL's own ncclAllReduce (with --backend nccl)", plan_library, "nccl"},
 #endif
-    Algorithm{"naive", "every rank sends to rank 0, which reduces and sends the result back", allreduce_naive},
-    Algorithm{"tree", "binary-tree reduce to rank 0, then binary-tree broadcast", allreduce_tree},
-    Algorithm{"ring", "ring reduce-scatter then ring allgather, pipelined in chunks", allreduce_ring},
+    Algorithm{"naive", "every rank sends to rank 0, which reduces and sends the result back", plan_naive},
+    Algorithm{"tree", "binary-tree reduce to rank 0, then binary-tree broadcast", plan_tree},
+    Algorithm{"ring", "ring reduce-scatter then ring allgather, pipelined in chunks", plan_ring},
     Algorithm{"rabenseifner", "recursive-halving reduce-scatter + recursive-doubling allgather",
-              allreduce_rabenseifner},
+              plan_rabenseifner},
 };
 constexpr std::array kTransports{
     TransportKind{"mpi", "MPI point-to-point (MPI_Isend / MPI_Irecv), MPI_Allreduce", make_mpi_transport},

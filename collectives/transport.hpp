@@ -73,6 +73,19 @@ class Transport {
   // Completes r (no-op on none) and resets it to none.
   virtual void wait(Request& r) = 0;
 
+  // Progress without blocking, for schedules advanced a slice at a time (program.hpp's
+  // ProgressedRun). A transport that can: test(r) completes r and resets it to none if it has
+  // finished, and returns whether r is none now; post_library_allreduce starts the library's own
+  // allreduce as one request. MPI can (MPI_Test, MPI_Iallreduce). Gloo cannot: a wait with a
+  // timeout that expires poisons its whole context, so it has no test; NCCL's posts start as
+  // groups at a wait (gpu/grouped_posts.hpp).
+  virtual bool can_progress() const { return false; }
+  // Whether a blocking wait spins on the CPU (MPI libraries poll) rather than sleeps (Gloo waits
+  // on a condition variable while its own I/O thread moves the data).
+  virtual bool busy_polls() const { return true; }
+  virtual bool test(Request& r);
+  virtual Request post_library_allreduce(const void* send, void* recv, std::size_t count, Dtype d, Op o);
+
   // Where the buffers live and how they are handled. The defaults are host memory (MPI, Gloo); a
   // device transport (NCCL) overrides them all. Work on the transport's memory may be asynchronous
   // (a GPU stream): it runs in the order it was called, and synchronize() waits for all of it.

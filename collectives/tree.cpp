@@ -14,25 +14,18 @@
 #include <algorithm>
 
 #include "collectives/allreduce.hpp"
-#include "core/error.hpp"
 
 namespace sp::coll {
 
-void allreduce_tree(const AllreduceArgs& a) {
-  const auto in_recv = begin_in_recv(a);
-  if (!in_recv) return;
-  // Named copies, not a structured binding: the lambdas below capture them (Clang < 16 cannot
-  // capture a binding).
-  const int rank = in_recv->rank, p = in_recv->nranks;
-  const std::size_t es = in_recv->element_size;
-  std::byte* const data = in_recv->data;
-  Transport& t = in_recv->transport;
+Program plan_tree(const Shape& s) {
+  ProgramBuilder b(s, tag::tree);
+  if (!b.begin_in_recv()) return b.finish();
+  const int rank = s.rank, p = s.nranks;
 
   // Segments of seg elements (the last one shorter).
-  const std::size_t seg = segment_elements(a, a.count);
-  const std::size_t nseg = (a.count + seg - 1) / seg;
-  auto len = [&](std::size_t k) { return std::min(seg, a.count - k * seg); };
-  auto at = [&](std::size_t k) { return data + k * seg * es; };
+  const std::size_t seg = b.segment_elements(s.count);
+  const std::size_t nseg = (s.count + seg - 1) / seg;
+  auto segment = [&](std::size_t k) { return b.recv_buffer(k * seg, std::min(seg, s.count - k * seg)); };
 
   const int parent = rank == 0 ? -1 : (rank - 1) / 2;
   int child[2], nchild = 0;
@@ -40,40 +33,43 @@ void allreduce_tree(const AllreduceArgs& a) {
 
   // --- Reduce towards rank 0. Two scratch segments per child (double buffering): segment k+1
   // lands in one while segment k in the other is being reduced.
-  std::byte* scratch = nchild ? a.scratch(2 * nchild * seg * es) : nullptr;
-  auto slot = [&](int c, std::size_t k) { return scratch + (2 * c + k % 2) * seg * es; };
-  Request from_child[2][2], to_parent;
+  auto slot = [&](int c, std::size_t k) { return b.scratch((2 * std::size_t(c) + k % 2) * seg, segment(k).count); };
+  int from_child[2][2] = {{-1, -1}, {-1, -1}}, to_parent = -1;
   auto post_child_recvs = [&](std::size_t k) {
-    for (int c = 0; c < nchild; ++c) from_child[c][k % 2] = t.post_recv(slot(c, k), len(k), a.dtype, child[c], tag::tree);
+    for (int c = 0; c < nchild; ++c) from_child[c][k % 2] = b.post_recv(slot(c, k), child[c]);
   };
+  if (nchild) b.scratch(0, 2 * std::size_t(nchild) * seg);  // the whole double buffer, as one block
   post_child_recvs(0);
   for (std::size_t k = 0; k < nseg; ++k) {
+    b.step();
     if (k + 1 < nseg) post_child_recvs(k + 1);
     // Children in a fixed order, so the floating-point result does not depend on timing.
     for (int c = 0; c < nchild; ++c) {
-      t.wait(from_child[c][k % 2]);
-      t.reduce(at(k), slot(c, k), len(k), a.dtype, a.op);
+      b.wait(from_child[c][k % 2]);
+      b.reduce(segment(k), slot(c, k));
     }
     // One send in flight to the parent: segment k goes while we reduce segment k+1.
-    t.wait(to_parent);
-    if (parent >= 0) to_parent = t.post_send(at(k), len(k), a.dtype, parent, tag::tree);
+    b.wait(to_parent);
+    if (parent >= 0) to_parent = b.post_send(segment(k), parent);
   }
-  t.wait(to_parent);
+  b.wait(to_parent);
 
   // --- Broadcast from rank 0, straight into recv: segment k+1 is received while segment k is
   // forwarded to the children. Reduce-phase messages flow up and these flow down, so the shared
   // tag cannot mix them up (messages match on the peer as well).
-  Request from_parent, to_child[2];
-  if (parent >= 0) from_parent = t.post_recv(at(0), len(0), a.dtype, parent, tag::tree);
+  int from_parent = -1, to_child[2] = {-1, -1};
+  if (parent >= 0) from_parent = b.post_recv(segment(0), parent);
   for (std::size_t k = 0; k < nseg; ++k) {
+    b.step();
     if (parent >= 0) {
-      t.wait(from_parent);
-      if (k + 1 < nseg) from_parent = t.post_recv(at(k + 1), len(k + 1), a.dtype, parent, tag::tree);
+      b.wait(from_parent);
+      if (k + 1 < nseg) from_parent = b.post_recv(segment(k + 1), parent);
     }
-    for (Request& r : to_child) t.wait(r);
-    for (int c = 0; c < nchild; ++c) to_child[c] = t.post_send(at(k), len(k), a.dtype, child[c], tag::tree);
+    for (int& r : to_child) b.wait(r);
+    for (int c = 0; c < nchild; ++c) to_child[c] = b.post_send(segment(k), child[c]);
   }
-  for (Request& r : to_child) t.wait(r);
+  for (int& r : to_child) b.wait(r);
+  return b.finish();
 }
 
 }  // namespace sp::coll

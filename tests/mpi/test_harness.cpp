@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -39,27 +40,59 @@ Transport& world() {
   return *t;
 }
 
+// MPI on MPI_COMM_WORLD with hooks around its library allreduce: the test doubles of a wrong,
+// slow or input-checking algorithm are MPI's own allreduce on a transport that misbehaves.
+class HookedWorld : public Transport {
+ public:
+  using Hook = std::function<void(const void* send, void* recv, std::size_t count, Dtype d)>;
+  Hook before, after;
+  std::string_view name() const override { return "hooked-mpi"; }
+  int rank() const override { return world().rank(); }
+  int size() const override { return world().size(); }
+  std::string describe() const override { return "test double"; }
+  Request post_send(const void* d, std::size_t n, Dtype t, int peer, int tag) override {
+    return world().post_send(d, n, t, peer, tag);
+  }
+  Request post_recv(void* d, std::size_t n, Dtype t, int peer, int tag) override {
+    return world().post_recv(d, n, t, peer, tag);
+  }
+  void wait(Request& r) override { world().wait(r); }
+  void library_allreduce(const void* s, void* r, std::size_t n, Dtype d, Op o) override {
+    if (before) before(s, r, n, d);
+    world().library_allreduce(s, r, n, d, o);
+    if (after) after(s, r, n, d);
+  }
+};
+
+const Algorithm& kLibrary = find_algorithm("mpi");
+
 // Correct result except one element on the last rank.
-void allreduce_off_by_one(const AllreduceArgs& a) {
-  allreduce_library(a);
-  if (world_rank() == world_size() - 1 && a.count > 3) static_cast<float*>(a.recv)[3] += 1.0f;
+void off_by_one(const void*, void* recv, std::size_t count, Dtype) {
+  if (world_rank() == world_size() - 1 && count > 3) static_cast<float*>(recv)[3] += 1.0f;
+}
+HookedWorld& off_by_one_world() {
+  static HookedWorld t;
+  t.after = off_by_one;
+  return t;
 }
 
 // Correct result, but scribbles on the input of an out-of-place call.
-void allreduce_clobbers_input(const AllreduceArgs& a) {
-  allreduce_library(a);
-  if (a.send != a.recv && a.count > 0) std::memset(const_cast<void*>(a.send), 0, size_of(a.dtype));
+HookedWorld& clobbering_world() {
+  static HookedWorld t;
+  t.after = [](const void* send, void* recv, std::size_t count, Dtype d) {
+    if (send != recv && count > 0) std::memset(const_cast<void*>(send), 0, size_of(d));
+  };
+  return t;
 }
 
 // The last rank is slow.
-void allreduce_last_rank_sleeps(const AllreduceArgs& a) {
-  if (world_rank() == world_size() - 1) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  allreduce_library(a);
+HookedWorld& slow_last_world() {
+  static HookedWorld t;
+  t.before = [](const void*, void*, std::size_t, Dtype) {
+    if (world_rank() == world_size() - 1) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  };
+  return t;
 }
-
-constexpr Algorithm kOffByOne{"off_by_one", "test only", allreduce_off_by_one};
-constexpr Algorithm kClobbers{"clobbers_input", "test only", allreduce_clobbers_input};
-constexpr Algorithm kSlowLast{"slow_last", "test only", allreduce_last_rank_sleeps};
 
 }  // namespace
 
@@ -73,20 +106,20 @@ TEST(Harness, VerificationPassesCorrectAlgorithms) {
 TEST(Harness, VerificationCountsWrongElementsOnEveryRank) {
   Workspace ws;
   // Every rank learns the global count, so every rank can fail the run together.
-  EXPECT_EQ(verify_case({&kOffByOne, Dtype::f32, Op::sum, false, 100}, MPI_COMM_WORLD, world(), ws), 1);
+  EXPECT_EQ(verify_case({&kLibrary, Dtype::f32, Op::sum, false, 100}, MPI_COMM_WORLD, off_by_one_world(), ws), 1);
 }
 
 TEST(Harness, VerificationCatchesAClobberedInput) {
   Workspace ws;
-  EXPECT_EQ(verify_case({&kClobbers, Dtype::i32, Op::max, false, 10}, MPI_COMM_WORLD, world(), ws), world_size());
-  EXPECT_EQ(verify_case({&kClobbers, Dtype::i32, Op::max, true, 10}, MPI_COMM_WORLD, world(), ws), 0);
+  EXPECT_EQ(verify_case({&kLibrary, Dtype::i32, Op::max, false, 10}, MPI_COMM_WORLD, clobbering_world(), ws), world_size());
+  EXPECT_EQ(verify_case({&kLibrary, Dtype::i32, Op::max, true, 10}, MPI_COMM_WORLD, clobbering_world(), ws), 0);
 }
 
 TEST(Harness, StatisticsNameTheSlowestRank) {
   Workspace ws;
   TimingOptions opt;
   opt.barrier = true;
-  TimedRun run = time_case({&kSlowLast, Dtype::f32, Op::sum, false, 16}, opt, 5, 1, MPI_COMM_WORLD, world(), ws);
+  TimedRun run = time_case({&kLibrary, Dtype::f32, Op::sum, false, 16}, opt, 5, 1, MPI_COMM_WORLD, slow_last_world(), ws);
   ASSERT_EQ(run.samples.size(), 5u);
   EXPECT_TRUE(run.device_s.empty());  // MPI has no clock of its own: the host clock times it
   CaseStats st = case_stats(run, MPI_COMM_WORLD);
@@ -118,24 +151,11 @@ TEST(Harness, CaseBuffersShareMemoryOnlyInPlace) {
 // call counted. What the harness does with a device transport (NCCL) is checked through it here,
 // where there is no GPU: buffers made, filled and compared through the transport, and the timed
 // call ended by synchronize().
-class CountingDevice final : public Transport {
+class CountingDevice final : public HookedWorld {
  public:
   mutable int allocations = 0, uploads = 0, copies = 0, comparisons = 0;
   int synchronizations = 0, marks = 0;
   std::string_view name() const override { return "counting-device"; }
-  int rank() const override { return world().rank(); }
-  int size() const override { return world().size(); }
-  std::string describe() const override { return "test double"; }
-  Request post_send(const void* d, std::size_t n, Dtype t, int peer, int tag) override {
-    return world().post_send(d, n, t, peer, tag);
-  }
-  Request post_recv(void* d, std::size_t n, Dtype t, int peer, int tag) override {
-    return world().post_recv(d, n, t, peer, tag);
-  }
-  void wait(Request& r) override { world().wait(r); }
-  void library_allreduce(const void* s, void* r, std::size_t n, Dtype d, Op o) override {
-    world().library_allreduce(s, r, n, d, o);
-  }
   bool on_device() const override { return true; }
   TransportBuffer allocate(std::size_t bytes) const override {
     ++allocations;
@@ -171,7 +191,8 @@ TEST(Harness, DeviceTransportBuffersAreMadeFilledAndComparedThroughIt) {
   // several ranks the ring's scratch in the workspace.
   EXPECT_EQ(dev.allocations, world_size() > 1 ? 4 : 3);
   // An off-by-one result is still found when the comparison is the transport's.
-  EXPECT_EQ(verify_case({&kOffByOne, Dtype::f32, Op::sum, true, 100}, MPI_COMM_WORLD, dev, ws), 1);
+  dev.after = off_by_one;
+  EXPECT_EQ(verify_case({&kLibrary, Dtype::f32, Op::sum, true, 100}, MPI_COMM_WORLD, dev, ws), 1);
 }
 
 TEST(Harness, DeviceTransportTimesOnItsClockEndsAtSynchronizeAndEvictsNothing) {
@@ -213,14 +234,16 @@ TEST(Harness, CaseBuffersHoldThePatternAndRestoreIt) {
 // old loop reduced all-zero buffers, and an in-place loop without a refill would see the previous
 // call's sum (growing towards overflow in i32 and infinity in bf16).
 int g_calls = 0, g_calls_off_pattern = 0;
-void allreduce_checks_its_input(const AllreduceArgs& a) {
-  std::vector<std::byte> pattern(a.count * size_of(a.dtype));
-  fill_pattern(pattern.data(), a.count, a.dtype, world_rank(), world_size());
-  ++g_calls;
-  if (std::memcmp(a.send, pattern.data(), pattern.size()) != 0) ++g_calls_off_pattern;
-  allreduce_library(a);
+HookedWorld& input_checking_world() {
+  static HookedWorld t;
+  t.before = [](const void* send, void*, std::size_t count, Dtype d) {
+    std::vector<std::byte> pattern(count * size_of(d));
+    fill_pattern(pattern.data(), count, d, world_rank(), world_size());
+    ++g_calls;
+    if (std::memcmp(send, pattern.data(), pattern.size()) != 0) ++g_calls_off_pattern;
+  };
+  return t;
 }
-constexpr Algorithm kChecksInput{"checks_input", "test only", allreduce_checks_its_input};
 
 TEST(Harness, TimedCallsReduceThePatternNotZeros) {
   Workspace ws;
@@ -230,7 +253,7 @@ TEST(Harness, TimedCallsReduceThePatternNotZeros) {
         g_calls = g_calls_off_pattern = 0;
         TimingOptions opt;
         opt.off_cache = off_cache;
-        TimedRun run = time_case({&kChecksInput, d, Op::sum, in_place, 1000}, opt, 5, 2, MPI_COMM_WORLD, world(), ws);
+        TimedRun run = time_case({&kLibrary, d, Op::sum, in_place, 1000}, opt, 5, 2, MPI_COMM_WORLD, input_checking_world(), ws);
         EXPECT_EQ(g_calls, 7);
         EXPECT_EQ(g_calls_off_pattern, 0) << name(d) << (in_place ? " in place" : " out of place");
         // --off-cache evicts the call's buffers before every timed call, and only then.
@@ -241,23 +264,25 @@ TEST(Harness, TimedCallsReduceThePatternNotZeros) {
 
 // A result with a block shifted by 17 elements. The old pattern, (7 rank + 3 i) mod 17 - 8,
 // repeated every 17 elements, so this passed verification; the new data catches it.
-void allreduce_shifts_a_block(const AllreduceArgs& a) {
-  allreduce_library(a);
-  const std::size_t es = size_of(a.dtype);
-  if (a.count >= 400) std::memmove(static_cast<std::byte*>(a.recv) + 100 * es, static_cast<std::byte*>(a.recv) + 117 * es, 200 * es);
+HookedWorld& block_shifting_world() {
+  static HookedWorld t;
+  t.after = [](const void*, void* recv, std::size_t count, Dtype d) {
+    const std::size_t es = size_of(d);
+    if (count >= 400) std::memmove(static_cast<std::byte*>(recv) + 100 * es, static_cast<std::byte*>(recv) + 117 * es, 200 * es);
+  };
+  return t;
 }
-constexpr Algorithm kShifts{"shifts_block", "test only", allreduce_shifts_a_block};
 
 TEST(Harness, VerificationCatchesABlockShiftedBy17) {
   Workspace ws;
   for (Dtype d : {Dtype::f32, Dtype::f64, Dtype::i32, Dtype::bf16})
     for (Op o : {Op::sum, Op::max, Op::min})
       for (bool in_place : {false, true}) {
-        long long wrong = verify_case({&kShifts, d, o, in_place, 1000}, MPI_COMM_WORLD, world(), ws);
+        long long wrong = verify_case({&kLibrary, d, o, in_place, 1000}, MPI_COMM_WORLD, block_shifting_world(), ws);
         // 200 shifted elements on every rank; a shifted value equals the right one by chance only
         // (max and min of many ranks coincide more often, hence the margin).
         EXPECT_GE(wrong, 100LL * world_size()) << name(d) << " " << name(o);
-        EXPECT_EQ(verify_case({&kShifts, d, o, in_place, 399}, MPI_COMM_WORLD, world(), ws), 0);  // control: no shift
+        EXPECT_EQ(verify_case({&kLibrary, d, o, in_place, 399}, MPI_COMM_WORLD, block_shifting_world(), ws), 0);  // control: no shift
       }
 }
 

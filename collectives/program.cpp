@@ -1,0 +1,215 @@
+#include "collectives/program.hpp"
+
+#include <algorithm>
+#include <array>
+#include <climits>
+
+#include "core/error.hpp"
+
+namespace sp::coll {
+
+std::size_t Program::messages() const {
+  std::size_t n = 0;
+  for (const Action& a : actions) {
+    switch (a.kind) {
+      case ActionKind::post_send:
+      case ActionKind::post_recv:
+      case ActionKind::send:
+      case ActionKind::recv: ++n; break;
+      case ActionKind::sendrecv: n += 2; break;
+      default: break;
+    }
+  }
+  return n;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building
+
+ProgramBuilder::ProgramBuilder(const Shape& s, int tag) {
+  p_.shape = s;
+  p_.tag = tag + s.tag_offset;
+}
+
+void ProgramBuilder::step() {
+  // An empty step is no step: the schedules mark one before each round whether or not it moves data.
+  if (p_.steps.empty() || p_.steps.back() != p_.actions.size()) p_.steps.push_back(std::uint32_t(p_.actions.size()));
+}
+
+Span ProgramBuilder::scratch(std::size_t offset, std::size_t count) {
+  p_.scratch_elements = std::max(p_.scratch_elements, offset + count);
+  return {Buffer::scratch, offset, count};
+}
+
+int ProgramBuilder::acquire() {
+  if (free_slots_.empty()) {
+    if (p_.slots == kMaxRequests) fail("a program with more than {} requests in flight", kMaxRequests);
+    return p_.slots++;
+  }
+  const int s = free_slots_.back();
+  free_slots_.pop_back();
+  return s;
+}
+
+void ProgramBuilder::add(Action a) {
+  if (p_.steps.empty()) p_.steps.push_back(0);
+  p_.actions.push_back(a);
+}
+
+int ProgramBuilder::post_send(Span data, int peer) {
+  const int slot = acquire();
+  add({ActionKind::post_send, peer, slot, data, {}});
+  return slot;
+}
+
+int ProgramBuilder::post_recv(Span data, int peer) {
+  const int slot = acquire();
+  add({ActionKind::post_recv, peer, slot, data, {}});
+  return slot;
+}
+
+void ProgramBuilder::wait(int& slot) {
+  if (slot < 0) return;
+  add({ActionKind::wait, -1, slot, {}, {}});
+  free_slots_.push_back(slot);
+  slot = -1;
+}
+
+void ProgramBuilder::send(Span data, int peer) { add({ActionKind::send, peer, -1, data, {}}); }
+void ProgramBuilder::recv(Span data, int peer) { add({ActionKind::recv, peer, -1, data, {}}); }
+void ProgramBuilder::sendrecv(Span out, Span in, int peer) { add({ActionKind::sendrecv, peer, -1, out, in}); }
+void ProgramBuilder::reduce(Span into, Span from) { add({ActionKind::reduce, -1, -1, into, from}); }
+void ProgramBuilder::copy(Span to, Span from) { add({ActionKind::copy, -1, -1, to, from}); }
+
+void ProgramBuilder::library_allreduce() {
+  const std::size_t n = p_.shape.count;
+  add({ActionKind::library_allreduce, -1, -1, recv_buffer(0, n), p_.shape.in_place ? recv_buffer(0, n) : send_buffer(0, n)});
+}
+
+bool ProgramBuilder::begin_in_recv() {
+  const Shape& s = p_.shape;
+  if (s.count == 0) return false;
+  if (!s.in_place) copy(recv_buffer(0, s.count), send_buffer(0, s.count));
+  return s.nranks > 1;
+}
+
+std::size_t ProgramBuilder::segment_elements(std::size_t max_elements) const {
+  const Shape& s = p_.shape;
+  const std::size_t seg = s.chunk_bytes == 0 ? max_elements : std::max<std::size_t>(1, s.chunk_bytes / size_of(s.dtype));
+  return std::min({seg, max_elements, static_cast<std::size_t>(INT_MAX)});
+}
+
+Program ProgramBuilder::finish() { return std::move(p_); }
+
+// ---------------------------------------------------------------------------------------------
+// Running
+
+namespace {
+
+void* address(const Bindings& b, const Span& s, Dtype d) {
+  std::byte* base = s.buffer == Buffer::send ? static_cast<std::byte*>(const_cast<void*>(b.send))
+                    : s.buffer == Buffer::recv ? static_cast<std::byte*>(b.recv)
+                                               : b.scratch;
+  return base + s.offset * size_of(d);
+}
+
+}  // namespace
+
+void run_blocking(const Program& p, const Bindings& b, Transport& t) {
+  const Dtype d = p.shape.dtype;
+  auto at = [&](const Span& s) { return address(b, s, d); };
+  std::array<Request, kMaxRequests> req;  // the program's slots
+  for (const Action& x : p.actions) {
+    switch (x.kind) {
+      case ActionKind::post_send: req[x.slot] = t.post_send(at(x.a), x.a.count, d, x.peer, p.tag); break;
+      case ActionKind::post_recv: req[x.slot] = t.post_recv(at(x.a), x.a.count, d, x.peer, p.tag); break;
+      case ActionKind::wait: t.wait(req[x.slot]); break;
+      case ActionKind::send: t.send(at(x.a), x.a.count, d, x.peer, p.tag); break;
+      case ActionKind::recv: t.recv(at(x.a), x.a.count, d, x.peer, p.tag); break;
+      case ActionKind::sendrecv: t.sendrecv(at(x.a), x.a.count, at(x.b), x.b.count, d, x.peer, p.tag); break;
+      case ActionKind::reduce: t.reduce(at(x.a), at(x.b), x.a.count, d, p.shape.op); break;
+      case ActionKind::copy: t.copy(at(x.a), at(x.b), x.a.count * size_of(d)); break;
+      case ActionKind::library_allreduce: t.library_allreduce(at(x.b), at(x.a), x.a.count, d, p.shape.op); break;
+    }
+  }
+}
+
+void ProgressedRun::start(const Program& p, const Bindings& b, Transport& t) {
+  if (!t.can_progress()) fail("the {} transport cannot advance a schedule without blocking", t.name());
+  program_ = &p;
+  bind_ = b;
+  t_ = &t;
+  pc_ = events_ = 0;
+  requests_.fill(Request{});
+  own_[0] = own_[1] = Request{};
+  posted_ = false;
+}
+
+void* ProgressedRun::at(const Span& s) const { return address(bind_, s, program_->shape.dtype); }
+
+bool ProgressedRun::test(Request& r) {
+  if (!r.pending()) return true;
+  if (!t_->test(r)) return false;
+  ++events_;
+  return true;
+}
+
+bool ProgressedRun::advance() {
+  if (!program_) fail("ProgressedRun::advance before start");
+  const Program& p = *program_;
+  const Dtype d = p.shape.dtype;
+  Transport& t = *t_;
+  while (pc_ < p.actions.size()) {
+    const Action& x = p.actions[pc_];
+    // A blocking action posts once, then is tested until its requests complete.
+    const bool first = !posted_;
+    switch (x.kind) {
+      case ActionKind::post_send:
+        requests_[std::size_t(x.slot)] = t.post_send(at(x.a), x.a.count, d, x.peer, p.tag);
+        ++events_;
+        break;
+      case ActionKind::post_recv:
+        requests_[std::size_t(x.slot)] = t.post_recv(at(x.a), x.a.count, d, x.peer, p.tag);
+        ++events_;
+        break;
+      case ActionKind::wait:
+        if (!test(requests_[std::size_t(x.slot)])) return false;
+        break;
+      case ActionKind::send:
+      case ActionKind::recv:
+        if (first) {
+          own_[0] = x.kind == ActionKind::send ? t.post_send(at(x.a), x.a.count, d, x.peer, p.tag)
+                                               : t.post_recv(at(x.a), x.a.count, d, x.peer, p.tag);
+          posted_ = true;
+          ++events_;
+        }
+        if (!test(own_[0])) return false;
+        break;
+      case ActionKind::sendrecv:
+        if (first) {
+          own_[1] = t.post_recv(at(x.b), x.b.count, d, x.peer, p.tag);
+          own_[0] = t.post_send(at(x.a), x.a.count, d, x.peer, p.tag);
+          posted_ = true;
+          events_ += 2;
+        }
+        // Both tested every time: each completes on its own.
+        if (!(test(own_[1]) & test(own_[0]))) return false;
+        break;
+      case ActionKind::reduce: t.reduce(at(x.a), at(x.b), x.a.count, d, p.shape.op); break;
+      case ActionKind::copy: t.copy(at(x.a), at(x.b), x.a.count * size_of(d)); break;
+      case ActionKind::library_allreduce:
+        if (first) {
+          own_[0] = t.post_library_allreduce(at(x.b), at(x.a), x.a.count, d, p.shape.op);
+          posted_ = true;
+          ++events_;
+        }
+        if (!test(own_[0])) return false;
+        break;
+    }
+    posted_ = false;
+    ++pc_;
+  }
+  return true;
+}
+
+}  // namespace sp::coll

@@ -1,0 +1,178 @@
+// The schedules as step programs (collectives/program.hpp), every rank in one process on a
+// loopback transport that moves a message only when polled: each program gives the exact
+// reduction when advanced a slice at a time, its sends and receives pair up message for message,
+// and advancing them keeps moving — in lockstep rounds (every rank one advance() per round) some
+// message moves in every round and the schedule ends within a bound set by its blocking points, so
+// a progressed executor that posted nothing until the end, or one action per call, fails here.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "collectives/allreduce.hpp"
+#include "collectives/harness.hpp"
+#include "tests/lib/loopback_transport.hpp"
+
+namespace sp::coll {
+namespace {
+
+using testing::Fabric;
+using testing::LoopbackTransport;
+
+struct Case {
+  const Algorithm* algorithm;
+  int nranks;
+  std::size_t count;
+  std::size_t chunk_bytes;
+  bool in_place;
+  Dtype dtype;
+  Op op;
+  std::string name() const {
+    return fmt::format("{} p={} count={} chunk={} {} {} {}", algorithm->name, nranks, count, chunk_bytes,
+                       in_place ? "in place" : "out of place", coll::name(dtype), coll::name(op));
+  }
+};
+
+// Blocking points of a program: where an executor may have to stop.
+std::size_t blocking_points(const Program& p) {
+  return std::size_t(std::count_if(p.actions.begin(), p.actions.end(), [](const Action& a) {
+    return a.kind == ActionKind::wait || a.kind == ActionKind::send || a.kind == ActionKind::recv ||
+           a.kind == ActionKind::sendrecv;
+  }));
+}
+
+struct Outcome {
+  int rounds = 0;
+  int idle_rounds = 0;  // rounds in which no message was posted or completed anywhere
+  std::size_t max_blocking_points = 0;
+};
+
+// Runs the case on every rank in lockstep and checks the result; returns how it went.
+Outcome run_lockstep(const Case& c) {
+  const std::size_t es = size_of(c.dtype), bytes = c.count * es;
+  Fabric fabric;
+  std::vector<std::unique_ptr<LoopbackTransport>> transports;
+  std::vector<Program> programs;
+  std::vector<std::vector<std::byte>> send(c.nranks), recv(c.nranks), scratch(c.nranks);
+  std::vector<ProgressedRun> runs(std::size_t(c.nranks));
+  Outcome out;
+  for (int r = 0; r < c.nranks; ++r) {
+    transports.push_back(std::make_unique<LoopbackTransport>(fabric, r, c.nranks));
+    send[r].resize(bytes);
+    fill_pattern(send[r].data(), c.count, c.dtype, r, c.nranks);
+    recv[r] = c.in_place ? send[r] : std::vector<std::byte>(bytes);
+    programs.push_back(c.algorithm->plan(Shape{c.count, c.dtype, c.op, r, c.nranks, c.chunk_bytes, c.in_place, 0}));
+    scratch[r].resize(programs[r].scratch_elements * es);
+    out.max_blocking_points = std::max(out.max_blocking_points, blocking_points(programs[r]));
+  }
+  for (int r = 0; r < c.nranks; ++r) {
+    void* rb = c.in_place ? static_cast<void*>(recv[r].data()) : recv[r].data();
+    const void* sb = c.in_place ? rb : send[r].data();
+    runs[r].start(programs[r], Bindings{sb, rb, scratch[r].data()}, *transports[r]);
+  }
+  const int max_rounds = int(out.max_blocking_points) * 2 + 4;  // far beyond the bound checked below
+  for (bool all_done = false; !all_done && out.rounds < max_rounds;) {
+    ++out.rounds;
+    std::size_t events_before = fabric.messages_completed();
+    for (const auto& run : runs) events_before += run.events();
+    all_done = true;
+    for (auto& run : runs) all_done &= run.advance();
+    std::size_t events_after = fabric.messages_completed();
+    for (const auto& run : runs) events_after += run.events();
+    if (events_after == events_before && !all_done) ++out.idle_rounds;
+  }
+  for (int r = 0; r < c.nranks; ++r) {
+    EXPECT_TRUE(runs[r].done()) << c.name() << ": rank " << r << " did not finish in " << out.rounds << " rounds";
+    std::vector<std::byte> want(bytes);
+    fill_expected(want.data(), c.count, c.dtype, c.op, c.nranks);
+    const std::size_t wrong = count_mismatches(recv[r].data(), want.data(), c.count, c.dtype);
+    EXPECT_EQ(wrong, 0u) << c.name() << ": rank " << r << " has " << wrong << " wrong elements";
+  }
+  return out;
+}
+
+std::vector<const Algorithm*> schedules() {
+  std::vector<const Algorithm*> v;
+  for (const Algorithm& a : algorithms())
+    if (a.transport.empty()) v.push_back(&a);
+  return v;
+}
+
+TEST(Programs, EveryScheduleReducesExactlyWhenAdvancedInSlices) {
+  for (const Algorithm* a : schedules())
+    for (int p : {1, 2, 3, 4, 5, 7, 8, 16})
+      for (std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(p + 1), std::size_t(1000), std::size_t(4099)})
+        for (std::size_t chunk : {std::size_t(0), std::size_t(64), std::size_t(4096)})
+          for (bool in_place : {false, true})
+            run_lockstep({a, p, count, chunk, in_place, Dtype::f32, Op::sum});
+}
+
+TEST(Programs, EveryDtypeAndOp) {
+  for (const Algorithm* a : schedules())
+    for (int p : {3, 4})
+      for (Dtype d : {Dtype::f32, Dtype::f64, Dtype::i32, Dtype::bf16})
+        for (Op o : {Op::sum, Op::max, Op::min}) run_lockstep({a, p, 777, 256, false, d, o});
+}
+
+// Advancing keeps moving: some message is posted or completed in every round, and the schedule
+// ends within its blocking points + 2 rounds (each blocking point waits at most for a post its
+// peer makes in the same round or the next).
+TEST(Programs, EveryProgressCallMovesTheScheduleOn) {
+  for (const Algorithm* a : schedules())
+    for (int p : {2, 3, 5, 8, 16})
+      for (std::size_t chunk : {std::size_t(64), std::size_t(1) << 20}) {
+        const Case c{a, p, 3000, chunk, false, Dtype::f32, Op::sum};
+        const Outcome o = run_lockstep(c);
+        EXPECT_EQ(o.idle_rounds, 0) << c.name();
+        EXPECT_LE(std::size_t(o.rounds), o.max_blocking_points + 2)
+            << c.name() << ": " << o.rounds << " rounds for " << o.max_blocking_points << " blocking points";
+      }
+}
+
+// Every send has a receive of the same size at the same position on its channel, on every rank
+// pair (the loopback also refuses a size mismatch; this says it of the programs alone).
+TEST(Programs, SendsAndReceivesPairUp) {
+  for (const Algorithm* a : schedules())
+    for (int p : {2, 3, 6, 9})
+      for (std::size_t count : {std::size_t(1), std::size_t(1234)}) {
+        std::map<std::pair<int, int>, std::vector<std::size_t>> sent, received;
+        for (int r = 0; r < p; ++r) {
+          const Program prog = a->plan(Shape{count, Dtype::f32, Op::sum, r, p, 512, false, 0});
+          for (const Action& x : prog.actions) {
+            if (x.kind == ActionKind::post_send || x.kind == ActionKind::send || x.kind == ActionKind::sendrecv)
+              sent[{r, x.peer}].push_back(x.a.count);
+            if (x.kind == ActionKind::post_recv || x.kind == ActionKind::recv)
+              received[{x.peer, r}].push_back(x.a.count);
+            if (x.kind == ActionKind::sendrecv) received[{x.peer, r}].push_back(x.b.count);
+          }
+        }
+        EXPECT_EQ(sent, received) << a->name << " at " << p << " ranks, " << count << " elements";
+      }
+}
+
+// The program of a shape is built once and reused (the timed loop never rebuilds it).
+TEST(Programs, WorkspaceKeepsTheProgramOfTheLastShape) {
+  Workspace ws;
+  const Shape s{1000, Dtype::f32, Op::sum, 1, 4, 256, false, 0};
+  const Program* first = &ws.program(plan_ring, s);
+  const std::size_t actions = first->actions.size();
+  EXPECT_EQ(&ws.program(plan_ring, s), first);
+  EXPECT_EQ(ws.program(plan_ring, s).actions.size(), actions);
+  Shape other = s;
+  other.count = 10;
+  EXPECT_NE(ws.program(plan_ring, other).actions.size(), actions);
+}
+
+// A tag offset moves every message of a program to its own tags.
+TEST(Programs, TagOffsetSeparatesPrograms) {
+  const Program a = plan_ring(Shape{100, Dtype::f32, Op::sum, 0, 4, 0, false, 0});
+  const Program b = plan_ring(Shape{100, Dtype::f32, Op::sum, 0, 4, 0, false, tag::kTagStride});
+  EXPECT_EQ(b.tag, a.tag + tag::kTagStride);
+}
+
+}  // namespace
+}  // namespace sp::coll
