@@ -67,7 +67,7 @@ int run_program(int argc, char** argv, std::string program, int required_thread_
   return rc;
 }
 
-void fail_together(MPI_Comm comm, const std::string& local_error) {
+void fail_together(MPI_Comm comm, const std::string& local_error, bool usage) {
   int rank = 0, size = 1;
   SP_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   SP_MPI_CHECK(MPI_Comm_size(comm, &size));
@@ -79,7 +79,9 @@ void fail_together(MPI_Comm comm, const std::string& local_error) {
   SP_MPI_CHECK(MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, first, comm));
   message.resize(n);
   SP_MPI_CHECK(MPI_Bcast(message.data(), static_cast<int>(n), MPI_CHAR, first, comm));
-  throw CollectiveError(size > 1 ? fmt::format("rank {}: {}", first, message) : message);
+  if (size > 1) message = fmt::format("rank {}: {}", first, message);
+  if (usage) throw UsageError(message);
+  throw CollectiveError(message);
 }
 
 std::string version_text(const std::string& program) {

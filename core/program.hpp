@@ -27,7 +27,8 @@ struct UsageError : CollectiveError {
 // Collective over comm: when any rank passes a non-empty local_error, every rank throws a
 // CollectiveError with the lowest such rank's message ("rank r: ..." in a job of several ranks), so
 // a set-up step that can fail on some ranks only (a missing GPU) ends the run with one line.
-void fail_together(MPI_Comm comm, const std::string& local_error);
+// usage: the error is bad input on the ranks that report it (a UsageError, exit 2).
+void fail_together(MPI_Comm comm, const std::string& local_error, bool usage = false);
 
 struct Session {
   MPI_Comm comm = MPI_COMM_WORLD;

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <set>
 
+#include "core/binding.hpp"
 #include "core/build_info.hpp"
 #include "error.hpp"
 #include "program.hpp"
@@ -125,15 +126,10 @@ std::string cpu_affinity_list() {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof set, &set) != 0) return "unknown";
-  std::string out;
-  for (int c = 0; c < CPU_SETSIZE; ++c) {
-    if (!CPU_ISSET(c, &set)) continue;
-    int end = c;
-    while (end + 1 < CPU_SETSIZE && CPU_ISSET(end + 1, &set)) ++end;
-    out += (out.empty() ? "" : ",") + (end == c ? std::to_string(c) : fmt::format("{}-{}", c, end));
-    c = end;
-  }
-  return out;
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpu_list(cpus);
 }
 
 std::string utc_timestamp() {

@@ -52,16 +52,18 @@ inline void expect_engine_tables_of_five_steps(const TraceReader& r) {
   EXPECT_EQ(column<std::int64_t>(it, "in_summary"), (std::vector<std::int64_t>{0, 1, 1, 1, 1}));
   EXPECT_EQ(column<std::int64_t>(it, "verified"), (std::vector<std::int64_t>{1, 0, 0, 0, 0}));
   const Table samples = r.read_table("samples");
-  // data, forward, backward, wait, optimizer and one bucket allreduce a step + 2 validations.
-  EXPECT_EQ(column<std::int64_t>(samples, "phase").size(), 5u * 6 + 2);
-  EXPECT_EQ(column<double>(samples, "process_cpu_s").size(), 5u * 6 + 2);
+  // One rank runs in progress mode (nothing to overlap): data, forward, backward, progress, wait,
+  // optimizer and one bucket allreduce a step + 2 validations.
+  EXPECT_EQ(r.root_attribute("overlap_mode"), "progress");
+  EXPECT_EQ(column<std::int64_t>(samples, "phase").size(), 5u * 7 + 2);
+  EXPECT_EQ(column<double>(samples, "process_cpu_s").size(), 5u * 7 + 2);
   EXPECT_EQ(r.read_table("buckets").rows(), 5u);
   EXPECT_EQ(r.read_table("cases").rows(), 1u);
   const Table summary = r.read_table("summary");
   EXPECT_EQ(column<std::string>(summary, "phase"),
-            (std::vector<std::string>{"data", "forward", "backward", "wait", "optimizer", "average", "step"}));
-  EXPECT_EQ(column<std::int64_t>(summary, "steps"), (std::vector<std::int64_t>(7, 4)));
-  EXPECT_EQ(column<std::string>(r.read_table("phases"), "name").size(), 8u);
+            (std::vector<std::string>{"data", "forward", "backward", "progress", "wait", "optimizer", "average", "step"}));
+  EXPECT_EQ(column<std::int64_t>(summary, "steps"), (std::vector<std::int64_t>(8, 4)));
+  EXPECT_EQ(column<std::string>(r.read_table("phases"), "name").size(), 9u);
   EXPECT_EQ(column<std::string>(r.read_table("ranks"), "host").size(), 1u);
 }
 

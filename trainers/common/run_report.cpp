@@ -25,9 +25,9 @@ std::string gradient_plan_line(const dp::DataParallelPlan& plan) {
                        plan.cases[0].algorithm->name, plan.backend == "mpi" ? "" : fmt::format(" on {}", plan.backend));
   std::string cases;
   for (const auto& c : plan.cases) cases += fmt::format("{}{}/{}", cases.empty() ? "" : ", ", c.algorithm->name, c.cap.label);
-  return fmt::format("gradients: bucketed allreduce (algorithm/cap MiB: {}){}, {}", cases,
-                     plan.backend == "mpi" ? "" : fmt::format(" on {}", plan.backend),
-                     plan.overlap ? "overlapped with backward" : "after backward (no overlap)");
+  if (plan.no_comm) return "gradients: not communicated (--no-comm: every rank trains alone)";
+  return fmt::format("gradients: bucketed allreduce (algorithm/cap MiB: {}){}", cases,
+                     plan.backend == "mpi" ? "" : fmt::format(" on {}", plan.backend));
 }
 
 std::uint64_t write_train_trace(TraceWriter& trace, dp::DataParallelEngine& engine, const StepLog& log,

@@ -15,6 +15,7 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
   TraceWriter trace = open_train_trace(s, o.run);
   if (s.rank == 0) {
     for (const std::string& line : run.header) fmt::print("# {}\n", line);
+    fmt::print("# {}\n", engine.overlap_line());
     std::fflush(stdout);
   }
 

@@ -1,6 +1,7 @@
 #include "trainers/dp/engine.hpp"
 
 #include <fmt/format.h>
+#include <omp.h>
 #include <time.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <limits>
 #include <numeric>
 
+#include "core/binding.hpp"
 #include "core/hash.hpp"
 #include "core/stats.hpp"
 #include "core/log.hpp"
@@ -41,16 +43,34 @@ DataParallelEngine::DataParallelEngine(const Session& session, const DataParalle
       grads_(grads),
       numel_(layout.total_numel()),
       layout_(layout),
-      first_step_(first_step),
-      reducer_(session.comm, grads, layout, plan.backend) {
+      first_step_(first_step) {
   if (plan.fault.kind != Fault::Kind::none && plan.fault.rank == session.rank) fault_.emplace(plan.fault);
-  if (session.size > 1 && session.thread_level < MPI_THREAD_SERIALIZED)
-    fail("the data-parallel engine needs MPI_THREAD_SERIALIZED, MPI provides level {}", session.thread_level);
   SP_MPI_CHECK(MPI_Comm_dup(session.comm, &comm_));
   SP_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
   // Only local SGD averages parameters on the main thread; otherwise the reducer's transports are
   // the only ones (a second Gloo mesh would double every rank's sockets and connect time).
   if (plan.local_sgd > 0) transports_ = coll::BackendOption{plan.backend}.make(comm_);
+  const bool synchronous = plan.local_sgd == 0 && !plan.no_comm;
+  if (synchronous) reducer_.emplace(session.comm, grads, layout, plan.backend);
+
+  OverlapRequest request{.mode = plan.overlap, .comm_core = plan.comm_core, .synchronous = synchronous,
+                         .transport = plan.backend, .compute_threads = omp_get_max_threads(),
+                         .ranks = session.size};
+  if (reducer_) {
+    request.busy_polls = reducer_->backend_busy_polls();
+    for (const ReductionCase& c : plan.cases) request.can_progress &= reducer_->can_progress(*c.algorithm);
+  }
+  overlap_ = choose_overlap(request, rank_binding(session.comm));
+  fail_together(session.comm, overlap_.error, /*usage=*/true);
+  if (overlap_.mode == OverlapMode::thread && session.size > 1 && session.thread_level < MPI_THREAD_SERIALIZED)
+    fail("--overlap thread needs MPI_THREAD_SERIALIZED, MPI provides level {}", session.thread_level);
+  if (reducer_) reducer_->set_overlap(overlap_);
+}
+
+std::string DataParallelEngine::overlap_line() const {
+  return fmt::format("overlap: {}{} ({})", name(overlap_.mode),
+                     overlap_.comm_cpu >= 0 ? fmt::format(", communication thread on CPU {}", overlap_.comm_cpu) : "",
+                     overlap_.reason);
 }
 
 DataParallelEngine::~DataParallelEngine() { MPI_Comm_free(&comm_); }
@@ -86,7 +106,8 @@ void DataParallelEngine::install_stop_handlers() {
 }
 
 int DataParallelEngine::end_of_step(int step, const StepReport& report) {
-  if (plan_.check_sync_every > 0 && step % plan_.check_sync_every == 0 && (plan_.local_sgd == 0 || report.averaged))
+  if (plan_.check_sync_every > 0 && step % plan_.check_sync_every == 0 && !plan_.no_comm &&
+      (plan_.local_sgd == 0 || report.averaged))
     check_in_sync(step);
   int sig = g_stop_signal.load();
   SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, comm_));
@@ -95,25 +116,25 @@ int DataParallelEngine::end_of_step(int step, const StepReport& report) {
 
 void DataParallelEngine::end_of_run(int last_step, bool interrupted) {
   if (plan_.local_sgd > 0 && interrupted) broadcast_parameters();
-  check_in_sync(last_step);
+  if (!plan_.no_comm) check_in_sync(last_step);  // without communication the models differ by design
   measure_reference_communication();
 }
 
 void DataParallelEngine::measure_reference_communication() {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   reference_comm_s_.assign(plan_.cases.size(), nan);
-  if (plan_.local_sgd > 0) return;  // no bucketed allreduce to compare with
+  if (!reducer_) return;  // no bucketed allreduce to compare with (local SGD, --no-comm)
   // The gradients are the trainer's; the reference only needs buffers of their size and layout.
   const std::vector<float> saved(grads_, grads_ + numel_);
   for (std::size_t c = 0; c < plan_.cases.size(); ++c) {
     const ReductionCase& rc = plan_.cases[c];
-    reducer_.configure(*rc.algorithm, rc.cap, plan_.chunk_bytes);
+    reducer_->configure(*rc.algorithm, rc.cap, plan_.chunk_bytes);
     configured_case_ = int(c);
     double total = 0;
     for (int i = 0; i <= kReferenceIterations; ++i) {  // iteration 0 warms up
       SP_MPI_CHECK(MPI_Barrier(comm_));
-      reducer_.begin(1.0f, /*overlap=*/false, /*verify=*/false);
-      const double t = reducer_.finish();
+      reducer_->begin(1.0f, /*overlap=*/false, /*verify=*/false);
+      const double t = reducer_->finish();
       if (i > 0) total += t;
     }
     reference_comm_s_[c] = mean_over_ranks(total / kReferenceIterations);
@@ -157,52 +178,75 @@ StepReport DataParallelEngine::step(int step, bool last_step, const StepFunction
 StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunctions& fn) {
   StepReport r;
   r.case_id = case_of(step);
-  if (r.case_id != configured_case_) {
+  if (reducer_ && r.case_id != configured_case_) {
     const ReductionCase& c = plan_.cases[std::size_t(r.case_id)];
-    reducer_.configure(*c.algorithm, c.cap, plan_.chunk_bytes);
+    reducer_->configure(*c.algorithm, c.cap, plan_.chunk_bytes);
     configured_case_ = r.case_id;
   }
-  const bool sync = plan_.local_sgd == 0;
-  const bool average = !sync && (step % plan_.local_sgd == 0 || last_step);
+  const bool sync = reducer_.has_value();
+  const bool average = plan_.local_sgd > 0 && (step % plan_.local_sgd == 0 || last_step);
   const bool verify = (sync || average) && synced_steps_ < plan_.verify_steps;
-  if (fault_) fault_->before_step(step, reducer_);
+  if (fault_ && reducer_) fault_->before_step(step, *reducer_);
 
   IterationRow row;
   row.step = step;
   row.case_id = r.case_id;
   row.start_s = wall_seconds();
   double step_cpu = 0;
-  PhaseTimer timer;
-  auto timed = [&](Phase phase, auto&& body) {
+  // A phase's sample (wall and main-thread CPU) and the process's CPU time over it.
+  struct Measured {
+    PhaseSample sample;
+    double process_cpu_s;
+  };
+  auto measure = [&](auto&& body) {
     const double pc0 = process_cpu_seconds();
+    PhaseTimer timer;
     timer.start();
     body();
     const PhaseSample s = timer.stop();
-    const double pc = process_cpu_seconds() - pc0;
-    log_.add_phase(r.case_id, step, phase, s, pc);
-    row.phase_s[std::size_t(index_of(phase))] += s.wall_s;
-    step_cpu += s.cpu_s;
-    r.process_cpu_s += pc;
+    return Measured{s, process_cpu_seconds() - pc0};
   };
+  auto record = [&](Phase phase, const Measured& m) {
+    log_.add_phase(r.case_id, step, phase, m.sample, m.process_cpu_s);
+    row.phase_s[step_phase_slot(phase)] += m.sample.wall_s;
+    step_cpu += m.sample.cpu_s;
+    r.process_cpu_s += m.process_cpu_s;
+  };
+  auto timed = [&](Phase phase, auto&& body) { record(phase, measure(body)); };
 
-  const GradReadyFn ready = [this](std::size_t offset) { reducer_.grads_ready(offset); };
+  const GradReadyFn ready = [this](std::size_t offset) { reducer_->grads_ready(offset); };
   const GradReadyFn ignore = [](std::size_t) {};
   double loss_sum = 0;
   for (int m = 0; m < plan_.accum_steps; ++m) {
     timed(Phase::data, [&] { fn.data(m); });
     timed(Phase::forward, [&] { loss_sum += fn.forward(m); });
     const bool sync_now = sync && m == plan_.accum_steps - 1;
-    if (sync_now) reducer_.begin(1.0f / float(session_.size * plan_.accum_steps), plan_.overlap, verify);
-    timed(Phase::backward, [&] {
+    if (sync_now) reducer_->begin(1.0f / float(session_.size * plan_.accum_steps), overlap_.mode != OverlapMode::none, verify);
+    Measured backward = measure([&] {
       if (m == 0) std::fill(grads_, grads_ + numel_, 0.0f);
       fn.backward(sync_now ? ready : ignore);
     });
+    if (sync_now && overlap_.mode == OverlapMode::progress) {
+      // The calls that advanced buckets from inside backward are communication: out of backward.
+      const Measured progress{{backward.sample.start_s, reducer_->progress_s(), reducer_->progress_cpu_s()},
+                              reducer_->progress_cpu_s()};
+      backward.sample.wall_s -= progress.sample.wall_s;
+      backward.sample.cpu_s -= progress.sample.cpu_s;
+      backward.process_cpu_s -= progress.process_cpu_s;
+      record(Phase::backward, backward);
+      record(Phase::progress, progress);
+      r.progress_s = progress.sample.wall_s;
+    } else {
+      record(Phase::backward, backward);
+    }
   }
   if (fault_) fault_->after_backward(step, session_.rank);
   if (sync) {
     // Without synchronisation, accumulation scales by 1/k here instead of in the reducer.
-    timed(Phase::wait, [&] { r.exposed_s = reducer_.finish(); });
-    if (verify) reducer_.verify();  // outside the timed phases; verified steps are not summarised
+    timed(Phase::wait, [&] { r.exposed_s = reducer_->finish(); });
+    r.exposed_peers_s = reducer_->exposed().peers_s;
+    r.exposed_after_ready_s = reducer_->exposed().after_ready_s;
+    if (verify) reducer_->verify();  // outside the timed phases; verified steps are not summarised
   } else if (plan_.accum_steps > 1) {
     const float scale = 1.0f / float(plan_.accum_steps);
     for (std::size_t i = 0; i < numel_; ++i) grads_[i] *= scale;
@@ -211,13 +255,15 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
   if (average) {
     timed(Phase::average, [&] { average_parameters(verify); });
     r.averaged = true;
-    r.exposed_s += row.phase_s[std::size_t(index_of(Phase::average))];
+    const double averaging = row.phase_s[step_phase_slot(Phase::average)];
+    r.exposed_s += averaging;
+    r.exposed_after_ready_s += averaging;
   }
   if (sync || average) ++synced_steps_;
 
   if (sync) {
-    const auto& buckets = reducer_.buckets();
-    const auto& timings = reducer_.timings();
+    const auto& buckets = reducer_->buckets();
+    const auto& timings = reducer_->timings();
     for (std::size_t b = 0; b < buckets.size(); ++b) {
       const BucketTiming& t = timings[b];
       log_.add_bucket(r.case_id, step, b, buckets[b], t);
@@ -230,7 +276,7 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
   }
 
   for (double w : row.phase_s) r.wall_s += w;
-  const auto wall_of = [&](Phase p) { return row.phase_s[std::size_t(index_of(p))]; };
+  const auto wall_of = [&](Phase p) { return row.phase_s[step_phase_slot(p)]; };
   r.in_summary = step >= first_step_ + int(plan_.cases.size()) && !verify;  // not the first round of cases
   row.step_s = r.wall_s;
   row.step_cpu_s = step_cpu;
@@ -241,6 +287,8 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
   row.transfer_s = r.transfer_s;
   row.queued_s = r.queued_s;
   row.exposed_s = r.exposed_s;
+  row.exposed_peers_s = r.exposed_peers_s;
+  row.exposed_after_ready_s = r.exposed_after_ready_s;
   row.synchronised = sync;
   row.averaged = r.averaged;
   row.verified = verify;
@@ -252,6 +300,20 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
   return r;
 }
 
+std::string DataParallelEngine::communication_description() const {
+  if (plan_.no_comm) return "none: every rank trains alone (--no-comm)";
+  if (plan_.local_sgd > 0) return fmt::format("local SGD: parameters averaged every {} step(s)", plan_.local_sgd);
+  switch (overlap_.mode) {
+    case OverlapMode::progress:
+      return "progress: each bucket's allreduce starts when backward completes it and is advanced from the compute "
+             "thread at backward's progress calls, then finished after backward";
+    case OverlapMode::thread:
+      return "thread: one communication thread per rank runs each bucket's allreduce as backward completes it";
+    case OverlapMode::none: break;
+  }
+  return "none: every bucket's allreduce after backward";
+}
+
 void DataParallelEngine::add_validation_sample(int step, const PhaseSample& sample) {
   log_.add_phase(case_of(step), step, Phase::validation, sample, std::numeric_limits<double>::quiet_NaN());
 }
@@ -261,7 +323,7 @@ void DataParallelEngine::write_trace(TraceWriter& trace) {
   trace.write_table("phases", log_.phases_table(), TableScope::shared, "phase ids used in samples");
   trace.write_table("iterations", log_.iterations(), TableScope::per_rank,
                     "per rank and step: phase times, communication (peers, transfer, queued), exposed communication");
-  if (plan_.local_sgd == 0)
+  if (reducer_)
     trace.write_table("buckets", log_.buckets(), TableScope::per_rank, "per rank, step and bucket: ready, start and end times");
 
   RunSummary summary = summarize_run(log_, plan_, layout_, reference_comm_s_, comm_);
@@ -277,14 +339,17 @@ void DataParallelEngine::write_trace(TraceWriter& trace) {
   trace.set_attribute("accum_steps", std::int64_t(plan_.accum_steps));
   trace.set_attribute("global_batch", std::int64_t(plan_.global_batch));
   trace.set_attribute("local_sgd", std::int64_t(plan_.local_sgd));
-  trace.set_attribute("overlap", std::int64_t(plan_.overlap ? 1 : 0));
+  trace.set_attribute("overlap", std::int64_t(overlap_.mode == OverlapMode::none ? 0 : 1));
+  trace.set_attribute("overlap_mode", std::string(name(overlap_.mode)));
+  trace.set_attribute("overlap_reason", overlap_.reason);
+  trace.set_attribute("comm_cpu", std::int64_t(overlap_.comm_cpu));
+  trace.set_attribute("no_comm", std::int64_t(plan_.no_comm ? 1 : 0));
   trace.set_attribute("chunk_bytes", std::int64_t(plan_.chunk_bytes));
   trace.set_attribute("verify_steps", std::int64_t(plan_.verify_steps));
-  trace.set_attribute("reference_iterations", std::int64_t(plan_.local_sgd > 0 ? 0 : kReferenceIterations));
+  trace.set_attribute("reference_iterations", std::int64_t(reducer_ ? kReferenceIterations : 0));
   trace.set_attribute("num_cases", std::int64_t(plan_.cases.size()));
   trace.set_attribute("gradient_numel", std::int64_t(numel_));
-  trace.set_attribute("communication",
-                      std::string("one communication thread per rank runs each bucket's allreduce as backward completes it"));
+  trace.set_attribute("communication", communication_description());
   trace.set_attribute("summary_excludes", fmt::format("the first {} step(s) of the run (one round of cases) and verified steps",
                                                       plan_.cases.size()));
 }

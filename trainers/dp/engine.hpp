@@ -5,10 +5,12 @@
 //   for each micro-batch m of the step (gradient accumulation, k = accum_steps):
 //     data(m); loss += forward(m); backward(ready)      -- gradients ADD up across micro-batches
 //       only the last micro-batch synchronises: its backward reports gradient readiness and the
-//       GradientReducer allreduces finished buckets while the rest of backward computes
+//       GradientReducer allreduces finished buckets while the rest of backward computes (advanced
+//       from backward's own calls, or on a communication thread: --overlap, overlap.hpp)
 //   wait for the outstanding buckets (exposed communication)
 //   optimizer()                                           -- on the averaged gradients
 //   local SGD instead: no gradient allreduce; every N steps the parameters are averaged
+//   --no-comm instead: no communication at all (each rank trains alone: the same-load baseline)
 //
 // Rank 0's parameters are broadcast at the start; a hash of the parameters is compared across
 // ranks at the end (and every --check-sync-every steps); the first --verify-steps synchronising
@@ -49,6 +51,9 @@ struct StepReport {
   double wall_s = 0;     // this rank's data + forward + backward + wait + optimizer + average
   double process_cpu_s = 0;
   double exposed_s = 0;  // wait + parameter averaging
+  double exposed_peers_s = 0;        // of it, waiting until every rank had finished backward
+  double exposed_after_ready_s = 0;  // the rest: communication after every rank was ready
+  double progress_s = 0;  // progress mode: advancing buckets from inside backward (not in backward's time)
   double comm_s = 0;     // sum of this step's bucket durations (end - start = peers + transfer)
   double peers_s = 0;    // of which waiting in the handshake for peers
   double transfer_s = 0; // of which the allreduce calls themselves
@@ -88,6 +93,9 @@ class DataParallelEngine {
   std::uint64_t parameter_hash() const;  // FNV-1a over the parameter bytes
   int case_of(int step) const;
   const DataParallelPlan& plan() const { return plan_; }
+  // How the gradient allreduce overlaps backward, and why (overlap.hpp), for the run's header.
+  const OverlapChoice& overlap() const { return overlap_; }
+  std::string overlap_line() const;
   // Mean of a value over ranks (collective, main thread, between steps).
   double mean_over_ranks(double local) const;
   // Records the trainer's validation pass after a step (samples phase "validation").
@@ -102,6 +110,7 @@ class DataParallelEngine {
  private:
   StepReport run_step(int step, bool last_step, const StepFunctions& fn);
   void average_parameters(bool verify);
+  std::string communication_description() const;  // trace attribute "communication"
 
   const Session& session_;
   DataParallelPlan plan_;
@@ -112,10 +121,11 @@ class DataParallelEngine {
   int first_step_;
   MPI_Comm comm_ = MPI_COMM_NULL;  // the main thread's collectives (loss, averaging, hashes)
   coll::Backends transports_;  // local SGD's parameter averaging, on comm_ (made only for local SGD)
-  GradientReducer reducer_;
+  std::optional<GradientReducer> reducer_;  // synchronous data parallelism only
   int configured_case_ = -1;
   int synced_steps_ = 0;
   coll::Workspace workspace_;
+  OverlapChoice overlap_;
   std::optional<FaultInjector> fault_;  // only on the rank a test asked to fail
   StepLog log_;
   std::vector<double> reference_comm_s_;  // per case, from measure_reference_communication

@@ -22,7 +22,18 @@ void add_data_parallel_options(CLI::App& app, DataParallelOptions& o) {
       ->capture_default_str();
   app.add_option("--chunk-kib", o.chunk_kib, "pipelining segment of ring and tree (0 = none)")
       ->check(CLI::Range(0, 1 << 20))->capture_default_str();
-  app.add_flag("--no-overlap", o.no_overlap, "allreduce every bucket after backward (the no-overlap baseline)");
+  app.add_option("--overlap", o.overlap,
+                 "how the bucket allreduces overlap backward: progress (advanced from the compute thread between "
+                 "layers), thread (a communication thread, on a spare core where MPI needs one), none (after "
+                 "backward), auto (thread with a spare core, else progress)")
+      ->check(CLI::IsMember({"auto", "progress", "thread", "none"}))->capture_default_str();
+  app.add_flag("--no-overlap", o.no_overlap, "the same as --overlap none (the no-overlap baseline)");
+  app.add_option("--comm-core", o.comm_core,
+                 "the CPU of the communication thread (--overlap thread): one of this rank's, in no other local rank's binding")
+      ->check(CLI::Range(0, 1 << 16));
+  app.add_flag("--no-comm", o.no_comm,
+               "no gradient communication: every rank trains alone on its own batches (the same-load baseline of a "
+               "data-parallel run; the ranks' models diverge)");
   app.add_option("--scaling", o.scaling,
                  "strong: --batch is the global batch, split across the ranks; weak: --batch rows per rank "
                  "(default: weak, or strong with --global-batch)")
@@ -85,7 +96,12 @@ DataParallelPlan make_plan(const DataParallelOptions& o, int batch, int nranks) 
   DataParallelPlan p;
   p.accum_steps = o.accum_steps;
   p.local_sgd = o.local_sgd;
-  p.overlap = !o.no_overlap;
+  if (o.no_overlap && o.overlap != "auto" && o.overlap != "none")
+    throw UsageError(fmt::format("--no-overlap and --overlap {} contradict each other", o.overlap));
+  p.overlap = o.no_overlap ? "none" : o.overlap;
+  p.comm_core = o.comm_core;
+  p.no_comm = o.no_comm;
+  if (o.no_comm && o.local_sgd > 0) throw UsageError("--no-comm and --local-sgd exclude each other");
   p.chunk_bytes = std::size_t(o.chunk_kib) * 1024;
   p.verify_steps = o.verify_steps;
   p.check_sync_every = o.check_sync_every;

@@ -18,7 +18,10 @@ struct DataParallelOptions {
   std::string backend = "mpi";      // the transport the buckets travel on (collectives/backend.hpp)
   std::string bucket_caps = "25";   // comma-separated
   int chunk_kib = 1024;
-  bool no_overlap = false;
+  bool no_overlap = false;          // the old spelling of --overlap none
+  std::string overlap = "auto";     // auto, progress, thread, none (trainers/dp/overlap.hpp)
+  int comm_core = -1;
+  bool no_comm = false;
   std::string scaling;   // "strong": --batch is the global batch; "weak": per rank; "": --global-batch decides
   int global_batch = 0;  // > 0: strong scaling (fixed global batch split across ranks)
   int accum_steps = 1;
@@ -28,8 +31,8 @@ struct DataParallelOptions {
   std::string inject_fault;
 };
 
-// Adds --algorithm, --backend, --bucket-cap-mb, --chunk-kib, --no-overlap, --scaling, --global-batch, --accum-steps,
-// --local-sgd, --verify-steps, --check-sync-every, --inject-fault.
+// Adds --algorithm, --backend, --bucket-cap-mb, --chunk-kib, --overlap (--no-overlap), --comm-core, --no-comm,
+// --scaling, --global-batch, --accum-steps, --local-sgd, --verify-steps, --check-sync-every, --inject-fault.
 void add_data_parallel_options(CLI::App& app, DataParallelOptions& o);
 
 struct ReductionCase {
@@ -50,7 +53,9 @@ struct DataParallelPlan {
   int accum_steps = 1;   // micro-batches per optimizer step (no synchronisation before the last)
   int global_batch = 0;  // micro_batch x accum_steps x ranks: rows per optimizer step
   int local_sgd = 0;
-  bool overlap = true;
+  bool no_comm = false;          // every rank trains alone: the no-communication baseline
+  std::string overlap = "auto";  // as requested; the engine resolves it (overlap.hpp)
+  int comm_core = -1;
   std::size_t chunk_bytes = 1 << 20;
   int verify_steps = 1;
   int check_sync_every = 0;

@@ -6,7 +6,7 @@
 
 namespace sp::dp {
 
-enum class Phase : int { data, forward, backward, wait, optimizer, average, validation, allreduce };
+enum class Phase : int { data, forward, backward, wait, optimizer, average, validation, allreduce, progress };
 
 struct PhaseInfo {
   Phase phase;
@@ -16,11 +16,11 @@ struct PhaseInfo {
   const char* column_description;
 };
 
-inline constexpr std::array<PhaseInfo, 8> kPhases{{
+inline constexpr std::array<PhaseInfo, 9> kPhases{{
     {Phase::data, "data", "load the micro-batch", "data_s", "data loading (all micro-batches)"},
     {Phase::forward, "forward", "forward pass incl. loss", "forward_s", "forward incl. loss (all micro-batches)"},
     {Phase::backward, "backward", "zero the gradients (first micro-batch) + backward; bucket allreduces overlap it",
-     "backward_s", "backward (all micro-batches), overlapped by the bucket allreduces"},
+     "backward_s", "backward (all micro-batches), overlapped by the bucket allreduces (progress calls excluded)"},
     {Phase::wait, "wait", "wait for the outstanding bucket allreduces after backward (exposed communication)", "wait_s",
      "waiting for outstanding allreduces after backward"},
     {Phase::optimizer, "optimizer", "gradient-norm clipping + optimizer update", "optimizer_s",
@@ -29,7 +29,11 @@ inline constexpr std::array<PhaseInfo, 8> kPhases{{
      "local SGD parameter averaging"},
     {Phase::validation, "validation", "validation loss pass (not part of the step time)", "", ""},
     {Phase::allreduce, "allreduce",
-     "one bucket's allreduce on the communication thread (bucket column; cpu_s of that thread)", "", ""},
+     "one bucket's allreduce (bucket column; cpu_s: the communication thread's CPU time, or in progress mode the "
+     "wall time of the calls that advanced it)", "", ""},
+    {Phase::progress, "progress",
+     "progress mode: advancing the buckets in flight from inside backward (communication, taken out of backward)",
+     "progress_s", "advancing bucket allreduces from inside backward (progress mode; not part of backward_s)"},
 }};
 
 constexpr int index_of(Phase p) { return static_cast<int>(p); }
@@ -44,8 +48,16 @@ constexpr const PhaseInfo& info(Phase p) { return kPhases[std::size_t(index_of(p
 // thread's allreduces are not).
 constexpr bool in_step_time(Phase p) { return p != Phase::validation && p != Phase::allreduce; }
 
-// The step phases in order, for loops over them.
-inline constexpr std::array<Phase, 6> kStepPhases{Phase::data, Phase::forward, Phase::backward,
-                                                  Phase::wait, Phase::optimizer, Phase::average};
+// The step phases in order, for loops over them (the iterations table's columns, IterationRow::phase_s).
+inline constexpr std::array<Phase, 7> kStepPhases{Phase::data,      Phase::forward, Phase::backward, Phase::progress,
+                                                  Phase::wait,      Phase::optimizer, Phase::average};
+
+// Where phase p is in kStepPhases (-1 if it is not a step phase).
+constexpr int step_phase_index(Phase p) {
+  for (std::size_t i = 0; i < kStepPhases.size(); ++i)
+    if (kStepPhases[i] == p) return int(i);
+  return -1;
+}
+constexpr std::size_t step_phase_slot(Phase p) { return std::size_t(step_phase_index(p)); }
 
 }  // namespace sp::dp

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/binding.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/program.hpp"
@@ -44,8 +45,28 @@ GradientReducer::GradientReducer(MPI_Comm comm, float* grads, const coll::Gradie
   SP_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
   SP_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
   SP_MPI_CHECK(MPI_Comm_size(comm_, &nranks_));
+  SP_MPI_CHECK(MPI_Comm_dup(comm, &ready_comm_));
+  SP_MPI_CHECK(MPI_Comm_set_errhandler(ready_comm_, MPI_ERRORS_RETURN));
   transports_ = coll::BackendOption{backend}.make(comm_);
-  thread_ = std::thread([this] { communication_loop(); });
+}
+
+void GradientReducer::set_overlap(const OverlapChoice& overlap) {
+  if (thread_.joinable() || in_step_) fail("GradientReducer::set_overlap after the first step");
+  overlap_choice_ = overlap;
+  if (overlap.mode != OverlapMode::thread) return;
+  // The compute thread keeps the rest of the binding; the communication thread its own core.
+  if (overlap.comm_cpu >= 0) bind_this_thread(overlap.compute_cpus);
+  thread_ = std::thread([this] {
+    if (overlap_choice_.comm_cpu >= 0) {
+      try {
+        bind_this_thread({overlap_choice_.comm_cpu});
+      } catch (...) {
+        std::lock_guard lock(mutex_);
+        error_ = std::current_exception();
+      }
+    }
+    communication_loop();
+  });
 }
 
 GradientReducer::~GradientReducer() {
@@ -61,7 +82,8 @@ GradientReducer::~GradientReducer() {
     stop_ = true;
   }
   cv_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
+  MPI_Comm_free(&ready_comm_);
   MPI_Comm_free(&comm_);
 }
 
@@ -72,6 +94,15 @@ void GradientReducer::configure(const coll::Algorithm& algorithm, const coll::Bu
   transport_ = &transports_.for_algorithm(algorithm);
   chunk_bytes_ = chunk_bytes;
   buckets_ = bucket_slices(layout_, cap);
+  if (overlap_choice_.mode == OverlapMode::progress && !transport_->can_progress())
+    fail("the {} transport cannot run {} in progress mode", transport_->name(), algorithm.name);
+  // Every bucket's program, built once per case. Buckets in flight at once have their own tags.
+  programs_.clear();
+  for (std::size_t i = 0; i < buckets_.size(); ++i) {
+    coll::AllreduceArgs a{nullptr, nullptr, buckets_[i].numel, coll::Dtype::f32, coll::Op::sum, transport_, nullptr, chunk_bytes};
+    a.send = a.recv = grads_ + buckets_[i].offset;
+    programs_.push_back(algorithm.plan(a.shape(coll::tag::kTagStride * int(i % kInFlight))));
+  }
 }
 
 void GradientReducer::begin(float scale, bool overlap, bool verify) {
@@ -79,8 +110,11 @@ void GradientReducer::begin(float scale, bool overlap, bool verify) {
   std::lock_guard lock(mutex_);
   timings_.assign(buckets_.size(), BucketTiming{});
   num_ready_ = num_done_ = 0;
+  started_ = finished_ = 0;
+  progress_s_ = progress_cpu_s_ = 0;
+  exposed_ = {};
   scale_ = scale;
-  overlap_ = overlap;
+  overlap_ = overlap && overlap_choice_.mode != OverlapMode::none;
   verify_ = verify;
   if (verify) snapshot_.assign(layout_.total_numel(), 0.0);
   produced_ = 0;
@@ -91,11 +125,21 @@ void GradientReducer::grads_ready(std::size_t offset) {
   if (!in_step_) return;  // a backward that does not synchronise (accumulation, local SGD)
   std::size_t k = produced_;
   while (k < buckets_.size() && buckets_[k].offset >= offset) ++k;
-  if (k == produced_) return;
-  const double now = wall_seconds();
-  for (std::size_t j = produced_; j < k; ++j) timings_[j].ready_s = now;
-  produced_ = k;
+  if (k > produced_) {
+    const double now = wall_seconds();
+    for (std::size_t j = produced_; j < k; ++j) timings_[j].ready_s = now;
+    produced_ = k;
+  }
   if (!overlap_) return;
+  if (overlap_choice_.mode == OverlapMode::progress) {
+    if (finished_ == produced_) return;  // nothing to start or advance
+    const double c0 = thread_cpu_seconds(), t0 = wall_seconds();
+    advance_in_flight();
+    progress_s_ += wall_seconds() - t0;
+    progress_cpu_s_ += thread_cpu_seconds() - c0;
+    return;
+  }
+  if (k == num_ready_) return;
   {
     std::lock_guard lock(mutex_);
     num_ready_ = k;
@@ -103,19 +147,127 @@ void GradientReducer::grads_ready(std::size_t offset) {
   cv_.notify_all();
 }
 
+void GradientReducer::start_bucket(std::size_t i) {
+  timings_[i].start_s = wall_seconds();
+  const BucketSlice& b = buckets_[i];
+  if (verify_) std::copy(grads_ + b.offset, grads_ + b.offset + b.numel, snapshot_.begin() + std::ptrdiff_t(b.offset));
+}
+
+void GradientReducer::end_bucket(std::size_t i) {
+  const BucketSlice& b = buckets_[i];
+  float* p = grads_ + b.offset;
+  if (scale_ != 1.0f)
+    for (std::size_t j = 0; j < b.numel; ++j) p[j] *= scale_;
+  if (corrupt_next_ && b.numel > 0) {
+    p[0] += 1.0f;
+    corrupt_next_ = false;
+  }
+  timings_[i].end_s = wall_seconds();
+}
+
+void GradientReducer::run_bucket_blocking(std::size_t i) {
+  float* p = grads_ + buckets_[i].offset;
+  coll::run_blocking(programs_[i], workspace_.bind(programs_[i], p, p, *transport_), *transport_);
+}
+
+// Advances the buckets in flight in order, then starts the ready ones a free slot allows (bucket
+// i takes slot i % kInFlight once bucket i - kInFlight is done), advancing each once.
+void GradientReducer::advance_in_flight() {
+  auto advance = [&](std::size_t i) {
+    const double t0 = wall_seconds();
+    const bool done = runs_[i % kInFlight].advance();
+    timings_[i].cpu_s += wall_seconds() - t0;
+    if (done) end_bucket(i);
+    return done;
+  };
+  for (std::size_t i = finished_; i < started_; ++i)
+    if (!runs_[i % kInFlight].done()) advance(i);
+  auto settle = [&] {
+    while (finished_ < started_ && runs_[finished_ % kInFlight].done()) ++finished_;
+  };
+  settle();
+  while (started_ < produced_ && started_ < finished_ + kInFlight) {
+    const std::size_t i = started_++;
+    float* p = grads_ + buckets_[i].offset;
+    start_bucket(i);
+    coll::Workspace& ws = slot_workspace_[i % kInFlight];
+    runs_[i % kInFlight].start(programs_[i], ws.bind(programs_[i], p, p, *transport_), *transport_);
+    advance(i);
+    settle();
+  }
+}
+
 double GradientReducer::finish() {
   if (!in_step_) fail("GradientReducer::finish without begin");
   const double t0 = wall_seconds();
   for (std::size_t j = produced_; j < buckets_.size(); ++j) timings_[j].ready_s = t0;
   produced_ = buckets_.size();
+  double waited = 0;
+  try {
+    waited = !overlap_ ? finish_blocking(t0)
+             : overlap_choice_.mode == OverlapMode::progress ? finish_progress(t0)
+                                                             : finish_thread(t0);
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    in_step_ = false;
+    throw;
+  }
+  std::lock_guard lock(mutex_);
+  in_step_ = false;
+  return waited;
+}
+
+// A barrier (every rank has finished backward), then every bucket in order.
+double GradientReducer::finish_blocking(double t0) {
+  if (nranks_ > 1) SP_MPI_CHECK(MPI_Barrier(ready_comm_));
+  const double all_ready = wall_seconds();
+  for (std::size_t i = 0; i < buckets_.size(); ++i) {
+    start_bucket(i);
+    run_bucket_blocking(i);
+    end_bucket(i);
+  }
+  const double t_end = wall_seconds();
+  exposed_ = {t_end - t0, all_ready - t0, t_end - all_ready};
+  return exposed_.total_s;
+}
+
+// Advances every bucket to its end. A nonblocking barrier entered now completes, on this rank's
+// clock, when the slowest rank has finished backward too.
+double GradientReducer::finish_progress(double t0) {
+  MPI_Request barrier = MPI_REQUEST_NULL;
+  double all_ready = t0;
+  bool barrier_done = nranks_ == 1;
+  if (!barrier_done) SP_MPI_CHECK(MPI_Ibarrier(ready_comm_, &barrier));
+  for (;;) {
+    advance_in_flight();
+    if (!barrier_done) {
+      int flag = 0;
+      SP_MPI_CHECK(MPI_Test(&barrier, &flag, MPI_STATUS_IGNORE));
+      if (flag) barrier_done = true, all_ready = wall_seconds();
+    }
+    if (barrier_done && finished_ == buckets_.size()) break;
+  }
+  const double t_end = wall_seconds();
+  const double peers = std::min(all_ready, t_end) - t0;
+  exposed_ = {t_end - t0, peers, t_end - t0 - peers};
+  return exposed_.total_s;
+}
+
+double GradientReducer::finish_thread(double t0) {
   std::unique_lock lock(mutex_);
   num_ready_ = buckets_.size();
   cv_.notify_all();
   cv_.wait(lock, [&] { return num_done_ == buckets_.size() || error_; });
-  in_step_ = false;
-  const double waited = wall_seconds() - t0;
   if (error_) std::rethrow_exception(error_);
-  return waited;
+  const double t_end = wall_seconds();
+  // The thread waited for peers in its handshakes; the part of those waits after t0 is the wait
+  // for the slowest backward (the handshakes are one after the other, so the parts add up).
+  double peers = 0;
+  for (const BucketTiming& t : timings_)
+    peers += std::max(0.0, std::min(t.start_s + t.peers_s, t_end) - std::max(t.start_s, t0));
+  peers = std::min(peers, t_end - t0);
+  exposed_ = {t_end - t0, peers, t_end - t0 - peers};
+  return exposed_.total_s;
 }
 
 void GradientReducer::communication_loop() {
@@ -130,8 +282,6 @@ void GradientReducer::communication_loop() {
       BucketTiming& t = timings_[i];
       const double cpu0 = thread_cpu_seconds();
       t.start_s = wall_seconds();
-      const BucketSlice& b = buckets_[i];
-      float* p = grads_ + b.offset;
       if (nranks_ > 1) {
         MPI_Request handshake;
         SP_MPI_CHECK(MPI_Ibarrier(comm_, &handshake));
@@ -142,16 +292,11 @@ void GradientReducer::communication_loop() {
         }
         t.peers_s = wall_seconds() - t.start_s;
       }
-      if (verify_) std::copy(p, p + b.numel, snapshot_.begin() + std::ptrdiff_t(b.offset));
-      coll::AllreduceArgs a{p, p, b.numel, coll::Dtype::f32, coll::Op::sum, transport_, &workspace_, chunk_bytes_};
-      algorithm_->run(a);
-      if (scale_ != 1.0f)
-        for (std::size_t j = 0; j < b.numel; ++j) p[j] *= scale_;
-      if (corrupt_next_ && b.numel > 0) {
-        p[0] += 1.0f;
-        corrupt_next_ = false;
-      }
-      t.end_s = wall_seconds();
+      const double started = t.start_s;
+      start_bucket(i);  // the snapshot; the start stays the handshake's
+      t.start_s = started;
+      run_bucket_blocking(i);
+      end_bucket(i);
       t.cpu_s = thread_cpu_seconds() - cpu0;
       lock.lock();
       ++num_done_;

@@ -1,37 +1,42 @@
 // The gradient reducer of the data-parallel engine: DDP-style bucketed allreduce of a model's
 // flat gradient buffer, overlapped with backward.
 //
-// How it overlaps. The buffer holds the parameter tensors in forward (registration) order and
-// backward finishes them from the end of the buffer towards offset 0. Buckets are packed as DDP
-// does (collectives/buckets.hpp: reverse order, first bucket 1 MiB, later ones at the cap), so
-// every bucket is one contiguous slice of the forward-ordered buffer and backward completes the
-// buckets in index order. Backward reports a watermark, grads_ready(offset): every gradient at
-// offset >= offset is final. Buckets below the watermark are handed to a communication thread
-// that allreduces them in place, one after the other in bucket order (the same order on every
-// rank, which is what keeps the ranks' collectives matched), and scales them by 1/(ranks x
-// micro-batches) so the result is the mean. finish() waits for the remaining buckets: the time
-// it blocks is the exposed communication.
+// Buckets. The buffer holds the parameter tensors in forward (registration) order and backward
+// finishes them from the end of the buffer towards offset 0. Buckets are packed as DDP does
+// (collectives/buckets.hpp: reverse order, first bucket 1 MiB, later ones at the cap), so every
+// bucket is one contiguous slice of the forward-ordered buffer and backward completes the buckets
+// in index order. Backward reports a watermark, grads_ready(offset): every gradient at offset >=
+// offset is final. Every rank allreduces the buckets in index order (which keeps the ranks'
+// collectives matched) and scales them by 1/(ranks x micro-batches), so the result is the mean.
+// finish() waits for the rest: the time it blocks is the exposed communication.
 //
-// Why a thread and not non-blocking collectives: every algorithm in collectives/ (ring, tree,
-// ...) is written on blocking point-to-point calls, and a thread lets each of them progress while
-// backward computes without being rewritten as a state machine; MPI_Iallreduce would also only
-// progress inside MPI calls, which backward does not make. MPI must provide at least
-// MPI_THREAD_SERIALIZED: only one thread calls MPI at a time (the communication thread during a
-// synchronising backward, the main thread otherwise; finish() is the hand-over).
+// Overlap modes (overlap.hpp):
+//  - progress: no thread. A ready bucket's program (collectives/program.hpp) is started at once
+//    and every grads_ready() call advances the buckets in flight as far as they go without
+//    blocking (at most kInFlight at a time, each with its own tags and scratch). The time inside
+//    those calls is communication, never compute: progress_s() reports it so the engine can move
+//    it out of backward. MPI then needs only MPI_THREAD_FUNNELED.
+//  - thread: a communication thread takes the ready buckets one after the other. MPI libraries
+//    busy-poll while a blocking call waits, so each bucket starts with a handshake, an
+//    MPI_Ibarrier polled every 50 us with sleeps between, and the blocking program then runs with
+//    every rank ready; the wait is BucketTiming::peers_s. The thread is bound to a spare core
+//    where overlap.hpp found one. MPI must provide MPI_THREAD_SERIALIZED: one thread calls MPI at
+//    a time (the thread during a synchronising backward, the main thread otherwise).
+//  - none: every bucket after backward, blocking, on the main thread.
 //
-// Why a handshake before each bucket: MPI libraries busy-poll while a blocking call waits for a
-// peer, so a communication thread that enters an allreduce while a peer is still computing burns
-// a core the compute threads need (on 2 cores and 2 ranks it slowed backward by ~8 %, more than
-// the overlap saved). Each bucket therefore starts with an MPI_Ibarrier polled with MPI_Test every
-// 50 us, sleeping in between: the thread waits for its peers without spinning, and the blocking
-// algorithm then runs with every rank ready. The wait is recorded (BucketTiming::peers_s).
+// Exposed time split (every mode): finish() starts when this rank's backward ends; the time until
+// every rank had ended its backward is waiting for the slowest peer (imbalance), the rest is
+// communication. How "every rank ended" is known without comparing clocks across nodes: a
+// nonblocking barrier entered when backward ends and tested while finish() waits (progress), a
+// barrier before the buckets (none), or the handshakes the thread waits in after backward ended
+// (thread: the time they overlap the wait).
 #pragma once
 #include <mpi.h>
 
+#include <array>
 #include <condition_variable>
 #include <cstddef>
 #include <exception>
-#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -40,6 +45,7 @@
 #include "collectives/allreduce.hpp"
 #include "collectives/backend.hpp"
 #include "collectives/buckets.hpp"
+#include "trainers/dp/overlap.hpp"
 
 namespace sp::dp {
 
@@ -63,14 +69,24 @@ std::vector<BucketSlice> bucket_slices(const coll::GradientLayout& layout, const
 // Times of one bucket in one step, on this rank's clock (wall_seconds()).
 struct BucketTiming {
   double ready_s = 0;  // backward produced its last gradient
-  double start_s = 0;  // the communication thread took it up (handshake, then allreduce)
-  double peers_s = 0;  // of which waiting in the handshake until every rank had it ready
+  double start_s = 0;  // its allreduce started (thread: the handshake, then the allreduce)
+  double peers_s = 0;  // thread: of end - start, waiting in the handshake until every rank had it ready
   double end_s = 0;    // allreduce and scaling done
-  double cpu_s = 0;    // communication thread CPU time spent on it
+  double cpu_s = 0;    // CPU time spent on it (thread: the thread's; progress: the calls that advanced it)
+};
+
+// The wait after backward of the last finish(), split (see the header).
+struct ExposedSplit {
+  double total_s = 0;
+  double peers_s = 0;        // until every rank had finished backward
+  double after_ready_s = 0;  // the rest
 };
 
 class GradientReducer {
  public:
+  // Buckets of a progress-mode step in flight at once; each has its own tags and scratch.
+  static constexpr int kInFlight = 2;
+
   // comm is duplicated so the engine's messages never match anyone else's. grads: the flat
   // buffer (forward order, layout.total_numel() floats), which must outlive the reducer.
   // backend: the transport the buckets travel on (collectives/backend.hpp), connected here.
@@ -79,19 +95,34 @@ class GradientReducer {
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
 
+  // How the following steps overlap (once, before the first step; the default is progress): thread
+  // starts the communication thread, bound as the choice says, and binds this thread to the rest.
+  void set_overlap(const OverlapChoice& overlap);
+  const OverlapChoice& overlap() const { return overlap_choice_; }
   // The algorithm and bucket packing of the following steps (only between steps).
   void configure(const coll::Algorithm& algorithm, const coll::BucketCap& cap, std::size_t chunk_bytes);
   const std::vector<BucketSlice>& buckets() const { return buckets_; }
+  // Whether the transports of algorithm a can run in progress mode.
+  bool can_progress(const coll::Algorithm& a) { return transports_.for_algorithm(a).can_progress(); }
+  // Whether a blocking wait on the backend spins (MPI) rather than sleeps (Gloo).
+  bool backend_busy_polls() { return transports_.backend().busy_polls(); }
 
   // Starts a synchronising backward. scale multiplies the reduced gradients (1 / (ranks x
-  // micro-batches) for a mean). overlap = false holds every bucket back until finish() (the
-  // no-overlap baseline). verify: also check this step's result against MPI_Allreduce.
+  // micro-batches) for a mean). overlap = false holds every bucket back until finish(), as mode
+  // none (the no-overlap reference). verify: also check this step's result against MPI_Allreduce.
   void begin(float scale, bool overlap, bool verify);
-  // Backward's hook: every gradient at offset >= offset is final. Cheap; main thread only.
+  // Backward's hook: every gradient at offset >= offset is final. Progress mode: starts the ready
+  // buckets and advances those in flight (called again with the same offset, it only advances).
+  // Main thread only.
   void grads_ready(std::size_t offset);
-  // Marks everything ready, waits for the communication thread and returns the seconds spent
-  // waiting (exposed communication). Rethrows the communication thread's error.
+  // Marks everything ready, completes every bucket and returns the seconds spent (exposed
+  // communication). Rethrows the communication thread's error.
   double finish();
+  const ExposedSplit& exposed() const { return exposed_; }
+  // Progress mode, this step: wall and CPU time inside grads_ready() advancing buckets during
+  // backward (communication inside the backward phase).
+  double progress_s() const { return progress_s_; }
+  double progress_cpu_s() const { return progress_cpu_s_; }
   // After finish() of a step begun with verify: checks the result against MPI_Allreduce; throws
   // CollectiveError (the same on every rank) naming the first wrong element. Collective.
   void verify();
@@ -101,23 +132,42 @@ class GradientReducer {
   void inject_corruption() { corrupt_next_ = true; }
 
  private:
+  void start_bucket(std::size_t i);  // verification snapshot, start time
+  void end_bucket(std::size_t i);    // scaling, fault injection, end time
+  void run_bucket_blocking(std::size_t i);
+  void advance_in_flight();          // progress mode
+  double finish_progress(double t0);
+  double finish_blocking(double t0);
+  double finish_thread(double t0);
   void communication_loop();
 
-  MPI_Comm comm_ = MPI_COMM_NULL;             // the communication thread's own
+  MPI_Comm comm_ = MPI_COMM_NULL;             // the buckets' MPI traffic (and thread mode's handshakes)
+  // The "every rank finished backward" barriers: on a communicator of their own, since in progress
+  // mode a rank may enter one before or after starting a bucket's MPI_Iallreduce, and nonblocking
+  // collectives on one communicator must start in the same order on every rank.
+  MPI_Comm ready_comm_ = MPI_COMM_NULL;
   coll::Backends transports_;                  // the buckets' data, on comm_
   coll::Transport* transport_ = nullptr;       // the configured algorithm's
+  OverlapChoice overlap_choice_;
   int nranks_ = 1;
   float* grads_;
   coll::GradientLayout layout_;
   const coll::Algorithm* algorithm_ = nullptr;
   std::size_t chunk_bytes_ = 1 << 20;
   std::vector<BucketSlice> buckets_;
+  std::vector<coll::Program> programs_;        // per bucket (progress mode: with its slot's tags)
   std::vector<BucketTiming> timings_;
-  coll::Workspace workspace_;
+  coll::Workspace workspace_;                  // blocking runs
+  std::array<coll::Workspace, kInFlight> slot_workspace_;
+  std::array<coll::ProgressedRun, kInFlight> runs_;
   float scale_ = 1;
   bool overlap_ = true, verify_ = false, corrupt_next_ = false;
   std::vector<double> snapshot_;  // pre-reduction gradients of a verified step
   std::size_t produced_ = 0;      // buckets backward has completed (main thread only)
+  // Progress mode: buckets [0, finished_) are done; [finished_, started_) are in flight.
+  std::size_t started_ = 0, finished_ = 0;
+  double progress_s_ = 0, progress_cpu_s_ = 0;
+  ExposedSplit exposed_;
 
   std::mutex mutex_;
   std::condition_variable cv_;
@@ -125,7 +175,7 @@ class GradientReducer {
   std::size_t num_done_ = 0;   // buckets [0, num_done_) are reduced (guarded by mutex_)
   bool in_step_ = false, stop_ = false, busy_ = false;
   std::exception_ptr error_;
-  std::thread thread_;
+  std::thread thread_;  // thread mode only
 };
 
 }  // namespace sp::dp

@@ -34,12 +34,17 @@ StepLog::IterationColumns::IterationColumns(Table& t)
       step_cpu_s(t.reals("step_cpu_s", "s", "main-thread CPU time of the step")),
       process_cpu_s(t.reals("process_cpu_s", "s", "CPU time of the whole process (all threads) over the step")),
       compute_s(t.reals("compute_s", "s", "forward + backward + optimizer wall time")),
-      comm_s(t.reals("comm_s", "s", "sum over buckets of end_s - start_s: peers_s + transfer_s (communication thread busy)")),
-      peers_s(t.reals("peers_s", "s", "sum over buckets of the handshake wait for peers")),
+      comm_s(t.reals("comm_s", "s", "sum over buckets of end_s - start_s: peers_s + transfer_s (started to finished)")),
+      peers_s(t.reals("peers_s", "s", "sum over buckets of the handshake wait for peers (thread mode; 0 otherwise)")),
       transfer_s(t.reals("transfer_s", "s", "sum over buckets of the allreduce calls themselves")),
       queued_s(t.reals("queued_s", "s", "sum over buckets of the time ready but not yet started")),
       comm_cpu_s(t.reals("comm_cpu_s", "s", "communication thread CPU time of the step")),
       exposed_s(t.reals("exposed_comm_s", "s", "communication not hidden behind compute: wait_s + average_s")),
+      exposed_peers_s(t.reals("exposed_wait_peers_s", "s",
+                              "of exposed_comm_s: after this rank's backward, until every rank had finished its "
+                              "backward (waiting for the slowest peer, measured on this rank's clock)")),
+      exposed_after_ready_s(t.reals("exposed_after_ready_s", "s",
+                                    "of exposed_comm_s: the rest, communication after every rank had finished backward")),
       synchronised(t.ints("synchronised", "", "1 if the gradients were allreduced this step")),
       averaged(t.ints("averaged", "", "1 if local SGD averaged the parameters after this step")),
       verified(t.ints("verified", "", "1 if the step's reduction was checked against MPI_Allreduce")),
@@ -53,12 +58,14 @@ StepLog::BucketColumns::BucketColumns(Table& t)
       numel(t.ints("numel", "", "gradient elements in the bucket")),
       tensors(t.ints("tensors", "", "parameter tensors in the bucket")),
       ready_s(t.reals("ready_s", "s", "backward finished the bucket's last gradient (rank-local clock, as samples.start_s)")),
-      start_s(t.reals("start_s", "s", "the communication thread started its allreduce")),
+      start_s(t.reals("start_s", "s", "its allreduce started (thread mode: the handshake before it)")),
       end_s(t.reals("end_s", "s", "its allreduce (and averaging) finished")),
-      queued_s(t.reals("queued_s", "s", "start_s - ready_s: ready, but the communication thread was still busy")),
+      queued_s(t.reals("queued_s", "s", "start_s - ready_s: ready, but not started (the thread busy, or no slot free)")),
       peers_s(t.reals("peers_s", "s", "of end_s - start_s: handshake wait until every rank had the bucket ready")),
       transfer_s(t.reals("transfer_s", "s", "end_s - start_s - peers_s: the allreduce call itself (and the scaling)")),
-      cpu_s(t.reals("cpu_s", "s", "communication thread CPU time spent on it")) {}
+      cpu_s(t.reals("cpu_s", "s",
+                    "thread mode: the communication thread's CPU time on it; progress mode: the wall time of the "
+                    "calls that advanced it (the main thread, busy)")) {}
 
 StepLog::StepLog() : samples_(phase_names()), it_(iterations_), bk_(buckets_) {}
 
@@ -101,6 +108,8 @@ void StepLog::add_iteration(const IterationRow& r) {
   it_.queued_s.push_back(r.queued_s);
   it_.comm_cpu_s.push_back(r.comm_cpu_s);
   it_.exposed_s.push_back(r.exposed_s);
+  it_.exposed_peers_s.push_back(r.exposed_peers_s);
+  it_.exposed_after_ready_s.push_back(r.exposed_after_ready_s);
   it_.synchronised.push_back(r.synchronised);
   it_.averaged.push_back(r.averaged);
   it_.verified.push_back(r.verified);

@@ -27,6 +27,7 @@ struct IterationRow {
   double comm_s = 0, peers_s = 0, transfer_s = 0, queued_s = 0;  // sums over the step's buckets
   double comm_cpu_s = 0;     // communication thread
   double exposed_s = 0;      // wait + average
+  double exposed_peers_s = 0, exposed_after_ready_s = 0;  // its split (reducer.hpp)
   bool synchronised = false, averaged = false, verified = false, in_summary = false;
 };
 
@@ -54,7 +55,7 @@ class StepLog {
     std::vector<double>& start_s;
     std::array<std::vector<double>*, kStepPhases.size()> phase_s;
     std::vector<double>&step_s, &step_cpu_s, &process_cpu_s, &compute_s, &comm_s, &peers_s, &transfer_s, &queued_s,
-        &comm_cpu_s, &exposed_s;
+        &comm_cpu_s, &exposed_s, &exposed_peers_s, &exposed_after_ready_s;
     std::vector<std::int64_t>&synchronised, &averaged, &verified, &in_summary;
     explicit IterationColumns(Table& t);
   } it_;
