@@ -335,8 +335,9 @@ TEST(ResNetModel, CatchesWrongGradient) {
   }
 }
 
-// on_grads_ready: offsets are tensor boundaries, non-increasing, start at fc.weight and end at 0,
-// and at each call every gradient at offsets >= the reported one already has its final value.
+// on_grads_ready: offsets are tensor boundaries, non-increasing (a repeated offset is a call to
+// move communication on), start at fc.weight and end at 0, and at each call every gradient at
+// offsets >= the reported one already has its final value.
 TEST(ResNetModel, GradientReadinessCallback) {
   ResNet m = resnet_create(tiny(), 3);
   const Batch b = random_batch(4, 8, 8, 5, 9);
@@ -348,7 +349,8 @@ TEST(ResNetModel, GradientReadinessCallback) {
     offsets.push_back(off);
     snapshots.emplace_back(m.grads.begin() + std::ptrdiff_t(off), m.grads.end());
   });
-  ASSERT_EQ(offsets.size(), m.blocks.size() + 2);  // fc, each block, stem
+  // fc; per block, after its second convolution (the offset so far, again) and at its end; stem.
+  ASSERT_EQ(offsets.size(), 2 * m.blocks.size() + 2);
   EXPECT_EQ(offsets.front(), m.fc_weight);
   EXPECT_EQ(offsets.back(), 0u);
   std::set<std::size_t> boundaries;

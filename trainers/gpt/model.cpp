@@ -253,8 +253,16 @@ void gpt_backward(GPT& m, const std::function<void(std::size_t)>& on_grads_ready
   const ParamView& g = m.g;
   const ActivationView& a = m.a;
   ActivationView& ga = m.ga;
+  std::size_t watermark = m.grads.size();  // gradients at offsets >= watermark are final
   auto ready_from = [&](const float* first_final) {
-    if (on_grads_ready) on_grads_ready(std::size_t(first_final - m.grads.data()));
+    watermark = std::size_t(first_final - m.grads.data());
+    if (on_grads_ready) on_grads_ready(watermark);
+  };
+  // Between a block's kernels no new gradient is final, but the call lets the engine move the
+  // buckets in flight on (progress mode: one call per block left the transfers idle for most of
+  // the block's backward).
+  auto progress = [&] {
+    if (on_grads_ready && watermark < m.grads.size()) on_grads_ready(watermark);
   };
 
   k::softmax_crossentropy_backward(ga.logits, a.probs, m.targets.data(), 1.0f / float(BT), B, T, V);
@@ -274,12 +282,16 @@ void gpt_backward(GPT& m, const std::function<void(std::size_t)>& on_grads_ready
     float* dresidual = l == 0 ? ga.encoded : ga.h[l - 1].residual3;
     k::residual_backward(dx.residual2, dx.fcproj, dx.residual3, BT * C);
     k::matmul_backward(dx.fch_gelu, dw.fcprojw, dw.fcprojb, dx.fcproj, x.fch_gelu, w.fcprojw, B, T, 4 * C, C);
+    progress();
     k::gelu_backward(dx.fch, x.fch, dx.fch_gelu, BT * 4 * C);
     k::matmul_backward(dx.ln2, dw.fcw, dw.fcb, dx.fch, x.ln2, w.fcw, B, T, C, 4 * C);
+    progress();
     k::layernorm_backward(dx.residual2, dw.ln2w, dw.ln2b, dx.ln2, x.residual2, w.ln2w, x.ln2_mean, x.ln2_rstd, B, T, C);
     k::residual_backward(dresidual, dx.attproj, dx.residual2, BT * C);
     k::matmul_backward(dx.atty, dw.attprojw, dw.attprojb, dx.attproj, x.atty, w.attprojw, B, T, C, C);
+    progress();
     k::attention_backward(dx.qkv, dx.atty, x.qkv, x.att, B, T, C, NH);
+    progress();
     k::matmul_backward(dx.ln1, dw.qkvw, dw.qkvb, dx.qkv, x.ln1, w.qkvw, B, T, C, 3 * C);
     k::layernorm_backward(dresidual, dw.ln1w, dw.ln1b, dx.ln1, residual, w.ln1w, x.ln1_mean, x.ln1_rstd, B, T, C);
     ready_from(m.grads.data() + m.block_offset[std::size_t(l)]);  // the block's gradients are final

@@ -134,7 +134,8 @@ double gpt_forward(GPT& model, const int* inputs, const int* targets, int B, int
 // model.grads (call gpt_zero_grad first; accumulating over micro-batches is allowed).
 // on_grads_ready (optional), the data-parallel engine's hook: called with an offset each time
 // every gradient at buffer offset >= it is final (after ln_f, after each block from the last,
-// and 0 at the end), so bucket allreduces can start while backward goes on.
+// and 0 at the end), so bucket allreduces can start while backward goes on; also between a
+// block's matmuls with the offset unchanged, so the engine can move the allreduces in flight on.
 void gpt_backward(GPT& model, const std::function<void(std::size_t)>& on_grads_ready = {});
 void gpt_zero_grad(GPT& model);
 // Global L2 norm of the gradient buffer (accumulated in double).

@@ -324,7 +324,16 @@ double resnet_forward(ResNet& m, const float* images, const int* labels, int N, 
 void resnet_backward(ResNet& m, const std::function<void(std::size_t)>& on_grads_ready) {
   if (m.N == 0 || !m.have_labels || !m.train_mode)
     fail("resnet_backward: needs a training-mode resnet_forward with labels first");
-  auto ready = [&](std::size_t offset) { if (on_grads_ready) on_grads_ready(offset); };
+  std::size_t watermark = m.grads.size();  // gradients at offsets >= watermark are final
+  auto ready = [&](std::size_t offset) {
+    watermark = offset;
+    if (on_grads_ready) on_grads_ready(offset);
+  };
+  // Between a block's convolutions no new gradient is final, but the call lets the engine move
+  // the buckets in flight on (progress mode).
+  auto progress = [&] {
+    if (on_grads_ready && watermark < m.grads.size()) on_grads_ready(watermark);
+  };
   const int N = m.N, K = m.config.num_classes;
   const float* a = m.acts.data();
   float* ga = m.grad_acts.data();
@@ -353,6 +362,7 @@ void resnet_backward(ResNet& m, const std::function<void(std::size_t)>& on_grads
     float* dsum = ga + b.out;
     k::relu_backward_inplace(dsum, a + b.out, n);
     conv_bn_backward(m, b.conv2, dsum, ga + b.conv1.bn, false);
+    progress();
     if (b.has_down)
       conv_bn_backward(m, b.down, dsum, dx, false);
     else

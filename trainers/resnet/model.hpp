@@ -138,7 +138,9 @@ double resnet_forward(ResNet& model, const float* images, const int* labels, int
 // Gradients of the mean loss of the last resnet_forward (training mode, with labels), ADDED to
 // model.grads. on_grads_ready(offset), when given, is called each time every gradient at buffer
 // offsets >= offset is final: after fc, after each block (from the last), and 0 at the end;
-// offsets are non-increasing. A data-parallel engine can start reducing buckets from there.
+// offsets are non-increasing (a block's second convolution repeats the last one: a call for the
+// engine to move the allreduces in flight on). A data-parallel engine can start reducing buckets
+// from there.
 void resnet_backward(ResNet& model, const std::function<void(std::size_t)>& on_grads_ready = {});
 void resnet_zero_grad(ResNet& model);
 
