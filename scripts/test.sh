@@ -34,6 +34,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 
+# Tests only the release stage runs: MPI runs at 4 and more ranks (they run the code of 2 and 3
+# ranks for more steps) and the data-parallel engine's overlap-mode matrix (the asan and mpich
+# stages run its default mode, progress, in every other data-parallel test).
+release_only='\.np[4-9]$|EveryOverlapModeTrainsAlike'
+
 declare -a summary=()
 failed=0
 # stage NAME COMMAND...: runs a stage's command, records "NAME: ok" or "NAME: FAILED (exit n)".
@@ -58,7 +63,7 @@ asan() {
   # Runs at 4 and more ranks are left out: they run the code of 2 and 3 ranks (a power of two and
   # not) for more steps, and under ASan on 2 cores took 4 of the stage's 15 test minutes; the
   # release stage runs them.
-  UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} ctest --preset asan -L '^(unit|mpi)$' -E '\.np[4-9]$'
+  UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} ctest --preset asan -L '^(unit|mpi)$' -E "$release_only"
 }
 
 fuzz() {
@@ -96,7 +101,7 @@ mpich() {
     fi
   done
   ldd build/mpich/bin/allreduce_perf | grep -q libmpich || { echo "mpich: allreduce_perf does not link libmpich"; return 1; }
-  ctest --preset mpich -E '\.np[4-9]$'
+  ctest --preset mpich -E "$release_only"
 }
 
 # extra_stage NAME SWITCH NARGS: runs stage NAME (function NAME) unless the release stage got

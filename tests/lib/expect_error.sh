@@ -43,6 +43,18 @@ expect_data_parallel_errors() {
     "$@" --scaling strong -B 6 --accum-steps 4
   expect_error "--local-sgd and --accum-steps > 1 exclude each other" "$@" -B 4 --local-sgd 2 --accum-steps 2
   expect_error "--inject-fault 'crash:0:1'"             "$@" --inject-fault crash:0:1
+  # Overlap modes (trainers/dp/overlap.hpp): exit 2, one line.
+  expect_error "--overlap"                              "$@" --overlap sometimes
+  expect_error "--no-overlap and --overlap thread contradict each other" "$@" --no-overlap --overlap thread
+  expect_error "--no-comm and --local-sgd exclude each other" "$@" -B 4 --no-comm --local-sgd 2
+  expect_error "there is no gradient allreduce to overlap" "$@" -B 4 --local-sgd 2 --overlap progress
+  expect_error "--comm-core 4096 is outside this rank's binding" "$@" --comm-core 4096
+  expect_error "--comm-core is the communication thread's core; --overlap none has no such thread" \
+    "$@" --comm-core 0 --overlap none
+  if "$@" --help 2>/dev/null | grep -q '{mpi,gloo'; then
+    expect_error "--overlap progress: the gloo transport cannot advance an allreduce without blocking" \
+      "$@" --backend gloo --overlap progress
+  fi
 }
 
 # The checkpoint errors every trainer shares (trainers/common): a missing, garbage or truncated

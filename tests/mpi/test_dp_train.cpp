@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/trace.hpp"
@@ -118,6 +119,51 @@ TEST_F(DataParallel, WeakScalingKeepsThePerRankBatchAndRecordsEveryBucket) {
       EXPECT_LE(end[i], start[i + in_flight]) << "row " << i;
     }
   }
+}
+
+// Every overlap mode (trainers/dp/overlap.hpp) x every algorithm x two caps, each step verified:
+// none on MPI and on Gloo, thread on Gloo (its waits sleep; also in GlooBackendFollowsTheOneRankCurve)
+// and, where this rank has a CPU to spare, on MPI at one rank. Thread on MPI with two ranks on a
+// machine this size has no spare core: one line, exit 2. (Progress, the default here, runs in every
+// other test of this file.) The exposed wait's split adds up.
+TEST_F(DataParallel, EveryOverlapModeTrainsAlike) {
+  const std::string cases = "-s 12 --global-batch 12 -a all --bucket-cap-mb tensor,25 --verify-steps 12";
+  ASSERT_EQ(train(1, cases + " -o " + path("ref.h5"), "ref.log"), 0);
+  const std::vector<double> reference = losses("ref.h5");
+  struct Run {
+    std::string name, args, mode;
+  };
+  std::vector<Run> runs{{"none", "--overlap none", "none"}};
+#ifdef SCALEPROBE_HAVE_GLOO
+  runs.push_back({"gloo_none", "--backend gloo --overlap none", "none"});
+  runs.push_back({"gloo_thread", "--backend gloo --overlap thread", "thread"});
+#endif
+  for (const Run& run : runs) {
+    ASSERT_EQ(train(2, cases + " " + run.args + " -o " + path(run.name + ".h5"), run.name + ".log"), 0);
+    expect_same_curve(reference, losses(run.name + ".h5"), run.name);
+    const sp::TraceReader r(path(run.name + ".h5"));
+    EXPECT_EQ(r.root_attribute("overlap_mode"), run.mode) << run.name;
+    const sp::Table it = r.read_table("iterations");
+    const auto& exposed = std::get<std::vector<double>>(it.find("exposed_comm_s")->values);
+    const auto& peers = std::get<std::vector<double>>(it.find("exposed_wait_peers_s")->values);
+    const auto& after = std::get<std::vector<double>>(it.find("exposed_after_ready_s")->values);
+    for (std::size_t i = 0; i < it.rows(); ++i) {
+      EXPECT_GE(peers[i], 0) << run.name << " row " << i;
+      EXPECT_GE(after[i], 0) << run.name << " row " << i;
+      EXPECT_NEAR(peers[i] + after[i], exposed[i], 1e-9) << run.name << " row " << i;
+    }
+  }
+  // One rank, thread on MPI: bound to the last CPU of its binding when it has two.
+  const int thread1 = train(1, cases + " --overlap thread -o " + path("thread1.h5"), "thread1.log", false);
+  if (std::thread::hardware_concurrency() >= 2 && thread1 == 0) {
+    EXPECT_EQ(sp::TraceReader(path("thread1.h5")).root_attribute("overlap_mode"), "thread");
+  } else {
+    EXPECT_EQ(thread1, 2) << read_file(path("thread1.log"));
+  }
+  EXPECT_EQ(train(2, cases + " --overlap thread -o " + path("thread2.h5"), "thread2.log", false), 2);
+  const std::string log = read_file(path("thread2.log"));
+  EXPECT_NE(log.find("--overlap thread on mpi needs a spare core"), std::string::npos) << log;
+  EXPECT_FALSE(fs::exists(path("thread2.h5")));
 }
 
 TEST_F(DataParallel, LocalSgdAveragesExactlyAndEndsInSync) {

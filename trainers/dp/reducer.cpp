@@ -98,11 +98,11 @@ void GradientReducer::configure(const coll::Algorithm& algorithm, const coll::Bu
     fail("the {} transport cannot run {} in progress mode", transport_->name(), algorithm.name);
   // Every bucket's program, built once per case. Buckets in flight at once have their own tags.
   programs_.clear();
-  for (std::size_t i = 0; i < buckets_.size(); ++i) {
-    coll::AllreduceArgs a{nullptr, nullptr, buckets_[i].numel, coll::Dtype::f32, coll::Op::sum, transport_, nullptr, chunk_bytes};
-    a.send = a.recv = grads_ + buckets_[i].offset;
-    programs_.push_back(algorithm.plan(a.shape(coll::tag::kTagStride * int(i % kInFlight))));
-  }
+  for (std::size_t i = 0; i < buckets_.size(); ++i)
+    programs_.push_back(algorithm.plan({.count = buckets_[i].numel, .dtype = coll::Dtype::f32, .op = coll::Op::sum,
+                                        .rank = transport_->rank(), .nranks = transport_->size(),
+                                        .chunk_bytes = chunk_bytes, .in_place = true,
+                                        .tag_offset = coll::tag::kTagStride * int(i % kInFlight)}));
 }
 
 void GradientReducer::begin(float scale, bool overlap, bool verify) {

@@ -59,20 +59,26 @@ struct StepTimeColumns {
 // compute 335.0 ms, exposed 7.10 ms (waiting for peers 5.00 + after all were ready 2.10) of a 7.00 ms
 // no-overlap allreduce, hidden -1 %, imbalance 3.0 %". Communication advanced from inside backward
 // (progress mode) is named, and the hidden fraction given only with several ranks.
-std::string case_line(const ReductionCase& rc, std::int64_t buckets, std::size_t steps, double iteration_s,
-                      double compute_s, double exposed_s, double exposed_peers_s, double after_ready_s, double progress_s,
-                      double reference_s, double hidden, double imbalance, int nranks) {
-  const std::string name = fmt::format("{} cap {}", rc.algorithm->name, rc.cap.label);
-  if (steps == 0) return name + ": no summarised steps";
-  std::string line = fmt::format(
-      "{} ({} buckets): {:.1f} ms/iteration over {} steps, compute {:.1f} ms, exposed {:.2f} ms (waiting for peers "
-      "{:.2f} + after all were ready {:.2f}) of a {:.2f} ms no-overlap allreduce",
-      name, buckets, iteration_s * 1e3, steps, compute_s * 1e3, exposed_s * 1e3, exposed_peers_s * 1e3,
-      after_ready_s * 1e3, reference_s * 1e3);
-  if (progress_s > 0) line += fmt::format(", {:.2f} ms advancing it inside backward", progress_s * 1e3);
-  if (nranks > 1) line += fmt::format(", hidden {:.0f} %", hidden * 100);
-  return line + fmt::format(", imbalance {:.1f} %", imbalance * 100);
-}
+struct CaseLine {
+  std::string name;  // "ring cap 25"
+  std::int64_t buckets = 0;
+  std::size_t steps = 0;
+  double iteration_s = 0, compute_s = 0, exposed_s = 0, exposed_peers_s = 0, after_ready_s = 0, progress_s = 0;
+  double reference_s = 0, hidden = 0, imbalance = 0;
+  int nranks = 1;
+
+  std::string text() const {
+    if (steps == 0) return name + ": no summarised steps";
+    std::string line = fmt::format(
+        "{} ({} buckets): {:.1f} ms/iteration over {} steps, compute {:.1f} ms, exposed {:.2f} ms (waiting for "
+        "peers {:.2f} + after all were ready {:.2f}) of a {:.2f} ms no-overlap allreduce",
+        name, buckets, iteration_s * 1e3, steps, compute_s * 1e3, exposed_s * 1e3, exposed_peers_s * 1e3,
+        after_ready_s * 1e3, reference_s * 1e3);
+    if (progress_s > 0) line += fmt::format(", {:.2f} ms advancing it inside backward", progress_s * 1e3);
+    if (nranks > 1) line += fmt::format(", hidden {:.0f} %", hidden * 100);
+    return line + fmt::format(", imbalance {:.1f} %", imbalance * 100);
+  }
+};
 
 // Per case: iteration time (slowest rank per step), compute, communication, hidden fraction.
 void add_cases(RunSummary& out, const Table& iterations, const DataParallelPlan& plan,
@@ -170,9 +176,20 @@ void add_cases(RunSummary& out, const Table& iterations, const DataParallelPlan&
     c_slow.push_back(std::max_element(slowest_count.begin(), slowest_count.end()) - slowest_count.begin());
     const double iteration_s = c_iter.mean.back();
     c_rate.push_back(iter.empty() ? kNaN : double(plan.global_batch) / iteration_s);
-    out.case_lines.push_back(case_line(rc, c_nb.back(), iter.size(), iteration_s, c_compute.back(), c_exposed.back(),
-                                       c_exposed_peers.back(), c_after_ready.back(), c_progress.back(), ref,
-                                       c_hidden.back(), c_imb.back(), nranks));
+    out.case_lines.push_back(CaseLine{.name = fmt::format("{} cap {}", rc.algorithm->name, rc.cap.label),
+                                      .buckets = c_nb.back(),
+                                      .steps = iter.size(),
+                                      .iteration_s = iteration_s,
+                                      .compute_s = c_compute.back(),
+                                      .exposed_s = c_exposed.back(),
+                                      .exposed_peers_s = c_exposed_peers.back(),
+                                      .after_ready_s = c_after_ready.back(),
+                                      .progress_s = c_progress.back(),
+                                      .reference_s = ref,
+                                      .hidden = c_hidden.back(),
+                                      .imbalance = c_imb.back(),
+                                      .nranks = nranks}
+                                 .text());
   }
 }
 
