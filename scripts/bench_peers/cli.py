@@ -1,14 +1,18 @@
 """scripts/bench-peers: every peer comparison in one command, stored as a campaign.
 
-    scripts/bench-peers --quick | --full [--out DIR] [--build-dir DIR] [--only gpt,ddp,...]
+    scripts/bench-peers --quick | --full [--out DIR] [--build-dir DIR] [--only gpt,ddp,...] [--ranks 1,2]
     scripts/bench-peers --doc CAMPAIGN [--check]     (the generated section of docs/performance.md)
+    scripts/bench-peers --from-node TARBALL [--out DIR]   (scripts/device/node-scaling.sh's output -> campaign)
 
 Runs the profile of plan.py pass by pass — in each pass every comparison once, the side that runs
 first alternating from pass to pass — and writes into DIR (default results/<UTC date>-<host>-<CPU
 id>-peers-<profile>): raw/ (every trace, JSON line and log), summary.tsv (every pass),
 summary.md (per case: medians, every pass's speedup, min–max), README.md (the machine, the
 command, the duration). A failed run stops the campaign with one line naming its log; the folder
-is written under DIR.partial and renamed when complete.
+is written under DIR.partial and renamed when complete. The scaling comparison (scaling.py: weak
+scaling at 1…N ranks beside PyTorch DDP, each side against its own same-load no-communication run)
+also runs on the GPU node by scripts/device/node-scaling.sh; --from-node makes a campaign of what
+that wrote, with the same rows, tables and report, and a README naming the node.
 """
 from __future__ import annotations
 
@@ -22,10 +26,12 @@ import shutil
 import socket
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from pathlib import Path
 
-from . import doc, runs
+from . import doc, runs, scaling
 from .overlap import overlap_markdown
 from .plan import PROFILES
 from .runs import Context, PeerError
@@ -41,8 +47,11 @@ TITLES = {"allreduce": "Allreduce algorithms vs MPI_Allreduce (same run)",
           "gloo": "On Gloo: Gloo's allreduce and the schedules vs MPI_Allreduce (same run); Gloo's allreduce "
                   "timed by allreduce_perf vs PyTorch's",
           "isa": "Portable build (baseline x86-64-v3, kernel variant chosen at run time) vs a native build "
-                 "(-march=native), 1 rank"}
-DEFAULT_ONLY = "allreduce,gloo,gpt,resnet,ddp,weak,strong"  # isa needs a second build: --only isa --native-build-dir
+                 "(-march=native), 1 rank",
+          **scaling.TITLES}
+DERIVED = {"scaling_step", "scaling_efficiency"}  # rows of the scaling runs, not comparisons to choose
+CHOICES = [k for k in TITLES if k not in DERIVED]
+DEFAULT_ONLY = "allreduce,gloo,gpt,resnet,ddp,weak,strong,scaling"  # isa needs a second build (--native-build-dir)
 
 
 def cpu_id() -> str:
@@ -62,8 +71,15 @@ def rel(path: Path, root: Path) -> str:
 
 
 def run_pass(ctx: Context, plan: dict, p: int, only: set[str], inits: dict, root: Path) -> list[Row]:
+    """One pass of every chosen comparison; the scaling runs' rows are read from raw/ at the end."""
     rows: list[Row] = []
     first = "ours" if p % 2 else "peer"
+    if "scaling" in only and p <= plan["scaling"]["passes"]:
+        cfg = plan["scaling"]
+        for n in cfg["ranks"]:
+            for kind, size in cfg["models"].items():
+                scaling.run_group(ctx, kind, {**size, "steps": cfg["steps"], "cap": cfg["cap"]}, n, p,
+                                  cfg["bindings"][str(n)])
     if "allreduce" in only:
         trace = runs.allreduce_run(ctx, plan["allreduce"], p)
         t = runs.allreduce_times(trace)
@@ -158,9 +174,10 @@ def make_inits(ctx: Context, plan: dict, only: set[str]) -> dict[str, Path]:
 
 
 def summary_markdown(rows: list[Row], raw: Path) -> str:
-    """summary.md: the peer tables, then the overlap table of the data-parallel runs."""
-    overlap = overlap_markdown(raw)
-    return markdown(rows, TITLES) + ("\n" + overlap if overlap else "")
+    """summary.md: the peer tables, then the scaling runs' overhead table and the overlap table of
+    the data-parallel runs (each only where the campaign has such runs)."""
+    extra = [t for t in (scaling.markdown(rows, raw), overlap_markdown(raw)) if t]
+    return markdown(rows, TITLES) + "".join("\n" + t for t in extra)
 
 
 def fingerprint_inits(ctx: Context, plan: dict, inits: dict[str, Path]) -> None:
@@ -176,23 +193,125 @@ def fingerprint_inits(ctx: Context, plan: dict, inits: dict[str, Path]) -> None:
         init.unlink()
 
 
-def readme(root: Path, profile: str, argv: list[str], seconds: float, load: tuple[str, str]) -> str:
+def provenance_lines(root: Path) -> tuple[str, str]:
+    """(the first trace's name, its provenance's machine and build lines) for a campaign's README."""
     import h5py
     trace = next(iter(sorted((root / "raw").glob("*.h5"))))
     with h5py.File(trace) as f:
         prov = {k: runs.text(v) for k, v in f["provenance"].attrs.items()}
     keys = ("cpu_model", "cpu_signature", "cpu_isa", "cpu_counts", "cache_topology", "memory_bytes",
             "mpi_library_version", "compiler", "cxx_flags", "git_revision", "hostname")
-    ident = "\n".join(f"- `{k}`: {prov.get(k, '?')}" for k in keys)
+    return rel(trace, root), "\n".join(f"- `{k}`: {prov.get(k, '?')}" for k in keys)
+
+
+SCALING_NOTE = (" The scaling runs are timings only: each side starts from its own random weights (same shapes), "
+                "its ranks bound one per core by `mpirun --bind-to core` and the DDP workers pinned to the same "
+                "CPUs (`raw/binding_np<n>.log`).")
+
+
+def readme(root: Path, profile: str, argv: list[str], seconds: float, load: tuple[str, str]) -> str:
+    trace, ident = provenance_lines(root)
     torch = ("PyTorch's build configuration: `raw/torch_config.txt`. Kernel-relevant variables of every "
              "PyTorch pair were identical (checked).\n\n") if (root / "raw" / "torch_config.txt").exists() else ""
     return (f"# Peer comparisons, profile `{profile}`\n\nMade by `{shlex.join(argv)}` in {seconds / 60:.1f} min "
             f"(load average {load[0]} at the start, {load[1]} at the end). Measured data.\n\n"
-            f"## Machine (from `{rel(trace, root)}`'s provenance)\n\n{ident}\n\n{torch}"
+            f"## Machine (from `{trace}`'s provenance)\n\n{ident}\n\n{torch}"
             f"Both sides of each trainer comparison started from the same initial weights (`--save-init` of "
             f"a 1-step run); the checkpoints are replaced by their sha256 and the command that makes them "
-            f"again in `raw/initial_weights.tsv`.\n\n"
+            f"again in `raw/initial_weights.tsv`.{SCALING_NOTE if any((root / 'raw').glob('scaling_*')) else ''}\n\n"
             f"## Results\n\n`summary.md` (medians, every pass, min–max), `summary.tsv` (every pass), `raw/`.\n")
+
+
+def finish(work: Path, out: Path) -> int:
+    """Renames the complete campaign into place and writes its report, as for any campaign (per
+    trace: the data-parallel cases' exposed, reference and hidden communication, breakdowns,
+    provenance)."""
+    work.rename(out)
+    report = subprocess.run([str(runs.REPO / "analysis" / "scaleprobe-analyze"), "report", str(out), "-o",
+                             str(out / "report")], capture_output=True, text=True)
+    if report.returncode != 0:
+        tail = (report.stderr.strip().splitlines() or ["(no output)"])[-1]
+        print(f"{PROG}: error: the campaign is stored in {out} but its report failed: {tail}", file=sys.stderr)
+        return 1
+    print(out / "summary.md")
+    return 0
+
+
+NODE_DIR = "node-scaling"  # the folder inside scripts/device/node-scaling.sh's tarball
+NODE_README_KEYS = ("Model name", "CPU family", "Model", "Thread(s) per core", "Core(s) per socket", "Socket(s)",
+                    "L3 cache", "NUMA node(s)", "Hypervisor vendor")
+
+
+def node_facts(text: str) -> tuple[list[str], dict[str, str]]:
+    """node.txt: its 'key: value' lines before '--- lscpu', and lscpu's fields."""
+    head, _, lscpu = text.partition("--- lscpu")
+    fields = dict(re.findall(r"^\s*([^:\n]+?):\s*(.*?)\s*$", lscpu, re.M))
+    return [line for line in head.splitlines() if line.strip()], fields
+
+
+def node_readme(root: Path, tarball: str, plan: dict, facts: list[str], cpu: dict[str, str]) -> str:
+    trace, ident = provenance_lines(root)
+    status = [line.split("\t") for line in (root / "runs.tsv").read_text().splitlines()[1:]]
+    counts = {}
+    for r in status:
+        key = "ok" if r[5] == "ok" else ("skipped (time budget)" if r[5].startswith("skipped") else "failed")
+        counts[key] = counts.get(key, 0) + 1
+    sc = plan["plan"]["scaling"]
+    models = ", ".join(f"{v['model']} ({v['batch']} per rank)" for v in sc["models"].values())
+    machine = "\n".join(f"- {line}" for line in facts)
+    lscpu = "\n".join(f"- `{k}`: {cpu[k]}" for k in NODE_README_KEYS if k in cpu)
+    return (f"# Weak scaling beside PyTorch DDP on {cpu.get('Model name', 'the node')}, "
+            f"{next((f.split(':', 1)[1].strip() for f in facts if f.startswith('nproc:')), '?')} CPUs\n\n"
+            f"Made by `scripts/device/node-scaling.sh` on the machine below (its driver: "
+            f"`{shlex.join(sc.get('command', []))}`), {sc.get('seconds', 0) / 60:.1f} min of runs, and made a "
+            f"campaign by `scripts/bench-peers --from-node {tarball}`. Measured data: rank counts "
+            f"{', '.join(map(str, sorted(sc['ranks'])))}, "
+            f"{sc['passes']} pass(es), {sc['steps']} summarised steps per run, cap {sc['cap']} MiB; models "
+            f"{models}.\n\n"
+            f"Runs: {', '.join(f'{v} {k}' for k, v in sorted(counts.items()))} (`runs.tsv`: every run, its status and "
+            f"seconds). What each row is: scripts/bench_peers/scaling.py.\n\n"
+            f"## Machine (the node's `node.txt`: `nproc`, `lscpu`, the MPI and PyTorch it had)\n\n{machine}\n{lscpu}\n\n"
+            f"## Programs (from `{trace}`'s provenance; built on the build machine, carried in a bundle)\n\n{ident}\n\n"
+            f"## Results\n\n`summary.md` (medians, every pass, min–max), `summary.tsv` (every pass), `raw/` (traces, "
+            f"PyTorch's JSON lines and per-step rows, logs, the binding probes), `node.txt`.\n")
+
+
+def import_node(tarball: Path, out_arg: str | None) -> int:
+    """--from-node: scripts/device/node-scaling.sh's tarball -> a campaign folder under results/."""
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-peers-node.") as tmp:
+            with tarfile.open(tarball) as tar:
+                members = tar.getmembers()
+                bad = [m.name for m in members if m.name.startswith("/") or ".." in Path(m.name).parts
+                       or not (m.isfile() or m.isdir()) or Path(m.name).parts[:1] != (NODE_DIR,)]
+                if bad:
+                    raise PeerError(f"{tarball}: unexpected member {bad[0]} (not a node-scaling.sh tarball)")
+                tar.extractall(tmp, members=members)
+            src = Path(tmp) / NODE_DIR
+            for needed in ("plan.json", "node.txt", "runs.tsv", "raw"):
+                if not (src / needed).exists():
+                    raise PeerError(f"{tarball}: {NODE_DIR}/{needed} missing (not a complete node-scaling.sh output)")
+            plan = json.loads((src / "plan.json").read_text())
+            facts, cpu = node_facts((src / "node.txt").read_text())
+            date = plan["plan"]["scaling"].get("started_utc", "")[:10] or "undated"
+            host = next((f.split(":", 1)[1].strip() for f in facts if f.startswith("hostname:")), "node")
+            cpuid = f"f{cpu.get('CPU family', '?')}m{cpu.get('Model', '?')}"
+            out = Path(out_arg or runs.REPO / "results" / f"{date}-{host}-{cpuid}-scaling-node")
+            if out.exists():
+                raise PeerError(f"{out} exists: choose another --out")
+            work = out.with_name(out.name + ".partial")
+            shutil.rmtree(work, ignore_errors=True)
+            shutil.copytree(src, work)
+        rows = scaling.rows(work / "raw", work)
+        if not rows:
+            raise PeerError(f"{tarball}: no complete group of runs (runs.tsv says why)")
+        write_tsv(rows, work / "summary.tsv")
+        (work / "summary.md").write_text(summary_markdown(rows, work / "raw"))
+        (work / "README.md").write_text(node_readme(work, tarball.name, plan, facts, cpu))
+    except (PeerError, OSError, KeyError, ValueError, tarfile.TarError) as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 1
+    return finish(work, out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -202,14 +321,19 @@ def main(argv: list[str] | None = None) -> int:
     which.add_argument("--quick", dest="profile", action="store_const", const="quick")
     which.add_argument("--full", dest="profile", action="store_const", const="full")
     which.add_argument("--doc", metavar="CAMPAIGN", help="write docs/performance.md's peer section from a stored campaign")
+    which.add_argument("--from-node", metavar="TARBALL", help="make a campaign of scripts/device/node-scaling.sh's "
+                       "output (its node-scaling.tgz)")
     ap.add_argument("--check", action="store_true", help="with --doc: compare instead of writing; exit 1 if different")
-    ap.add_argument("--out", help="campaign folder (default results/<date>-<host>-<cpu>-peers-<profile>)")
+    ap.add_argument("--out", help="campaign folder (default results/<date>-<host>-<cpu>-peers-<profile>, "
+                    "with --from-node results/<date>-<node>-<cpu>-scaling-node)")
     ap.add_argument("--build-dir", default=str(runs.REPO / "build" / "release"))
     ap.add_argument("--only", default=DEFAULT_ONLY, help=f"comma list of comparisons (default {DEFAULT_ONLY}; "
                     "also isa)")
     ap.add_argument("--native-build-dir", help="isa: the build of the native preset to compare the portable "
                     "--build-dir with (cmake --preset native && cmake --build --preset native)")
     ap.add_argument("--passes", type=int, help="override the profile's pass count (at least 3 for stored results)")
+    ap.add_argument("--ranks", help="scaling: the rank counts, e.g. 1,2 (default: the profile's, auto = 1, N/2 when "
+                    "N >= 4, N = this machine's CPUs)")
     a = ap.parse_args(argv)
     if a.doc:
         problem = doc.update(runs.REPO / "docs" / "performance.md", Path(a.doc), runs.REPO, TITLES, a.check)
@@ -219,19 +343,26 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.check:
         ap.error("--check goes with --doc")
-    plan = dict(PROFILES[a.profile])
+    if a.from_node:
+        return import_node(Path(a.from_node), a.out)
+    plan = json.loads(json.dumps(PROFILES[a.profile]))  # a copy: the scaling entry gets its ranks and bindings
     if a.passes is not None:
         if a.passes < 1:
             ap.error("--passes must be at least 1")
         plan["passes"] = a.passes
+        plan["scaling"]["passes"] = min(plan["scaling"]["passes"], a.passes)
     only = set(a.only.split(","))
-    unknown = only - set(TITLES)
+    unknown = only - set(CHOICES)
     if unknown:
-        ap.error(f"--only: unknown comparison(s) {', '.join(sorted(unknown))} (choose from {', '.join(TITLES)})")
+        ap.error(f"--only: unknown comparison(s) {', '.join(sorted(unknown))} (choose from {', '.join(CHOICES)})")
     if "isa" in only and not a.native_build_dir:
         ap.error("--only isa needs --native-build-dir (a build of the native preset)")
     if "weak" in only:
         only.add("ddp")  # weak scaling comes from the data-parallel runs
+    try:
+        plan["scaling"]["ranks"] = scaling.parse_ranks(a.ranks or plan["scaling"]["ranks"])
+    except PeerError as exc:
+        ap.error(str(exc))
     date = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d")
     out = Path(a.out or runs.REPO / "results" / f"{date}-{socket.gethostname()}-{cpu_id()}-peers-{a.profile}")
     work = out.with_name(out.name + ".partial")
@@ -243,11 +374,15 @@ def main(argv: list[str] | None = None) -> int:
                   Path(a.native_build_dir).resolve() if a.native_build_dir else None)
     load0, t0 = Path("/proc/loadavg").read_text().split()[0], time.monotonic()
     try:
+        if "scaling" in only:  # the CPUs mpirun binds each rank count to: the DDP workers get the same
+            plan["scaling"]["bindings"] = {str(n): scaling.probe_binding(ctx, n) for n in plan["scaling"]["ranks"]}
         inits = make_inits(ctx, plan, only)
         rows = []
         for p in range(1, plan["passes"] + 1):
             print(f"{PROG}: pass {p} of {plan['passes']} ({time.monotonic() - t0:.0f} s)", file=sys.stderr, flush=True)
             rows += run_pass(ctx, plan, p, only, inits, work)
+        if "scaling" in only:
+            rows += scaling.rows(work / "raw", work)
     except (PeerError, OSError, KeyError, ValueError) as exc:
         print(f"{PROG}: error: {exc} (partial campaign left in {work})", file=sys.stderr)
         return 1
@@ -261,14 +396,4 @@ def main(argv: list[str] | None = None) -> int:
     load1 = Path("/proc/loadavg").read_text().split()[0]
     (work / "README.md").write_text(readme(work, a.profile, ["scripts/bench-peers", *argv], time.monotonic() - t0,
                                            (load0, load1)))
-    work.rename(out)
-    # The campaign report (per trace: the data-parallel cases' exposed, reference and hidden
-    # communication, breakdowns, provenance), as for any campaign.
-    report = subprocess.run([str(runs.REPO / "analysis" / "scaleprobe-analyze"), "report", str(out), "-o",
-                             str(out / "report")], capture_output=True, text=True)
-    if report.returncode != 0:
-        tail = (report.stderr.strip().splitlines() or ["(no output)"])[-1]
-        print(f"{PROG}: error: the campaign is stored in {out} but its report failed: {tail}", file=sys.stderr)
-        return 1
-    print(out / "summary.md")
-    return 0
+    return finish(work, out)

@@ -10,20 +10,19 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-import h5py
-
+# h5py, the analysis package and torch_peer are imported where they are used: the scaling runs
+# (scaling.py) also run on the GPU node, whose Python has torch but neither h5py nor pandas.
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "trainers" / "common"))
 sys.path.insert(0, str(REPO / "analysis"))
-from scaleprobe_analysis.trace import load_trace  # noqa: E402
-from torch_peer import WARMUP_STEPS  # noqa: E402
 
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            "OMPI_MCA_mpi_yield_when_idle": "1", "OMPI_MCA_rmaps_base_oversubscribe": "1"}
@@ -36,19 +35,22 @@ class PeerError(Exception):
 
 @dataclass
 class Context:
-    build: Path
+    build: Path  # a build folder, or a folder holding the programs themselves (a device bundle's bin/)
     raw: Path
     native_build: Optional[Path] = None  # the isa comparison's peer: a build of the native preset
+    python: str = PYTHON  # the PyTorch peers' interpreter
+    peer_env: dict = field(default_factory=dict)  # added to the PyTorch peers' environment only
 
     def native(self) -> "Context":
         if self.native_build is None:
             raise PeerError("the isa comparison needs --native-build-dir (a build of the native preset)")
-        return Context(self.native_build, self.raw)
+        return Context(self.native_build, self.raw, python=self.python, peer_env=self.peer_env)
 
     def binary(self, kind: str) -> str:
         rel = {"allreduce": "collectives/allreduce_perf", "gpt": "trainers/gpt/gpt_train",
                "resnet": "trainers/resnet/resnet_train"}[kind]
-        return str(self.build / rel)
+        path = self.build / rel
+        return str(path if path.exists() or not (self.build / path.name).exists() else self.build / path.name)
 
 
 def threads_env(threads: int) -> dict:
@@ -56,13 +58,36 @@ def threads_env(threads: int) -> dict:
 
 
 def run(cmd: list[str], log: Path, env: dict, timeout: float = 1800) -> None:
-    """Runs cmd with env added, stdout and stderr to log; PeerError naming the log on failure."""
+    """Runs cmd with env added, stdout and stderr to log; PeerError naming the log on failure. Past
+    timeout its whole process group (mpirun and its ranks, a launcher and its workers) is killed."""
     with open(log, "w") as out:
-        proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **MPI_ENV, **env},
-                              timeout=timeout)
-    if proc.returncode != 0:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **MPI_ENV, **env},
+                                start_new_session=True)
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            stop_group(proc)
+            raise PeerError(f"{cmd[0]} timed out after {timeout:.0f} s (log {log})")
+        except BaseException:  # interrupted: its own session does not get the terminal's signal
+            stop_group(proc)
+            raise
+    if code != 0:
         tail = log.read_text(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
-        raise PeerError(f"{cmd[0]} exited with {proc.returncode} (log {log}): {tail[0]}")
+        raise PeerError(f"{cmd[0]} exited with {code} (log {log}): {tail[0]}")
+
+
+def stop_group(proc: subprocess.Popen) -> None:
+    """SIGTERM to the process group proc leads (it was started with start_new_session: the group is
+    this run's and nothing else), up to 5 s for the leader, then SIGKILL to whatever is left of it."""
+    for sig, grace in ((signal.SIGTERM, 5), (signal.SIGKILL, 30)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            pass
 
 
 def mpirun(ranks: int) -> list[str]:
@@ -76,6 +101,7 @@ def text(value) -> str:
 
 def kernel_isa(path: Path) -> str:
     """The kernel variant a trainer trace ran (its provenance's kernel_isa; '?' in older traces)."""
+    import h5py
     with h5py.File(path) as f:
         prov = f["provenance"].attrs
         isa = text(prov.get("kernel_isa", "?"))
@@ -85,6 +111,8 @@ def kernel_isa(path: Path) -> str:
 
 def trace_median_step_s(path: Path) -> float:
     """A 1-rank trainer trace: the median step time after the first WARMUP_STEPS steps (as the peer)."""
+    import h5py
+    from torch_peer import WARMUP_STEPS
     with h5py.File(path) as f:
         steps = f["steps"]
         order = steps["step"][()].argsort()
@@ -93,6 +121,7 @@ def trace_median_step_s(path: Path) -> float:
 
 def trace_case_median_s(path: Path) -> dict[str, float]:
     """A data-parallel trace: per bucket cap, the median over summarised steps of the slowest rank's step."""
+    import h5py
     with h5py.File(path) as f:
         c = f["cases"]
         return {text(cap): float(t) for cap, t in zip(c["bucket_cap"][()], c["iteration_median_s"][()])}
@@ -119,8 +148,8 @@ def gloo_run(ctx: Context, cfg: dict, pass_no: int) -> Path:
 
 def torch_gloo_run(ctx: Context, cfg: dict, pass_no: int) -> Path:
     out = ctx.raw / f"torch_gloo_p{pass_no}.jsonl"
-    run([PYTHON, str(REPO / "collectives" / "bench_torch_gloo.py"), str(cfg["ranks"]), cfg["sizes"], str(out)],
-        out.with_suffix(".log"), threads_env(1))
+    run([ctx.python, str(REPO / "collectives" / "bench_torch_gloo.py"), str(cfg["ranks"]), cfg["sizes"], str(out)],
+        out.with_suffix(".log"), {**threads_env(1), **ctx.peer_env})
     return out
 
 
@@ -131,6 +160,7 @@ def torch_gloo_times(path: Path) -> dict[int, float]:
 
 def allreduce_times(trace: Path) -> dict[tuple[str, int], float]:
     """(algorithm, bytes) -> t_mean_us of that case in the run."""
+    import h5py
     with h5py.File(trace) as f:
         s = f["summary"]
         return {(text(a), int(b)): float(t) for a, b, t in zip(s["algorithm"][()], s["bytes"][()], s["t_mean_us"][()])}
@@ -162,6 +192,8 @@ def weights_fingerprint(init: Path) -> str:
     """sha256 over the checkpoint's /model tensors in name order: identifies the initial weights once
     the (large, seed-reproducible) checkpoint file itself is deleted."""
     import hashlib
+
+    import h5py
     digest = hashlib.sha256()
     with h5py.File(init) as f:
         for name in sorted(f["model"]):
@@ -181,9 +213,9 @@ def trainer_run(ctx: Context, kind: str, cfg: dict, threads: int, tag: str, init
 
 def torch_run(ctx: Context, kind: str, cfg: dict, threads: int, init: Path, tag: str) -> Path:
     out = ctx.raw / f"{tag}.json"
-    run([PYTHON, str(REPO / "trainers" / kind / "bench_torch.py"), "--model", cfg["model"], "--threads", str(threads),
+    run([ctx.python, str(REPO / "trainers" / kind / "bench_torch.py"), "--model", cfg["model"], "--threads", str(threads),
          "--batch", str(cfg["batch"]), "--steps", str(cfg["steps"]), "--init", str(init)],
-        out.with_suffix(".log"), threads_env(threads))
+        out.with_suffix(".log"), {**threads_env(threads), **ctx.peer_env})
     # run() sent stdout to the log: the JSON line is its last line
     line = out.with_suffix(".log").read_text().strip().splitlines()[-1]
     out.write_text(line + "\n")
@@ -195,6 +227,7 @@ def torch_result(path: Path) -> dict:
 
 
 def check_same_kernel_env(trace: Path, peer: dict) -> None:
+    from scaleprobe_analysis.trace import load_trace
     ours = load_trace(trace).kernel_env
     if ours != peer["kernel_env"]:
         raise PeerError(f"{trace.name} and its PyTorch peer ran under different kernel environments: "
@@ -213,12 +246,18 @@ def dp_run(ctx: Context, cfg: dict, ranks: int, tag: str, caps: str, batch_args:
 
 def ddp_torch_run(ctx: Context, cfg: dict, ranks: int, batch: int, tag: str, caps: str, init: Path) -> Path:
     out = ctx.raw / f"{tag}.jsonl"
-    run([PYTHON, str(REPO / "trainers" / "gpt" / "bench_ddp_torch.py"), "--model", cfg["model"], "--batch", str(batch),
+    run([ctx.python, str(REPO / "trainers" / "gpt" / "bench_ddp_torch.py"), "--model", cfg["model"], "--batch", str(batch),
          "--steps", str(cfg["steps"]), "--caps", caps, "--ranks", str(ranks), "--threads", "1", "--no-baseline",
-         "--init", str(init), "--raw", str(out.with_suffix(".raw.json"))], out.with_suffix(".log"), threads_env(1))
-    lines = [l for l in out.with_suffix(".log").read_text().splitlines() if l.startswith("{")]
-    out.write_text("\n".join(lines) + "\n")
+         "--init", str(init), "--raw", str(out.with_suffix(".raw.json"))], out.with_suffix(".log"),
+        {**threads_env(1), **ctx.peer_env})
+    json_lines(out.with_suffix(".log"), out)
     return out
+
+
+def json_lines(log: Path, out: Path) -> None:
+    """A PyTorch peer's JSON lines (its stdout, in log with the rest) into out, one per line."""
+    lines = [line for line in log.read_text().splitlines() if line.startswith("{")]
+    out.write_text("\n".join(lines) + "\n")
 
 
 def ddp_torch_case_median_s(path: Path) -> dict[str, float]:
