@@ -110,7 +110,8 @@ def cmd_timeline(args) -> int:
     labels = [trace_stem(c.root, t) for c in campaigns for t in c.traces]
     for note in write_timeline(traces, args.output, args.max_events, labels):
         print(f"{PROG}: note: {note}", file=sys.stderr)
-    notes = sorted({m.TIMELINE_NOTE for t in traces if (m := module_for(t.kind)) is not None and m.TIMELINE_NOTE})
+    notes = sorted({m.timeline_note(t) if hasattr(m, "timeline_note") else m.TIMELINE_NOTE
+                    for t in traces if (m := module_for(t.kind)) is not None and m.TIMELINE_NOTE})
     tracks = "one track per rank" + (f" ({'; '.join(notes)})" if notes else "")
     print(f"{args.output}: {len(traces)} trace(s), {tracks}; open in https://ui.perfetto.dev "
           f"or chrome://tracing ({CLOCK_NOTE})")

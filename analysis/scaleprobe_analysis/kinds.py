@@ -17,7 +17,8 @@ Every kind module provides:
   cases by, the per-case table holding those keys and ``t_mean_us``/``p50_us`` (ValueError if the
   trace cannot be compared), and per (case, iteration) the slowest rank's time in µs;
 - ``case_args(trace)`` and ``timeline_events(trace, pid, samples)``: the fields naming a case in
-  a timeline event, and the kind's own event layout (None: one track per rank); ``TIMELINE_NOTE``;
+  a timeline event, and the kind's own event layout (None: one track per rank); ``TIMELINE_NOTE``
+  (optionally ``timeline_note(trace)``, the note for one trace, where it depends on the trace);
 - ``campaign_sections(points, options) -> [campaign.Section]``: the cross-point sections;
 - ``SUMMARY_TABLE``: the name of its per-case table, what ``export`` writes;
 - ``backend_cases(points) -> BackendCases``: every case of the points, passes combined, for the

@@ -19,8 +19,8 @@ iterations are never cut in half, and the message says exactly which iterations 
 
 A kind's module can lay its events out its own way (``timeline_events``, see ``kinds.py``):
 **trainer traces** (kind ``train`` from the data-parallel engine) get *two* threads per rank:
-``tid 2r`` is rank r's main thread with its step phases (data, forward, backward, wait,
-optimizer, average, validation; every sample except the ``allreduce`` rows) and ``tid 2r+1``
+``tid 2r`` is rank r's main thread with its step phases (data, forward, backward, progress,
+wait, optimizer, average, validation; every sample except the ``allreduce`` rows) and ``tid 2r+1``
 its communication thread with one complete event ``bucket N`` per row of the ``buckets``
 table (start → end; args step, case, algorithm, cap, offset, numel, tensors, ready_s,
 queued_us = start − ready, cpu_s). Each bucket's moment of readiness (backward finished its
@@ -29,6 +29,15 @@ arrow from the main thread (inside ``backward``) to the allreduce, so Perfetto s
 allreduces overlap backward. Both threads of a rank share the rank's clock and origin. The
 ``--max-events`` cap counts samples (each bucket's allreduce is one) and keeps whole steps;
 the ready instant and the two flow events of a bucket come on top.
+
+Traces with the overlap modes (root attribute ``overlap_mode``) label the bucket track by where
+the allreduces ran: ``thread`` as above; ``progress``: no communication thread, the buckets are
+advanced from the main thread (inside backward, phase ``progress``, and in ``wait``), the track
+shows each bucket from started to finished, and as up to two are in flight at once a rank gets
+two bucket tracks (tids (1 + L)·r for the main thread and the L bucket tracks after it); ``none``:
+the allreduces run on the main thread in ``wait``. The ``progress`` phase is one sample per step
+(the sum of the calls spread through backward) and is drawn right after backward's own time. A
+run without buckets (``--no-comm``, local SGD) has the main thread's track only.
 """
 from __future__ import annotations
 

@@ -217,7 +217,9 @@ def _read_table(path: Path, name: str, group, nranks: int, version: int) -> tupl
 # Trainer traces of the data-parallel engine (trainers/dp/engine.cpp): what the analysis reads.
 # (Traces since 2026-11-23 also have cases.reference_comm_s / hidden_fraction and the per-bucket
 # peers/transfer/queued split; older ones an `overlap` column, which is no longer read: it divided
-# by a busy time that included the handshake and waiting for a core.)
+# by a busy time that included the handshake and waiting for a core. Traces since 2026-11-26 also
+# have the overlap modes' progress_s and exposed-wait split, read where present; a --no-comm run,
+# root attribute no_comm = 1, has no buckets table, as local SGD.)
 TRAIN_COLUMNS = {
     "iterations": ("rank", "step", "case", "step_start_s", "data_s", "forward_s", "backward_s", "wait_s",
                    "optimizer_s", "average_s", "step_s", "step_cpu_s", "process_cpu_s", "compute_s", "comm_s",
@@ -238,7 +240,8 @@ def _check_train(path: Path, attrs: dict, tables: dict[str, pd.DataFrame]) -> No
     """
     if "iterations" not in tables and "scaling" not in attrs:
         return
-    needed = [name for name in TRAIN_COLUMNS if name != "buckets" or int(attrs.get("local_sgd", 0)) == 0]
+    communicates = int(attrs.get("local_sgd", 0)) == 0 and int(attrs.get("no_comm", 0)) == 0  # else no buckets
+    needed = [name for name in TRAIN_COLUMNS if name != "buckets" or communicates]
     for name in needed:
         if name not in tables:
             raise TraceError(path, f"train trace without its '{name}' table (corrupt or cut short)")

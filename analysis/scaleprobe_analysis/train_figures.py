@@ -3,7 +3,9 @@
 Per trace:
 
 - :func:`breakdown_figure`: stacked bars per case (algorithm, bucket cap) of the slowest rank's
-  data / forward / backward / exposed communication / optimizer time per iteration.
+  data / forward / backward / exposed communication / optimizer time per iteration (traces with
+  the overlap modes: communication inside backward, and the exposed part split into waiting for
+  the slowest peer and communication after all were ready; ``train_tables.BREAKDOWN_SPLIT``).
 - :func:`bucket_cap_figure`: the bucket-size sweep: time per iteration, communication and exposed
   communication vs cap, best cap starred.
 - :func:`hidden_figure`: exposed communication against the same run's no-overlap allreduce, hidden fraction.
@@ -24,11 +26,17 @@ from matplotlib.figure import Figure
 
 from . import style
 from .trace import Trace
-from .train_tables import (BREAKDOWN, ScalingGroup, breakdown_table, cases_table, samples_per_step, step_contention,
-                           summarised)
+from .train_tables import (BREAKDOWN, ScalingGroup, breakdown_components, breakdown_table, cases_table, no_comm,
+                           samples_per_step, step_contention, summarised)
 
 COLOURS = ("#9e9e9e", "#4c72b0", "#55a868", "#c44e52", "#8172b2")  # one per BREAKDOWN component
-SHORT = {"exposed communication (wait + average)": "exposed comm."}  # legend labels that fit a column
+# Every component's colour by column (BREAKDOWN's as above; the split's exposed parts in reds).
+COLOUR_OF = {**{col: c for (_, col), c in zip(BREAKDOWN, COLOURS)}, "progress_s": "#dd8452",
+             "exposed_wait_peers_s": "#e8a2a4", "after_ready_s": "#c44e52"}
+SHORT = {"exposed communication (wait + average)": "exposed comm.",  # legend labels that fit a column
+         "communication inside backward (progress)": "comm. in backward (progress)",
+         "waiting for the slowest peer's backward": "waiting for slowest peer",
+         "exposed communication after all were ready": "exposed comm. after all ready"}
 
 
 def _ms(values) -> np.ndarray:
@@ -38,18 +46,25 @@ def _ms(values) -> np.ndarray:
 def _caption(trace: Trace, extra: str = "") -> str:
     a = trace.attrs
     per_step, unit = samples_per_step(trace)
+    if no_comm(trace):
+        overlap = "no communication (--no-comm)"
+    elif "overlap_mode" in a:
+        overlap = f"overlap {a['overlap_mode']}"
+    else:  # older traces: a communication thread, or none
+        overlap = "overlapped" if int(a.get("overlap", 1)) else "NOT overlapped"
     config = (f"{a.get('trainer', '?')} {a.get('model_name', '')}, {a.get('scaling', '?')} scaling, global batch "
               f"{a.get('global_batch', '?')} ({per_step:.0f} {unit}/step), {a.get('omp_threads', '?')} thread(s)/rank, "
-              f"{'overlapped' if int(a.get('overlap', 1)) else 'NOT overlapped'}; mean over summarised steps")
+              f"{overlap}; mean over summarised steps")
     return style.trace_caption(trace, config + (f"; {extra}" if extra else ""))
 
 
-def _stacked_bars(ax, x, table, width=0.6) -> None:
-    """Stacked bars of the BREAKDOWN columns of ``table`` (seconds) in ms, total written on top."""
+def _stacked_bars(ax, x, table, components=BREAKDOWN, width=0.6) -> None:
+    """Stacked bars of the ``components`` columns of ``table`` (seconds) in ms, total written on top."""
     bottom = np.zeros(len(table))
-    for (label, col), colour in zip(BREAKDOWN, COLOURS):
+    for label, col in components:
         values = _ms(table[col].fillna(0.0))
-        ax.bar(x, values, width, bottom=bottom, label=SHORT.get(label, label), color=colour, edgecolor="white", lw=0.4)
+        ax.bar(x, values, width, bottom=bottom, label=SHORT.get(label, label), color=COLOUR_OF[col], edgecolor="white",
+               lw=0.4)
         bottom += values
     for xi, total in zip(x, _ms(table["iteration_s"])):
         if np.isfinite(total):
@@ -70,7 +85,7 @@ def breakdown_figure(trace: Trace) -> Figure:
     table = breakdown_table(trace)
     fig, (ax,) = style.new_figure("Step time breakdown", _caption(trace, "slowest rank of each step; ★ fastest case"),
                                   simulated=trace.simulated)
-    _stacked_bars(ax, np.arange(len(table)), table)
+    _stacked_bars(ax, np.arange(len(table)), table, breakdown_components([trace]))
     best = table["iteration_s"].idxmin() if table["iteration_s"].notna().any() else None
     _case_ticks(ax, [r.label + (" ★" if i == best else "") for i, r in enumerate(table.itertuples())])
     style.legend_outside(ax)
@@ -83,15 +98,21 @@ def bucket_cap_figure(trace: Trace) -> Figure:
     cases = cases_table(trace)
     caps = list(dict.fromkeys(cases["bucket_cap"]))  # cases_table sorts by cap_bytes
     position = {cap: i for i, cap in enumerate(caps)}
+    mode = trace.attrs.get("overlap_mode", "thread")  # older traces: a communication thread
+    if mode == "thread":
+        dotted, busy = "allreduce busy time of the communication thread", "allreduce busy"
+    else:
+        dotted = "the buckets' allreduce time, started to finished" + (", up to 2 in flight" if mode == "progress" else "")
+        busy = "allreduce"
     fig, (ax,) = style.new_figure("Time per iteration vs bucket cap", _caption(
-        trace, "solid: time per iteration (slowest rank); dashed: exposed communication; dotted: allreduce busy "
-               "time of the communication thread (means over ranks)"), simulated=trace.simulated)
+        trace, f"solid: time per iteration (slowest rank); dashed: exposed communication; dotted: {dotted} "
+               "(means over ranks)"), simulated=trace.simulated)
     for k, (algorithm, part) in enumerate(cases.groupby("algorithm", sort=False)):
         x = part["bucket_cap"].map(position).to_numpy()
         c = style.colour(k)
         ax.plot(x, _ms(part["iteration_mean_s"]), "o-", color=c, label=f"{algorithm}: iteration")
         ax.plot(x, _ms(part["exposed_comm_mean_s"]), "s--", color=c, label=f"{algorithm}: exposed comm.")
-        ax.plot(x, _ms(part["comm_mean_s"]), "^:", color=c, label=f"{algorithm}: allreduce busy")
+        ax.plot(x, _ms(part["comm_mean_s"]), "^:", color=c, label=f"{algorithm}: {busy}")
         if part["iteration_mean_s"].notna().any():
             b = part.loc[part["iteration_mean_s"].idxmin()]
             ax.plot(position[b["bucket_cap"]], b["iteration_mean_s"] * 1e3, "*", ms=10, color=c, mec="black", mew=0.5)
@@ -126,10 +147,13 @@ def contention_figure(trace: Trace) -> Figure:
     table = step_contention(trace)
     cases = cases_table(trace)
     order = {case: i for i, case in enumerate(cases["case"])}
-    fig, (ax,) = style.new_figure("Process CPU / (wall × threads)", _caption(
-        trace, "solid: process CPU / (wall × compute threads); dashed: communication thread CPU / allreduce wall; "
-               "below 1 the rank waited (the communication thread counts too, so > 1 is possible)"),
-        simulated=trace.simulated)
+    if trace.attrs.get("overlap_mode", "thread") == "thread":
+        note = ("solid: process CPU / (wall × compute threads); dashed: communication thread CPU / allreduce wall; "
+                "below 1 the rank waited (the communication thread counts too, so > 1 is possible)")
+    else:
+        note = ("solid: process CPU / (wall × compute threads); dashed: time in the calls advancing the buckets / their "
+                "time in flight (progress mode; no communication thread); below 1 the rank waited")
+    fig, (ax,) = style.new_figure("Process CPU / (wall × threads)", _caption(trace, note), simulated=trace.simulated)
     for rank, part in table.groupby("rank"):
         part = part.assign(x=part["case"].map(order)).sort_values("x")
         ax.plot(part["x"], part["cpu_wall"], "o-", color=style.colour(int(rank)), label=f"rank {rank}")
@@ -214,7 +238,7 @@ def point_breakdown_figure(group: ScalingGroup) -> Figure:
     fig, (ax,) = style.new_figure("Step time breakdown per point", _group_caption(group) + "; medians over passes",
                                   simulated=any(t.simulated for t in group.traces))
     x = np.arange(len(table))
-    _stacked_bars(ax, x, table)
+    _stacked_bars(ax, x, table, group.components)
     ax.set_xticks(x)
     ax.set_xticklabels([f"{p}\n{r} rank{'s' if r != 1 else ''}" for p, r in zip(table["point"], table["ranks"])])
     ax.set_xlabel("point: nodes × tasks per node × cpus per task")

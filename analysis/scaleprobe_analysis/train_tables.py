@@ -20,6 +20,14 @@ Definitions used everywhere here (and in the figures and report):
   engine's ``exposed_comm_s`` is the reducer's own measure of the wait and can differ from the
   timed phase by a few µs), optimizer. They add up to the slowest rank's ``step_s`` (the
   engine's sum of the phases), so the means over steps add up to the case's time per iteration.
+  Traces with the overlap modes (``iterations.progress_s`` and ``exposed_wait_peers_s``, since
+  2026-11-26; :func:`has_split`) break it down further (``BREAKDOWN_SPLIT``): data, forward,
+  backward (its own compute), communication inside backward (``progress_s``: progress mode's
+  calls that advanced the buckets, taken out of backward), waiting for the slowest peer's
+  backward (``exposed_wait_peers_s``), exposed communication after all were ready (column
+  ``after_ready_s`` = ``wait_s + average_s − exposed_wait_peers_s``: the timed phases less the
+  wait for peers, so the components still add up to ``step_s`` exactly; the engine's
+  ``exposed_after_ready_s`` is the same on the reducer's clock, a few µs less), optimizer.
 - **samples per step**: ``tokens_per_step`` (GPT), ``images_per_step`` (ResNet), or else
   ``global_batch`` rows; throughput = samples per step / time per iteration.
 - **scaling** (traces of one configuration, :func:`scaling_key`, at several points nodes × tasks
@@ -48,6 +56,14 @@ from .trace import Trace
 BREAKDOWN = (("data", "data_s"), ("forward", "forward_s"), ("backward", "backward_s"),
              ("exposed communication (wait + average)", "exposed_s"), ("optimizer", "optimizer_s"))
 BREAKDOWN_COLUMNS = tuple(col for _, col in BREAKDOWN)
+PROGRESS = ("communication inside backward (progress)", "progress_s")
+# Traces with the overlap modes: the exposed part split at the moment every rank had finished backward.
+BREAKDOWN_SPLIT = (("data", "data_s"), ("forward", "forward_s"), ("backward", "backward_s"), PROGRESS,
+                   ("waiting for the slowest peer's backward", "exposed_wait_peers_s"),
+                   ("exposed communication after all were ready", "after_ready_s"), ("optimizer", "optimizer_s"))
+# A scaling group mixing both: the old components plus progress (0 in the older traces).
+BREAKDOWN_MIXED = (*BREAKDOWN[:3], PROGRESS, *BREAKDOWN[3:])
+SPLIT_COLUMNS = ("progress_s", "exposed_wait_peers_s")  # the iterations columns BREAKDOWN_SPLIT needs
 SAMPLE_UNITS = (("tokens_per_step", "tokens"), ("images_per_step", "images"), ("samples_per_step", "samples"))
 
 
@@ -80,11 +96,36 @@ def cases_table(trace: Trace) -> pd.DataFrame:
     return cases.sort_values(["cap_bytes", "algorithm"], kind="stable").reset_index(drop=True)
 
 
+def has_split(trace: Trace) -> bool:
+    """True for a trace with the overlap modes' columns (``progress_s``, the exposed wait split)."""
+    return all(c in trace.table("iterations") for c in SPLIT_COLUMNS)
+
+
+def no_comm(trace: Trace) -> bool:
+    """True for a ``--no-comm`` run: every rank trained alone, no gradient communication."""
+    return int(trace.attrs.get("no_comm", 0)) != 0
+
+
+def breakdown_components(traces: list[Trace]) -> tuple:
+    """The (label, column) components of the breakdown of ``traces`` (one trace, or a scaling group).
+
+    ``BREAKDOWN`` for older traces, ``BREAKDOWN_SPLIT`` when every trace has the split, else
+    ``BREAKDOWN_MIXED``.
+    """
+    split = [has_split(t) for t in traces]
+    if not any(split):
+        return BREAKDOWN
+    return BREAKDOWN_SPLIT if all(split) else BREAKDOWN_MIXED
+
+
 def summarised(trace: Trace) -> pd.DataFrame:
     """Rows of ``iterations`` that count in the summaries (``in_summary == 1``)."""
     it = trace.table("iterations")
     it = it[it["in_summary"] == 1]
-    return it.assign(exposed_s=it["wait_s"] + it["average_s"])
+    it = it.assign(exposed_s=it["wait_s"] + it["average_s"])
+    if has_split(trace):
+        it = it.assign(after_ready_s=it["exposed_s"] - it["exposed_wait_peers_s"])
+    return it
 
 
 def slowest_rank_steps(iterations: pd.DataFrame) -> pd.DataFrame:
@@ -96,14 +137,20 @@ def slowest_rank_steps(iterations: pd.DataFrame) -> pd.DataFrame:
 
 
 def breakdown_table(trace: Trace) -> pd.DataFrame:
-    """Per case: mean over summarised steps of the slowest rank's phases (they sum to ``iteration_s``)."""
+    """Per case: mean over summarised steps of the slowest rank's phases (they sum to ``iteration_s``).
+
+    The components are ``breakdown_components([trace])``; ``exposed_s`` (wait + average) is always
+    there, and with the split also ``progress_s``, ``exposed_wait_peers_s`` and ``after_ready_s``.
+    """
     slow = slowest_rank_steps(summarised(trace))
     cases = cases_table(trace)
-    means = slow.groupby("case")[[*BREAKDOWN_COLUMNS, "wait_s", "average_s", "iteration_s"]].mean()
+    columns = [col for _, col in breakdown_components([trace])]
+    extra = ["exposed_s"] if "exposed_s" not in columns else []
+    means = slow.groupby("case")[[*columns, *extra, "wait_s", "average_s", "iteration_s"]].mean()
     steps = slow.groupby("case").size().rename("steps")
     out = cases[["case", "label", "algorithm", "bucket_cap", "cap_bytes"]].join(steps, on="case").join(means, on="case")
     out["steps"] = out["steps"].fillna(0).astype(int)
-    out["sum_s"] = out[list(BREAKDOWN_COLUMNS)].sum(axis=1, min_count=1)
+    out["sum_s"] = out[columns].sum(axis=1, min_count=1)
     return out
 
 
@@ -113,7 +160,8 @@ def step_contention(trace: Trace) -> pd.DataFrame:
     ``threads`` = the rank's compute threads (``ranks.omp_threads``, else the root attribute
     ``omp_threads``, else 1). The communication thread's CPU counts in the process CPU too, so the
     indicator can exceed 1 while it spins; clearly below 1 the rank's threads waited for a core
-    (or blocked).
+    (or blocked). In progress mode there is no such thread and ``comm_cpu_wall`` is the time in the
+    calls that advanced the buckets ÷ their time in flight; in none mode it is NaN.
     """
     it = summarised(trace)
     threads = pd.Series(dtype=float)
@@ -126,6 +174,8 @@ def step_contention(trace: Trace) -> pd.DataFrame:
     out["cpu_wall"] = out["process_cpu_s"] / (out["step_s"] * out["threads"])
     out["main_cpu_wall"] = out["step_cpu_s"] / out["step_s"]
     out["comm_cpu_wall"] = (out["comm_cpu_s"] / out["comm_s"]).where(out["comm_s"] > 0)
+    if trace.attrs.get("overlap_mode") == "none":  # no communication thread and no CPU time of the buckets
+        out["comm_cpu_wall"] = float("nan")
     labels = cases_table(trace).set_index("case")["label"]
     out.insert(1, "label", out["case"].map(labels))
     return out[["case", "label", "rank", "threads", "cpu_wall", "main_cpu_wall", "comm_cpu_wall"]]
@@ -163,14 +213,18 @@ class ScalingGroup:
     unit: str  # tokens, images or samples
     traces: list  # the Trace objects, sorted by ranks
     table: pd.DataFrame  # scaling_table() plus the breakdown of the chosen case
+    components: tuple = BREAKDOWN  # breakdown_components(traces): the breakdown columns in table
 
 
 def scaling_key(trace: Trace) -> tuple | None:
     """What must match for traces to be one scaling series; None if the trace cannot be grouped.
 
     trainer, model, scaling, batch (strong: ``global_batch``; weak: rows per rank per step,
-    ``global_batch / nranks``), sequence length where there is one, overlap, local SGD and the
-    communication backend (attribute ``backend``; absent: mpi).
+    ``global_batch / nranks``), sequence length where there is one, overlap (the integer attribute:
+    0 for none; the modes progress and thread are one series, as ``--overlap auto`` picks progress
+    for one rank and thread where a rank has a spare core), local SGD, the communication backend
+    (attribute ``backend``; absent: mpi) and ``no_comm`` (``--no-comm`` runs are their own series;
+    absent: 0).
     """
     a = trace.attrs
     scaling = a.get("scaling")
@@ -178,13 +232,15 @@ def scaling_key(trace: Trace) -> tuple | None:
         return None
     batch = int(a["global_batch"]) if scaling == "strong" else int(a["global_batch"]) // max(1, trace.nranks)
     return (a.get("trainer", a.get("program", "?")), a.get("model_name", a.get("model", "?")), scaling, batch,
-            a.get("seq_len"), int(a.get("overlap", 1)), int(a.get("local_sgd", 0)), str(a.get("backend", "mpi")))
+            a.get("seq_len"), int(a.get("overlap", 1)), int(a.get("local_sgd", 0)), str(a.get("backend", "mpi")),
+            int(a.get("no_comm", 0)))
 
 
 def _group_label(key: tuple) -> str:
-    trainer, model, scaling, batch, seq_len, overlap, local_sgd, backend = key
+    trainer, model, scaling, batch, seq_len, overlap, local_sgd, backend, nocomm = key
     what = f"global batch {batch}" if scaling == "strong" else f"batch {batch} per rank"
-    extra = (f", seq {seq_len}" if seq_len is not None else "") + ("" if overlap else ", no overlap") + \
+    communication = ", no communication (--no-comm)" if nocomm else ("" if overlap else ", no overlap")
+    extra = (f", seq {seq_len}" if seq_len is not None else "") + communication + \
             (f", local SGD {local_sgd}" if local_sgd else "") + ("" if backend == "mpi" else f", backend {backend}")
     return f"{trainer} {model}, {scaling} scaling, {what}{extra}"
 
@@ -227,7 +283,8 @@ def scaling_groups(traces: list[Trace], choice: str = "best") -> list[ScalingGro
     """Every configuration with traces at two or more rank counts, with its scaling table.
 
     Per trace the case ``choice`` is used ('best' = that trace's fastest case, or 'ALG/CAP'); a
-    trace without that case is left out of its group.
+    trace without that case is left out of its group. The breakdown columns are the group's
+    ``breakdown_components`` (a component an older trace lacks, ``progress_s``, is 0 there).
     """
     by_key: dict[tuple, list[Trace]] = {}
     for t in traces:
@@ -237,6 +294,7 @@ def scaling_groups(traces: list[Trace], choice: str = "best") -> list[ScalingGro
     groups = []
     for key in sorted(by_key, key=str):
         rows, used = [], []
+        components = breakdown_components(by_key[key])
         for t in sorted(by_key[key], key=lambda t: (t.nranks, str(t.path))):
             case = select_case(t, choice)
             if case is None:
@@ -246,7 +304,7 @@ def scaling_groups(traces: list[Trace], choice: str = "best") -> list[ScalingGro
             bd = breakdown_table(t).set_index("case").loc[int(case["case"])]
             rows.append({"ranks": t.nranks, "nodes": pid.nodes, "tasks_per_node": pid.tasks_per_node,
                          "cpus_per_task": pid.cpus_per_task, "iteration_s": float(case["iteration_mean_s"]),
-                         "samples_per_step": per_step, **{c: float(bd[c]) for c in BREAKDOWN_COLUMNS},
+                         "samples_per_step": per_step, **{c: float(bd.get(c, 0.0)) for _, c in components},
                          "case": str(case["label"])})
             used.append(t)
         if len({r["ranks"] for r in rows}) < 2:
@@ -258,14 +316,15 @@ def scaling_groups(traces: list[Trace], choice: str = "best") -> list[ScalingGro
         table.insert(len(POINT_COLUMNS) + 1, "case", cases.reindex(pd.MultiIndex.from_frame(table[list(POINT_COLUMNS)])).to_numpy())
         table.insert(0, "point", [f"{n}×{t:g}×{c}" for n, t, c in zip(table["nodes"], table["tasks_per_node"],
                                                                     table["cpus_per_task"])])
-        groups.append(ScalingGroup(key, key[2], _group_label(key), unit, used, table))
+        groups.append(ScalingGroup(key, key[2], _group_label(key), unit, used, table, components))
     return groups
 
 
 def group_slug(group: ScalingGroup) -> str:
     """File-name-safe stem of a scaling group's figures."""
-    trainer, model, scaling, batch, seq_len, overlap, local_sgd, backend = group.key
+    trainer, model, scaling, batch, seq_len, overlap, local_sgd, backend, nocomm = group.key
     text = f"scaling-{trainer}-{model}-{scaling}-{'gb' if scaling == 'strong' else 'rb'}{batch}"
-    text += (f"-seq{seq_len}" if seq_len is not None else "") + ("" if overlap else "-nooverlap") + \
+    communication = "-nocomm" if nocomm else ("" if overlap else "-nooverlap")
+    text += (f"-seq{seq_len}" if seq_len is not None else "") + communication + \
             (f"-localsgd{local_sgd}" if local_sgd else "") + ("" if backend == "mpi" else f"-{backend}")
     return file_stem(text)
