@@ -59,8 +59,12 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
   if (step_log.has_summary())
     lines.push_back(fmt::format("{:.{}f} {}s/s over the summarised steps (rank 0's step times)", step_log.units_per_s(),
                                 run.rate_decimals, run.log_style.unit));
-  lines.push_back(fmt::format("final loss {:.4f}, {}; parameters identical on all {} rank(s), hash {:016x}", end.loss,
-                              validation_result(end, run.log_style.accuracy), s.size, hash));
+  // Without communication every rank trains its own model: rank 0's is the one reported.
+  const std::string models = run.plan.no_comm && s.size > 1
+                                 ? fmt::format("{} independent models (--no-comm), rank 0's hash", s.size)
+                                 : fmt::format("parameters identical on all {} rank(s), hash", s.size);
+  lines.push_back(fmt::format("final loss {:.4f}, {}; {} {:016x}", end.loss, validation_result(end, run.log_style.accuracy),
+                              models, hash));
   print_run_end(s, engine, lines, path, o, end);
   return 0;
 }

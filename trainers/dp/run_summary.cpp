@@ -66,9 +66,13 @@ struct CaseLine {
   double iteration_s = 0, compute_s = 0, exposed_s = 0, exposed_peers_s = 0, after_ready_s = 0, progress_s = 0;
   double reference_s = 0, hidden = 0, imbalance = 0;
   int nranks = 1;
+  bool no_comm = false;  // --no-comm: no case, no communication
 
   std::string text() const {
     if (steps == 0) return name + ": no summarised steps";
+    if (no_comm)
+      return fmt::format("no communication (--no-comm): {:.1f} ms/iteration over {} steps, compute {:.1f} ms, "
+                         "imbalance {:.1f} %", iteration_s * 1e3, steps, compute_s * 1e3, imbalance * 100);
     std::string line = fmt::format(
         "{} ({} buckets): {:.1f} ms/iteration over {} steps, compute {:.1f} ms, exposed {:.2f} ms (waiting for "
         "peers {:.2f} + after all were ready {:.2f}) of a {:.2f} ms no-overlap allreduce",
@@ -188,7 +192,8 @@ void add_cases(RunSummary& out, const Table& iterations, const DataParallelPlan&
                                       .reference_s = ref,
                                       .hidden = c_hidden.back(),
                                       .imbalance = c_imb.back(),
-                                      .nranks = nranks}
+                                      .nranks = nranks,
+                                      .no_comm = plan.no_comm}
                                  .text());
   }
 }
