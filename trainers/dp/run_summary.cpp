@@ -112,8 +112,11 @@ void add_cases(RunSummary& out, const Table& iterations, const DataParallelPlan&
   StepTimeColumns c_iter(cases, "iteration", "mean over steps of the slowest rank's step time",
                          "median over steps of the slowest rank's step time", "fastest step (slowest rank)");
   auto& c_compute = cases.reals("compute_mean_s", "s", "forward + backward + optimizer, mean over steps and ranks");
-  auto& c_comm = cases.reals("comm_mean_s", "s", "communication thread busy time per step (peers + transfer), mean over steps and ranks");
-  auto& c_peers = cases.reals("peers_mean_s", "s", "of it, handshake wait for peers per step, mean over steps and ranks");
+  auto& c_comm = cases.reals("comm_mean_s", "s",
+                            "sum over buckets of started-to-finished time per step (peers + transfer; progress mode: "
+                            "up to 2 buckets in flight are each counted), mean over steps and ranks");
+  auto& c_peers = cases.reals("peers_mean_s", "s",
+                             "of it, thread mode's handshake wait for peers per step (0 in other modes), mean over steps and ranks");
   auto& c_transfer = cases.reals("transfer_mean_s", "s", "of it, the allreduce calls per step, mean over steps and ranks");
   auto& c_exposed = cases.reals("exposed_comm_mean_s", "s", "exposed communication per step (the wait after backward), mean over steps and ranks");
   auto& c_exposed_peers = cases.reals("exposed_wait_peers_mean_s", "s",

@@ -38,8 +38,12 @@ StepLog::IterationColumns::IterationColumns(Table& t)
       peers_s(t.reals("peers_s", "s", "sum over buckets of the handshake wait for peers (thread mode; 0 otherwise)")),
       transfer_s(t.reals("transfer_s", "s", "sum over buckets of the allreduce calls themselves")),
       queued_s(t.reals("queued_s", "s", "sum over buckets of the time ready but not yet started")),
-      comm_cpu_s(t.reals("comm_cpu_s", "s", "communication thread CPU time of the step")),
-      exposed_s(t.reals("exposed_comm_s", "s", "communication not hidden behind compute: wait_s + average_s")),
+      comm_cpu_s(t.reals("comm_cpu_s", "s",
+                         "sum of the buckets' cpu_s: the communication thread's CPU time (thread mode) or the wall "
+                         "time of the calls that advanced them (progress mode)")),
+      exposed_s(t.reals("exposed_comm_s", "s",
+                        "communication not hidden behind compute: the reducer's wait after backward (wait_s, as the "
+                        "reducer measures it) + average_s")),
       exposed_peers_s(t.reals("exposed_wait_peers_s", "s",
                               "of exposed_comm_s: after this rank's backward, until every rank had finished its "
                               "backward (waiting for the slowest peer, measured on this rank's clock)")),
