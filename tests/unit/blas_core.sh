@@ -6,7 +6,8 @@
 #     trace attributes, per-rank table and recorded environment name that core and why; no warning;
 #     the same for resnet_train and bench_kernels;
 #  2. OPENBLAS_CORETYPE=Prescott set by the user: the run goes on with it (exit 0) and says so in
-#     exactly one warning line; OPENBLAS_CORETYPE=Haswell (as some machines set): no warning;
+#     exactly one warning line, none where the launcher's variables name another rank than 0;
+#     OPENBLAS_CORETYPE=Haswell (as some machines set): no warning;
 #  3. OpenBLAS' own detection: no warning, and a replaced core is the best one;
 #  4. the edges: a program started through the dynamic loader cannot start itself again (one warning
 #     line, the run goes on); a re-executed process that did not get the chosen core says so once;
@@ -146,6 +147,13 @@ else
 fi
 check "forced: header" header_has forced "core=Prescott (forced by OPENBLAS_CORETYPE=Prescott)"
 check "forced: trace" equals "$(h5get "$tmp/forced.h5" /blas_core_reason)" "forced by OPENBLAS_CORETYPE=Prescott"
+# Before MPI_Init the rank comes from the launcher's variables (MPICH's Hydra, PMIx, srun; Open MPI's
+# in np2): a rank other than 0 stays silent.
+for v in PMI_RANK=1 PMIX_RANK=1 SLURM_PROCID=1; do
+  run "rank_${v%%=*}" "${clean[@]}" "$v" OPENBLAS_CORETYPE=Prescott "${gpt[@]}" -o "$tmp/rank.h5"
+  check "$v, OPENBLAS_CORETYPE=Prescott: ran" ran_ok "rank_${v%%=*}"
+  check "$v, OPENBLAS_CORETYPE=Prescott: no warning from a rank other than 0" no_stderr "rank_${v%%=*}"
+done
 run haswell "${clean[@]}" OPENBLAS_CORETYPE=Haswell "${gpt[@]}" -o "$tmp/haswell.h5"
 check "OPENBLAS_CORETYPE=Haswell ran" ran_ok haswell
 check "OPENBLAS_CORETYPE=Haswell: no warning" no_stderr haswell
