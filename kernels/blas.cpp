@@ -2,6 +2,7 @@
 
 #include <cblas.h>
 #include <sys/auxv.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -77,10 +78,21 @@ std::string reexecute(char** argv, const std::string& core, const std::string& d
   return std::string("execv(/proc/self/exe): ") + std::strerror(err);
 }
 
+// execv of /proc/self/exe names the process "exe" (the kernel takes the name from the path it runs),
+// which ps, top, pgrep and killall show: the re-executed process takes back the name it started
+// under, the base name of argv[0] (the path its launcher ran, in every ordinary start).
+void restore_process_name(char** argv) {
+  char name[16] = "";
+  if (argv == nullptr || argv[0] == nullptr || prctl(PR_GET_NAME, name) != 0 || std::strcmp(name, "exe") != 0) return;
+  const char* slash = std::strrchr(argv[0], '/');
+  prctl(PR_SET_NAME, slash != nullptr ? slash + 1 : argv[0]);  // the kernel keeps 15 characters
+}
+
 }  // namespace
 
 void choose_blas_core(char** argv) {
   const BlasCoreInputs in = live_inputs();
+  if (in.detected) restore_process_name(argv);
   BlasCoreDecision d = decide_blas_core(in);
   if (d.reexec) {
     const std::string failure = reexecute(argv, d.core, in.in_use);

@@ -2,7 +2,8 @@
 # The BLAS kernel core chosen at start-up (kernels/blas.hpp, rule in kernels/blas_core.hpp), through
 # the real programs and OpenBLAS:
 #  1. OpenBLAS' detection made to report Prescott (SCALEPROBE_TEST_BLAS_DETECTED): the program starts
-#     again with this CPU's best core, keeping its pid and argv (a path with spaces), and its header,
+#     again with this CPU's best core, keeping its pid, argv (a path with spaces) and process name
+#     (execv of /proc/self/exe would call it "exe"), and its header,
 #     trace attributes, per-rank table and recorded environment name that core and why; no warning;
 #     the same for resnet_train and bench_kernels;
 #  2. OPENBLAS_CORETYPE=Prescott set by the user: the run goes on with it (exit 0) and says so in
@@ -36,7 +37,8 @@ echo "this CPU: $vendor, $( (has avx512f && echo AVX-512) || (has avx2 && echo A
 # Every run starts from a clean slate: none of the machine's OPENBLAS_* or our variables.
 clean=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE -u OPENBLAS_VERBOSE -u SCALEPROBE_BLAS_CORE_DETECTED
        -u SCALEPROBE_TEST_BLAS_DETECTED OMP_NUM_THREADS=1)
-gpt=("$B/bin/gpt_train" -m gpt-micro --synthetic-bytes 100000 --val-batches 0 -B 1 -s 1 -q)
+gpt_steps=("$B/bin/gpt_train" -m gpt-micro --synthetic-bytes 100000 --val-batches 0 -B 1 -q -s)
+gpt=("${gpt_steps[@]}" 1)
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 check() {  # check <description> <command...>: one check, failed when the command fails
   local what=$1; shift
@@ -101,9 +103,22 @@ if [ "$mode" = np2 ]; then
   exit
 fi
 
-# 1. The detection made generic: started again with the best core, same pid and argv.
+# 1. The detection made generic: started again with the best core, same pid, argv and process name
+# (read while the run writes its trace, i.e. after the re-execution).
 mkdir -p "$tmp/with space"
-run chosen "${clean[@]}" SCALEPROBE_TEST_BLAS_DETECTED=Prescott "${gpt[@]}" -o "$tmp/with space/chosen.h5"
+"${clean[@]}" SCALEPROBE_TEST_BLAS_DETECTED=Prescott "${gpt_steps[@]}" 20 -o "$tmp/with space/chosen.h5" \
+  >"$tmp/chosen.out" 2>"$tmp/chosen.err" &
+pid=$!
+echo $pid >"$tmp/chosen.pid"
+name=""
+for _ in $(seq 1 600); do
+  [ -e "$tmp/with space/chosen.h5.partial" ] && { name=$(cat "/proc/$pid/comm" 2>/dev/null); break; }
+  kill -0 $pid 2>/dev/null || break
+  sleep 0.02
+done
+wait $pid
+echo $? >"$tmp/chosen.rc"
+check "the re-executed process keeps its name (not 'exe')" equals "$name" "gpt_train"
 check "gpt_train with the detection made generic ran" ran_ok chosen
 check "gpt_train with the detection made generic: no stderr" no_stderr chosen
 t="$tmp/with space/chosen.h5"
@@ -120,7 +135,7 @@ else
   check "header: detected by OpenBLAS" header_has chosen "(detected by OpenBLAS)"
 fi
 check "the same process (pid) started again" equals "$(h5get "$t" ranks/pid)" "$(cat "$tmp/chosen.pid")"
-check "the same argv" equals "$(h5get "$t" provenance/command_line)" "${gpt[*]} -o $tmp/with space/chosen.h5"
+check "the same argv" equals "$(h5get "$t" provenance/command_line)" "${gpt_steps[*]} 20 -o $tmp/with space/chosen.h5"
 
 if [ -n "$best" ]; then
   R=("$B/bin/resnet_train" -m resnet20 --width 4 --depth 8 -s 1 -B 2 -q --synthetic-images 64 --synthetic-test 16)
