@@ -55,6 +55,9 @@ std::string chosen_reason(const BlasCoreInputs& in, const std::string& detected)
 
 }  // namespace
 
+// 0.3.21's force_coretype() stops its name search before "Cooperlake", so OPENBLAS_CORETYPE=Cooperlake
+// is "not found" there and falls to its fallback on CPU features, which picks Cooperlake exactly when
+// the CPU has AVX-512 BF16, i.e. when this asks for it (and the re-executed process checks).
 std::string best_blas_core(const CpuFeatures& cpu) {
   const bool avx512 = cpu.avx512f && cpu.avx512bw && cpu.avx512dq && cpu.avx512vl;
   if (avx512 && cpu.avx512_bf16) return "Cooperlake";
