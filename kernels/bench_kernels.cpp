@@ -400,10 +400,11 @@ BENCHMARK(BM_sgd_nesterov)->UseRealTime();
 }  // namespace
 
 int main(int argc, char** argv) {
+  k::choose_blas_core(argv);  // may start the program again: before Initialize edits argv
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::AddCustomContext("omp_max_threads", std::to_string(omp_get_max_threads()));
-  benchmark::AddCustomContext("blas", k::blas_config());
+  benchmark::AddCustomContext("blas", k::blas_description());
   benchmark::AddCustomContext("shape", "B=8 T=128 C=256 NH=4 V=256; CNN batch 32");
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "kernels/conv_direct.hpp"
+#include "kernels/cpu_features.hpp"
 
 namespace sp::kernels {
 
@@ -18,11 +19,7 @@ struct Variant {
 };
 
 #if defined(SP_KERNELS_HAVE_X86_64_V4)
-bool cpu_runs_v4() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-}
+bool cpu_runs_v4() { return cpu_features().x86_64_v4(); }
 #endif
 bool always() { return true; }  // the baseline: the start-up check (core/isa_check.cpp) vouches for it
 

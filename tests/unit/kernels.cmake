@@ -22,3 +22,9 @@ gtest_discover_tests(test_kernels PROPERTIES LABELS unit
 add_test(NAME kernels.conv_baseline_variant COMMAND test_kernels --gtest_filter=Conv2d.*:CnnGradCheck.*)
 set_tests_properties(kernels.conv_baseline_variant PROPERTIES LABELS unit SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]"
                      ENVIRONMENT "SCALEPROBE_KERNEL_ISA=baseline;OMP_NUM_THREADS=1;OPENBLAS_NUM_THREADS=1")
+
+# The BLAS core decision (kernels/blas_core.hpp) as a pure function; the start-up around it, a real
+# re-execution included, is the blas_core test (blas_core.sh, tests/unit/CMakeLists.txt).
+add_executable(test_blas_core ${CMAKE_CURRENT_LIST_DIR}/test_blas_core.cpp)
+target_link_libraries(test_blas_core PRIVATE scaleprobe_kernels GTest::gtest_main)
+gtest_discover_tests(test_blas_core PROPERTIES LABELS unit)

@@ -14,6 +14,8 @@ namespace sp::train {
 TraceWriter open_train_trace(const Session& s, const RunOptions& run) {
   Provenance prov = collect_provenance(s);
   prov.add("blas_config", kernels::blas_config());
+  prov.add("blas_core", kernels::blas_core().name);
+  prov.add("blas_core_reason", kernels::blas_core().reason);
   prov.add("kernel_isa", kernels::kernel_isa());
   prov.add("blas_threads", std::to_string(kernels::blas_threads()));
   return TraceWriter(s, run.trace_path(prov), "train", prov);
@@ -34,6 +36,8 @@ std::uint64_t write_train_trace(TraceWriter& trace, dp::DataParallelEngine& engi
                                 const RunControlOptions& o, const RunFacts& f, const StepLoop::End& end) {
   Table ranks = rank_map_row();
   ranks.ints("blas_threads", "", "OpenBLAS thread count").push_back(kernels::blas_threads());
+  // Each rank chose its core on its own node's CPU (kernels/blas.hpp): a mixed job shows here.
+  ranks.strings("blas_core", "OpenBLAS kernel core this rank ran").push_back(kernels::blas_core().name);
   trace.write_table("steps", log.table(), TableScope::shared, "one row per optimizer step of this run (rank 0's view)");
   trace.write_table("ranks", ranks, TableScope::per_rank, "rank -> host -> core map");
   engine.write_trace(trace);
@@ -59,6 +63,8 @@ std::uint64_t write_train_trace(TraceWriter& trace, dp::DataParallelEngine& engi
   trace.set_attribute("omp_threads", std::int64_t(f.threads));
   trace.set_attribute("blas_threads", std::int64_t(kernels::blas_threads()));
   trace.set_attribute("blas_config", kernels::blas_config());
+  trace.set_attribute("blas_core", kernels::blas_core().name);
+  trace.set_attribute("blas_core_reason", kernels::blas_core().reason);
   trace.set_attribute("resumed_from", o.resume);
   trace.set_attribute("init_from", o.init_from);
   trace.set_attribute(log.unit() + "s_per_s", log.units_per_s());
