@@ -41,13 +41,16 @@ release_only='\.np[4-9]$|EveryOverlapModeTrainsAlike'
 
 declare -a summary=()
 failed=0
-# stage NAME COMMAND...: runs a stage's command, records "NAME: ok" or "NAME: FAILED (exit n)".
+# stage NAME COMMAND...: runs a stage's command, records "NAME: ok (M min)" or "NAME: FAILED (exit
+# n, M min)": the CI budget is kept stage by stage.
 stage() {
-  local name=$1 rc=0
+  local name=$1 rc=0 start=$SECONDS
   shift
   echo "== test stage: $name"
   "$@" || rc=$?
-  if [ "$rc" = 0 ]; then summary+=("$name: ok"); else summary+=("$name: FAILED (exit $rc)"); failed=1; fi
+  local took
+  took=$(awk -v s=$((SECONDS - start)) 'BEGIN { printf "%.1f min", s / 60 }')
+  if [ "$rc" = 0 ]; then summary+=("$name: ok ($took)"); else summary+=("$name: FAILED (exit $rc, $took)"); failed=1; fi
 }
 
 release() {
@@ -123,6 +126,6 @@ extra_stage fuzz SCALEPROBE_FUZZ $#
 extra_stage installed SCALEPROBE_INSTALLED $#
 extra_stage mpich SCALEPROBE_MPICH $#
 
-echo "== test stages"
+echo "== test stages ($(awk -v s=$SECONDS 'BEGIN { printf "%.1f min", s / 60 }') in all)"
 printf '%s\n' "${summary[@]}"
 exit "$failed"
