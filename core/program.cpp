@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <thread>
 
 #include "build_info.hpp"
 #include "log.hpp"
@@ -22,11 +24,17 @@ int report_local_failure(const Session& s, const std::string& message) {
     return 1;
   }
   std::fprintf(stderr, "%s: error: rank %d: %s\n", s.program.c_str(), s.rank, message.c_str());
-  std::fflush(stderr);
-  MPI_Abort(s.comm, 1);
-  return 1;
+  abort_job(s.comm, 1);
 }
 }  // namespace
+
+void abort_job(MPI_Comm comm, int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  MPI_Abort(comm, code);
+  std::_Exit(code);  // MPI_Abort does not return; if it did, the job must still end
+}
 
 int run_program(int argc, char** argv, std::string program, int required_thread_level,
                 const std::function<int(Session&)>& body) {

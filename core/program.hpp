@@ -24,6 +24,12 @@ struct UsageError : CollectiveError {
   using CollectiveError::CollectiveError;
 };
 
+// Ends the whole job from one rank after its error line was printed: flushes, pauses briefly and
+// calls MPI_Abort. The pause: MPICH's launcher (Hydra) kills every process at MPI_Abort and can
+// drop output its proxy had not forwarded yet — a job ended with no error line at all (seen in
+// CI: program_errors under MPICH).
+[[noreturn]] void abort_job(MPI_Comm comm, int code);
+
 // Collective over comm: when any rank passes a non-empty local_error, every rank throws a
 // CollectiveError with the lowest such rank's message ("rank r: ..." in a job of several ranks), so
 // a set-up step that can fail on some ranks only (a missing GPU) ends the run with one line.

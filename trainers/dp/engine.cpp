@@ -169,9 +169,7 @@ StepReport DataParallelEngine::step(int step, bool last_step, const StepFunction
     // communication thread may be too, so report it as run_program would and end the job now
     // rather than unwinding into a join that could wait forever.
     std::fprintf(stderr, "%s: error: rank %d: %s\n", session_.program.c_str(), session_.rank, e.what());
-    std::fflush(stderr);
-    MPI_Abort(session_.comm, 1);
-    throw;
+    abort_job(session_.comm, 1);
   }
 }
 

@@ -77,7 +77,7 @@ GradientReducer::~GradientReducer() {
     if (busy_ && std::uncaught_exceptions() > 0) {
       lock.unlock();
       log::error("a local error interrupted an in-flight gradient allreduce; aborting the job");
-      MPI_Abort(MPI_COMM_WORLD, 1);
+      abort_job(MPI_COMM_WORLD, 1);
     }
     stop_ = true;
   }
