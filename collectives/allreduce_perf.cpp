@@ -1,6 +1,7 @@
 // allreduce_perf: latency and bandwidth of every allreduce algorithm over a message-size sweep,
 // each checked against a sequential reference after its timed loop. One table row per case on
 // stdout (rank 0), every sample in the HDF5 trace. Exit 1 if any element was wrong.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -1,5 +1,6 @@
 #include "collectives/backend.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "core/error.hpp"

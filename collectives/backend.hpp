@@ -2,12 +2,12 @@
 // there as well: the harness times and checks with it, and MPI_Allreduce stays every backend's
 // reference, so one run compares a library's own allreduce and our schedules on it with MPI's.
 #pragma once
-#include <CLI/CLI.hpp>
 #include <mpi.h>
 
 #include <memory>
 #include <string>
 
+#include "core/cli_fwd.hpp"
 #include "collectives/allreduce.hpp"
 #include "core/provenance.hpp"
 

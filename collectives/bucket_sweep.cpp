@@ -2,6 +2,7 @@
 // is packed into buckets the way PyTorch DDP packs it, and one iteration = the allreduce of every
 // bucket in backward order. For each cap in the sweep (one bucket per tensor ... one buffer) it
 // reports per-iteration latency, bucket count and per-bucket times; every sample is traced.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -2,11 +2,12 @@
 // flags: -b/-e/-f or --sizes for message sizes, -n/-w for iterations, --sync, --off-cache,
 // --scaling, -o.
 #pragma once
-#include <CLI/CLI.hpp>
 
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "cli_fwd.hpp"
 
 namespace sp {
 

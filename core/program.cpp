@@ -1,5 +1,6 @@
 #include "program.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <chrono>

@@ -4,12 +4,11 @@
 #pragma once
 #include <mpi.h>
 
-#include <CLI/CLI.hpp>
-
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "cli_fwd.hpp"
 #include "error.hpp"
 
 namespace sp {

@@ -1,5 +1,6 @@
 #include "trainers/common/run_options.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <omp.h>
 

@@ -3,12 +3,11 @@
 // where a run starts (--resume, --init-from) and where it stops (--steps, --stop-after).
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <functional>
 #include <string>
 
+#include "core/cli_fwd.hpp"
 #include "core/options.hpp"
 #include "core/program.hpp"
 #include "trainers/common/train_state.hpp"

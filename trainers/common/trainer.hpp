@@ -7,8 +7,6 @@
 // and closing lines — is run_training's, written once for every model.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -16,7 +14,6 @@
 
 #include "collectives/buckets.hpp"
 #include "core/program.hpp"
-#include "kernels/blas.hpp"
 #include "trainers/common/run_options.hpp"
 #include "trainers/common/run_report.hpp"
 #include "trainers/common/step_loop.hpp"
@@ -75,22 +72,5 @@ struct RunDescription {
 // validation and checkpoints, --save-init, stop signals, the trace's tables and attributes, the
 // closing lines. Collective; returns the program's exit code.
 int run_training(Session& s, const RunControlOptions& o, Trainer& trainer, const RunDescription& run);
-
-// A trainer program's main: the BLAS kernel core for this CPU (which may start the program again,
-// so before MPI and any thread), then inside an MPI session, its Options registered by add_options
-// on a command line described by `description`, parsed (--help prints and exits 0), then
-// run(s, o, app).
-template <typename Options>
-int train_main(int argc, char** argv, const char* program, const char* description,
-               void (*add_options)(CLI::App&, Options&), int (*run)(Session&, Options&, const CLI::App&)) {
-  kernels::choose_blas_core(argv);
-  return run_program(argc, argv, program, MPI_THREAD_SERIALIZED, [&](Session& s) {
-    Options o;
-    CLI::App app{description, program};
-    add_options(app, o);
-    if (!parse_command_line(app, s)) return 0;
-    return run(s, o, app);
-  });
-}
 
 }  // namespace sp::train

@@ -1,5 +1,6 @@
 #include "trainers/dp/options.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "collectives/backend.hpp"

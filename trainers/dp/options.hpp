@@ -3,11 +3,10 @@
 // (allreduce algorithm x bucket cap) cases a run cycles through.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
 
+#include "core/cli_fwd.hpp"
 #include "collectives/allreduce.hpp"
 #include "collectives/buckets.hpp"
 

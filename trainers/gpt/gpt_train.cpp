@@ -5,10 +5,12 @@
 // progress line per step on stdout (rank 0); per-rank, per-step phase and bucket timings and the
 // loss curve go to an HDF5 trace of kind "train"; checkpoints in HDF5. SIGUSR1 or SIGTERM (the
 // SLURM time-limit warning) finishes the current step, checkpoints (with --save) and exits 0.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "core/program.hpp"
 #include "kernels/blas.hpp"
+#include "trainers/common/train_main.hpp"
 #include "trainers/gpt/trainer.hpp"
 
 namespace {

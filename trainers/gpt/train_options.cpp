@@ -1,5 +1,6 @@
 #include "trainers/gpt/train_options.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "core/program.hpp"

@@ -1,10 +1,9 @@
 // Command-line options of gpt_train and what they resolve to (model configuration, lr schedule).
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 
+#include "core/cli_fwd.hpp"
 #include "trainers/common/run_options.hpp"
 #include "trainers/gpt/checkpoint.hpp"
 #include "trainers/gpt/model.hpp"

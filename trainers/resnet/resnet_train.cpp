@@ -8,12 +8,14 @@
 // SIGUSR1 or SIGTERM (the SLURM time-limit warning) finishes the current step, checkpoints (with
 // --save) and exits 0.
 // Batch normalisation in data-parallel runs: trainers/resnet/trainer.hpp.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "core/program.hpp"
 #include "kernels/blas.hpp"
+#include "trainers/common/train_main.hpp"
 #include "trainers/resnet/trainer.hpp"
 
 namespace {

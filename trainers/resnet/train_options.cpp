@@ -1,5 +1,6 @@
 #include "trainers/resnet/train_options.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -1,11 +1,10 @@
 // Command-line options of resnet_train and what they resolve to (model configuration, lr schedule).
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
 
+#include "core/cli_fwd.hpp"
 #include "trainers/common/run_options.hpp"
 #include "trainers/resnet/checkpoint.hpp"
 #include "trainers/resnet/model.hpp"
