@@ -39,6 +39,10 @@ scripts/install-deps.sh
 # stages run its default mode, progress, in every other data-parallel test).
 release_only='\.np[4-9]$|EveryOverlapModeTrainsAlike'
 
+# ctest runs tests side by side on every core; each test's PROCESSORS (tests/CMakeLists.txt) says how
+# many cores it keeps busy, so MPI runs are not squeezed by other tests.
+jobs=$(nproc)
+
 declare -a summary=()
 failed=0
 # stage NAME COMMAND...: runs a stage's command, records "NAME: ok (M min)" or "NAME: FAILED (exit
@@ -56,7 +60,7 @@ stage() {
 release() {
   cmake --preset release >/dev/null
   cmake --build --preset release
-  ctest --preset release "$@"
+  ctest --preset release -j "$jobs" "$@"
 }
 
 asan() {
@@ -66,7 +70,7 @@ asan() {
   # Runs at 4 and more ranks are left out: they run the code of 2 and 3 ranks (a power of two and
   # not) for more steps, and under ASan on 2 cores took 4 of the stage's 15 test minutes; the
   # release stage runs them.
-  UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} ctest --preset asan -L '^(unit|mpi)$' -E "$release_only"
+  UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} ctest --preset asan -j "$jobs" -L '^(unit|mpi)$' -E "$release_only"
 }
 
 fuzz() {
@@ -76,7 +80,7 @@ fuzz() {
   # files that pass the whole-file digest (as users' files do): damaged bytes are refused before
   # libhdf5 opens them, so its crashes on damaged metadata (1.10.8) cannot fail CI at random;
   # fuzzing libhdf5 under re-stamped digests is a manual campaign (tests/fuzz/README.md).
-  ctest --preset fuzz
+  ctest --preset fuzz -j "$jobs"
 }
 
 installed() {
@@ -104,7 +108,7 @@ mpich() {
     fi
   done
   ldd build/mpich/bin/allreduce_perf | grep -q libmpich || { echo "mpich: allreduce_perf does not link libmpich"; return 1; }
-  ctest --preset mpich -E "$release_only"
+  ctest --preset mpich -j "$jobs" -E "$release_only"
 }
 
 # extra_stage NAME SWITCH NARGS: runs stage NAME (function NAME) unless the release stage got

@@ -118,6 +118,9 @@ chmod 755 "$B/etc/taskprolog.sh"
 #    than the host has without the node going INVAL ("Low socket*core*thread count");
 #  MpiDefault=pmix: Debian's Open MPI has no PMI2, so plain srun must use PMIx;
 #  MinJobAge=4: finished jobs leave the queue in seconds (the default 300 keeps them for minutes);
+#  SchedulerParameters sched_interval=2,bf_interval=1: pending jobs (array tasks, a dependency just
+#    satisfied) start within seconds; the defaults (60 s, 30 s) left the 2-core sweep idle most of
+#    its time;
 #  KillWait=5: a job past its time limit is killed 5 s after SIGTERM instead of 30;
 #  EnforcePartLimits=ALL: an impossible request fails at sbatch instead of pending forever;
 #  DependencyParameters=kill_invalid_depend: an afterok job of a failed job is cancelled, not
@@ -150,6 +153,7 @@ SelectTypeParameters=CR_Core
 MpiDefault=pmix
 ReturnToService=2
 SchedulerType=sched/backfill
+SchedulerParameters=sched_interval=2,bf_interval=1
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
