@@ -41,6 +41,7 @@ PROG = "bench-peers"
 TITLES = {"allreduce": "Allreduce algorithms vs MPI_Allreduce (same run)",
           "gpt": "gpt_train vs PyTorch (same model, same initial weights, 1 rank)",
           "resnet": "resnet_train vs PyTorch (same model, same initial weights, 1 rank)",
+          # Stored campaigns' generated doc sections use this title: rows name each side's transport.
           "ddp": "Data-parallel gpt_train vs PyTorch DDP (gloo), per bucket cap",
           "weak": "Weak scaling efficiency t(1 rank) / t(2 ranks), same cap",
           "strong": "Strong scaling efficiency t(1 rank) / (2 t(2 ranks)), same cap and global batch",
@@ -85,22 +86,27 @@ def run_pass(ctx: Context, plan: dict, p: int, only: set[str], inits: dict, root
         t = runs.allreduce_times(trace)
         for (alg, nbytes), us in t.items():
             if alg != "mpi":
-                rows.append(Row("allreduce", f"{alg} {nbytes} B", p, alg, "MPI_Allreduce", "time_us", us,
+                rows.append(Row("allreduce", f"{alg} {nbytes} B", p, alg, "MPI_Allreduce", "p50_us", us,
                                 t[("mpi", nbytes)], "both", rel(trace, root), rel(trace, root)))
     if "gloo" in only:
         cfg = plan["gloo"]
         sides = {"ours": lambda: runs.gloo_run(ctx, cfg, p), "peer": lambda: runs.torch_gloo_run(ctx, cfg, p)}
         out = {k: sides[k]() for k in ordered(p, "ours", "peer")}
         t, torch_t = runs.allreduce_times(out["ours"]), runs.torch_gloo_times(out["peer"])
+        t_mean, torch_mean = runs.allreduce_times(out["ours"], "t_mean_us"), runs.torch_gloo_times(out["peer"], "t_mean_us")
         for (alg, nbytes), us in t.items():
             if alg != "mpi":
                 ours = "Gloo allreduce" if alg == "gloo" else f"{alg} on Gloo"
-                rows.append(Row("gloo", f"{alg} {nbytes} B", p, ours, "MPI_Allreduce", "time_us", us,
+                rows.append(Row("gloo", f"{alg} {nbytes} B", p, ours, "MPI_Allreduce", "p50_us", us,
                                 t[("mpi", nbytes)], "both", rel(out["ours"], root), rel(out["ours"], root)))
             if alg == "gloo":
                 rows.append(Row("gloo", f"gloo {nbytes} B vs PyTorch", p, "Gloo allreduce in allreduce_perf",
-                                "PyTorch Gloo allreduce", "time_us", us, torch_t[nbytes], first,
+                                "PyTorch Gloo allreduce", "p50_us", us, torch_t[nbytes], first,
                                 rel(out["ours"], root), rel(out["peer"], root)))
+                # The mean beside the p50: a side's tail (slow calls) shows as mean >> p50.
+                rows.append(Row("gloo", f"gloo {nbytes} B vs PyTorch, mean", p, "Gloo allreduce in allreduce_perf",
+                                "PyTorch Gloo allreduce", "t_mean_us", t_mean[(alg, nbytes)], torch_mean[nbytes],
+                                first, rel(out["ours"], root), rel(out["peer"], root)))
     for kind in ("gpt", "resnet"):
         if kind not in only:
             continue
@@ -121,17 +127,30 @@ def run_pass(ctx: Context, plan: dict, p: int, only: set[str], inits: dict, root
     if "ddp" in only:
         cfg = plan["ddp"]
         n, caps, b = cfg["ranks"], cfg["caps"], cfg["batch"]
+        # Like for like: both sides on Gloo. scaleprobe on MPI (shared memory) runs beside it, labelled
+        # as the other transport it is, and the 1-rank ratio (no communication) beside the N-rank one
+        # tells how much of a difference is the transport's.
         sides = {
             "ours": lambda: runs.dp_run(ctx, cfg, n, f"ddp_np{n}_p{p}", caps, ["-B", str(b)], inits["ddp"]),
             "peer": lambda: runs.ddp_torch_run(ctx, cfg, n, b, f"torchddp_np{n}_p{p}", caps, inits["ddp"]),
             "ours1": lambda: runs.dp_run(ctx, cfg, 1, f"ddp_np1_p{p}", caps, ["-B", str(b)], inits["ddp"]),
-            "peer1": lambda: runs.ddp_torch_run(ctx, cfg, 1, b, f"torchddp_np1_p{p}", caps, inits["ddp"])}
-        out = {k: sides[k]() for k in ordered(p, "ours", "peer") + ordered(p, "ours1", "peer1")}
+            "peer1": lambda: runs.ddp_torch_run(ctx, cfg, 1, b, f"torchddp_np1_p{p}", caps, inits["ddp"]),
+            "ours_mpi": lambda: runs.dp_run(ctx, cfg, n, f"ddp_mpi_np{n}_p{p}", caps, ["-B", str(b)], inits["ddp"],
+                                            backend="mpi")}
+        out = {k: sides[k]() for k in ordered(p, "ours", "peer") + ordered(p, "ours1", "peer1") + ["ours_mpi"]}
         t2, q2 = runs.trace_case_median_s(out["ours"]), runs.ddp_torch_case_median_s(out["peer"])
         t1, q1 = runs.trace_case_median_s(out["ours1"]), runs.ddp_torch_case_median_s(out["peer1"])
+        t2_mpi = runs.trace_case_median_s(out["ours_mpi"])
         for cap in caps.split(","):
-            rows.append(Row("ddp", f"cap {cap}", p, f"gpt_train ring, {n} ranks", f"torch DDP gloo, {n} ranks",
+            rows.append(Row("ddp", f"cap {cap}", p, f"gpt_train ring on Gloo, {n} ranks", f"torch DDP gloo, {n} ranks",
                             "iteration_ms", t2[cap] * 1e3, q2[cap] * 1e3, first, rel(out["ours"], root),
+                            rel(out["peer"], root)))
+            rows.append(Row("ddp", f"cap {cap}, 1 rank (no communication)", p, "gpt_train, 1 rank",
+                            "torch DDP, 1 rank", "iteration_ms", t1[cap] * 1e3, q1[cap] * 1e3, first,
+                            rel(out["ours1"], root), rel(out["peer1"], root)))
+            rows.append(Row("ddp", f"cap {cap}, scaleprobe on MPI (other transport)", p,
+                            f"gpt_train ring on MPI, {n} ranks", f"torch DDP gloo, {n} ranks", "iteration_ms",
+                            t2_mpi[cap] * 1e3, q2[cap] * 1e3, "peer", rel(out["ours_mpi"], root),
                             rel(out["peer"], root)))
             rows.append(Row("weak", f"cap {cap}", p, "gpt_train", "torch DDP", "efficiency", t1[cap] / t2[cap],
                             q1[cap] / q2[cap], first, rel(out["ours1"], root), rel(out["peer1"], root)))
@@ -143,9 +162,14 @@ def run_pass(ctx: Context, plan: dict, p: int, only: set[str], inits: dict, root
             sides = {"ours": lambda: runs.trainer_run(ctx, kind, cfg, threads, f"{tag}_portable", inits[kind]),
                      "peer": lambda: runs.trainer_run(ctx.native(), kind, cfg, threads, f"{tag}_native", inits[kind])}
             out = {k: sides[k]() for k in ordered(p, "ours", "peer")}
-            rows.append(Row("isa", f"{kind} {cfg['model']}, {threads} thread(s)", p,
-                            f"portable build, {runs.kernel_isa(out['ours'])} kernels",
-                            f"native build, {runs.kernel_isa(out['peer'])} kernels", "step_ms",
+            isa_ours, isa_peer = runs.kernel_isa(out["ours"]), runs.kernel_isa(out["peer"])
+            # Like for like only when both builds ran the same kernel variant; otherwise the ratio
+            # compares different convolution code, and the case says so.
+            same = isa_ours.split(" = ")[0] == isa_peer.split(" = ")[0] and "?" not in (isa_ours + isa_peer)
+            rows.append(Row("isa", f"{kind} {cfg['model']}, {threads} thread(s)"
+                            + ("" if same else " (different kernel variants: not comparable)"), p,
+                            f"portable build, {isa_ours} kernels",
+                            f"native build, {isa_peer} kernels", "step_ms",
                             runs.trace_median_step_s(out["ours"]) * 1e3, runs.trace_median_step_s(out["peer"]) * 1e3,
                             first, rel(out["ours"], root), rel(out["peer"], root)))
     if "strong" in only and plan["strong"]:

@@ -153,17 +153,22 @@ def torch_gloo_run(ctx: Context, cfg: dict, pass_no: int) -> Path:
     return out
 
 
-def torch_gloo_times(path: Path) -> dict[int, float]:
-    """bytes -> t_mean_us of PyTorch's Gloo allreduce."""
-    return {d["bytes"]: float(d["t_mean_us"]) for d in map(json.loads, path.read_text().splitlines()) if d}
+# Latency statistics both allreduce sides record alike: p50_us (median over calls of the slowest
+# rank's time: the one to compare, a tail cannot move it) and t_mean_us (beside it: a tail shows).
+LATENCY_STATS = ("p50_us", "t_mean_us")
 
 
-def allreduce_times(trace: Path) -> dict[tuple[str, int], float]:
-    """(algorithm, bytes) -> t_mean_us of that case in the run."""
+def torch_gloo_times(path: Path, stat: str = "p50_us") -> dict[int, float]:
+    """bytes -> stat (LATENCY_STATS) of PyTorch's Gloo allreduce."""
+    return {d["bytes"]: float(d[stat]) for d in map(json.loads, path.read_text().splitlines()) if d}
+
+
+def allreduce_times(trace: Path, stat: str = "p50_us") -> dict[tuple[str, int], float]:
+    """(algorithm, bytes) -> stat (LATENCY_STATS) of that case in the run."""
     import h5py
     with h5py.File(trace) as f:
         s = f["summary"]
-        return {(text(a), int(b)): float(t) for a, b, t in zip(s["algorithm"][()], s["bytes"][()], s["t_mean_us"][()])}
+        return {(text(a), int(b)): float(t) for a, b, t in zip(s["algorithm"][()], s["bytes"][()], s[stat][()])}
 
 
 def trainer_args(kind: str, cfg: dict) -> list[str]:
@@ -234,12 +239,15 @@ def check_same_kernel_env(trace: Path, peer: dict) -> None:
                         f"{ours} vs {peer['kernel_env']}")
 
 
-def dp_run(ctx: Context, cfg: dict, ranks: int, tag: str, caps: str, batch_args: list[str], init: Path) -> Path:
-    """gpt_train on ranks ranks cycling caps; steps = (steps + 1 warm-up round) per cap."""
+def dp_run(ctx: Context, cfg: dict, ranks: int, tag: str, caps: str, batch_args: list[str], init: Path,
+           backend: str = "gloo") -> Path:
+    """gpt_train on ranks ranks cycling caps; steps = (steps + 1 warm-up round) per cap. Gloo by
+    default: the transport PyTorch DDP's peer uses, so a comparison with it is like for like."""
     trace = ctx.raw / f"{tag}.h5"
     ncaps = len(caps.split(","))
     cmd = [*mpirun(ranks), ctx.binary("gpt"), "-m", cfg["model"], *batch_args, "-s", str(ncaps * (cfg["steps"] + 1)),
-           "-a", "ring", "--bucket-cap-mb", caps, "--val-batches", "0", "-q", "--init-from", str(init), "-o", str(trace)]
+           "-a", "ring", "--bucket-cap-mb", caps, "--backend", backend, "--val-batches", "0", "-q",
+           "--init-from", str(init), "-o", str(trace)]
     run(cmd, trace.with_suffix(".log"), threads_env(1))
     return trace
 

@@ -143,7 +143,9 @@ def test_end_to_end_gloo_only(tmp_path):
     vs_mpi = [r for r in rows if r.peer == "MPI_Allreduce"]
     vs_torch = [r for r in rows if r.peer == "PyTorch Gloo allreduce"]
     assert {r.case.split(" ")[0] for r in vs_mpi} == {"gloo", "naive", "tree", "ring", "rabenseifner"}
-    assert len(vs_mpi) == 5 * 2 and len(vs_torch) == 2  # two --quick sizes
+    assert len(vs_mpi) == 5 * 2 and len(vs_torch) == 2 * 2  # two --quick sizes, p50 and mean each
+    assert all(r.metric == "p50_us" for r in vs_mpi)
+    assert sorted(r.metric for r in vs_torch) == ["p50_us", "p50_us", "t_mean_us", "t_mean_us"]
     assert all(r.ours_value > 0 and r.peer_value > 0 for r in rows)
     assert all(r.ours_file.startswith("raw/gloo_p1") for r in rows)
     assert all(r.peer_file == "raw/torch_gloo_p1.jsonl" for r in vs_torch)
