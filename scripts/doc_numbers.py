@@ -1,7 +1,7 @@
 """Every number in README.md and docs/*.md is an allowed constant or traced to a stored file.
 
 The rule (tests/python/test_doc_numbers.py runs it; ``python3 scripts/doc_numbers.py`` prints
-the failures):
+the failures, ``--all`` every number with the phrase or folder that passes it):
 
 - Scanned: the prose of README.md and docs/*.md, split into blocks at blank lines (a paragraph,
   a list, a table, a heading). Not scanned: generated blocks (``<!-- BEGIN generated ... -->`` to
@@ -65,7 +65,7 @@ class Number:
         return f"{self.file}:{self.line}:{self.column}: {self.text}: {self.detail}"
 
 
-def blank(text: str, pattern: re.Pattern, keep_groups: bool = False) -> str:
+def blank(text: str, pattern: re.Pattern) -> str:
     """text with every match of pattern replaced by spaces (newlines kept), so offsets stay."""
     return pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
 
@@ -143,7 +143,7 @@ def blocks(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def check_text(rel: str, text: str, repo: Path, allowed: list[tuple[str, str, str]],
+def check_text(rel: str, text: str, allowed: list[tuple[str, str, str]],
                folders: Folders, used: set[int] | None = None) -> list[Number]:
     """Every number of one document, each with its status."""
     hidden = blank(blank(text, GENERATED), COMMENT)       # citations may sit in code and links
@@ -161,8 +161,7 @@ def check_text(rel: str, text: str, repo: Path, allowed: list[tuple[str, str, st
     out, previous = [], []
     for start, end in blocks(hidden):
         block = hidden[start:end]
-        cited = [c for c in CITE.findall(block) if folders.text(c.rstrip(".")) is not None]
-        cited = [c.rstrip(".") for c in cited]
+        cited = [c for c in (c.rstrip(".") for c in CITE.findall(block)) if folders.text(c) is not None]
         is_table = block.lstrip().startswith("|")
         if is_table:
             cited += previous
@@ -196,15 +195,16 @@ def check(root: Path = REPO, repo: Path = REPO, allowed_file: Path = ALLOWED) ->
     allowed = read_allowed(allowed_file)
     folders, used, numbers = Folders(repo), set(), []
     for doc in documents(root):
-        numbers += check_text(doc.relative_to(root).as_posix(), doc.read_text(), repo, allowed, folders, used)
+        numbers += check_text(doc.relative_to(root).as_posix(), doc.read_text(), allowed, folders, used)
     stale = [f"{f}\t{p}" for i, (f, p, _w) in enumerate(allowed) if i not in used]
     return numbers, stale
 
 
 def main(argv: list[str]) -> int:
+    """Prints the untraced numbers (with --all, every number and why it passes); 1 if any."""
     numbers, stale = check()
     bad = [n for n in numbers if n.status == "untraced"]
-    for n in bad:
+    for n in (numbers if "--all" in argv else bad):
         print(n)
     for s in stale:
         print(f"{ALLOWED.relative_to(REPO)}: matches nothing (remove it): {s}")
