@@ -121,23 +121,3 @@ def test_a_phrase_without_context_is_refused(tmp_path, phrase):
     allowed.write_text(doc_numbers.ALLOWED.read_text() + f"*\t{phrase}\tbare\n")
     with pytest.raises(ValueError, match="more than the number"):
         doc_numbers.check(root=root, repo=REPO, allowed_file=allowed)
-
-
-def test_pending_rewrite_entries_cover_only_the_sections_being_rewritten():
-    """The temporary entries (issue 26 item 2) allow numbers only in performance.md's "Reading it"
-    paragraph and its portable-vs-native section, which are being rewritten."""
-    pending = {phrase for file, phrase, why in doc_numbers.read_allowed()
-               if why.startswith("pending rewrite") and file == "docs/performance.md"}
-    assert pending and all(file == "docs/performance.md" for file, _p, why in doc_numbers.read_allowed()
-                           if why.startswith("pending rewrite"))
-    lines = (REPO / "docs" / "performance.md").read_text().splitlines()
-    reading = next(i for i, line in enumerate(lines, 1) if line.startswith("Reading it:"))
-    reading_end = next(i for i in range(reading, len(lines) + 1) if not lines[i - 1].strip())
-    portable = next(i for i, line in enumerate(lines, 1) if line.startswith("## Portable build"))
-    portable_end = next(i for i in range(portable + 1, len(lines) + 1) if lines[i - 1].startswith("## "))
-    numbers, _ = doc_numbers.check()
-    covered = [n for n in numbers if n.status == "allowed" and n.detail[len("allowed by "):].strip("'\"") in pending]
-    assert covered
-    outside = [str(n) for n in covered
-               if not (reading <= n.line < reading_end or portable <= n.line < portable_end)]
-    assert not outside, outside
