@@ -1,5 +1,7 @@
 #include "collectives/gpu/device.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 
 #include "core/error.hpp"
@@ -37,6 +39,20 @@ int select_device(int local_rank, int device_count) {
   if (local_rank >= device_count)
     fail("local rank {} but only {} CUDA devices on this node: at most one rank per GPU", local_rank, device_count);
   return local_rank;
+}
+
+std::string shared_device_problem(const std::vector<std::string>& uuid_by_rank, int rank) {
+  if (rank < 0 || rank >= static_cast<int>(uuid_by_rank.size())) return "";
+  const std::string& mine = uuid_by_rank[static_cast<std::size_t>(rank)];
+  std::vector<int> sharing;
+  for (std::size_t r = 0; r < uuid_by_rank.size(); ++r)
+    if (uuid_by_rank[r] == mine) sharing.push_back(static_cast<int>(r));
+  if (sharing.size() < 2) return "";
+  std::string ranks;
+  for (std::size_t i = 0; i < sharing.size(); ++i)
+    ranks += (i == 0 ? "" : i + 1 == sharing.size() ? " and " : ", ") + std::to_string(sharing[i]);
+  return fmt::format("ranks {} use the same GPU {}: NCCL needs one GPU per rank (give each its own: "
+                     "srun --gpus-per-task=1, or CUDA_VISIBLE_DEVICES)", ranks, mine);
 }
 
 }  // namespace sp::coll::gpu

@@ -13,6 +13,9 @@
 #include <fmt/format.h>
 #include <nccl.h>
 
+#include <string>
+#include <vector>
+
 #include "collectives/gpu/device.hpp"
 #include "collectives/gpu/grouped_posts.hpp"
 #include "collectives/gpu/reduce.hpp"
@@ -62,6 +65,25 @@ int choose_device(MPI_Comm comm) {
   return device;
 }
 
+// Two ranks on one GPU make ncclCommInitRank fail with "invalid usage", which does not say why; so
+// every rank compares device UUIDs first and the job ends with one line naming the shared device.
+void refuse_shared_devices(MPI_Comm comm, int device) {
+  constexpr int kUuidChars = 40;  // "GPU-" + 32 hex digits + 4 dashes
+  std::string mine = gpu::device_uuid(device);
+  mine.resize(kUuidChars, ' ');
+  int size = 1, rank = 0;
+  SP_MPI_CHECK(MPI_Comm_size(comm, &size));
+  SP_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  std::vector<char> all(static_cast<std::size_t>(size) * kUuidChars);
+  SP_MPI_CHECK(MPI_Allgather(mine.data(), kUuidChars, MPI_CHAR, all.data(), kUuidChars, MPI_CHAR, comm));
+  std::vector<std::string> uuids;
+  for (int r = 0; r < size; ++r) {
+    std::string u(all.data() + static_cast<std::ptrdiff_t>(r) * kUuidChars, kUuidChars);
+    uuids.push_back(u.substr(0, u.find_last_not_of(' ') + 1));
+  }
+  fail_together(comm, gpu::shared_device_problem(uuids, rank));
+}
+
 class NcclTransport final : public Transport {
  public:
   explicit NcclTransport(MPI_Comm comm) {
@@ -69,6 +91,7 @@ class NcclTransport final : public Transport {
     SP_MPI_CHECK(MPI_Comm_size(comm, &size_));
     device_ = choose_device(comm);
     check_cuda(cudaSetDevice(device_), "cudaSetDevice");
+    refuse_shared_devices(comm, device_);
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     ncclUniqueId id{};
     if (rank_ == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");

@@ -2,8 +2,11 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <fmt/format.h>
+
 #include <cstdint>
 
+#include "collectives/gpu/device.hpp"
 #include "collectives/gpu/reduce.hpp"
 #include "core/error.hpp"
 
@@ -110,7 +113,23 @@ unsigned long long count_mismatches(const void* got, const void* want, std::size
 
 int device_count() {
   int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e == cudaSuccess) return n;
+  const bool driver = nvidia_driver_loaded();
+  // Without a kernel driver the runtime says "insufficient driver": that is a machine without a GPU.
+  if (e == cudaErrorNoDevice || (e == cudaErrorInsufficientDriver && !driver)) return 0;
+  fail("CUDA cudaGetDeviceCount: {} ({}){}", cudaGetErrorString(e), cudaGetErrorName(e),
+       driver ? "; an NVIDIA driver is loaded, so this is a broken GPU set-up, not a machine without one" : "");
+}
+
+std::string device_uuid(int device) {
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+  const auto* b = reinterpret_cast<const unsigned char*>(prop.uuid.bytes);
+  std::string hex;
+  for (int i = 0; i < 16; ++i) hex += fmt::format("{:02x}", b[i]);
+  return fmt::format("GPU-{}-{}-{}-{}-{}", hex.substr(0, 8), hex.substr(8, 4), hex.substr(12, 4), hex.substr(16, 4),
+                     hex.substr(20));
 }
 
 }  // namespace sp::coll::gpu

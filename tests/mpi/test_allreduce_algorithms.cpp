@@ -26,6 +26,7 @@
 #include "collectives/harness.hpp"
 #include "tests/lib/optional_part.hpp"
 #ifdef SCALEPROBE_HAVE_NCCL
+#include "collectives/gpu/device.hpp"
 #include "collectives/gpu/reduce.hpp"
 #include "core/program.hpp"
 #endif
@@ -147,14 +148,51 @@ void run_case(const Algorithm& algo, const Case& c, Workspace& workspace, int ra
 
 class AllreduceAlgorithms : public ::testing::TestWithParam<Algorithm> {};
 
+#ifdef SCALEPROBE_HAVE_NCCL
+// Why this job cannot run NCCL with one GPU per rank ("" when it can), the same on every rank: a
+// rank without a device of its own (fewer GPUs than ranks on its node), or two ranks whose device
+// is the same GPU (compared by UUID: a device count cannot tell). A CUDA error other than "no
+// device" is not a reason to skip: device_count throws it and the test fails with its message.
+std::string gpus_per_rank_problem() {
+  static const std::string problem = [] {
+    std::string local;
+    std::vector<std::string> uuids;
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    std::string mine(40, ' ');
+    try {
+      mine = gpu::device_uuid(gpu::select_device(gpu::local_rank(gpu::launcher_environment()), gpu::device_count()));
+      mine.resize(40, ' ');
+    } catch (const Error& e) {
+      local = e.what();
+    }
+    std::vector<char> all(static_cast<std::size_t>(size) * 40);
+    MPI_Allgather(mine.data(), 40, MPI_CHAR, all.data(), 40, MPI_CHAR, MPI_COMM_WORLD);
+    for (int r = 0; r < size; ++r) uuids.emplace_back(all.data() + static_cast<std::ptrdiff_t>(r) * 40, 40);
+    if (local.empty() && mine != std::string(40, ' ')) local = gpu::shared_device_problem(uuids, rank);
+    try {
+      fail_together(MPI_COMM_WORLD, local);
+    } catch (const CollectiveError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  }();
+  return problem;
+}
+#endif
+
 // A transport this build lacks (Gloo not found at configure time) shows as Not Run, not Passed.
-// NCCL needs a GPU as well: where none is visible its tests show as Not Run (optional part gpu).
+// NCCL needs a GPU per rank as well: where none is visible, or ranks would share one, its tests
+// show as Not Run (optional part gpu) naming why.
 void skip_unless_built() {
   if (!transport_built())
     SP_SKIP_OPTIONAL_PART(transport_name(), "this build has no " + transport_name() + " transport (configure found no library)");
 #ifdef SCALEPROBE_HAVE_NCCL
   else if (!find_transport(transport_name()).host_memory && gpu::device_count() == 0)
     SP_SKIP_OPTIONAL_PART("gpu", "no CUDA device visible to this rank");
+  else if (!find_transport(transport_name()).host_memory && !gpus_per_rank_problem().empty())
+    SP_SKIP_OPTIONAL_PART("gpu", gpus_per_rank_problem());
 #endif
 }
 
@@ -204,7 +242,9 @@ TEST(AllreduceTransport, IsBuilt) {
 // Where no rank sees a GPU (CI), making the NCCL transport is one error, the same on every rank (no
 // rank left waiting in NCCL's set-up), naming the lowest rank and what is missing.
 TEST(NcclTransport, WithoutDeviceIsOneErrorOnEveryRank) {
-  if (gpu::device_count() > 0) return;  // a GPU is visible: the gpu-labelled tests run NCCL instead
+  // A GPU is visible: there is nothing to refuse, and the gpu-labelled tests run NCCL instead. Not
+  // Run, never Passed without testing.
+  if (gpu::device_count() > 0) GTEST_SKIP() << "a CUDA device is visible: this test needs a machine without one";
   int p = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   try {

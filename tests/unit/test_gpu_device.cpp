@@ -55,5 +55,21 @@ TEST(GpuDevice, ImpossiblePlacementsAreOneLineErrors) {
   for (const std::string& m : {message(0, 0), message(4, 4), message(-1, 2)}) EXPECT_EQ(m.find('\n'), std::string::npos);
 }
 
+// Two ranks on one GPU are named by the device's UUID, on every rank that shares it; ranks with a
+// device of their own have nothing to report. (A device count cannot tell: srun --gpus-per-task
+// shows every rank one device.)
+TEST(GpuDevice, RanksSharingAGpuAreNamedByItsUuid) {
+  const std::string a = "GPU-aaaaaaaa-0000-0000-0000-000000000000", b = "GPU-bbbbbbbb-0000-0000-0000-000000000000";
+  EXPECT_EQ(shared_device_problem({a, b}, 0), "");
+  EXPECT_EQ(shared_device_problem({a, b}, 1), "");
+  EXPECT_EQ(shared_device_problem({a}, 0), "");
+  const std::string two = shared_device_problem({a, a, b}, 1);
+  EXPECT_EQ(two.rfind("ranks 0 and 1 use the same GPU " + a + ": NCCL needs one GPU per rank", 0), 0u) << two;
+  EXPECT_EQ(shared_device_problem({a, a, b}, 0), two);
+  EXPECT_EQ(shared_device_problem({a, a, b}, 2), "");
+  EXPECT_NE(shared_device_problem({b, b, b}, 2).find("ranks 0, 1 and 2 use the same GPU " + b), std::string::npos);
+  EXPECT_EQ(two.find('\n'), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sp::coll::gpu
