@@ -8,7 +8,7 @@
 // the same stream; synchronize() starts anything still held and is where the host waits.
 // A timed call is also timed on the stream, by CUDA events (mark / seconds_since_mark).
 //
-// Compiled wherever the CUDA toolkit and NCCL are found; it has not run on a GPU (README, GPU).
+// Compiled wherever the CUDA toolkit and NCCL are found; on a GPU it has run at 1 rank only (README).
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 #include <nccl.h>
