@@ -24,7 +24,7 @@ import h5py
 import numpy as np
 import pandas as pd
 
-from . import digest
+from . import digest, h5open
 
 SCHEMA_NAME = "scaleprobe-trace"
 SCHEMA_VERSION = 3  # 3: a whole-file digest in the user block; 2: Fletcher32 on every column with data
@@ -308,18 +308,31 @@ def load_trace(path: str | Path) -> Trace:
     if path.is_dir():
         raise TraceError(path, "is a directory, not a trace file")
     try:
-        digest_verified = digest.verify(path)  # before libhdf5 reads a byte of it
+        data, verified = h5open.read_image(path)  # the digest checked on the bytes h5py then opens
     except digest.DigestError as exc:
         raise TraceError(path, str(exc)) from exc
     except OSError as exc:
         raise TraceError(path, f"cannot read: {exc.strerror or exc}") from exc
+    if not verified:  # no digest (schema 1/2, or not ours): libhdf5 reads it in a child process
+        try:
+            return h5open.run_isolated("trace:read_image_isolated", data, path)
+        except h5open.IsolatedError as exc:
+            raise TraceError(path, str(exc)) from None
+    return read_image(path, data, True)
+
+
+def read_image(path: Path, data: bytes, digest_verified: bool) -> Trace:
+    """Read a trace from its bytes (see :func:`load_trace`, which checks them first)."""
     try:
-        if not h5py.is_hdf5(path):
-            raise TraceError(path, "not a readable HDF5 file (corrupt or truncated)")
-        with h5py.File(path, "r") as f:
+        with h5open.open_image(data) as f:
             return _read_open_file(path, f, digest_verified)
     except TraceError:
         raise
     except (OSError, KeyError, ValueError, RuntimeError, TypeError) as exc:
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise TraceError(path, f"not a readable HDF5 file (corrupt or truncated): {detail}") from exc
+
+
+def read_image_isolated(data: bytes, path: str) -> Trace:
+    """Run in the isolated child (h5open.run_isolated) for a trace without a digest."""
+    return read_image(Path(path), data, False)
