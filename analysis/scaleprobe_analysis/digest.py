@@ -74,6 +74,19 @@ def stamp_bytes(payload: bytes) -> bytes:
     return _block(len(body), zlib.crc32(body)) + bytes(body)
 
 
+def stamp_file(path: str | Path) -> None:
+    """Write the digest into a closed file created with a BLOCK_BYTES user block left blank
+    (h5py.File(..., "w", userblock_size=BLOCK_BYTES)), as the C++ writers do."""
+    with open(path, "r+b") as f:
+        head = f.read(BLOCK_BYTES)
+        if head != bytes(BLOCK_BYTES) and not head.startswith(_MAGIC):
+            raise DigestError(f"its first {BLOCK_BYTES} bytes are not a blank user block")
+    if not restamp(path):
+        with open(path, "r+b") as f:
+            f.write(_MAGIC)  # a placeholder restamp overwrites with the whole line
+        restamp(path)
+
+
 def restamp(path: str | Path) -> bool:
     """Rewrite the digest of a file that has a digest block (after changing it on purpose, e.g.
     in a test that alters a trace through h5py); a file without one is left as is. Returns
