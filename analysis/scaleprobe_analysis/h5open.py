@@ -102,11 +102,17 @@ def _same(a, b) -> bool:
     if isinstance(a, Group):
         return (list(a.keys()) == list(b.keys()) and _same_attrs(a.attrs, b.attrs)
                 and all(_same(a[k], b[k]) for k in a.keys()))
+    return _same_value(a, b)
+
+
+def _same_value(a, b) -> bool:
+    """Equal type, shape and values (NaN equal to NaN)."""
+    a, b = np.asarray(a), np.asarray(b)
     return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
 
 
 def _same_attrs(a: dict, b: dict) -> bool:
-    return a.keys() == b.keys() and all(np.array_equal(np.asarray(a[k]), np.asarray(b[k])) for k in a)
+    return a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in a)
 
 
 def snapshot_of(node) -> Group:
