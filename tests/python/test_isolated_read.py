@@ -153,3 +153,24 @@ def test_a_verified_file_is_opened_from_the_verified_bytes(tmp_path, monkeypatch
         path.write_bytes(b"gone")  # what is on disk now does not matter: the bytes were read once
         assert f.attrs["schema_version"] == 3 and len(f["summary"]["bytes"][()]) > 0
     assert reads == [path]
+
+
+def test_upgrade_rewrites_an_undigested_trace_digested_and_identical_and_leaves_the_rest(tmp_path):
+    old = tmp_path / "old.h5"
+    shutil.copyfile(REPO / "results" / UNDIGESTED[0], old)
+    before = load_trace(old)  # in the child
+    crasher = stripped(CRASHERS[0], tmp_path)
+    crasher_bytes = crasher.read_bytes()
+    done = tmp_path / "done.h5"
+    shutil.copyfile(DIGESTED_V3, done)
+    proc = run_cli("upgrade", str(old), str(crasher), str(done))
+    assert proc.returncode == 1  # the crasher could not be upgraded
+    out, err = proc.stdout.splitlines(), proc.stderr.splitlines()
+    assert len(out) == 2 and out[0].startswith(f"{old}: upgraded (trace, schema 1): ") and "read back identical" in out[0]
+    assert out[1].startswith(f"{done}: has a digest already: left as is")
+    assert len(err) == 1 and err[0].startswith(f"{crasher}: ")
+    assert crasher.read_bytes() == crasher_bytes and done.read_bytes() == DIGESTED_V3.read_bytes()
+    assert digest.verify(old) is True
+    data, verified = h5open.read_image(old)
+    _same_trace(read_image(old, data, True), before)  # now read in process, from verified bytes
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["old.h5", "done.h5", crasher.name])  # no temp left
