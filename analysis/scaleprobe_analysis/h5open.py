@@ -134,55 +134,149 @@ def snapshot_image(data: bytes, path: str) -> Group:
         return snapshot_of(f)
 
 
-# The child: limits first, then read stdin, import the reader, run it, send one pickle, and leave
-# without libhdf5's teardown (os._exit), which can itself crash on a damaged file it has read.
-_CHILD = r"""
-import os, pickle, resource, sys
-limit = int(sys.argv[3])
-resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-data = sys.stdin.buffer.read()
-try:
-    import importlib
-    module, function = sys.argv[1].split(":")
-    result = ("ok", getattr(importlib.import_module("scaleprobe_analysis." + module), function)(data, sys.argv[2]))
-except MemoryError:
-    result = ("error", f"unreadable: reading it needs more than {limit >> 20} MiB of memory")
-except Exception as exc:
-    problem = getattr(exc, "problem", None)
-    detail = " ".join(str(exc).split()) or type(exc).__name__
-    result = ("refused", problem) if problem else ("error", f"not a readable HDF5 file (corrupt or truncated): {detail}")
-sys.stdout.buffer.write(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
-sys.stdout.flush()
-os._exit(0)
-"""
-
-
 def run_isolated(target: str, data: bytes, path: str | Path, *, timeout_s: float | None = None,
                  memory_bytes: int | None = None):
     """``target(data, str(path))`` (``"module:function"`` of this package) run in a child process
     under an address-space and a wall-time limit; returns its result. Raises IsolatedError (one line)
     when it crashed, ran out of time or memory, or refused the file (then the refusal's own line)."""
-    memory = memory_bytes or max(MEMORY_FLOOR, 16 * len(data))
-    timeout = timeout_s or TIME_FLOOR_S + len(data) / 10e6
+    result = run_isolated_many(target, [(data, path)], timeout_s=timeout_s, memory_bytes=memory_bytes)[0]
+    if isinstance(result, IsolatedError):
+        raise result
+    return result
+
+
+# The child: limits first, then frames of an 8-byte length and a pickle, (path, data) in and
+# (status, value) out, one file at a time (its start, ~1 s of imports, is paid once for many files);
+# it leaves without libhdf5's teardown (os._exit), which can itself crash after a damaged file.
+_CHILD_MANY = r"""
+import os, pickle, resource, struct, sys
+limit = int(sys.argv[2])
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+class StartError(Exception):
+    pass
+reader = None
+inp, out = sys.stdin.buffer, sys.stdout.buffer
+while True:
+    head = inp.read(8)
+    if len(head) < 8:
+        break
+    path, data = pickle.loads(inp.read(struct.unpack("<Q", head)[0]))
+    try:
+        if reader is None:
+            try:
+                import importlib
+                module, function = sys.argv[1].split(":")
+                reader = getattr(importlib.import_module("scaleprobe_analysis." + module), function)
+            except (ImportError, OSError, MemoryError) as exc:
+                raise StartError(f"unreadable: the isolated reader could not start under its {limit >> 20} MiB "
+                                   f"memory limit ({' '.join(str(exc).split())})") from None
+        result = ("ok", reader(data, path))
+    except MemoryError:
+        result = ("error", f"unreadable: reading it needs more than {limit >> 20} MiB of memory")
+    except StartError as exc:
+        result = ("error", str(exc))
+    except Exception as exc:
+        problem = getattr(exc, "problem", None)
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        result = ("refused", problem) if problem else ("error", f"not a readable HDF5 file (corrupt or truncated): {detail}")
+    blob = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    out.write(struct.pack("<Q", len(blob)) + blob)
+    out.flush()
+os._exit(0)
+"""
+
+
+def _read_exactly(proc, n: int, deadline: float) -> bytes | None:
+    """n bytes from the child's stdout by the deadline; None past the deadline, b"" at its end (it died)."""
+    import select
+    import time
+    chunks, fd = [], proc.stdout.fileno()
+    while n > 0:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None
+        chunk = os.read(fd, min(n, 1 << 20))
+        if not chunk:
+            return b""
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def _write_all(proc, blob: bytes, deadline: float) -> bool:
+    """All of blob to the child's stdin by the deadline (False: it stopped reading, e.g. hung)."""
+    import select
+    import time
+    fd, view = proc.stdin.fileno(), memoryview(blob)
+    while view:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([], [fd], [], left)[1]:
+            return False
+        view = view[os.write(fd, view[: 1 << 16]):]
+    return True
+
+
+def run_isolated_many(target: str, items: list[tuple[bytes, str | Path]], *, timeout_s: float | None = None,
+                      memory_bytes: int | None = None) -> list:
+    """:func:`run_isolated` for many files through one child at a time: per file its result or an
+    IsolatedError. A child that crashes or runs past a file's time limit is replaced, and the
+    files after that one go to a new child. Limits: memory_bytes for the child (default the larger
+    of MEMORY_FLOOR and 16x the largest file), timeout_s per file (default TIME_FLOOR_S + 1 s per 10 MB)."""
+    import struct
+    import tempfile
+    import time
+    results: list = []
+    memory = memory_bytes or max([MEMORY_FLOOR] + [16 * len(data) for data, _ in items])
     env = dict(os.environ, PYTHONPATH=str(PACKAGE_PARENT), OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
                MALLOC_ARENA_MAX="2")
-    cmd = [PYTHON, "-c", _CHILD, target, str(path), str(memory)]
-    try:
-        proc = subprocess.run(cmd, input=data, capture_output=True, timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
-        raise IsolatedError(f"unreadable: the HDF5 library did not finish reading it in {timeout:.0f} s "
-                            "(stopped)") from None
-    if proc.returncode < 0:
-        raise IsolatedError(f"unreadable: the HDF5 library crashed on it (signal {-proc.returncode})")
-    try:
-        status, value = pickle.loads(proc.stdout)
-    except Exception:  # no result: the child died before answering (an error in the child itself)
-        last = (proc.stderr.decode(errors="replace").strip().splitlines() or ["no message"])[-1]
-        raise IsolatedError(f"unreadable: the isolated reader exited {proc.returncode} ({last})") from None
-    if status != "ok":
-        raise IsolatedError(value)
-    return value
+    proc = None
+    with tempfile.TemporaryFile() as errors:
+        for data, path in items:
+            if proc is None:
+                errors.seek(0)
+                errors.truncate()
+                proc = subprocess.Popen([PYTHON, "-c", _CHILD_MANY, target, str(memory)], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=errors, env=env)
+            timeout = timeout_s or TIME_FLOOR_S + len(data) / 10e6
+            frame = pickle.dumps((str(path), data), protocol=pickle.HIGHEST_PROTOCOL)
+            answer, deadline = b"", time.monotonic() + timeout
+            try:
+                if _write_all(proc, struct.pack("<Q", len(frame)) + frame, deadline):
+                    head = _read_exactly(proc, 8, deadline)
+                    answer = head and _read_exactly(proc, struct.unpack("<Q", head)[0], deadline)
+                else:
+                    answer = None
+            except BrokenPipeError:  # it died before reading the file
+                pass
+            if answer:
+                status, value = pickle.loads(answer)
+                results.append(value if status == "ok" else IsolatedError(value))
+                continue
+            if answer is None:  # past the time limit
+                proc.kill()
+                proc.wait()
+                results.append(IsolatedError(f"unreadable: the HDF5 library did not finish reading it in "
+                                             f"{timeout:.0f} s (stopped)"))
+            elif proc.wait() < 0:  # its output ended: it died
+                results.append(IsolatedError(f"unreadable: the HDF5 library crashed on it (signal {-proc.returncode})"))
+            else:
+                errors.seek(0)
+                last = (errors.read().decode(errors="replace").strip().splitlines() or ["no message"])[-1]
+                results.append(IsolatedError(f"unreadable: the isolated reader exited {proc.returncode} ({last})"))
+            _close(proc)
+            proc = None
+        if proc is not None:
+            _close(proc)
+    return results
 
+
+def _close(proc) -> None:
+    for pipe in (proc.stdin, proc.stdout):
+        try:
+            pipe.close()
+        except OSError:  # BrokenPipeError flushing to a child that died
+            pass
+    proc.wait()
 
 @contextmanager
 def open_h5(path: str | Path):

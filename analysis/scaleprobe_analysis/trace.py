@@ -300,7 +300,13 @@ def _read_open_file(path: Path, f: h5py.File, digest_verified: bool) -> Trace:
 
 def load_trace(path: str | Path) -> Trace:
     """Load and validate one trace; raise :class:`TraceError` (one line) if it is not usable."""
-    path = Path(path)
+    result = load_traces([path])[0]
+    if isinstance(result, TraceError):
+        raise result
+    return result
+
+
+def _image(path: Path) -> tuple[bytes, bool]:
     if not path.exists():
         raise TraceError(path, "trace file not found")
     if path.name.endswith(".partial"):
@@ -308,17 +314,31 @@ def load_trace(path: str | Path) -> Trace:
     if path.is_dir():
         raise TraceError(path, "is a directory, not a trace file")
     try:
-        data, verified = h5open.read_image(path)  # the digest checked on the bytes h5py then opens
+        return h5open.read_image(path)  # the digest checked on the bytes h5py then opens
     except digest.DigestError as exc:
         raise TraceError(path, str(exc)) from exc
     except OSError as exc:
         raise TraceError(path, f"cannot read: {exc.strerror or exc}") from exc
-    if not verified:  # no digest (schema 1/2, or not ours): libhdf5 reads it in a child process
+
+
+def load_traces(paths) -> list[Trace | TraceError]:
+    """:func:`load_trace` for many files: per file its Trace or its TraceError, in order. Traces
+    with a digest are read in process from their verified bytes; those without one (schema 1/2)
+    by libhdf5 only in an isolated child process, one child for all of them (h5open)."""
+    results: list = []
+    undigested: list[tuple[int, bytes, Path]] = []
+    for path in map(Path, paths):
         try:
-            return h5open.run_isolated("trace:read_image_isolated", data, path)
-        except h5open.IsolatedError as exc:
-            raise TraceError(path, str(exc)) from None
-    return read_image(path, data, True)
+            data, verified = _image(path)
+            results.append(read_image(path, data, True) if verified else None)
+            if not verified:
+                undigested.append((len(results) - 1, data, path))
+        except TraceError as exc:
+            results.append(exc)
+    read = h5open.run_isolated_many("trace:read_image_isolated", [(data, path) for _, data, path in undigested])
+    for (at, _, path), value in zip(undigested, read):
+        results[at] = TraceError(path, str(value)) if isinstance(value, h5open.IsolatedError) else value
+    return results
 
 
 def read_image(path: Path, data: bytes, digest_verified: bool) -> Trace:

@@ -135,8 +135,16 @@ def test_a_child_over_its_memory_limit_is_one_line():
     data = (REPO / "results" / UNDIGESTED[0]).read_bytes()
     with pytest.raises(h5open.IsolatedError) as info:
         h5open.run_isolated("h5open:snapshot_image", data, "x.h5", memory_bytes=200 << 20, timeout_s=20)
-    # 200 MiB: Python starts, numpy and h5py do not fit (far lower limits can hang the child's start)
-    assert str(info.value) == "unreadable: reading it needs more than 200 MiB of memory"
+    # 200 MiB: Python starts, numpy and h5py do not (far lower limits can hang the child's start)
+    assert str(info.value).startswith(("unreadable: reading it needs more than 200 MiB of memory",
+                                       "unreadable: the isolated reader could not start under its 200 MiB")), info.value
+    assert "\n" not in str(info.value)
+
+
+def test_a_child_that_stops_reading_is_stopped_by_its_time_limit():
+    data = (REPO / "results" / UNDIGESTED[-1]).read_bytes()  # 0.8 MB: more than a pipe holds
+    with pytest.raises(h5open.IsolatedError, match=r"^unreadable: the HDF5 library did not finish reading it in 3 s"):
+        h5open.run_isolated("h5open:snapshot_image", data, "x.h5", memory_bytes=64 << 20, timeout_s=3)
 
 
 def test_a_verified_file_is_opened_from_the_verified_bytes(tmp_path, monkeypatch):
@@ -174,3 +182,24 @@ def test_upgrade_rewrites_an_undigested_trace_digested_and_identical_and_leaves_
     data, verified = h5open.read_image(old)
     _same_trace(read_image(old, data, True), before)  # now read in process, from verified bytes
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["old.h5", "done.h5", crasher.name])  # no temp left
+
+
+def test_many_undigested_files_share_one_child_and_a_crash_ends_only_its_file(tmp_path, monkeypatch):
+    from scaleprobe_analysis.trace import load_traces
+    started = []
+    real = h5open.subprocess.Popen
+
+    def counting(*args, **kwargs):
+        started.append(args[0][0])
+        return real(*args, **kwargs)
+    monkeypatch.setattr(h5open.subprocess, "Popen", counting)
+    a, b = (REPO / "results" / rel for rel in UNDIGESTED[:2])
+    files = [a, stripped(CRASHERS[0], tmp_path), b, DIGESTED_V3, tmp_path / "absent.h5"]
+    got = load_traces(files)
+    assert [type(x).__name__ for x in got] == ["Trace", "TraceError", "Trace", "Trace", "TraceError"]
+    assert got[1].path == str(files[1]) and got[1].problem.startswith(("unreadable: ", "not a readable HDF5 file"))
+    assert got[4].problem == "trace file not found"
+    # one child for a, the crasher ended it, a second for b (more only if the crasher did not crash)
+    assert started == [h5open.PYTHON] * 2 or (started == [h5open.PYTHON] and got[1].problem.startswith("not a"))
+    data, _ = h5open.read_image(b)
+    _same_trace(got[2], read_image(b, data, False))
