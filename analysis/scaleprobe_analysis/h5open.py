@@ -28,7 +28,9 @@ import numpy as np
 
 from . import digest
 
-PYTHON = "/usr/bin/python3"  # Debian's, with h5py
+# The child runs this interpreter (Debian's /usr/bin/python3 in the project's own use), so its h5py,
+# numpy and pandas are the parent's and what it pickles unpickles here.
+PYTHON = sys.executable or "/usr/bin/python3"
 PACKAGE_PARENT = Path(__file__).resolve().parents[1]  # analysis/, so the child imports this package
 MEMORY_FLOOR = 2 << 30  # the child's address-space limit: this, or 16x the file when larger
 TIME_FLOOR_S = 60.0  # the child's wall-time limit: this plus 1 s per 10 MB
@@ -186,6 +188,21 @@ os._exit(0)
 """
 
 
+class _Unpickler(pickle.Unpickler):
+    """Only the classes a read returns (numpy arrays and scalars, DataFrames, a Trace or a Group):
+    a child whose memory libhdf5 corrupted cannot make the parent call anything else."""
+
+    ALLOWED = ("numpy", "pandas._libs", "pandas.core", "scaleprobe_analysis.trace", "scaleprobe_analysis.h5open",
+               "pathlib", "copyreg", "collections")
+    BUILTINS = {"slice", "complex", "set", "frozenset", "bytearray", "range", "object"}
+
+    def find_class(self, module: str, name: str):
+        if (module == "builtins" and name in self.BUILTINS) or any(module == m or module.startswith(m + ".")
+                                                                    for m in self.ALLOWED):
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"the isolated reader sent {module}.{name}, not data")
+
+
 def _read_exactly(proc, n: int, deadline: float) -> bytes | None:
     """n bytes from the child's stdout by the deadline; None past the deadline, b"" at its end (it died)."""
     import select
@@ -249,8 +266,11 @@ def run_isolated_many(target: str, items: list[tuple[bytes, str | Path]], *, tim
             except BrokenPipeError:  # it died before reading the file
                 pass
             if answer:
-                status, value = pickle.loads(answer)
-                results.append(value if status == "ok" else IsolatedError(value))
+                try:
+                    status, value = _Unpickler(io.BytesIO(answer)).load()
+                except Exception as exc:  # noqa: BLE001 (whatever a damaged answer raises: one line)
+                    status, value = "error", f"unreadable: the isolated reader's answer was not data ({exc})"
+                results.append(value if status == "ok" else IsolatedError(" ".join(str(value).split())))
                 continue
             if answer is None:  # past the time limit
                 proc.kill()

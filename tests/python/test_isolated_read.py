@@ -203,3 +203,15 @@ def test_many_undigested_files_share_one_child_and_a_crash_ends_only_its_file(tm
     assert started == [h5open.PYTHON] * 2 or (started == [h5open.PYTHON] and got[1].problem.startswith("not a"))
     data, _ = h5open.read_image(b)
     _same_trace(got[2], read_image(b, data, False))
+
+
+def test_the_parent_unpickles_only_data_from_the_child():
+    import io
+    import os
+    import pickle
+    for evil in (os.system, shutil.rmtree, pd.read_pickle):
+        with pytest.raises(pickle.UnpicklingError, match="not data"):
+            h5open._Unpickler(io.BytesIO(pickle.dumps(("ok", evil)))).load()
+    frame = pd.DataFrame({"a": np.arange(3), "s": np.array(["x", "y", "z"], dtype=object)})
+    status, back = h5open._Unpickler(io.BytesIO(pickle.dumps(("ok", frame)))).load()
+    pd.testing.assert_frame_equal(back, frame)
