@@ -59,6 +59,9 @@ def test_a_report_over_a_folder_with_crashing_files_exits_0_and_lists_them_unrea
     write_allreduce_trace(camp / "good.h5", [{"algorithm": "ring", "bytes": 1024}], walls)
     for name in CRASHERS:
         stripped(name, camp)
+    check = run_cli("check", *(str(camp / name) for name in CRASHERS), str(camp / "good.h5"))
+    assert check.returncode == 1 and check.stdout.startswith(f"ok: {camp / 'good.h5'} ")
+    assert [line.split(": ")[2] for line in check.stderr.splitlines()] == [str(camp / name) for name in CRASHERS]
     proc = run_cli("report", str(camp), "-o", str(tmp_path / "report"), "--trace-figures", "none")
     assert proc.returncode == 0, proc.stderr[-2000:]
     text = (tmp_path / "report" / "report.md").read_text()
