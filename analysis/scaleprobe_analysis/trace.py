@@ -13,6 +13,10 @@ on every read since schema version 2; version 1 has none), or when a table's col
 analysis needs is missing or when its ranks did not all record the same steps. Every refusal is a
 :class:`TraceError` whose ``str()`` is a single line ``<file>: <problem>``, so callers can
 print it as is.
+
+The bytes are read once: a file with a digest is opened from the bytes whose digest matched; one
+without (schema 1/2) is read by libhdf5 only in an isolated child process (:mod:`.h5open`), so a
+crash, hang or runaway allocation on a damaged older file is a TraceError ("unreadable: ...").
 """
 from __future__ import annotations
 
