@@ -3,6 +3,7 @@
 Modules by layer; a module imports only from its own layer or below (tests/python/test_structure.py):
 
 - one trace, figure style, text: ``digest`` (the whole-file crc32 checked before h5py opens a file),
+  ``h5open`` (the one open: the verified bytes, or an isolated child for a file without a digest),
   ``trace`` (load + validate one trace), ``style`` (figure size, fonts,
   title + caption, legends outside, SIMULATED watermark, deterministic PNG + SVG), ``textfmt``
   (sizes, markdown tables), ``series`` (the curves of a summary table; timing-thread CPU/wall),
@@ -19,11 +20,16 @@ Modules by layer; a module imports only from its own layer or below (tests/pytho
 """
 __version__ = "0.1.0"  # as analysis/pyproject.toml and the C++ project (CMakeLists.txt)
 
-from .alphabeta import AlphaBetaFit, fit_alpha_beta, fit_summary
-from .campaign import Campaign, load_campaign
-from .campaign_status import scan_campaign
-from .trace import Trace, TraceError, load_trace
+# Loaded on first use (PEP 562), so importing one module (h5open in a trainer's loader, trace in the
+# isolated reader's child process) does not import pandas, matplotlib and every kind module.
+_EXPORTS = {"AlphaBetaFit": "alphabeta", "fit_alpha_beta": "alphabeta", "fit_summary": "alphabeta",
+            "Campaign": "campaign", "load_campaign": "campaign", "scan_campaign": "campaign_status",
+            "Trace": "trace", "TraceError": "trace", "load_trace": "trace"}
+__all__ = sorted(_EXPORTS)
 
-__all__ = ["AlphaBetaFit", "Campaign", "Trace", "TraceError", "fit_alpha_beta", "fit_summary",
-           "load_campaign", "load_trace", "scan_campaign"]
-__version__ = "0.1.0"
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'scaleprobe_analysis' has no attribute '{name}'")
+    import importlib
+    return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)

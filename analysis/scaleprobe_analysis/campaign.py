@@ -44,7 +44,7 @@ import pandas as pd
 from .manifest import point_name
 from .style import status_text
 from .textfmt import file_stem
-from .trace import Trace, TraceError, load_trace
+from .trace import Trace, TraceError, load_traces
 
 NON_TRACE_DIRS = ("checkpoints", "segments", "layouts", "logs", "report")
 STATUSES = ("complete", "partial", "failed", "missing", "incomplete", "unreadable")
@@ -114,7 +114,11 @@ def load_campaign(directory: str | Path) -> Campaign:
         raise TraceError(files.partials[0], "incomplete trace (a run still writing it, or one that died)")
     if not files.traces:
         raise TraceError(root, "no *.h5 traces in the campaign directory")
-    return Campaign(root=root, traces=[load_trace(p) for p in files.traces])
+    traces = load_traces(files.traces)
+    bad = next((t for t in traces if isinstance(t, TraceError)), None)
+    if bad is not None:
+        raise bad
+    return Campaign(root=root, traces=traces)
 
 
 def trace_stem(root: Path, trace: Trace) -> str:

@@ -29,7 +29,7 @@ from .campaign import STATUSES, TRACE_NAME, Campaign, Point, find_files, group_p
 from .manifest import MANIFEST_NAME, ManifestError, Submission, job_error_line, locate, read_manifest
 from .style import status_text
 from .textfmt import markdown_table
-from .trace import Trace, TraceError, load_trace
+from .trace import Trace, TraceError, load_traces
 
 @dataclass(frozen=True)
 class Run:
@@ -131,11 +131,11 @@ def scan_campaign(directory: str | Path) -> CampaignScan:
     real_root = _real(root)
     loaded: dict[Path, Trace] = {}  # keyed by _real(path); the Trace keeps the path as found
     problems: dict[Path, str] = {}
-    for path in files.traces:
-        try:
-            loaded[_real(path)] = load_trace(path)
-        except TraceError as exc:
-            problems[_real(path)] = exc.problem
+    for path, result in zip(files.traces, load_traces(files.traces)):  # one isolated child for the older ones
+        if isinstance(result, TraceError):
+            problems[_real(path)] = result.problem
+        else:
+            loaded[_real(path)] = result
     points = group_points(list(loaded.values()))
     pass_of = {_real(t.path): label for p in points for t, label in zip(p.traces, p.passes)}
     name_of = {_real(t.path): p.id.name for p in points for t in p.traces}

@@ -23,7 +23,8 @@ from .plots import plot_campaign
 from .report import AUTO_TRACE_FIGURES, TRACE_FIGURES, write_report
 from .style import status_text
 from .timeline import CLOCK_NOTE, DEFAULT_MAX_EVENTS, write_timeline
-from .trace import TraceError, load_trace
+from .trace import TraceError, load_trace, load_traces
+from .upgrade import upgrade_files
 
 PROG = "scaleprobe-analyze"
 
@@ -47,16 +48,18 @@ def _campaign(path: str) -> Campaign:
 
 def cmd_check(args) -> int:
     bad = 0
-    for name in args.files:
-        try:
-            t = load_trace(name)
-        except TraceError as exc:
-            _error(str(exc))
+    for name, t in zip(args.files, load_traces(args.files)):  # older files: one isolated child for all
+        if isinstance(t, TraceError):
+            _error(str(t))
             bad += 1
             continue
         tables = " ".join(f"{k}={len(v)}" for k, v in t.tables.items())
         print(f"ok: {name} kind={t.kind} ranks={t.nranks} data={status_text(t.simulated)} tables: {tables}")
     return 1 if bad else 0
+
+
+def cmd_upgrade(args) -> int:
+    return upgrade_files(args.files, sys.stdout, sys.stderr)
 
 
 def cmd_fit(args) -> int:
@@ -162,6 +165,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="validate trace files (one line each; exit 1 if any is bad)")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.set_defaults(func=cmd_check)
+    p = sub.add_parser("upgrade", help="re-write files without a whole-file digest in the digested format, after a "
+                                       "full isolated read; each is read back identical before it replaces the "
+                                       "original (one line each; exit 1 if any was left as it was)")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.set_defaults(func=cmd_upgrade)
     p = sub.add_parser("fit", help="print the alpha-beta fit per algorithm of every allreduce trace")
     p.add_argument("campaign", metavar="DIR", help="campaign directory (or one trace file)")
     p.add_argument("--stat", default="t_mean_us", choices=["t_mean_us", "p50_us", "t_min_us"],

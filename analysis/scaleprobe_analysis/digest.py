@@ -37,29 +37,54 @@ def _crc_after_block(f) -> int:
 
 
 def verify(path: str | Path) -> bool:
-    """True if the digest matches, False for an older file without one; raises DigestError."""
-    with open(path, "rb") as f:
-        head = f.read(BLOCK_BYTES)
-        if head.startswith(HDF5_SIGNATURE):
-            return False
-        if not head.startswith(_MAGIC):
-            raise DigestError("not a readable HDF5 file (corrupt or truncated)")
-        if len(head) < BLOCK_BYTES:
-            raise DigestError(f"corrupt: truncated inside its {BLOCK_BYTES}-byte digest block")
-        line = _LINE.match(head)
-        if line and line[1] != b"1":
-            raise DigestError(f"digest block version {line[1].decode()} is not one this reader reads (1)")
-        if not line or line[2] != b"crc32" or _block(int(line[3]), int(line[4], 16)) != head:
-            raise DigestError("corrupt: its digest block is damaged")
-        payload, stored = int(line[3]), int(line[4], 16)
-        after = os.fstat(f.fileno()).st_size - BLOCK_BYTES
-        if after != payload:
-            how = "truncated" if after < payload else "longer than written"
-            raise DigestError(f"corrupt: {how}: {after} bytes after the digest block, the digest covers {payload}")
-        computed = _crc_after_block(f)
-        if computed != stored:
-            raise DigestError(f"corrupt: whole-file crc32 {computed:08x} does not match its digest {stored:08x}")
+    """True if the digest matches, False for an older file without one; raises DigestError.
+    (Readers use :func:`.h5open.read_image`, which checks the bytes it then opens.)"""
+    return verify_bytes(Path(path).read_bytes())
+
+
+def verify_bytes(data: bytes) -> bool:
+    """:func:`verify` on a whole file held in memory: the bytes a reader then hands to h5py."""
+    head = data[:BLOCK_BYTES]
+    if head.startswith(HDF5_SIGNATURE):
+        return False
+    if not head.startswith(_MAGIC):
+        raise DigestError("not a readable HDF5 file (corrupt or truncated)")
+    if len(head) < BLOCK_BYTES:
+        raise DigestError(f"corrupt: truncated inside its {BLOCK_BYTES}-byte digest block")
+    line = _LINE.match(head)
+    if line and line[1] != b"1":
+        raise DigestError(f"digest block version {line[1].decode()} is not one this reader reads (1)")
+    if not line or line[2] != b"crc32" or _block(int(line[3]), int(line[4], 16)) != head:
+        raise DigestError("corrupt: its digest block is damaged")
+    payload, stored = int(line[3]), int(line[4], 16)
+    after = len(data) - BLOCK_BYTES
+    if after != payload:
+        how = "truncated" if after < payload else "longer than written"
+        raise DigestError(f"corrupt: {how}: {after} bytes after the digest block, the digest covers {payload}")
+    computed = zlib.crc32(memoryview(data)[BLOCK_BYTES:])
+    if computed != stored:
+        raise DigestError(f"corrupt: whole-file crc32 {computed:08x} does not match its digest {stored:08x}")
     return True
+
+
+def stamp_bytes(payload: bytes) -> bytes:
+    """The digested file for an HDF5 image whose user block is BLOCK_BYTES long (its first
+    BLOCK_BYTES bytes are replaced by the digest line)."""
+    body = memoryview(payload)[BLOCK_BYTES:]
+    return _block(len(body), zlib.crc32(body)) + bytes(body)
+
+
+def stamp_file(path: str | Path) -> None:
+    """Write the digest into a closed file created with a BLOCK_BYTES user block left blank
+    (h5py.File(..., "w", userblock_size=BLOCK_BYTES)), as the C++ writers do."""
+    with open(path, "r+b") as f:
+        head = f.read(BLOCK_BYTES)
+        if head != bytes(BLOCK_BYTES) and not head.startswith(_MAGIC):
+            raise DigestError(f"its first {BLOCK_BYTES} bytes are not a blank user block")
+    if not restamp(path):
+        with open(path, "r+b") as f:
+            f.write(_MAGIC)  # a placeholder restamp overwrites with the whole line
+        restamp(path)
 
 
 def restamp(path: str | Path) -> bool:

@@ -13,6 +13,10 @@ on every read since schema version 2; version 1 has none), or when a table's col
 analysis needs is missing or when its ranks did not all record the same steps. Every refusal is a
 :class:`TraceError` whose ``str()`` is a single line ``<file>: <problem>``, so callers can
 print it as is.
+
+The bytes are read once: a file with a digest is opened from the bytes whose digest matched; one
+without (schema 1/2) is read by libhdf5 only in an isolated child process (:mod:`.h5open`), so a
+crash, hang or runaway allocation on a damaged older file is a TraceError ("unreadable: ...").
 """
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ import h5py
 import numpy as np
 import pandas as pd
 
-from . import digest
+from . import digest, h5open
 
 SCHEMA_NAME = "scaleprobe-trace"
 SCHEMA_VERSION = 3  # 3: a whole-file digest in the user block; 2: Fletcher32 on every column with data
@@ -300,7 +304,13 @@ def _read_open_file(path: Path, f: h5py.File, digest_verified: bool) -> Trace:
 
 def load_trace(path: str | Path) -> Trace:
     """Load and validate one trace; raise :class:`TraceError` (one line) if it is not usable."""
-    path = Path(path)
+    result = load_traces([path])[0]
+    if isinstance(result, TraceError):
+        raise result
+    return result
+
+
+def _image(path: Path) -> tuple[bytes, bool]:
     if not path.exists():
         raise TraceError(path, "trace file not found")
     if path.name.endswith(".partial"):
@@ -308,18 +318,45 @@ def load_trace(path: str | Path) -> Trace:
     if path.is_dir():
         raise TraceError(path, "is a directory, not a trace file")
     try:
-        digest_verified = digest.verify(path)  # before libhdf5 reads a byte of it
+        return h5open.read_image(path)  # the digest checked on the bytes h5py then opens
     except digest.DigestError as exc:
         raise TraceError(path, str(exc)) from exc
     except OSError as exc:
         raise TraceError(path, f"cannot read: {exc.strerror or exc}") from exc
+
+
+def load_traces(paths) -> list[Trace | TraceError]:
+    """:func:`load_trace` for many files: per file its Trace or its TraceError, in order. Traces
+    with a digest are read in process from their verified bytes; those without one (schema 1/2)
+    by libhdf5 only in an isolated child process, one child for all of them (h5open)."""
+    results: list = []
+    undigested: list[tuple[int, bytes, Path]] = []
+    for path in map(Path, paths):
+        try:
+            data, verified = _image(path)
+            results.append(read_image(path, data, True) if verified else None)
+            if not verified:
+                undigested.append((len(results) - 1, data, path))
+        except TraceError as exc:
+            results.append(exc)
+    read = h5open.run_isolated_many("trace:read_image_isolated", [(data, path) for _, data, path in undigested])
+    for (at, _, path), value in zip(undigested, read):
+        results[at] = TraceError(path, str(value)) if isinstance(value, h5open.IsolatedError) else value
+    return results
+
+
+def read_image(path: Path, data: bytes, digest_verified: bool) -> Trace:
+    """Read a trace from its bytes (see :func:`load_trace`, which checks them first)."""
     try:
-        if not h5py.is_hdf5(path):
-            raise TraceError(path, "not a readable HDF5 file (corrupt or truncated)")
-        with h5py.File(path, "r") as f:
+        with h5open.open_image(data) as f:
             return _read_open_file(path, f, digest_verified)
     except TraceError:
         raise
     except (OSError, KeyError, ValueError, RuntimeError, TypeError) as exc:
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise TraceError(path, f"not a readable HDF5 file (corrupt or truncated): {detail}") from exc
+
+
+def read_image_isolated(data: bytes, path: str) -> Trace:
+    """Run in the isolated child (h5open.run_isolated) for a trace without a digest."""
+    return read_image(Path(path), data, False)

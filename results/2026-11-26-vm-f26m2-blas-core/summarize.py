@@ -8,7 +8,9 @@ import statistics
 import sys
 from pathlib import Path
 
-import h5py
+import os as _os
+sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "..", "analysis"))
+from scaleprobe_analysis.h5open import open_h5  # the one safe open  # noqa: E402
 
 SIDES = ["rule", "detected", "Haswell", "Zen", "SkylakeX", "Cooperlake", "Prescott"]
 FORCED = ["Haswell", "Zen", "SkylakeX", "Cooperlake"]
@@ -20,7 +22,7 @@ def text(v):
 
 def one_run(log: Path):
     m = re.search(r"([0-9.]+) ms/iteration", log.read_text())
-    with h5py.File(log.with_suffix(".h5")) as f:
+    with open_h5(log.with_suffix(".h5")) as f:
         steps = f["steps"]
         walls = [w for w, s in zip(steps["step_wall_s"][()], steps["in_summary"][()]) if s]
         core, reason = text(f.attrs["blas_core"]), text(f.attrs["blas_core_reason"])

@@ -2,13 +2,15 @@
 and the exposed wait (cases.exposed_comm_mean_s) in every pass, and step / no-comm step per pass.
    /usr/bin/python3 summarize-old-engine.py raw-old"""
 import glob, re, statistics, sys
-import h5py
+import os as _os
+sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "..", "analysis"))
+from scaleprobe_analysis.h5open import open_h5  # the one safe open  # noqa: E402
 
 raw = sys.argv[1] if len(sys.argv) > 1 else "raw-old"
 runs, split = {}, {}
 for path in sorted(glob.glob(f"{raw}/*.h5")):
     m = re.search(r"(gpt|resnet)-(\w+)-p(\d+)\.h5$", path)
-    with h5py.File(path) as f:
+    with open_h5(path) as f:
         c = f["cases"]
         for i, cap in enumerate(c["bucket_cap"][()]):
             runs[(m[1], cap.decode(), m[2], int(m[3]))] = (float(c["iteration_median_s"][i]),

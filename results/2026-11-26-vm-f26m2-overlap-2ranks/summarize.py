@@ -4,13 +4,15 @@ mode the issue's two checks per pass: step <= the no-comm step + the same bucket
 allreduce (cases.reference_comm_s of that run), and the exposed communication after every rank
 was ready (cases.exposed_after_ready_mean_s) <= that allreduce.   /usr/bin/python3 summarize.py raw"""
 import glob, re, statistics, sys
-import h5py
+import os as _os
+sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "..", "analysis"))
+from scaleprobe_analysis.h5open import open_h5  # the one safe open  # noqa: E402
 
 raw = sys.argv[1] if len(sys.argv) > 1 else "raw"
 runs = {}
 for path in sorted(glob.glob(f"{raw}/*.h5")):
     m = re.search(r"(gpt|resnet)-(\w+)-p(\d+)\.h5$", path)
-    with h5py.File(path) as f:
+    with open_h5(path) as f:
         c = f["cases"]
         for i, cap in enumerate(c["bucket_cap"][()]):
             cap = cap.decode() if isinstance(cap, bytes) else str(cap)

@@ -219,9 +219,9 @@ def fingerprint_inits(ctx: Context, plan: dict, inits: dict[str, Path]) -> None:
 
 def provenance_lines(root: Path) -> tuple[str, str]:
     """(the first trace's name, its provenance's machine and build lines) for a campaign's README."""
-    import h5py
+    from scaleprobe_analysis.h5open import open_h5
     trace = next(iter(sorted((root / "raw").glob("*.h5"))))
-    with h5py.File(trace) as f:
+    with open_h5(trace) as f:
         prov = {k: runs.text(v) for k, v in f["provenance"].attrs.items()}
     keys = ("cpu_model", "cpu_signature", "cpu_isa", "cpu_counts", "cache_topology", "memory_bytes",
             "mpi_library_version", "compiler", "cxx_flags", "git_revision", "hostname")

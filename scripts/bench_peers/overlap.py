@@ -12,9 +12,9 @@ import re
 import statistics
 from pathlib import Path
 
-import h5py
+from .runs import text  # first: it puts analysis/ on sys.path
 
-from .runs import text
+from scaleprobe_analysis.h5open import open_h5  # noqa: E402 (after .runs)
 
 NAME = re.compile(r"(ddp|strong)_np(\d+)_p(\d+)\.h5$")
 TITLE = "Overlap in scaleprobe's data-parallel runs (exposed wait vs the same buckets without overlap)"
@@ -27,7 +27,7 @@ def overlap_rows(raw: Path) -> list[dict]:
         m = NAME.search(path.name)
         if not m or int(m.group(2)) < 2:
             continue
-        with h5py.File(path) as f:
+        with open_h5(path) as f:
             c = f["cases"]
             for cap, exposed, ref, hidden in zip(c["bucket_cap"][()], c["exposed_comm_mean_s"][()],
                                                  c["reference_comm_s"][()], c["hidden_fraction"][()]):

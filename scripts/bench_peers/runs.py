@@ -101,8 +101,8 @@ def text(value) -> str:
 
 def kernel_isa(path: Path) -> str:
     """The kernel variant a trainer trace ran (its provenance's kernel_isa; '?' in older traces)."""
-    import h5py
-    with h5py.File(path) as f:
+    from scaleprobe_analysis.h5open import open_h5
+    with open_h5(path) as f:
         prov = f["provenance"].attrs
         isa = text(prov.get("kernel_isa", "?"))
         # "baseline" is the build's own -march (isa_baseline): x86-64-v3, native, ...
@@ -111,9 +111,9 @@ def kernel_isa(path: Path) -> str:
 
 def trace_median_step_s(path: Path) -> float:
     """A 1-rank trainer trace: the median step time after the first WARMUP_STEPS steps (as the peer)."""
-    import h5py
+    from scaleprobe_analysis.h5open import open_h5
     from torch_peer import WARMUP_STEPS
-    with h5py.File(path) as f:
+    with open_h5(path) as f:
         steps = f["steps"]
         order = steps["step"][()].argsort()
         return statistics.median(steps["step_wall_s"][()][order][WARMUP_STEPS:])
@@ -121,8 +121,8 @@ def trace_median_step_s(path: Path) -> float:
 
 def trace_case_median_s(path: Path) -> dict[str, float]:
     """A data-parallel trace: per bucket cap, the median over summarised steps of the slowest rank's step."""
-    import h5py
-    with h5py.File(path) as f:
+    from scaleprobe_analysis.h5open import open_h5
+    with open_h5(path) as f:
         c = f["cases"]
         return {text(cap): float(t) for cap, t in zip(c["bucket_cap"][()], c["iteration_median_s"][()])}
 
@@ -165,8 +165,8 @@ def torch_gloo_times(path: Path, stat: str = "p50_us") -> dict[int, float]:
 
 def allreduce_times(trace: Path, stat: str = "p50_us") -> dict[tuple[str, int], float]:
     """(algorithm, bytes) -> stat (LATENCY_STATS) of that case in the run."""
-    import h5py
-    with h5py.File(trace) as f:
+    from scaleprobe_analysis.h5open import open_h5
+    with open_h5(trace) as f:
         s = f["summary"]
         return {(text(a), int(b)): float(t) for a, b, t in zip(s["algorithm"][()], s["bytes"][()], s[stat][()])}
 
@@ -198,9 +198,9 @@ def weights_fingerprint(init: Path) -> str:
     the (large, seed-reproducible) checkpoint file itself is deleted."""
     import hashlib
 
-    import h5py
+    from scaleprobe_analysis.h5open import open_h5
     digest = hashlib.sha256()
-    with h5py.File(init) as f:
+    with open_h5(init) as f:
         for name in sorted(f["model"]):
             digest.update(name.encode())
             digest.update(f["model"][name][()].tobytes())

@@ -169,7 +169,7 @@ def run_group(ctx: Context, kind: str, cfg: dict, n: int, pass_no: int, binding:
 def measurements(raw: Path) -> dict[tuple[str, int, int], dict[str, dict]]:
     """(kind, ranks, pass) -> side -> {"t": median slowest-rank step s, "file": name, ...} for every
     run file in raw (a DDP file gives "ddp" and its no_sync case "ddp_nosync")."""
-    import h5py
+    from scaleprobe_analysis.h5open import open_h5
     found: dict[tuple[str, int, int], dict[str, dict]] = {}
     for path in sorted(raw.iterdir()):
         m = NAME.fullmatch(path.name)
@@ -186,7 +186,7 @@ def measurements(raw: Path) -> dict[tuple[str, int, int], dict[str, dict]]:
             group["ddp_nosync"] = {"t": float(d["baseline_iteration_median_s"]), "file": path.name,
                                    "label": "torch DDP gloo, no_sync"}
             continue
-        with h5py.File(path) as f:
+        with open_h5(path) as f:
             c, attrs = f["cases"], f.attrs
             if len(c["iteration_median_s"]) != 1:
                 raise PeerError(f"{path}: {len(c['iteration_median_s'])} cases, expected one")
@@ -247,7 +247,7 @@ def rows(raw: Path, root: Path) -> list[Row]:
 def markdown(rows_: list[Row], raw: Path, level: str = "##") -> str:
     """Per model and rank count: each side's overhead (median and every pass) and scaleprobe's compute
     imbalance in its three runs (median over passes), read back from the traces the rows name."""
-    import h5py
+    from scaleprobe_analysis.h5open import open_h5
     over = [r for r in rows_ if r.comparison == "scaling"]
     if not over:
         return ""
@@ -260,7 +260,7 @@ def markdown(rows_: list[Row], raw: Path, level: str = "##") -> str:
             cell.setdefault("DDP", []).append(r.peer_value)
         for path in r.ours_file.split(";"):  # the run and its --no-comm baseline (shared by Gloo and MPI)
             name = Path(path).name
-            with h5py.File(raw / name) as h:
+            with open_h5(raw / name) as h:
                 cell["imbalance"].setdefault(NAME.fullmatch(name).group(3), {})[name] = \
                     float(h["cases"]["compute_imbalance"][0])
 

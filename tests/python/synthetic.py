@@ -1,4 +1,5 @@
-"""Synthetic traces for the tests, written through h5py as proper, complete schema-1 traces.
+"""Synthetic traces for the tests, written through h5py as proper, complete schema-1 traces
+(with the whole-file digest in a user block, as the C++ writers since schema 3, so they read in-process).
 
 Every file written here carries the root attribute ``simulated = 1``: these are constructed
 numbers, never measurements. Two ways to make one:
@@ -17,6 +18,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 from helpers import edit_h5
+from scaleprobe_analysis import digest
 
 STRING = "S"
 
@@ -104,7 +106,7 @@ def write_allreduce_trace(path: Path, cases: list[dict], walls: list[np.ndarray]
         for k in samples:
             samples[k] += per_rank_rows[r][k]
     path = Path(path)
-    with h5py.File(path, "w", track_order=True) as f:
+    with h5py.File(path, "w", track_order=True, userblock_size=digest.BLOCK_BYTES) as f:
         _root(f, "allreduce", nranks)
         _table(f, "phases", "shared", {"name": ["allreduce"], "description": ["one allreduce call"]})
         _table(f, "ranks", "per_rank", {"rank": list(range(nranks)), "host": ["synthetic"] * nranks,
@@ -112,6 +114,7 @@ def write_allreduce_trace(path: Path, cases: list[dict], walls: list[np.ndarray]
                                         "cpu_affinity": ["0-1"] * nranks, "omp_threads": [1] * nranks})
         _table(f, "samples", "per_rank", samples, {"start_s": "s", "wall_s": "s", "cpu_s": "s"})
         _table(f, "summary", "shared", summary, {"bytes": "B", "t_mean_us": "us", "p50_us": "us"})
+    digest.stamp_file(path)  # as the C++ writers: read from verified bytes, not in a child process
     return path
 
 

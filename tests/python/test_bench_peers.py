@@ -199,12 +199,14 @@ def fake_trainer_trace(path: Path, program: str, model: str, nranks: int, no_com
                        median_s: float, imbalance: float) -> None:
     """The part of a trainer trace the scaling rows read: the cases table and the run's attributes."""
     import h5py
-    with h5py.File(path, "w") as f:
+    from scaleprobe_analysis import digest
+    with h5py.File(path, "w", userblock_size=digest.BLOCK_BYTES) as f:  # digested, as the trainers write
         f.attrs.update(program=program, model_name=model, nranks=nranks, no_comm=no_comm, overlap_mode=overlap,
                        backend="mpi")
         c = f.create_group("cases")
         c["iteration_median_s"] = [median_s]
         c["compute_imbalance"] = [imbalance]
+    digest.stamp_file(path)
 
 
 def fake_ddp_line(path: Path, median_s: float, baseline_s: float) -> None:

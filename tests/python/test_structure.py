@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
 
 from helpers import ANALYSIS
 from scaleprobe_analysis import kinds
@@ -10,7 +11,7 @@ from scaleprobe_analysis import kinds
 PACKAGE = ANALYSIS / "scaleprobe_analysis"
 # Bottom to top; a module may import modules of its own layer or below, never above.
 LAYERS = [
-    {"digest", "textfmt", "trace", "style", "series", "alphabeta", "samples"},  # one trace (and its digest), figure style, text, summary series
+    {"digest", "h5open", "upgrade", "textfmt", "trace", "style", "series", "alphabeta", "samples"},  # one trace (and its digest), figure style, text, summary series
     {"manifest", "campaign", "campaign_status"},  # campaigns: discovery, points, passes; status of every run
     {"train_tables", "train_figures", "allreduce", "bucket_sweep", "train"},  # one module per kind (+ train's helpers)
     {"kinds"},  # the registry
@@ -74,3 +75,42 @@ def test_every_kind_module_implements_the_registry_interface():
     missing = [f"{m.__name__}.{name}" for m in kinds.MODULES.values() for name in kinds.INTERFACE if not hasattr(m, name)]
     assert missing == []
     assert kinds.module_for("no-such-kind") is None
+
+
+# The one open for reading HDF5 (scaleprobe_analysis/h5open.py): the digest checked on the bytes h5py
+# then reads, or an isolated child for a file without one. Writers may use h5py.File(path, "w"/"r+"...);
+# tests may read and damage files as they like.
+WRITE_MODES = {"w", "w-", "x", "a", "r+"}
+
+
+def hdf5_reads(source: str) -> list[int]:
+    """Lines of h5py.File(...) opened for reading (no mode, or "r") and of h5py.is_hdf5(...)."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "h5py"):
+            continue
+        if node.func.attr == "is_hdf5":
+            lines.append(node.lineno)
+        elif node.func.attr == "File":
+            mode = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"), None)
+            if not (isinstance(mode, ast.Constant) and mode.value in WRITE_MODES):
+                lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_the_read_detector_finds_reads_and_spares_writes():
+    assert hdf5_reads("import h5py\nwith h5py.File(p) as f: pass\nh5py.File(p, 'r')\nh5py.File(p, mode=m)\n"
+                      "h5py.is_hdf5(p)\n") == [2, 3, 4, 5]
+    assert hdf5_reads("h5py.File(p, 'w')\nh5py.File(p, mode='r+')\nopen_h5(p)\n") == []
+
+
+def test_no_hdf5_read_outside_the_one_open():
+    repo = ANALYSIS.parent
+    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "*.py"], cwd=repo,
+                           capture_output=True, text=True, check=True).stdout.split()
+    assert "analysis/scaleprobe_analysis/trace.py" in files
+    offenders = [f"{name}:{line}" for name in files
+                 if not name.startswith("tests/") and name != "analysis/scaleprobe_analysis/h5open.py"
+                 and (repo / name).exists() for line in hdf5_reads((repo / name).read_text())]
+    assert offenders == [], "read HDF5 through scaleprobe_analysis.h5open.open_h5 / read_image + open_image"

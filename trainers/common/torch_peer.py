@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-# torch, numpy and h5py are imported where they are used: the DDP launcher and bench_vs_torch.sh
+# torch, numpy and h5py (through open_h5) are imported where they are used: the DDP launcher and bench_vs_torch.sh
 # need none of them, and the GPU node's Python has torch but no h5py (no --init there).
 if TYPE_CHECKING:
     import torch
@@ -58,15 +58,24 @@ def bind_threads(threads: int) -> None:
     torch.set_num_interop_threads(1)
 
 
+def open_h5(path: str):
+    """The analysis package's one safe open (scaleprobe_analysis.h5open): the digest checked on the
+    bytes h5py then reads; a file without a digest read in an isolated child process."""
+    analysis = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "analysis")
+    if analysis not in sys.path:
+        sys.path.insert(0, analysis)
+    from scaleprobe_analysis.h5open import open_h5 as safe_open
+    return safe_open(path)
+
+
 def load_scaleprobe_weights(model: torch.nn.Module, path: str, expected_format: str) -> None:
     """Copies every parameter and buffer of a scaleprobe checkpoint into model, by PyTorch name.
 
     Raises ValueError naming the problem: another format, a missing or extra tensor, a shape.
     """
-    import h5py
     import numpy as np
     import torch
-    with h5py.File(path, "r") as f:
+    with open_h5(path) as f:
         fmt = f.attrs.get("format")
         fmt = fmt.decode() if isinstance(fmt, bytes) else fmt
         if fmt != expected_format:
@@ -89,10 +98,9 @@ def check_against_stored_logits(model: torch.nn.Module, path: str, tol: float = 
     """The max |logit difference| between model (in eval mode) and the logits the trainer stored for
     the checkpoint's fixed input (/check: tokens or images, and logits). ValueError beyond tol x
     max(1, max |logit|): then the peer is not running the trainer's model."""
-    import h5py
     import numpy as np
     import torch
-    with h5py.File(path, "r") as f:
+    with open_h5(path) as f:
         check = f["check"]
         name = next(k for k in check if k != "logits")
         raw = check[name][()]

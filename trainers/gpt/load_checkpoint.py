@@ -12,13 +12,16 @@ more than tol * max(1, max |logit|). Prints one line either way.
 """
 import argparse
 import math
+import os
 import sys
 
-import h5py
 import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "analysis"))
+from scaleprobe_analysis.h5open import open_h5  # noqa: E402 (the one safe open: verified bytes)
 
 
 class Block(nn.Module):
@@ -75,8 +78,15 @@ CONFIG_KEYS = ("vocab_size", "max_seq_len", "channels", "num_layers", "num_heads
 
 
 def load(path):
-    """Returns (model, config dict, file) with every parameter loaded; raises on any mismatch."""
-    f = h5py.File(path, "r")
+    """Returns (model, config dict, (check tokens, check logits)) with every parameter loaded;
+    raises on any mismatch. Everything comes from one open of the verified bytes (or, for a
+    checkpoint without a digest, from a snapshot read in an isolated child process)."""
+    with open_h5(path) as f:
+        model, cfg = _load(f)
+        return model, cfg, (f["check/tokens"][...], f["check/logits"][...])
+
+
+def _load(f):
     fmt = f.attrs.get("format")
     if fmt is None or (fmt.decode() if isinstance(fmt, bytes) else fmt) != "scaleprobe-gpt-checkpoint":
         raise ValueError("not a scaleprobe GPT checkpoint")
@@ -96,7 +106,7 @@ def load(path):
         new_state[name] = torch.from_numpy(arr.astype(np.float32))
     model.load_state_dict(new_state)
     model.eval()
-    return model, cfg, f
+    return model, cfg
 
 
 def main():
@@ -105,9 +115,8 @@ def main():
     ap.add_argument("--tol", type=float, default=1e-4, help="relative tolerance on the logits")
     args = ap.parse_args()
     try:
-        model, cfg, f = load(args.checkpoint)
-        tokens = torch.from_numpy(f["check/tokens"][...].astype(np.int64))
-        want = f["check/logits"][...]
+        model, cfg, (tokens, want) = load(args.checkpoint)
+        tokens = torch.from_numpy(tokens.astype(np.int64))
     except Exception as e:  # one line, like the C++ tools
         print(f"load_checkpoint.py: error: {args.checkpoint}: {e}", file=sys.stderr)
         return 1

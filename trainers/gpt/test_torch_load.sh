@@ -16,11 +16,24 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # --untied-head: lm_head.weight loads into the PyTorch module's own head and gives the same logits.
 "$G" -m gpt-micro -B 4 -s 4 --synthetic-bytes 50000 -q --untied-head -o "$tmp/u.h5" --save "$tmp/u_ck.h5" >/dev/null || exit 1
 /usr/bin/python3 "$here/load_checkpoint.py" "$tmp/u_ck.h5" || exit 1
+# One tensor altered: with the digest re-stamped (as if written so) the logits check rejects it;
+# without, the digest does, before the tensors are read.
 cp "$tmp/ck.h5" "$tmp/bad.h5"
-/usr/bin/python3 -c 'import h5py, sys
+PYTHONPATH="$here/../../analysis" /usr/bin/python3 -c 'import h5py, sys
+from scaleprobe_analysis import digest
 with h5py.File(sys.argv[1], "r+") as f:
-    d = f["model/transformer.h.1.mlp.c_fc.weight"]; d[0, :] = d[0, :] * 1.5' "$tmp/bad.h5" || exit 1
-if /usr/bin/python3 "$here/load_checkpoint.py" "$tmp/bad.h5" 2>/dev/null; then
+    d = f["model/transformer.h.1.mlp.c_fc.weight"]; d[0, :] = d[0, :] * 1.5
+digest.restamp(sys.argv[1])' "$tmp/bad.h5" || exit 1
+if /usr/bin/python3 "$here/load_checkpoint.py" "$tmp/bad.h5" 2>"$tmp/err"; then
   echo "FAIL: an altered checkpoint passed the logits check"; exit 1
 fi
-echo "gpt_torch_load: ok, tied and untied heads (and an altered checkpoint is rejected)"
+grep -q "logits differ" "$tmp/err" || { echo "FAIL: not refused by the logits check: $(cat "$tmp/err")"; exit 1; }
+cp "$tmp/ck.h5" "$tmp/flipped.h5"
+/usr/bin/python3 -c 'import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(4000); b = f.read(1); f.seek(4000); f.write(bytes([b[0] ^ 1]))' "$tmp/flipped.h5" || exit 1
+if /usr/bin/python3 "$here/load_checkpoint.py" "$tmp/flipped.h5" 2>"$tmp/err"; then
+  echo "FAIL: a checkpoint with a flipped byte loaded"; exit 1
+fi
+grep -q "corrupt: whole-file crc32" "$tmp/err" || { echo "FAIL: not refused by the digest: $(cat "$tmp/err")"; exit 1; }
+echo "gpt_torch_load: ok, tied and untied heads (an altered checkpoint fails the logits check, a flipped byte the digest)"
