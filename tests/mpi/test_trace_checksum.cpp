@@ -225,7 +225,7 @@ TEST(TraceDigest, TruncatedOrExtendedIsCorrupt) {
 TEST(TraceDigest, OlderTraceWithoutDigestStillLoads) {
   sp::Session s = world();
   if (s.rank == 0) {
-    const fs::path old = fs::path(SCALEPROBE_SOURCE_DIR) / "results/2026-11-22-allreduce-np2-vm/allreduce-run1.h5";
+    const fs::path old = fs::path(SCALEPROBE_SOURCE_DIR) / "tests/data/schema1-allreduce.h5";
     ASSERT_TRUE(fs::exists(old)) << old;
     EXPECT_EQ(sp::verify_file_digest(old), sp::FileDigest::absent);
     sp::TraceReader r(old);

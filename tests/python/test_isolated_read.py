@@ -5,7 +5,10 @@ schema-3 trace without its block is refused; the child returns what an in-proces
 About 25 s in all on 2 shared cores, most of it one child process per undigested file (~1 s each)."""
 from __future__ import annotations
 
+import atexit
 import shutil
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,10 +21,23 @@ from synthetic import lognormal_walls, write_allreduce_trace
 
 REGRESSIONS = REPO / "tests" / "fuzz" / "regressions" / "fuzz_trace_reader"
 CRASHERS = ("libhdf5-segv-dense-links-v18.h5", "libhdf5-segv-link-iteration.h5")
-# Stored traces without a digest, one per kind and schema era (small ones: each read is a child).
+# Stored traces of the formats before the digest, one per kind and schema era (small ones: each
+# read is a child), taken without the block upgrade gave them.
 UNDIGESTED = ("2026-11-22-gpt-tiny-vm/gpt-tiny-1thread.h5", "2026-11-23-copy-probe-vm/probe_8M_p1.h5",
               "2026-11-22-bucket-sweep-np2-vm/bert-base-run1.h5")
 DIGESTED_V3 = REPO / "results" / "2026-11-25-vm-f25m17-backends" / "allreduce_N2_t2_c1_p2_j6007.h5"
+_STRIPPED = Path(tempfile.mkdtemp(prefix="sp-undigested-"))
+atexit.register(shutil.rmtree, _STRIPPED, True)
+
+
+def undigested(rel: str) -> Path:
+    """A stored trace as it was before `scaleprobe-analyze upgrade` gave it a digest: the bytes after
+    its block (h5jam only prepended the block, so they are the original file)."""
+    dst = _STRIPPED / rel.replace("/", "_")
+    if not dst.exists():
+        data = (REPO / "results" / rel).read_bytes()
+        dst.write_bytes(data if data[:8] == digest.HDF5_SIGNATURE else data[digest.BLOCK_BYTES:])
+    return dst
 
 
 def stripped(name: str, dst_dir) -> object:
@@ -105,7 +121,7 @@ def _same_trace(a, b) -> None:
 
 @pytest.mark.parametrize("rel", UNDIGESTED)
 def test_an_undigested_stored_trace_reads_the_same_in_the_child_as_in_process(rel):
-    path = REPO / "results" / rel
+    path = undigested(rel)
     data, verified = h5open.read_image(path)
     assert verified is False
     in_child = load_trace(path)
@@ -129,13 +145,13 @@ def test_the_snapshot_comparison_can_fail():
 
 
 def test_a_child_past_its_time_limit_is_stopped_as_one_line():
-    data = (REPO / "results" / UNDIGESTED[0]).read_bytes()
+    data = undigested(UNDIGESTED[0]).read_bytes()
     with pytest.raises(h5open.IsolatedError, match=r"^unreadable: the HDF5 library did not finish reading it in"):
         h5open.run_isolated("h5open:snapshot_image", data, "x.h5", timeout_s=0.05)
 
 
 def test_a_child_over_its_memory_limit_is_one_line():
-    data = (REPO / "results" / UNDIGESTED[0]).read_bytes()
+    data = undigested(UNDIGESTED[0]).read_bytes()
     with pytest.raises(h5open.IsolatedError) as info:
         h5open.run_isolated("h5open:snapshot_image", data, "x.h5", memory_bytes=200 << 20, timeout_s=20)
     # 200 MiB: Python starts, numpy and h5py do not (far lower limits can hang the child's start)
@@ -145,7 +161,7 @@ def test_a_child_over_its_memory_limit_is_one_line():
 
 
 def test_a_child_that_stops_reading_is_stopped_by_its_time_limit():
-    data = (REPO / "results" / UNDIGESTED[-1]).read_bytes()  # 0.8 MB: more than a pipe holds
+    data = undigested(UNDIGESTED[-1]).read_bytes()  # 0.8 MB: more than a pipe holds
     with pytest.raises(h5open.IsolatedError, match=r"^unreadable: the HDF5 library did not finish reading it in 3 s"):
         h5open.run_isolated("h5open:snapshot_image", data, "x.h5", memory_bytes=64 << 20, timeout_s=3)
 
@@ -168,7 +184,7 @@ def test_a_verified_file_is_opened_from_the_verified_bytes(tmp_path, monkeypatch
 
 def test_upgrade_rewrites_an_undigested_trace_digested_and_identical_and_leaves_the_rest(tmp_path):
     old = tmp_path / "old.h5"
-    shutil.copyfile(REPO / "results" / UNDIGESTED[0], old)
+    shutil.copyfile(undigested(UNDIGESTED[0]), old)
     before = load_trace(old)  # in the child
     crasher = stripped(CRASHERS[0], tmp_path)
     crasher_bytes = crasher.read_bytes()
@@ -196,7 +212,7 @@ def test_many_undigested_files_share_one_child_and_a_crash_ends_only_its_file(tm
         started.append(args[0][0])
         return real(*args, **kwargs)
     monkeypatch.setattr(h5open.subprocess, "Popen", counting)
-    a, b = (REPO / "results" / rel for rel in UNDIGESTED[:2])
+    a, b = (undigested(rel) for rel in UNDIGESTED[:2])
     files = [a, stripped(CRASHERS[0], tmp_path), b, DIGESTED_V3, tmp_path / "absent.h5"]
     got = load_traces(files)
     assert [type(x).__name__ for x in got] == ["Trace", "TraceError", "Trace", "Trace", "TraceError"]

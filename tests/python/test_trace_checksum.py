@@ -15,7 +15,7 @@ from scaleprobe_analysis.trace import SCHEMA_VERSION, TraceError, load_trace
 from helpers import edit_h5
 
 REPO = Path(__file__).resolve().parents[2]
-OLD_TRACE = REPO / "results" / "2026-11-22-allreduce-np2-vm" / "allreduce-run1.h5"
+OLD_TRACE = REPO / "tests" / "data" / "schema1-allreduce.h5"  # tests/data/README.md
 
 
 def _flip_in_column(src: Path, dst: Path, column: str) -> None:

@@ -82,7 +82,7 @@ f=$(variant huge); craft huge "$f" huge
 expect_error "out of memory" "$C" "$f"
 
 # Old traces (schema version 1, before digests and checksums) are still read.
-old=$src/results/2026-11-22-allreduce-np2-vm/allreduce-run1.h5
+old=$src/tests/data/schema1-allreduce.h5
 expect_ok "no digest (older format) no checksum (schema version 1)" "$C" "$old"
 
 # Checkpoints of both trainers: a damaged tensor or an array-shaped attribute fails the load.
