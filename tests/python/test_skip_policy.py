@@ -119,15 +119,16 @@ def test_shell_helper_refuses_unknown_parts(tmp_path):
 
 
 def test_this_builds_entries_that_can_skip_show_not_run():
-    """Every pytest entry and every script that may call sp_skip_optional_part has SKIP_RETURN_CODE
-    77; every GoogleTest entry has the SKIPPED expression."""
+    """Every pytest entry, every script that may call sp_skip_optional_part and every MPI gtest binary
+    (sp_add_mpi_test: its exit code is the verdict, not a regex that hides failures) has
+    SKIP_RETURN_CODE 77; every discovered GoogleTest entry (one test) has the SKIPPED expression."""
     ctest_file = build_dir() / "CTestTestfile.cmake"
     if not ctest_file.exists():
         pytest.skip(f"{ctest_file} not found (set SCALEPROBE_BUILD_DIR)")
     proc = subprocess.run([shutil.which("ctest") or "ctest", "--test-dir", str(build_dir()), "--show-only=json-v1"],
                           capture_output=True, text=True, check=True, timeout=120)
     tests = json.loads(proc.stdout)["tests"]
-    checked = {"pytest": 0, "shell": 0, "gtest": 0}
+    checked = {"pytest": 0, "shell": 0, "gtest": 0, "mpi_gtest": 0}
     for t in tests:
         props = {p["name"]: p["value"] for p in t.get("properties", [])}
         cmd = t.get("command", [])
@@ -138,6 +139,8 @@ def test_this_builds_entries_that_can_skip_show_not_run():
             kind = "shell"
         elif any(a.startswith("--gtest_filter") for a in cmd):
             kind = "gtest"
+        elif re.search(r"\.np\d+$", t["name"]) and any(os.path.basename(a).startswith("test_") for a in cmd[1:]):
+            kind = "mpi_gtest"
         else:
             continue
         checked[kind] += 1
@@ -145,7 +148,10 @@ def test_this_builds_entries_that_can_skip_show_not_run():
             assert "SKIPPED" in str(props.get("SKIP_REGULAR_EXPRESSION")), t["name"]
         else:
             assert props.get("SKIP_RETURN_CODE") == 77, t["name"]
-    assert checked["pytest"] >= 10 and checked["shell"] >= 1 and checked["gtest"] >= 50, checked
+        if kind == "mpi_gtest":
+            assert "SKIP_REGULAR_EXPRESSION" not in props, t["name"]
+    assert checked["pytest"] >= 10 and checked["shell"] >= 1 and checked["gtest"] >= 50 and checked["mpi_gtest"] >= 10, \
+        checked
 
 
 SKIP_SITES = {  # a way to skip -> the only file allowed to use it
