@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   MPI_Allreduce(local, any, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (rank == 0 && any[0] && !failed) std::fprintf(stderr, "a test failed on another rank\n");
   if (rank == 0 && !any[0] && any[1])
-    std::fprintf(stderr, "%s: Not Run (exit 77): no test failed, but %s skipped\n", argv[0],
+    std::fprintf(stderr, "%s: Not Run (skip code 77): no test failed, but %s skipped\n", argv[0],
                  unit.skipped_test_count() > 0 ? "some test" : "a test on another rank");
   MPI_Finalize();
   return any[0] ? 1 : any[1] ? kSkipReturnCode : 0;
