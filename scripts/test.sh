@@ -3,7 +3,8 @@
 #  1. release: install what is missing, build the release preset, run every CTest group (unit, mpi
 #     at 1-8 ranks, python; slurm when present).
 #  2. asan: build the asan preset (AddressSanitizer + UndefinedBehaviorSanitizer, -O1) and run the
-#     unit and mpi labels at 1-3 ranks. -O1 is ASan's recommended level: at -O0 the tests took 3.5x
+#     unit and mpi labels without the .np4-.np8 entries (tests that start their own ranks still run
+#     up to 4). -O1 is ASan's recommended level: at -O0 the tests took 3.5x
 #     as long and a resnet_train data-parallel run hit its 120 s bound. The python and slurm labels
 #     are left out: they run the same binaries again through the analysis (python) or a local
 #     SLURM cluster (slurm), adding time but no new sanitized code. Measured cold on 2 cores (CI of
@@ -26,7 +27,9 @@
 #     its MPIR_CVAR_POLLS_BEFORE_YIELD changes nothing, so oversubscribed ranks are slow
 #     (allreduce_algorithms: 84 s at 3 ranks, 103 s at 4); Open MPI's stage runs them.
 #     SCALEPROBE_MPICH=0 skips it.
-# Extra arguments go to the release stage's ctest and run that stage only, e.g.
+# The switches are for local runs: .ci/run refuses them (and SCALEPROBE_NO_TORCH/_NO_ROOT=1,
+# SCALEPROBE_GLOO=OFF, which widen the skips). Extra arguments go to the release stage's ctest and
+# run that stage only, e.g.
 # `scripts/test.sh -L unit`. Skips: a test that skips shows as "Not Run"; with SCALEPROBE_CI=1 a
 # skip fails unless tests/optional-parts.txt lists its part. Every stage runs; the script fails if
 # any did, and ends with one line per stage.

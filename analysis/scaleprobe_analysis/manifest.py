@@ -32,12 +32,14 @@ QUOTE_CHARS = 240  # an error line longer than this is cut (a launcher can print
 def point_name(bench: str, nodes, tasks_per_node, cpus_per_task, gpus="0", scaling="strong",
                launcher="srun", backend="mpi") -> str:
     """The point's name as jobs/lib/common.sh's sp_point_name writes it:
-    allreduce_N2_t1_c1[_g2][_weak][_mpirun][_gloo]."""
+    allreduce_N2_t1_c1[_g2][_weak][_mpirun][_gloo]. A GPU run (_g<N>) is on NCCL, so _nccl is
+    named only without _g<N> (the job's rule; tests/python/test_sweep_submit.py checks all three)."""
+    gpu = str(gpus) not in ("", "0")
     name = f"{bench}_N{nodes}_t{tasks_per_node}_c{cpus_per_task}"
-    name += f"_g{gpus}" if str(gpus) not in ("", "0") else ""
+    name += f"_g{gpus}" if gpu else ""
     name += "_weak" if scaling == "weak" else ""
     name += f"_{launcher}" if launcher not in ("srun", "unknown", "") else ""
-    name += f"_{backend}" if backend not in ("mpi", "") else ""
+    name += f"_{backend}" if backend not in ("mpi", "") and not (gpu and backend == "nccl") else ""
     return name
 
 

@@ -1,5 +1,6 @@
 // GoogleTest side of tests/optional-parts.txt: SP_SKIP_OPTIONAL_PART(part, why) skips the test
-// (CTest shows "Not Run": gtest_discover_tests sets SKIP_REGULAR_EXPRESSION "[  SKIPPED ]"), but
+// (CTest shows "Not Run": gtest_discover_tests sets SKIP_REGULAR_EXPRESSION "[  SKIPPED ]"; an MPI
+// binary, tests/mpi/mpi_gtest_main.cpp, exits 77 when none failed and some skipped), but
 // in CI (SCALEPROBE_CI=1) fails it unless the list makes `part` optional here. A part missing
 // from the list always fails. The list's path comes from SCALEPROBE_OPTIONAL_PARTS_FILE (a
 // compile definition) or the environment variable SCALEPROBE_OPTIONAL_PARTS.

@@ -1,6 +1,10 @@
 // GoogleTest main for MPI tests: every rank runs every test; rank 0 prints the usual report,
-// other ranks print only their failures (prefixed with the rank), and the exit code is non-zero
-// on every rank if any rank failed a test.
+// other ranks print only their failures (prefixed with the rank). The exit code, agreed across
+// ranks, is CTest's verdict for the whole binary (one entry, SKIP_RETURN_CODE 77, sp_add_mpi_test):
+//   1  a test failed on some rank (even if others skipped: a skip never hides a failure);
+//   77 none failed and some test skipped on some rank (Not Run: an absent optional part is never
+//      Passed; in CI the skip itself is a failure unless tests/optional-parts.txt allows it);
+//   0  every test ran and passed on every rank.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -8,6 +12,8 @@
 #include <string>
 
 namespace {
+
+constexpr int kSkipReturnCode = 77;  // CTest's SKIP_RETURN_CODE in sp_add_mpi_test
 
 class FailurePrinter : public ::testing::EmptyTestEventListener {
  public:
@@ -40,9 +46,14 @@ int main(int argc, char** argv) {
     delete listeners.Release(listeners.default_result_printer());
     listeners.Append(new FailurePrinter(rank));
   }
-  int local_failed = RUN_ALL_TESTS() != 0 ? 1 : 0, any_failed = 0;
-  MPI_Allreduce(&local_failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (rank == 0 && any_failed && !local_failed) std::fprintf(stderr, "a test failed on another rank\n");
+  const int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
+  const ::testing::UnitTest& unit = *::testing::UnitTest::GetInstance();
+  int local[2] = {failed, unit.skipped_test_count() > 0 ? 1 : 0}, any[2] = {0, 0};
+  MPI_Allreduce(local, any, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (rank == 0 && any[0] && !failed) std::fprintf(stderr, "a test failed on another rank\n");
+  if (rank == 0 && !any[0] && any[1])
+    std::fprintf(stderr, "%s: Not Run (skip code 77): no test failed, but %s skipped\n", argv[0],
+                 unit.skipped_test_count() > 0 ? "some test" : "a test on another rank");
   MPI_Finalize();
-  return any_failed;
+  return any[0] ? 1 : any[1] ? kSkipReturnCode : 0;
 }

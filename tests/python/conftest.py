@@ -1,15 +1,14 @@
 """Shared fixtures: real traces made by running the real binaries once per session.
 
 The binaries are found under $SCALEPROBE_BUILD_DIR (default build/release, relative to the
-repository root). Without them, or without mpirun, every test that needs a real trace is
-skipped with the reason; the pure-Python tests (alpha-beta fit) still run. Under CTest a missing
-binary fails (SCALEPROBE_REQUIRE_BINARIES=1), a skip shows as Not Run, and in CI a skip not
-allowed by tests/optional-parts.txt fails (the plugin optional_parts.py).
+repository root). Without them, or without mpirun, every test that needs a real trace fails
+naming what is missing (helpers.need_binary / need_mpirun: they are not optional parts); the
+pure-Python tests (alpha-beta fit) still run. A test skips only for a part listed in
+tests/optional-parts.txt (optional_parts.skip); under CTest a skip shows as Not Run, and in CI a
+skip not allowed by the list fails (the plugin optional_parts.py).
 """
 from __future__ import annotations
 
-import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from helpers import (ANALYSIS, ALLREDUCE_ALGORITHMS, ALLREDUCE_ITERS, ALLREDUCE_SIZES, BUCKET_ALGORITHMS, BUCKET_CAPS,  # noqa: E402
                      BUCKET_ITERS, NRANKS, TINY_LAYOUT, TRAIN_CAPS, TRAIN_GLOBAL_BATCH, TRAIN_RANK_BATCH, TRAIN_RANKS,
-                     TRAIN_STEPS, build_dir, run_mpi)
+                     TRAIN_STEPS, build_dir, need_binary, need_mpirun, run_mpi)
 
 sys.path.insert(0, str(ANALYSIS))
 
@@ -30,15 +29,8 @@ def campaign_dir(tmp_path_factory) -> Path:
     """A campaign folder: allreduce.h5 at the top, sweep/bucket_sweep.h5 one level down."""
     bins = build_dir() / "collectives"
     allreduce, bucket = bins / "allreduce_perf", bins / "bucket_sweep"
-    missing = [str(p) for p in (allreduce, bucket) if not os.access(p, os.X_OK)]
-    if missing and os.environ.get("SCALEPROBE_REQUIRE_BINARIES") == "1":
-        pytest.fail(f"scaleprobe binaries not built: {', '.join(missing)} missing")
-    if missing:
-        pytest.skip(f"scaleprobe binaries not built: {', '.join(missing)} missing (set SCALEPROBE_BUILD_DIR "
-                    f"or run: cmake --build build/release --target allreduce_perf bucket_sweep)")
-    mpirun = shutil.which("mpirun")
-    if mpirun is None:
-        pytest.skip("mpirun not found on PATH")
+    need_binary(allreduce, bucket)
+    mpirun = need_mpirun()
     root = tmp_path_factory.mktemp("campaign")
     layout = tmp_path_factory.mktemp("layout") / "tiny.txt"
     layout.write_text(TINY_LAYOUT)
@@ -72,13 +64,8 @@ def train_campaign(tmp_path_factory) -> Path:
     About half a second per run; 3 ranks on a 2-core machine run oversubscribed.
     """
     exe = build_dir() / "trainers" / "gpt" / "gpt_train"
-    if not os.access(exe, os.X_OK):
-        if os.environ.get("SCALEPROBE_REQUIRE_BINARIES") == "1":
-            pytest.fail(f"{exe} not built")
-        pytest.skip(f"{exe} not built (set SCALEPROBE_BUILD_DIR or run: cmake --build build/release --target gpt_train)")
-    mpirun = shutil.which("mpirun")
-    if mpirun is None:
-        pytest.skip("mpirun not found on PATH")
+    need_binary(exe)
+    mpirun = need_mpirun()
     root = tmp_path_factory.mktemp("train_campaign")
     for scaling, batch in (("strong", ["--global-batch", str(TRAIN_GLOBAL_BATCH)]),
                            ("weak", ["-B", str(TRAIN_RANK_BATCH)])):
@@ -95,11 +82,6 @@ def grid_campaign(tmp_path_factory):
     """A sweep campaign in submit-sweep's layout, made by the real binaries (tests/python/grid.py)."""
     import grid
     bins, gpt = build_dir() / "collectives", build_dir() / "trainers" / "gpt" / "gpt_train"
-    missing = [str(p) for p in (bins / "allreduce_perf", bins / "bucket_sweep", gpt) if not os.access(p, os.X_OK)]
-    if missing and os.environ.get("SCALEPROBE_REQUIRE_BINARIES") == "1":
-        pytest.fail(f"scaleprobe binaries not built: {', '.join(missing)} missing")
-    if missing:
-        pytest.skip(f"scaleprobe binaries not built: {', '.join(missing)} missing")
-    if shutil.which("mpirun") is None:
-        pytest.skip("mpirun not found on PATH")
+    need_binary(bins / "allreduce_perf", bins / "bucket_sweep", gpt)
+    need_mpirun()
     return grid.build(tmp_path_factory.mktemp("grid") / "campaign", bins, gpt, tmp_path_factory.mktemp("grid_scratch"))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import filecmp
 import os
+import shutil
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -90,13 +91,21 @@ def markdown_rows(text: str, header: str) -> list[dict]:
     return rows
 
 
-def need_binary(path: Path) -> None:
-    """Skip when a binary is not built, but fail in CI (SCALEPROBE_REQUIRE_BINARIES=1)."""
-    if os.access(path, os.X_OK):
-        return
-    if os.environ.get("SCALEPROBE_REQUIRE_BINARIES") == "1":
-        pytest.fail(f"{path} not built")
-    pytest.skip(f"{path} not built (set SCALEPROBE_BUILD_DIR or build it)")
+def need_binary(*paths: Path) -> None:
+    """Fails the test when a binary is not built: this build's programs are not an optional part
+    (tests/optional-parts.txt), so a test that needs one is never skipped for it."""
+    missing = [str(p) for p in paths if not os.access(p, os.X_OK)]
+    if missing:
+        pytest.fail(f"not built: {', '.join(missing)} (set SCALEPROBE_BUILD_DIR or run: cmake --build --preset "
+                    f"release)", pytrace=False)
+
+
+def need_mpirun() -> str:
+    """mpirun's path; fails the test without it (scripts/install-deps.sh installs Open MPI)."""
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        pytest.fail("mpirun not found on PATH (scripts/install-deps.sh installs Open MPI)", pytrace=False)
+    return mpirun
 
 
 def assert_report_regenerates(scan, stored: Path, out: Path) -> str:

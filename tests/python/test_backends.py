@@ -94,7 +94,7 @@ def test_nccl_without_a_gpu_is_one_line_naming_it(tmp_path, binary, args):
     if not nccl_built(binary):
         optional_parts.skip("gpu", "this build has no GPU path (--backend lists no nccl)")
     if list(Path("/dev").glob("nvidia[0-9]*")):
-        pytest.skip("a GPU is present: the gpu-labelled tests run --backend nccl instead")
+        optional_parts.skip("no-gpu", "a GPU is present: the gpu-labelled tests run --backend nccl instead")
     proc = run(binary, "--backend", "nccl", *args, "-o", str(tmp_path / "t.h5"), ranks=2)
     assert proc.returncode == 1, (proc.stdout, proc.stderr)
     errors = [line for line in proc.stderr.splitlines() if f"{binary}: error:" in line]

@@ -11,10 +11,9 @@ import re
 import subprocess
 
 import h5py
-import pytest
 
 import optional_parts
-from helpers import build_dir, mpi_env
+from helpers import build_dir, mpi_env, need_binary
 
 torch = optional_parts.importorskip("torch", "torch")
 dist = optional_parts.importorskip("torch.distributed", "torch")
@@ -24,8 +23,7 @@ CAPS_MIB = ["1", "5", "25", "100"]
 
 def run_bucket_sweep(tmp_path, layout: str):
     exe = build_dir() / "collectives" / "bucket_sweep"
-    if not exe.exists():
-        pytest.skip(f"{exe} not built")
+    need_binary(exe)
     trace = tmp_path / "buckets.h5"
     proc = subprocess.run([str(exe), "--layout", layout, "-c", ",".join(CAPS_MIB), "-a", "mpi", "-n", "1", "-w", "0",
                            "-q", "--print-buckets", "-o", str(trace)],

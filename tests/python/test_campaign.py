@@ -114,8 +114,7 @@ def test_passes_are_combined_median_min_max(report, grid_campaign):
 
 
 def test_nodes_by_tasks_per_node_grid(report, grid_campaign):
-    if not grid_campaign.multi_node:
-        pytest.skip("the binaries predate the ranks table's node column (SLURMD_NODENAME): one node only")
+    assert grid_campaign.multi_node, "the binaries do not record the ranks table's node column (SLURMD_NODENAME)"
     scan = scan_campaign(grid_campaign.root)
     layouts = {(p.id.kind, p.id.nodes, p.id.tasks_per_node) for p in scan.points}
     assert {(n, t) for k, n, t in layouts if k == "allreduce"} == {(1, 1), (1, 2), (2, 1), (2, 2)}
@@ -169,8 +168,7 @@ def test_moved_campaign_and_an_old_manifest(grid_campaign, tmp_path):
 
 
 def test_weak_scaling_is_keyed_by_size_per_rank(grid_campaign):
-    if grid_campaign.weak is None:
-        pytest.skip("the binaries predate --scaling")
+    assert grid_campaign.weak is not None, "the binaries do not take --scaling"
     points = group_points([load_trace(p) for p in sorted(grid_campaign.weak.glob("*.h5"))])
     assert [p.id.scaling for p in points] == ["weak", "weak"]
     table = allreduce.sweep_table(points)

@@ -8,6 +8,7 @@ every skip in the tree goes through the helpers.
 """
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -119,15 +120,15 @@ def test_shell_helper_refuses_unknown_parts(tmp_path):
 
 
 def test_this_builds_entries_that_can_skip_show_not_run():
-    """Every pytest entry and every script that may call sp_skip_optional_part has SKIP_RETURN_CODE
-    77; every GoogleTest entry has the SKIPPED expression."""
+    """Every pytest entry, every script that may call sp_skip_optional_part and every MPI gtest binary
+    (sp_add_mpi_test: its exit code is the verdict, not a regex that hides failures) has
+    SKIP_RETURN_CODE 77; every discovered GoogleTest entry (one test) has the SKIPPED expression."""
     ctest_file = build_dir() / "CTestTestfile.cmake"
-    if not ctest_file.exists():
-        pytest.skip(f"{ctest_file} not found (set SCALEPROBE_BUILD_DIR)")
+    assert ctest_file.exists(), f"{ctest_file} not found (set SCALEPROBE_BUILD_DIR)"
     proc = subprocess.run([shutil.which("ctest") or "ctest", "--test-dir", str(build_dir()), "--show-only=json-v1"],
                           capture_output=True, text=True, check=True, timeout=120)
     tests = json.loads(proc.stdout)["tests"]
-    checked = {"pytest": 0, "shell": 0, "gtest": 0}
+    checked = {"pytest": 0, "shell": 0, "gtest": 0, "mpi_gtest": 0}
     for t in tests:
         props = {p["name"]: p["value"] for p in t.get("properties", [])}
         cmd = t.get("command", [])
@@ -138,6 +139,8 @@ def test_this_builds_entries_that_can_skip_show_not_run():
             kind = "shell"
         elif any(a.startswith("--gtest_filter") for a in cmd):
             kind = "gtest"
+        elif re.search(r"\.np\d+$", t["name"]) and any(os.path.basename(a).startswith("test_") for a in cmd[1:]):
+            kind = "mpi_gtest"
         else:
             continue
         checked[kind] += 1
@@ -145,14 +148,85 @@ def test_this_builds_entries_that_can_skip_show_not_run():
             assert "SKIPPED" in str(props.get("SKIP_REGULAR_EXPRESSION")), t["name"]
         else:
             assert props.get("SKIP_RETURN_CODE") == 77, t["name"]
-    assert checked["pytest"] >= 10 and checked["shell"] >= 1 and checked["gtest"] >= 50, checked
+        if kind == "mpi_gtest":
+            assert "SKIP_REGULAR_EXPRESSION" not in props, t["name"]
+    assert checked["pytest"] >= 10 and checked["shell"] >= 1 and checked["gtest"] >= 50 and checked["mpi_gtest"] >= 10, \
+        checked
 
 
-SKIP_SITES = {  # a way to skip -> the only file allowed to use it
+SKIP_SITES = {  # a way to skip outside Python -> the only file allowed to use it
     re.compile(r"\bGTEST_SKIP\b"): "tests/lib/optional_part.hpp",
     re.compile(r"\bexit 77\b"): "tests/lib/optional_part.sh",
-    re.compile(r"\bpytest\.importorskip\b"): "tests/python/optional_parts.py",
 }
+# Python skips, found in the syntax tree (so strings and comments do not count): only the helper
+# (tests/python/optional_parts.py) may call pytest's skip functions.
+PY_SKIP_CALLS = {"pytest.skip", "pytest.importorskip", "pytest.xfail", "skip", "importorskip", "xfail", "skipTest",
+                 "unittest.skip", "unittest.skipIf", "unittest.skipUnless"}
+PY_SKIP_MARKS = ("pytest.mark.skip", "pytest.mark.skipif", "pytest.mark.xfail", "mark.skip", "mark.skipif", "mark.xfail")
+PY_HELPER = "tests/python/optional_parts.py"
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def python_skips(text: str) -> list[str]:
+    """Every skip form in Python source: a call of pytest.skip / importorskip / xfail (or the same
+    names imported from pytest, or unittest's), a skip/skipif/xfail mark anywhere (decorator,
+    pytestmark, parametrize), and a `return` inside a test function (an early return passes a test
+    that tested nothing). As "line: form"."""
+    found = []
+    pytest_names = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom) and node.module in ("pytest", "unittest"):
+            pytest_names |= {a.asname or a.name for a in node.names}
+        if isinstance(node, ast.Call):
+            name = _dotted(node.func)
+            last = name.rsplit(".", 1)[-1]
+            if name in PY_SKIP_CALLS - {"skip", "importorskip", "xfail"} or last == "skipTest" or \
+                    (name in ("skip", "importorskip", "xfail") and name in pytest_names):
+                found.append(f"{node.lineno}: {name}()")
+        if isinstance(node, ast.Attribute) and _dotted(node).endswith(PY_SKIP_MARKS):
+            found.append(f"{node.lineno}: {_dotted(node)}")
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            todo = list(node.body)
+            while todo:
+                n = todo.pop()
+                if isinstance(n, ast.Return):
+                    found.append(f"{n.lineno}: return in {node.name}")
+                elif not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                    todo.extend(ast.iter_child_nodes(n))
+    return sorted(set(found))
+
+
+@pytest.mark.parametrize("source, form", [
+    ("import pytest\ndef test_a():\n    pytest.skip('x')\n", "pytest.skip()"),
+    ("import pytest\nnp = pytest.importorskip('numpy')\n", "pytest.importorskip()"),
+    ("import pytest\ndef test_a():\n    pytest.xfail('x')\n", "pytest.xfail()"),
+    ("from pytest import skip\ndef test_a():\n    skip('x')\n", "skip()"),
+    ("import pytest\n@pytest.mark.skip(reason='x')\ndef test_a():\n    pass\n", "pytest.mark.skip"),
+    ("import pytest\n@pytest.mark.skipif(True, reason='x')\ndef test_a():\n    pass\n", "pytest.mark.skipif"),
+    ("import pytest\npytestmark = pytest.mark.skipif(True, reason='x')\n", "pytest.mark.skipif"),
+    ("import pytest\n@pytest.mark.parametrize('a', [pytest.param(1, marks=pytest.mark.xfail)])\ndef test_a(a):\n"
+     "    pass\n", "pytest.mark.xfail"),
+    ("import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.skipTest('x')\n",
+     "self.skipTest()"),
+    ("def test_a(tmp_path):\n    if not tmp_path.exists():\n        return\n    assert 0\n", "return in test_a"),
+])
+def test_the_scan_finds_every_skip_form(source, form):
+    assert [f.split(": ", 1)[1] for f in python_skips(source)] == [form]
+
+
+def test_the_scan_leaves_plain_code_alone():
+    source = ("import pytest\ndef helper():\n    return 1\n\ndef test_a():\n    def inner():\n        return 2\n"
+              "    assert helper() + inner() == 3  # pytest.skip in a comment\n    assert 'pytest.skip(' != ''\n")
+    assert python_skips(source) == []
 
 
 def test_every_skip_goes_through_the_helpers():
@@ -160,14 +234,20 @@ def test_every_skip_goes_through_the_helpers():
                             "jobs", "scripts"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
     assert len(files) > 50
     bad = []
+    scanned_python = 0
     for rel in files:
-        if rel == "tests/python/test_skip_policy.py" or not rel.endswith((".py", ".sh", ".cpp", ".hpp", ".cmake")):
+        if not rel.endswith((".py", ".sh", ".cpp", ".hpp", ".cmake")):
+            continue
+        text = (REPO / rel).read_text(errors="replace")
+        if rel.endswith(".py"):
+            scanned_python += 1
+            if rel != PY_HELPER:
+                bad += [f"{rel}:{f}" for f in python_skips(text)]
             continue
         # Code lines only: comments may mention "exit 77" or GTEST_SKIP.
-        text = "\n".join(line for line in (REPO / rel).read_text(errors="replace").splitlines()
-                         if not line.lstrip().startswith(("#", "//")))
-        bad += [f"{rel}: {p.pattern}" for p, allowed in SKIP_SITES.items() if rel != allowed and p.search(text)]
-    assert bad == []
+        code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("#", "//")))
+        bad += [f"{rel}: {p.pattern}" for p, allowed in SKIP_SITES.items() if rel != allowed and p.search(code)]
+    assert scanned_python > 30 and bad == []
 
 
 def test_the_list_is_well_formed():

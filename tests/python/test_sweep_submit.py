@@ -59,14 +59,20 @@ def test_point_and_trace_names_match_the_job_scripts_rule():
     assert naming.job_tag_of(Path(f"/x/{stem}_j77.h5"), stem) == "77"
 
 
-def test_job_script_names_the_trace_the_same_way(tmp_path):
-    """sp_point_name in jobs/lib/common.sh and naming.point_name agree."""
-    cases = [("allreduce", 2, 4, 1, 0, "strong", "srun"), ("gpt_train", 8, 1, 2, 4, "weak", "mpirun"),
-             ("bucket_sweep", 1, 2, 1, 0, "weak", "mpirun", "gloo"), ("allreduce", 1, 1, 1, 0, "strong", "srun", "mpi")]
-    for c in cases:
-        sh = subprocess.run(["bash", "-c", 'source "$0/jobs/lib/common.sh"; sp_point_name "$@"', str(REPO)]
-                            + [str(x) for x in c], capture_output=True, text=True, check=True).stdout.strip()
-        assert sh == naming.point_name(*c)
+def test_job_submitter_and_analysis_name_every_point_the_same_way():
+    """One rule over every dimension value: sp_point_name (jobs/lib/common.sh, which names the trace),
+    naming.point_name (the submitter, which predicts it) and the analysis's manifest point_name
+    (which looks for it). A GPU point with backend nccl is _g<N> without _nccl in all three."""
+    from scaleprobe_analysis.manifest import point_name as analysis_point_name
+    cases = [("allreduce", 2, 4, 1, g, s, l, b) for g in (0, 2) for s in ("strong", "weak")
+             for l in ("srun", "mpirun") for b in ("mpi", "gloo", "nccl")]
+    script = 'source "$0/jobs/lib/common.sh"; while read -r a; do sp_point_name $a; done'
+    sh = subprocess.run(["bash", "-c", script, str(REPO)], input="".join(" ".join(map(str, c)) + "\n" for c in cases),
+                        capture_output=True, text=True, check=True).stdout.split()
+    assert len(sh) == len(cases)
+    for c, job in zip(cases, sh):
+        assert (job, job) == (naming.point_name(*c), analysis_point_name(*c)), c
+    assert "allreduce_N2_t4_c1_g2" in sh and "allreduce_N2_t4_c1_nccl" in sh  # the rule itself
 
 
 def test_qline_quotes_like_the_bash_submitter():

@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from helpers import (TRAIN_CAPS, TRAIN_GLOBAL_BATCH, TRAIN_RANKS, TRAIN_RANK_BATCH, TRAIN_STEPS, build_dir, edit_h5,
-                     need_binary, run_cli, run_mpi)
+                     need_binary, need_mpirun, run_cli, run_mpi)
 from scaleprobe_analysis import train
 from scaleprobe_analysis.cli import main
 from scaleprobe_analysis.plots import figures_for
@@ -363,8 +363,7 @@ def test_damaged_train_trace_is_refused_in_one_line(train_campaign, tmp_path, da
 def test_older_train_trace_without_engine_tables_still_reports(tmp_path):
     from helpers import REPO
     old = REPO / "results" / "2026-11-22-gpt-tiny-vm" / "gpt-tiny-1thread.h5"
-    if not old.exists():
-        pytest.skip(f"{old} not in the checkout")
+    assert old.exists(), f"{old}: the stored trace this test reads is missing from the checkout"
     trace = load_trace(old)
     assert "iterations" not in trace.tables and figures_for(trace) == {}
     camp = tmp_path / "old"
@@ -412,9 +411,7 @@ def mode_traces(tmp_path_factory) -> dict:
     """2-rank gpt_train runs with ``--overlap none`` and ``--no-comm`` (one cap, a bucket per tensor)."""
     exe = build_dir() / "trainers" / "gpt" / "gpt_train"
     need_binary(exe)
-    mpirun = shutil.which("mpirun")
-    if mpirun is None:
-        pytest.skip("mpirun not found on PATH")
+    mpirun = need_mpirun()
     root = tmp_path_factory.mktemp("modes")
     common = [mpirun, "-np", "2", str(exe), "-m", "gpt-micro", "-s", "6", "-B", str(TRAIN_RANK_BATCH), "-a", "ring",
               "--bucket-cap-mb", "tensor", "--val-batches", "0", "--synthetic-bytes", "20000", "--threads", "1", "-q"]

@@ -3,15 +3,12 @@ from __future__ import annotations
 
 import subprocess
 
-import pytest
-
-from helpers import build_dir, run_cli
+from helpers import build_dir, need_binary, run_cli
 
 
 def test_report_on_a_real_train_trace(tmp_path):
     exe = build_dir() / "trainers" / "gpt" / "gpt_train"
-    if not exe.exists():
-        pytest.skip(f"{exe} not built")
+    need_binary(exe)
     campaign = tmp_path / "campaign"
     campaign.mkdir()
     proc = subprocess.run([str(exe), "-m", "gpt-micro", "-B", "2", "-s", "4", "--synthetic-bytes", "20000", "-q",
