@@ -117,4 +117,32 @@ FileDigest verify_file_digest(const std::filesystem::path& path) {
   return FileDigest::verified;
 }
 
+FileDigest verify_image_digest(std::span<const unsigned char> image) {
+  Block block{};
+  const std::size_t n = std::min(image.size(), block.size());
+  std::memcpy(block.data(), image.data(), n);
+  if (starts_with(block, n, h5::kSignature.data(), h5::kSignature.size())) return FileDigest::absent;
+  if (!starts_with(block, n, kMagic, sizeof kMagic - 1)) fail("not a readable HDF5 file (corrupt or truncated)");
+  if (n < block.size()) fail("corrupt: truncated inside its {}-byte digest block", kDigestBlockBytes);
+  unsigned version = 0;
+  unsigned long long payload = 0;
+  unsigned crc = 0;
+  char algorithm[16] = {};
+  Block line = block;
+  line.back() = '\0';  // sscanf must stop inside the block
+  const int got = std::sscanf(line.data(), "scaleprobe-digest %u %15s %llu %8x", &version, algorithm, &payload, &crc);
+  if (got == 4 && version != kBlockVersion)
+    fail("digest block version {} is not one this build reads ({}; a newer scaleprobe wrote it?)", version, kBlockVersion);
+  if (got != 4 || std::strcmp(algorithm, "crc32") != 0 || make_block(payload, crc) != block)
+    fail("corrupt: its digest block is damaged");
+  const std::uint64_t size = image.size() - kDigestBlockBytes;
+  if (size != payload)
+    fail("corrupt: {}: {} bytes after the digest block, the digest covers {}",
+         size < payload ? "truncated" : "longer than written", size, payload);
+  const std::span<const unsigned char> rest = image.subspan(kDigestBlockBytes);
+  const auto computed = static_cast<std::uint32_t>(crc32_z(crc32_z(0, Z_NULL, 0), rest.data(), rest.size()));
+  if (computed != crc) fail("corrupt: whole-file crc32 {:08x} does not match its digest {:08x}", computed, crc);
+  return FileDigest::verified;
+}
+
 }  // namespace sp

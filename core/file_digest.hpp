@@ -42,5 +42,8 @@ enum class FileDigest {
 // match), or "not a readable HDF5 file (corrupt or truncated)" when the file starts with neither
 // a digest line nor the HDF5 signature. Callers add the file's name.
 FileDigest verify_file_digest(const std::filesystem::path& path);
+// The same check on a whole file's bytes already in memory (core/h5_open.hpp reads a file once,
+// verifies those bytes and hands the same bytes to libhdf5).
+FileDigest verify_image_digest(std::span<const unsigned char> image);
 
 }  // namespace sp

@@ -83,8 +83,11 @@ const std::vector<T>& column_values(const Table& table, const std::string& table
 
 class TraceReader {
  public:
+  // Opens the file through the verified open (core/h5_open.hpp: the digest checked on the bytes
+  // libhdf5 then reads; a file without one read and checked whole in an isolated child first).
   // Throws sp::Error naming the file and the problem: missing, its whole-file digest damaged or
-  // not matching (corrupt or truncated; checked before libhdf5 reads it), not HDF5, not a scaleprobe trace, unknown schema version, incomplete, or inconsistent tables.
+  // not matching (corrupt or truncated; checked before libhdf5 reads it), unreadable (libhdf5
+  // crashed, hung or ran out of memory in the isolated read), not HDF5, not a scaleprobe trace, unknown schema version, incomplete, or inconsistent tables.
   explicit TraceReader(const std::filesystem::path& path);
 
   const std::string& kind() const { return kind_; }
@@ -104,6 +107,9 @@ class TraceReader {
   std::size_t verify_checksums() const;
 
  private:
+  TraceReader() = default;  // the isolated read's own reader (trace_reader.cpp)
+  void check_file();                    // the schema, attributes and tables of file_
+  std::size_t read_all_tables() const;  // verify_checksums without the file's name
   Table read_table_unchecked(const std::string& name) const;
 
   std::filesystem::path path_;

@@ -3,7 +3,9 @@
 // checksum), truncated, of an unknown schema version or incomplete. The digest is checked before
 // libhdf5 opens the file, then every column is read, so every checksummed chunk is verified too.
 // Older traces have no digest (schema version < 3) or no checksums (version 1), which the line
-// says (not an error).
+// says (not an error); they are read in an isolated child first (core/h5_open.hpp), so a file on
+// which libhdf5 crashes is one line "unreadable: the HDF5 library crashed on it (signal N, ...)"
+// and the other files are still checked.
 // trace_check --attribute NAME FILE: validate one file and print its root attribute NAME
 // (what job scripts read, e.g. a trainer's interrupted_by_signal; an empty line if absent).
 // Whatever goes wrong (even out of memory on a crafted file) is one line "trace_check: error: ...".

@@ -3,7 +3,7 @@
 #include <type_traits>
 
 #include "error.hpp"
-#include "file_digest.hpp"
+#include "h5_open.hpp"
 #include "sizes.hpp"
 #include "trace.hpp"
 
@@ -82,52 +82,58 @@ TraceReader::TraceReader(const std::filesystem::path& path) : path_(path) {
   if (!std::filesystem::exists(path, ec)) fail("{}: trace file not found", p);
   if (p.ends_with(".partial")) fail("{}: incomplete trace (a run still writing it, or one that died)", p);
   try {
-    digest_verified_ = verify_file_digest(path) == FileDigest::verified;  // before libhdf5 sees a byte
+    // The digest is checked before libhdf5 sees a byte; a trace without one (schema 1 or 2, or a
+    // stripped one) is read and checked whole in an isolated child first (core/h5_open.hpp).
+    OpenedH5 opened = open_h5_for_reading(path, [&](hid_t f) {
+      TraceReader isolated;
+      H5Iinc_ref(f);  // the isolated reader's handle closes its own reference
+      isolated.file_ = h5::File(f);
+      isolated.check_file();
+      isolated.read_all_tables();
+    });
+    file_ = std::move(opened.file);
+    digest_verified_ = opened.digest_verified;
+    check_file();
   } catch (const std::exception& e) {
     fail("{}: {}", p, one_line_message(e));
   }
-  if (H5Fis_hdf5(p.c_str()) <= 0) fail("{}: not a readable HDF5 file (corrupt or truncated)", p);
-  hid_t f = H5Fopen(p.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (f < 0) fail("{}: cannot open as HDF5 (corrupt or truncated)", p);
-  file_ = h5::File(f);
-  try {
-    if (!h5::has_attribute(file_, "schema") || h5::read_string_attribute(file_, "schema") != kTraceSchemaName)
-      fail("not a scaleprobe trace (no schema='{}' attribute)", kTraceSchemaName);
-    version_ = h5::read_int_attribute(file_, "schema_version");
-    if (version_ < kOldestTraceSchemaVersion || version_ > kTraceSchemaVersion)
-      fail("unsupported trace schema version {} (this build reads versions {} to {})", version_,
-           kOldestTraceSchemaVersion, kTraceSchemaVersion);
-    if (version_ >= kFirstDigestTraceSchemaVersion && !digest_verified_)
-      fail("corrupt: schema version {} requires a whole-file digest and the file has none", version_);
-    if (!h5::has_attribute(file_, "complete") || h5::read_int_attribute(file_, "complete") != 1)
-      fail("incomplete trace (the run did not finish writing it)");
-    kind_ = h5::read_string_attribute(file_, "kind");
-    nranks_ = h5::read_int_attribute(file_, "nranks");
-    if (nranks_ < 1) fail("root attribute nranks is {}, expected at least 1", nranks_);
-    if (!h5::exists(file_, "provenance")) fail("missing /provenance group");
-    for (const std::string& name : h5::child_names(file_)) {
-      if (name == "provenance") continue;
-      h5::Group g = h5::open_group(file_, name);
-      const std::int64_t rows = h5::read_int_attribute(g, "rows");
-      if (rows < 0) fail("table '{}' has {} rows", name, rows);
-      TraceTableInfo info{name, h5::read_string_attribute(g, "scope"), static_cast<std::size_t>(rows)};
-      if (info.scope != "shared" && info.scope != "per_rank") fail("table '{}' has unknown scope '{}'", name, info.scope);
-      for (const std::string& col : h5::child_names(g)) {
-        const ColumnData c = open_column(g, name, col);
-        if (c.rows != info.rows) fail("table '{}' column '{}' has {} rows, expected {}", name, col, c.rows, info.rows);
-        // Since schema version 2 every column with data carries a checksum: one without was altered.
-        if (version_ >= 2 && c.rows > 0 && !h5::has_checksum(c.ds))
-          fail("table '{}' column '{}' has no checksum (schema version {} requires one)", name, col, version_);
-      }
-      if (info.scope == "per_rank" && info.rows > 0) {
-        Table t = read_table_unchecked(name);
-        for (std::int64_t r : column_values<std::int64_t>(t, name, "rank"))
-          if (r < 0 || r >= nranks_) fail("table '{}' names rank {} of {}", name, r, nranks_);
-      }
-      tables_.push_back(info);
+}
+
+void TraceReader::check_file() {
+  if (!h5::has_attribute(file_, "schema") || h5::read_string_attribute(file_, "schema") != kTraceSchemaName)
+    fail("not a scaleprobe trace (no schema='{}' attribute)", kTraceSchemaName);
+  version_ = h5::read_int_attribute(file_, "schema_version");
+  if (version_ < kOldestTraceSchemaVersion || version_ > kTraceSchemaVersion)
+    fail("unsupported trace schema version {} (this build reads versions {} to {})", version_,
+         kOldestTraceSchemaVersion, kTraceSchemaVersion);
+  if (version_ >= kFirstDigestTraceSchemaVersion && !digest_verified_)
+    fail("corrupt: schema version {} requires a whole-file digest and the file has none", version_);
+  if (!h5::has_attribute(file_, "complete") || h5::read_int_attribute(file_, "complete") != 1)
+    fail("incomplete trace (the run did not finish writing it)");
+  kind_ = h5::read_string_attribute(file_, "kind");
+  nranks_ = h5::read_int_attribute(file_, "nranks");
+  if (nranks_ < 1) fail("root attribute nranks is {}, expected at least 1", nranks_);
+  if (!h5::exists(file_, "provenance")) fail("missing /provenance group");
+  for (const std::string& name : h5::child_names(file_)) {
+    if (name == "provenance") continue;
+    h5::Group g = h5::open_group(file_, name);
+    const std::int64_t rows = h5::read_int_attribute(g, "rows");
+    if (rows < 0) fail("table '{}' has {} rows", name, rows);
+    TraceTableInfo info{name, h5::read_string_attribute(g, "scope"), static_cast<std::size_t>(rows)};
+    if (info.scope != "shared" && info.scope != "per_rank") fail("table '{}' has unknown scope '{}'", name, info.scope);
+    for (const std::string& col : h5::child_names(g)) {
+      const ColumnData c = open_column(g, name, col);
+      if (c.rows != info.rows) fail("table '{}' column '{}' has {} rows, expected {}", name, col, c.rows, info.rows);
+      // Since schema version 2 every column with data carries a checksum: one without was altered.
+      if (version_ >= 2 && c.rows > 0 && !h5::has_checksum(c.ds))
+        fail("table '{}' column '{}' has no checksum (schema version {} requires one)", name, col, version_);
     }
-  } catch (const std::exception& e) {
-    fail("{}: {}", p, one_line_message(e));
+    if (info.scope == "per_rank" && info.rows > 0) {
+      Table t = read_table_unchecked(name);
+      for (std::int64_t r : column_values<std::int64_t>(t, name, "rank"))
+        if (r < 0 || r >= nranks_) fail("table '{}' names rank {} of {}", name, r, nranks_);
+    }
+    tables_.push_back(info);
   }
 }
 
@@ -204,19 +210,23 @@ Table TraceReader::read_table_unchecked(const std::string& name) const {
   return t;
 }
 
-std::size_t TraceReader::verify_checksums() const {
+std::size_t TraceReader::read_all_tables() const {
   std::size_t checked = 0;
+  for (const TraceTableInfo& info : tables_) {
+    h5::Group g = h5::open_group(file_, info.name);
+    for (const std::string& col : h5::child_names(g))
+      if (info.rows > 0 && h5::has_checksum(open_column(g, info.name, col).ds)) ++checked;
+    read_table_unchecked(info.name);  // HDF5 verifies each chunk's Fletcher32 as it reads it
+  }
+  return checked;
+}
+
+std::size_t TraceReader::verify_checksums() const {
   try {
-    for (const TraceTableInfo& info : tables_) {
-      h5::Group g = h5::open_group(file_, info.name);
-      for (const std::string& col : h5::child_names(g))
-        if (info.rows > 0 && h5::has_checksum(open_column(g, info.name, col).ds)) ++checked;
-      read_table_unchecked(info.name);  // HDF5 verifies each chunk's Fletcher32 as it reads it
-    }
+    return read_all_tables();
   } catch (const std::exception& e) {
     fail("{}: {}", path_.string(), one_line_message(e));
   }
-  return checked;
 }
 
 }  // namespace sp

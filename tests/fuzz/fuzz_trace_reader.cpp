@@ -2,7 +2,9 @@
 // analysis use it: open, list the tables, read every table, read root attributes and provenance.
 //
 // Input: a raw HDF5 file image (seeds: real traces written by allreduce_perf, bucket_sweep and the
-// trainers) or an h5_builder program (see h5_builder.hpp) over the trace schema's vocabulary.
+// trainers; an older-format one without the digest, which the reader reads in an isolated child,
+// where libhdf5's crashes are expected and not findings) or an h5_builder program (see
+// h5_builder.hpp) over the trace schema's vocabulary.
 // Besides "sp::Error or success": every table the reader lists reads back with the row count
 // it announced.
 #include "core/error.hpp"

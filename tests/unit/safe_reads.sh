@@ -4,7 +4,8 @@
 # digest, checked before libhdf5 opens the file), array-shaped attributes, a column of the wrong
 # type, a missing rank column, a table too large for memory, 4 bytes overwritten inside a data
 # block under a re-stamped digest (Fletcher32); an old stored trace (schema version 1, no digest
-# and no checksums) still passes trace_check.
+# and no checksums) still passes trace_check; a checkpoint without its user block is read in an
+# isolated child (core/h5_open.hpp): refused at format 3, loaded at the older format 2.
 # Usage: safe_reads.sh <allreduce_perf> <trace_check> <gpt_train> <resnet_train> <source dir>
 set -u
 A=$1 C=$2 G=$3 R=$4 src=$5
@@ -92,6 +93,20 @@ for trainer in gpt resnet; do
   if [ $trainer = gpt ]; then T=$G2 tensor=model/transformer.wte.weight; else T=$R2 tensor=model/layer3.0.conv2.weight; fi
   $T -s 2 --save "$tmp/$trainer.ck.h5" >/dev/null 2>"$tmp/err" || { echo "FAIL: no $trainer checkpoint:"; cat "$tmp/err"; exit 1; }
   expect_ok "" $T -s 3 --resume "$tmp/$trainer.ck.h5"
+  # Without its user block (no digest): read whole in an isolated child, then refused (format 3
+  # needs a digest); as format version 2 (the older format, no digest) it loads from the copy the
+  # child re-wrote, and the resumed run ends with the same parameters (their hash).
+  tail -c +513 "$tmp/$trainer.ck.h5" >"$tmp/$trainer.strip.h5"
+  expect_error "cannot load checkpoint '$tmp/$trainer.strip.h5': corrupt: format version 3 requires a whole-file digest" \
+    $T -s 3 --resume "$tmp/$trainer.strip.h5"
+  cp "$tmp/$trainer.strip.h5" "$tmp/$trainer.v2.h5"
+  /usr/bin/python3 -c 'import h5py, sys; h5py.File(sys.argv[1], "r+").attrs["format_version"] = 2' "$tmp/$trainer.v2.h5"
+  checks=$((checks + 1))
+  from_ck=$($T -s 3 --resume "$tmp/$trainer.ck.h5" 2>&1 | grep -o "hash [0-9a-f]*")
+  from_v2=$($T -s 3 --resume "$tmp/$trainer.v2.h5" 2>&1 | grep -o "hash [0-9a-f]*")
+  if [ -z "$from_ck" ] || [ "$from_ck" != "$from_v2" ]; then
+    echo "FAIL: $trainer resumed from the older-format checkpoint: parameters '$from_v2', wanted '$from_ck'"; failures=$((failures + 1))
+  fi
   cp "$tmp/$trainer.ck.h5" "$tmp/$trainer.byte.h5"
   FLIP_OFFSETS="30 520 1/2" flip_each "$tmp/$trainer.byte.h5" "cannot load checkpoint '$tmp/$trainer.byte.h5': " $T -s 3 --resume "$tmp/$trainer.byte.h5"
   cp "$tmp/$trainer.ck.h5" "$tmp/$trainer.cut.h5"; truncate -s -100 "$tmp/$trainer.cut.h5"

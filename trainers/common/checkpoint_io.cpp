@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/file_digest.hpp"
 #include "core/h5_memory_file.hpp"
+#include "core/h5_open.hpp"
 #include "core/sizes.hpp"
 
 namespace sp::train {
@@ -98,13 +99,9 @@ void write_checkpoint_file(const std::string& path, const CheckpointFormat& form
   }
 }
 
-h5::File open_checkpoint_file(const std::string& path, const CheckpointFormat& format) {
-  h5::quiet_errors();
-  if (!std::filesystem::exists(path)) fail("no such file");
-  const bool digest = verify_file_digest(path) == FileDigest::verified;  // before libhdf5 reads it
-  if (H5Fis_hdf5(path.c_str()) <= 0) fail("not a readable HDF5 file (corrupt or truncated)");
-  h5::File f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
-  if (f.get() < 0) fail("not a readable HDF5 file (corrupt or truncated)");
+namespace {
+
+void check_format(hid_t f, const CheckpointFormat& format, bool digest) {
   if (!h5::has_attribute(f, "format") || h5::read_string_attribute(f, "format") != format.format)
     fail("not a scaleprobe {} checkpoint", format.name);
   const std::int64_t version = h5::read_int_attribute(f, "format_version");
@@ -113,14 +110,29 @@ h5::File open_checkpoint_file(const std::string& path, const CheckpointFormat& f
          format.version);
   if (version >= format.first_digest_version && !digest)
     fail("corrupt: format version {} requires a whole-file digest and the file has none", version);
-  return f;
 }
 
-h5::File open_checkpoint_data(const std::string& path) {
-  h5::File f(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open checkpoint"));
-  verify_group_data(f, "check");
-  return f;
+}  // namespace
+
+h5::File open_checkpoint_file(const std::string& path, const CheckpointFormat& format) {
+  h5::quiet_errors();
+  if (!std::filesystem::exists(path)) fail("no such file");
+  // The digest is checked on the bytes libhdf5 then opens; a file without one (an older format
+  // version) is read whole in an isolated child first (core/h5_open.hpp).
+  OpenedH5 opened = open_h5_for_reading(path, [&](hid_t f) {
+    check_format(f, format, false);
+    for (const std::string& name : h5::child_names(f)) {  // every group's datasets, read whole
+      H5O_info_t info;
+      if (H5Oget_info_by_name2(f, name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0)
+        fail("cannot open '/{}' (corrupt)", name);
+      if (info.type == H5O_TYPE_GROUP) verify_group_data(f, name);
+    }
+  });
+  check_format(opened.file, format, opened.digest_verified);
+  return std::move(opened.file);
 }
+
+void verify_checkpoint_data(hid_t file) { verify_group_data(file, "check"); }
 
 void write_dataset(hid_t parent, const std::string& name, hid_t mem_type, hid_t file_type,
                    const std::vector<hsize_t>& dims, const void* data) {

@@ -40,7 +40,8 @@ struct CheckpointFormat {
 void write_checkpoint_file(const std::string& path, const CheckpointFormat& format,
                            const std::function<void(hid_t file)>& write);
 // Verifies the whole-file digest (before libhdf5 reads a byte; a file without one is of an older
-// format version and still read), opens the checkpoint and checks its format and version. Throws
+// format version and read whole in an isolated child first, core/h5_open.hpp), opens the
+// checkpoint from the verified bytes and checks its format and version. Throws
 // sp::Error naming the problem (no such file, corrupt, not HDF5, another format or version);
 // callers add the path.
 h5::File open_checkpoint_file(const std::string& path, const CheckpointFormat& format);
@@ -55,10 +56,10 @@ auto load_or_fail(const std::string& path, const Read& read) -> decltype(read())
     fail("cannot load checkpoint '{}': {}", path, one_line_message(e));
   }
 }
-// Opens a checkpoint whose whole-file digest and format read_checkpoint_info has verified, for
-// its datasets, and reads its /check group (reference outputs for other loaders, which the C++
-// loaders do not otherwise read) so that HDF5 verifies those checksums too.
-h5::File open_checkpoint_data(const std::string& path);
+// Reads the /check group of a checkpoint opened by open_checkpoint_file (reference outputs for
+// other loaders, which the C++ loaders do not otherwise read) so that HDF5 verifies those
+// checksums too. The tensors are then read from the same open (the verified bytes).
+void verify_checkpoint_data(hid_t file);
 
 // A field of a model configuration, stored as the root attribute `name`: an integer, or a yes/no
 // flag stored as 0/1. absent: the value read from files written before the field existed (-1: the

@@ -50,23 +50,33 @@ void save_checkpoint(const std::string& path, GPT& m, const TrainState& st) {
   });
 }
 
+namespace {
+
+CheckpointInfo info_of(hid_t f) {
+  CheckpointInfo info;
+  GPTConfig& c = info.config;
+  train::read_model_attributes(f, c, kConfigFields);
+  gpt_validate(c);
+  train::read_train_state(h5::open_group(f, "train"), info.state);
+  return info;
+}
+
+}  // namespace
+
 CheckpointInfo read_checkpoint_info(const std::string& path) {
   return train::load_or_fail(path, [&] {
     h5::File f = train::open_checkpoint_file(path, kFormat);
-    CheckpointInfo info;
-    GPTConfig& c = info.config;
-    train::read_model_attributes(f, c, kConfigFields);
-    gpt_validate(c);
-    train::read_train_state(h5::open_group(f, "train"), info.state);
-    return info;
+    return info_of(f);
   });
 }
 
 void load_checkpoint(const std::string& path, GPT& m, bool optimizer) {
-  const CheckpointInfo info = read_checkpoint_info(path);
+  // One open for the configuration and the tensors: the data read is the data verified.
+  const h5::File f = train::load_or_fail(path, [&] { return train::open_checkpoint_file(path, kFormat); });
+  const CheckpointInfo info = train::load_or_fail(path, [&] { return info_of(f); });
   train::require_same_model(path, info.config, m.config, kConfigFields);
   train::load_or_fail(path, [&] {
-    h5::File f = train::open_checkpoint_data(path);  // /check: the reference logits, for load_checkpoint.py
+    train::verify_checkpoint_data(f);  // /check: the reference outputs, for the Python loaders
     train::read_tensors(h5::open_group(f, "model"), m.tensors, m.params.data());
     if (optimizer) {
       h5::Group o = h5::open_group(f, "optimizer");

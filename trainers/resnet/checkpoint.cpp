@@ -73,25 +73,35 @@ void save_checkpoint(const std::string& path, ResNet& m, const TrainState& st) {
   });
 }
 
+namespace {
+
+CheckpointInfo info_of(hid_t f) {
+  CheckpointInfo info;
+  ResNetConfig& c = info.config;
+  train::read_model_attributes(f, c, kConfigFields);
+  resnet_validate(c);
+  h5::Group g = h5::open_group(f, "train");
+  train::read_train_state(g, info.state);
+  info.state.augment = h5::read_int_attribute(g, "augment") != 0;
+  return info;
+}
+
+}  // namespace
+
 CheckpointInfo read_checkpoint_info(const std::string& path) {
   return train::load_or_fail(path, [&] {
     h5::File f = train::open_checkpoint_file(path, kFormat);
-    CheckpointInfo info;
-    ResNetConfig& c = info.config;
-    train::read_model_attributes(f, c, kConfigFields);
-    resnet_validate(c);
-    h5::Group g = h5::open_group(f, "train");
-    train::read_train_state(g, info.state);
-    info.state.augment = h5::read_int_attribute(g, "augment") != 0;
-    return info;
+    return info_of(f);
   });
 }
 
 void load_checkpoint(const std::string& path, ResNet& m, bool optimizer) {
-  const CheckpointInfo info = read_checkpoint_info(path);
+  // One open for the configuration and the tensors: the data read is the data verified.
+  const h5::File f = train::load_or_fail(path, [&] { return train::open_checkpoint_file(path, kFormat); });
+  const CheckpointInfo info = train::load_or_fail(path, [&] { return info_of(f); });
   train::require_same_model(path, info.config, m.config, kConfigFields);
   train::load_or_fail(path, [&] {
-    h5::File f = train::open_checkpoint_data(path);
+    train::verify_checkpoint_data(f);  // /check: the reference outputs, for the Python loaders
     h5::Group g = h5::open_group(f, "model");
     read_tensors(g, m.tensors, m.params.data());
     std::int64_t tracked = 0;
