@@ -69,6 +69,12 @@ void write_all(int fd, const void* data, std::size_t size) {
   if (settings().child_start) settings().child_start();
   // A crash is the child's signal, whatever handlers the program (or a sanitizer) installed.
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGALRM}) ::signal(sig, SIG_DFL);
+  // What the child would print itself (a library's message, a sanitizer's report of a failed
+  // allocation) must not break the one line the parent prints for the file.
+  if (const int null = ::open("/dev/null", O_WRONLY); null >= 0) {
+    ::dup2(null, STDERR_FILENO);
+    ::close(null);
+  }
   const rlimit no_core{0, 0};
   ::setrlimit(RLIMIT_CORE, &no_core);  // and leaves no core file behind
   ::alarm(limits.seconds);
