@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -92,36 +93,17 @@ void stamp_image_digest(std::span<unsigned char> image) {
   std::memcpy(image.data(), block.data(), block.size());
 }
 
-FileDigest verify_file_digest(const std::filesystem::path& path) {
-  FilePtr f = open_file(path, "rb");
-  Block block{};
-  const std::size_t n = std::fread(block.data(), 1, block.size(), f.get());
-  if (starts_with(block, n, h5::kSignature.data(), h5::kSignature.size())) return FileDigest::absent;
-  if (!starts_with(block, n, kMagic, sizeof kMagic - 1)) fail("not a readable HDF5 file (corrupt or truncated)");
-  if (n < block.size()) fail("corrupt: truncated inside its {}-byte digest block", kDigestBlockBytes);
-  unsigned version = 0;
-  unsigned long long payload = 0;
-  unsigned crc = 0;
-  char algorithm[16] = {};
-  const int got = std::sscanf(block.data(), "scaleprobe-digest %u %15s %llu %8x", &version, algorithm, &payload, &crc);
-  if (got == 4 && version != kBlockVersion)
-    fail("digest block version {} is not one this build reads ({}; a newer scaleprobe wrote it?)", version, kBlockVersion);
-  if (got != 4 || std::strcmp(algorithm, "crc32") != 0 || make_block(payload, crc) != block)
-    fail("corrupt: its digest block is damaged");
-  const std::uint64_t size = file_size(f.get());
-  if (size - kDigestBlockBytes != payload)
-    fail("corrupt: {}: {} bytes after the digest block, the digest covers {}",
-         size - kDigestBlockBytes < payload ? "truncated" : "longer than written", size - kDigestBlockBytes, payload);
-  const std::uint32_t computed = crc32_from(f.get(), kDigestBlockBytes);
-  if (computed != crc) fail("corrupt: whole-file crc32 {:08x} does not match its digest {:08x}", computed, crc);
-  return FileDigest::verified;
-}
+namespace {
 
-FileDigest verify_image_digest(std::span<const unsigned char> image) {
-  Block block{};
-  const std::size_t n = std::min(image.size(), block.size());
-  std::memcpy(block.data(), image.data(), n);
-  if (starts_with(block, n, h5::kSignature.data(), h5::kSignature.size())) return FileDigest::absent;
+// What a digest block says: the payload's length and crc32; nullopt for the older format (the file
+// starts with the HDF5 signature). n is how many of the block's bytes the file has. Throws the
+// one-line refusals verify_*_digest document.
+struct DigestLine {
+  std::uint64_t payload = 0;
+  std::uint32_t crc = 0;
+};
+std::optional<DigestLine> parse_digest_block(const Block& block, std::size_t n) {
+  if (starts_with(block, n, h5::kSignature.data(), h5::kSignature.size())) return std::nullopt;
   if (!starts_with(block, n, kMagic, sizeof kMagic - 1)) fail("not a readable HDF5 file (corrupt or truncated)");
   if (n < block.size()) fail("corrupt: truncated inside its {}-byte digest block", kDigestBlockBytes);
   unsigned version = 0;
@@ -135,13 +117,41 @@ FileDigest verify_image_digest(std::span<const unsigned char> image) {
     fail("digest block version {} is not one this build reads ({}; a newer scaleprobe wrote it?)", version, kBlockVersion);
   if (got != 4 || std::strcmp(algorithm, "crc32") != 0 || make_block(payload, crc) != block)
     fail("corrupt: its digest block is damaged");
-  const std::uint64_t size = image.size() - kDigestBlockBytes;
+  return DigestLine{payload, crc};
+}
+
+void check_payload_size(std::uint64_t size, std::uint64_t payload) {
   if (size != payload)
     fail("corrupt: {}: {} bytes after the digest block, the digest covers {}",
          size < payload ? "truncated" : "longer than written", size, payload);
-  const std::span<const unsigned char> rest = image.subspan(kDigestBlockBytes);
-  const auto computed = static_cast<std::uint32_t>(crc32_z(crc32_z(0, Z_NULL, 0), rest.data(), rest.size()));
+}
+
+void check_crc(std::uint32_t computed, std::uint32_t crc) {
   if (computed != crc) fail("corrupt: whole-file crc32 {:08x} does not match its digest {:08x}", computed, crc);
+}
+
+}  // namespace
+
+FileDigest verify_file_digest(const std::filesystem::path& path) {
+  FilePtr f = open_file(path, "rb");
+  Block block{};
+  const std::size_t n = std::fread(block.data(), 1, block.size(), f.get());
+  const std::optional<DigestLine> line = parse_digest_block(block, n);
+  if (!line) return FileDigest::absent;
+  check_payload_size(file_size(f.get()) - kDigestBlockBytes, line->payload);
+  check_crc(crc32_from(f.get(), kDigestBlockBytes), line->crc);
+  return FileDigest::verified;
+}
+
+FileDigest verify_image_digest(std::span<const unsigned char> image) {
+  Block block{};
+  const std::size_t n = std::min(image.size(), block.size());
+  std::memcpy(block.data(), image.data(), n);
+  const std::optional<DigestLine> line = parse_digest_block(block, n);
+  if (!line) return FileDigest::absent;
+  check_payload_size(image.size() - kDigestBlockBytes, line->payload);
+  const std::span<const unsigned char> rest = image.subspan(kDigestBlockBytes);
+  check_crc(static_cast<std::uint32_t>(crc32_z(crc32_z(0, Z_NULL, 0), rest.data(), rest.size())), line->crc);
   return FileDigest::verified;
 }
 
