@@ -32,7 +32,7 @@ from . import digest
 # numpy and pandas are the parent's and what it pickles unpickles here.
 PYTHON = sys.executable or "/usr/bin/python3"
 PACKAGE_PARENT = Path(__file__).resolve().parents[1]  # analysis/, so the child imports this package
-MEMORY_FLOOR = 2 << 30  # the child's address-space limit: this, or 16x the file when larger
+MEMORY_FLOOR = 2 << 30  # address space a read may map beyond the child's start: this, or 16x the file
 TIME_FLOOR_S = 60.0  # the child's wall-time limit: this plus 1 s per 10 MB
 
 
@@ -147,40 +147,45 @@ def run_isolated(target: str, data: bytes, path: str | Path, *, timeout_s: float
     return result
 
 
-# The child: limits first, then frames of an 8-byte length and a pickle, (path, data) in and
+# The child: the reader's imports, then the address-space limit (that much above what the start
+# mapped, so the limit is the read's, whatever the libraries map at import), then frames of an 8-byte length and a pickle, (path, data) in and
 # (status, value) out, one file at a time (its start, ~1 s of imports, is paid once for many files);
 # it leaves without libhdf5's teardown (os._exit), which can itself crash after a damaged file.
 _CHILD_MANY = r"""
 import os, pickle, resource, struct, sys
 limit = int(sys.argv[2])
-resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-class StartError(Exception):
-    pass
-reader = None
+try:  # the reader's own start (trusted code: numpy, h5py, pandas) before any limit
+    import importlib
+    import h5py, numpy, pandas  # what every reader here loads (lazily: bring it in now)
+    module, function = sys.argv[1].split(":")
+    reader, start_error = getattr(importlib.import_module("scaleprobe_analysis." + module), function), None
+    with open("/proc/self/statm") as statm:
+        started = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    resource.setrlimit(resource.RLIMIT_AS, (started + limit, started + limit))
+except Exception as exc:
+    reader, start_error = None, f"unreadable: the isolated reader could not start ({' '.join(str(exc).split())})"
+# Out of address space, C extensions fail in ways other than MemoryError
+ALLOCATION_FAILED = ("memory allocation failed", "cannot allocate memory", "out of memory",
+                     "error return without exception set")
 inp, out = sys.stdin.buffer, sys.stdout.buffer
 while True:
     head = inp.read(8)
     if len(head) < 8:
         break
-    path, data = pickle.loads(inp.read(struct.unpack("<Q", head)[0]))
+    path, data = pickle.loads(inp.read(struct.unpack("<Q", head)[0]))  # a failure here ends the child
     try:
-        if reader is None:
-            try:
-                import importlib
-                module, function = sys.argv[1].split(":")
-                reader = getattr(importlib.import_module("scaleprobe_analysis." + module), function)
-            except (ImportError, OSError, MemoryError) as exc:
-                raise StartError(f"unreadable: the isolated reader could not start under its {limit >> 20} MiB "
-                                   f"memory limit ({' '.join(str(exc).split())})") from None
-        result = ("ok", reader(data, path))
+        result = ("error", start_error) if reader is None else ("ok", reader(data, path))
     except MemoryError:
         result = ("error", f"unreadable: reading it needs more than {limit >> 20} MiB of memory")
-    except StartError as exc:
-        result = ("error", str(exc))
     except Exception as exc:
         problem = getattr(exc, "problem", None)
         detail = " ".join(str(exc).split()) or type(exc).__name__
-        result = ("refused", problem) if problem else ("error", f"not a readable HDF5 file (corrupt or truncated): {detail}")
+        if problem:
+            result = ("refused", problem)
+        elif any(sign in detail.lower() for sign in ALLOCATION_FAILED):
+            result = ("error", f"unreadable: reading it needs more than {limit >> 20} MiB of memory ({detail})")
+        else:
+            result = ("error", f"not a readable HDF5 file (corrupt or truncated): {detail}")
     blob = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
     out.write(struct.pack("<Q", len(blob)) + blob)
     out.flush()

@@ -6,10 +6,12 @@ About 25 s in all on 2 shared cores, most of it one child process per undigested
 from __future__ import annotations
 
 import atexit
+import io
 import shutil
 import tempfile
 from pathlib import Path
 
+import h5py
 import numpy as np
 import pandas as pd
 import pytest
@@ -151,19 +153,27 @@ def test_a_child_past_its_time_limit_is_stopped_as_one_line():
 
 
 def test_a_child_over_its_memory_limit_is_one_line():
-    data = undigested(UNDIGESTED[0]).read_bytes()
+    # 64 MiB of zeros in 70 KB (gzip): the read must allocate far more than its 16 MiB. The limit is
+    # counted above the child's start (numpy, h5py imported), so this is the read's memory alone.
+    image = io.BytesIO()
+    with h5py.File(image, "w") as f:
+        f.create_dataset("zeros", data=np.zeros(64 << 17), compression="gzip", chunks=(1 << 17,))
     with pytest.raises(h5open.IsolatedError) as info:
-        h5open.run_isolated("h5open:snapshot_image", data, "x.h5", memory_bytes=200 << 20, timeout_s=20)
-    # 200 MiB: Python starts, numpy and h5py do not (far lower limits can hang the child's start)
-    assert str(info.value).startswith(("unreadable: reading it needs more than 200 MiB of memory",
-                                       "unreadable: the isolated reader could not start under its 200 MiB")), info.value
+        h5open.run_isolated("h5open:snapshot_image", image.getvalue(), "x.h5", memory_bytes=16 << 20, timeout_s=20)
+    assert str(info.value).startswith("unreadable: reading it needs more than 16 MiB of memory"), info.value
     assert "\n" not in str(info.value)
+    # the same file under the default limit reads
+    assert not h5open.run_isolated("h5open:snapshot_image", image.getvalue(), "x.h5")["zeros"][()].any()
 
 
-def test_a_child_that_stops_reading_is_stopped_by_its_time_limit():
+def test_a_child_that_stops_reading_is_stopped_by_its_time_limit(tmp_path, monkeypatch):
+    stuck = tmp_path / "stuck-python"  # a child that never reads its input
+    stuck.write_text("#!/bin/sh\nexec sleep 60\n")
+    stuck.chmod(0o755)
+    monkeypatch.setattr(h5open, "PYTHON", str(stuck))
     data = undigested(UNDIGESTED[-1]).read_bytes()  # 0.8 MB: more than a pipe holds
     with pytest.raises(h5open.IsolatedError, match=r"^unreadable: the HDF5 library did not finish reading it in 3 s"):
-        h5open.run_isolated("h5open:snapshot_image", data, "x.h5", memory_bytes=64 << 20, timeout_s=3)
+        h5open.run_isolated("h5open:snapshot_image", data, "x.h5", timeout_s=3)
 
 
 def test_a_verified_file_is_opened_from_the_verified_bytes(tmp_path, monkeypatch):
