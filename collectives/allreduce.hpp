@@ -44,14 +44,19 @@ class Workspace {
   // Bindings of a call's buffers (send, recv) and this workspace's scratch for program p.
   Bindings bind(const Program& p, const void* send, void* recv, Transport& t) {
     const std::size_t scratch = p.scratch_elements * size_of(p.shape.dtype);
-    return {send, recv, scratch ? get(scratch, t) : nullptr};
+    return {send, recv, scratch ? get(scratch, t) : nullptr, segment_};
   }
+  // The node's shared segment the node-local algorithms run through (not owned; made collectively
+  // by the caller: NodeSegment::create, or attach_node_segment in backend.hpp).
+  void attach(NodeSegment* s) { segment_ = s; }
+  NodeSegment* segment() const { return segment_; }
 
  private:
   TransportBuffer buffer_;
   bool on_device_ = false;
   Program program_;
   Program (*plan_)(const Shape&) = nullptr;
+  NodeSegment* segment_ = nullptr;
 };
 
 struct AllreduceArgs {
@@ -81,9 +86,19 @@ struct Algorithm {
   // The transport it always runs on ("mpi": MPI_Allreduce, the reference of every backend;
   // "gloo": Gloo's own allreduce), or empty: a schedule, run on whichever backend is chosen.
   std::string_view transport = {};
+  // Node-local: moves data through the node's shared segment (the Workspace's), not a transport's
+  // messages, so it runs with every host-memory backend (its buffers are host memory), all ranks on
+  // one node.
+  bool node_local = false;
+  // Its send and receive buffers must lie in the node segment's arena (the zero-copy placement):
+  // the harness allocates them there (Backends::for_algorithm).
+  bool buffers_in_segment = false;
 
-  // Runs on transport t itself: every schedule, and a library's own allreduce on that library.
-  bool runs_on(std::string_view t) const { return transport.empty() || transport == t; }
+  // A schedule of point-to-point messages (runs on any transport).
+  bool is_schedule() const { return transport.empty() && !node_local; }
+  // Runs on transport t itself: every schedule, a library's own allreduce on that library, a
+  // node-local algorithm with any host-memory transport.
+  bool runs_on(std::string_view t) const;
   // Offered by a --backend b run: what runs on b, and MPI's reference (MPI is always there).
   bool offered_with(std::string_view backend) const { return runs_on(backend) || transport == "mpi"; }
   // One call, blocking (run_blocking). Errors are reported by throwing sp::Error.
@@ -112,5 +127,7 @@ Program plan_naive(const Shape& s);         // naive.cpp
 Program plan_tree(const Shape& s);          // tree.cpp
 Program plan_ring(const Shape& s);          // ring.cpp
 Program plan_rabenseifner(const Shape& s);  // rabenseifner.cpp
+Program plan_shm(const Shape& s);           // shm.cpp (node-local)
+Program plan_shm_in_segment(const Shape& s);  // shm.cpp (node-local, buffers in the segment)
 
 }  // namespace sp::coll

@@ -223,6 +223,9 @@ int run(Session& s) {
   SummaryTable summary;
   std::map<std::tuple<std::uint64_t, std::string, bool>, double> mpi_time;
   Workspace ws;
+  // The zero-copy placement's cases hold at most three buffers of the largest size (verification).
+  const std::uint64_t largest = *std::max_element(message_bytes.begin(), message_bytes.end());
+  attach_node_segment(backends, ws, s.comm, algos, o.algorithms, checked_product(3, largest + 64, "the node segment's arena"));
   long long total_wrong = 0;
   std::uint64_t evicted_bytes = 0;  // this rank's, over every timed call (--off-cache)
   std::string first_wrong;

@@ -1,9 +1,13 @@
 #include "collectives/backend.hpp"
 
+#include <algorithm>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "core/options.hpp"
 #include "core/program.hpp"
 
@@ -18,11 +22,20 @@ void BackendOption::add_to(CLI::App& app) {
 }
 
 std::vector<std::string> BackendOption::parse_algorithms(const std::string& text) const {
+  std::string left_out;  // node-local algorithms 'all' does not run on this backend
   for (const std::string& item : split_list(text, "algorithm list"))
-    for (const Algorithm& a : algorithms())
-      if (a.name == item && !a.offered_with(name))
+    for (const Algorithm& a : algorithms()) {
+      if (a.offered_with(name) || (a.name != item && !(item == "all" && a.node_local))) continue;
+      if (a.node_local && item == "all")
+        left_out += (left_out.empty() ? "" : ", ") + std::string(a.name);
+      else if (a.node_local)
+        throw UsageError(fmt::format("algorithm '{}' is node-local over host memory: it runs with a host backend ({})",
+                                     item, fmt::join(transport_names(/*host_only=*/true), ", ")));
+      else
         throw UsageError(fmt::format("algorithm '{}' is {}'s own allreduce: it needs --backend {}", item, a.transport,
                                      a.transport));
+    }
+  if (!left_out.empty()) log::info("-a all with --backend {} leaves out {} (node-local over host memory)", name, left_out);
   return parse_choice_list(text, algorithm_names(name), "algorithm");
 }
 
@@ -31,6 +44,69 @@ Backends BackendOption::make(MPI_Comm comm) const {
   b.mpi = make_mpi_transport(comm);
   if (name != "mpi") b.chosen = find_transport(name).make(comm);
   return b;
+}
+
+namespace {
+
+// The backend with its buffers allocated in the node segment's arena; everything else is the
+// backend's (the zero-copy placement's cases allocate through it).
+class SegmentMemory : public Transport {
+ public:
+  SegmentMemory(Transport& t, NodeSegment& seg) : t_(t), seg_(seg) {}
+  std::string_view name() const override { return t_.name(); }
+  int rank() const override { return t_.rank(); }
+  int size() const override { return t_.size(); }
+  std::string describe() const override { return t_.describe(); }
+  Request post_send(const void* d, std::size_t n, Dtype dt, int peer, int tag) override {
+    return t_.post_send(d, n, dt, peer, tag);
+  }
+  Request post_recv(void* d, std::size_t n, Dtype dt, int peer, int tag) override { return t_.post_recv(d, n, dt, peer, tag); }
+  void wait(Request& r) override { t_.wait(r); }
+  void library_allreduce(const void* s, void* r, std::size_t n, Dtype d, Op o) override { t_.library_allreduce(s, r, n, d, o); }
+  TransportBuffer allocate(std::size_t bytes) const override { return seg_.allocate(bytes); }
+
+ private:
+  Transport& t_;
+  NodeSegment& seg_;
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> make_segment_memory(Transport& t, NodeSegment& seg) {
+  return std::make_unique<SegmentMemory>(t, seg);
+}
+
+Transport& Backends::for_algorithm(const Algorithm& a) {
+  if (a.buffers_in_segment) {
+    if (!segment_memory) fail("algorithm '{}' needs the node segment (attach_node_segment)", a.name);
+    return *segment_memory;
+  }
+  return transport_for(a, *mpi, backend());
+}
+
+void attach_node_segment(Backends& b, Workspace& ws, MPI_Comm comm, std::vector<std::string>& algorithms,
+                         const std::string& algorithms_text, std::size_t arena_bytes) {
+  bool node_local = false, in_segment = false;
+  for (const std::string& a : algorithms) node_local |= find_algorithm(a).node_local;
+  if (node_local && node_count(comm) > 1) {
+    const std::vector<std::string> named = split_list(algorithms_text, "algorithm list");
+    std::string dropped;
+    std::erase_if(algorithms, [&](const std::string& a) {
+      const bool drop = find_algorithm(a).node_local && std::find(named.begin(), named.end(), a) == named.end();
+      if (drop) dropped += (dropped.empty() ? "" : ", ") + a;
+      return drop;
+    });
+    if (!dropped.empty()) log::info("-a all on ranks of several nodes leaves out {} (node-local)", dropped);
+  }
+  node_local = false;  // what is left
+  for (const std::string& a : algorithms) {
+    node_local |= find_algorithm(a).node_local;
+    in_segment |= find_algorithm(a).buffers_in_segment;
+  }
+  if (!node_local) return;
+  b.node = NodeSegment::create(comm, in_segment ? arena_bytes : 0);
+  ws.attach(b.node.get());
+  if (in_segment) b.segment_memory = make_segment_memory(b.backend(), *b.node);
 }
 
 void add_backend_provenance(Provenance& prov, Backends& b) {

@@ -9,6 +9,7 @@
 
 #include "core/cli_fwd.hpp"
 #include "collectives/allreduce.hpp"
+#include "collectives/node_segment.hpp"
 #include "core/provenance.hpp"
 
 namespace sp::coll {
@@ -16,8 +17,11 @@ namespace sp::coll {
 struct Backends {
   std::unique_ptr<Transport> mpi;
   std::unique_ptr<Transport> chosen;  // null when the backend is MPI itself
+  std::unique_ptr<NodeSegment> node;  // the node's shared segment, when a node-local algorithm runs
   Transport& backend() { return chosen ? *chosen : *mpi; }
-  Transport& for_algorithm(const Algorithm& a) { return transport_for(a, *mpi, backend()); }
+  std::unique_ptr<Transport> segment_memory;  // the backend, its buffers in node's arena
+  // The transport a case of algorithm a runs on, and allocates its buffers with.
+  Transport& for_algorithm(const Algorithm& a);
 };
 
 struct BackendOption {
@@ -29,6 +33,19 @@ struct BackendOption {
   // exists only on another backend is a UsageError naming the --backend it needs.
   std::vector<std::string> parse_algorithms(const std::string& text) const;
 };
+
+// Collective over comm: when one of the algorithms is node-local, makes the node's shared segment
+// (NodeSegment::create: one line on every rank if it cannot) and attaches it to ws.
+// Transport t with its buffers allocated in seg's arena (everything else is t's): what the cases
+// of an algorithm with buffers in the segment allocate through.
+std::unique_ptr<Transport> make_segment_memory(Transport& t, NodeSegment& seg);
+
+// arena_bytes: what the algorithms with buffers in the segment need per rank (the largest case's
+// buffers held at once; 0 when none of them runs). On ranks spanning several nodes the node-local
+// algorithms that only `all` (in -a's text) brought in are dropped from algorithms, with a note;
+// named ones fail with NodeSegment::create's one line.
+void attach_node_segment(Backends& b, Workspace& ws, MPI_Comm comm, std::vector<std::string>& algorithms,
+                         const std::string& algorithms_text, std::size_t arena_bytes);
 
 // Records the backend in provenance ("backend", "backend_library").
 void add_backend_provenance(Provenance& prov, Backends& b);

@@ -147,6 +147,7 @@ int run(Session& s) {
                      {"bucket_allreduce", "one bucket's allreduce"}});
   Table summary, bucket_table;
   Workspace ws;
+  attach_node_segment(backends, ws, s.comm, algos, algos_text, 2 * (std::max<std::size_t>(n * size_of(dt), 1) + 64));  // grads, pattern
   long long total_wrong = 0;
   for (const std::string& an : algos) {
     const Algorithm& algorithm = find_algorithm(an);

@@ -2,6 +2,8 @@
 // action: the reference every schedule is verified against and compared with. Progressed, it is
 // the library's nonblocking allreduce (MPI_Iallreduce). Also where every algorithm is run.
 #include "collectives/allreduce.hpp"
+#include "collectives/node_segment.hpp"
+#include "core/error.hpp"
 
 namespace sp::coll {
 
@@ -13,6 +15,15 @@ Program plan_library(const Shape& s) {
 
 void Algorithm::run(const AllreduceArgs& a) const {
   Transport& t = *a.transport;
+  if (node_local) {
+    const NodeSegment* seg = a.workspace->segment();
+    if (!seg) fail("algorithm '{}' needs the node's shared segment (none was set up)", name);
+    if (seg->local_size() != t.size() || seg->local_rank() != t.rank())
+      fail("algorithm '{}' runs within one node: the segment's ranks are not the communicator's", name);
+    const std::size_t bytes = a.count * size_of(a.dtype);
+    if (buffers_in_segment && !(seg->in_arena(a.send, bytes) && seg->in_arena(a.recv, bytes)))
+      fail("algorithm '{}' needs its buffers in the node segment's arena (NodeSegment::allocate)", name);
+  }
   const Program& p = a.workspace->program(plan, a.shape());
   run_blocking(p, a.workspace->bind(p, a.send, a.recv, t), t);
 }

@@ -4,6 +4,7 @@
 #include <array>
 #include <climits>
 
+#include "collectives/node_segment.hpp"
 #include "core/error.hpp"
 
 namespace sp::coll {
@@ -86,6 +87,18 @@ void ProgramBuilder::library_allreduce() {
   add({ActionKind::library_allreduce, -1, -1, recv_buffer(0, n), p_.shape.in_place ? recv_buffer(0, n) : send_buffer(0, n)});
 }
 
+int ProgramBuilder::signal() {
+  add({ActionKind::signal, -1, p_.signals, {}, {}});
+  return p_.signals++;
+}
+
+void ProgramBuilder::wait_signals(int k) {
+  if (k < 0 || k >= p_.signals) fail("a program waits for signal {} before giving it", k);
+  add({ActionKind::wait_signals, -1, k, {}, {}});
+}
+
+void ProgramBuilder::wait_previous_runs() { add({ActionKind::wait_signals, -1, -1, {}, {}}); }
+
 bool ProgramBuilder::begin_in_recv() {
   const Shape& s = p_.shape;
   if (s.count == 0) return false;
@@ -107,10 +120,20 @@ Program ProgramBuilder::finish() { return std::move(p_); }
 namespace {
 
 void* address(const Bindings& b, const Span& s, Dtype d) {
-  std::byte* base = s.buffer == Buffer::send ? static_cast<std::byte*>(const_cast<void*>(b.send))
-                    : s.buffer == Buffer::recv ? static_cast<std::byte*>(b.recv)
-                                               : b.scratch;
+  std::byte* base = s.buffer == Buffer::send      ? static_cast<std::byte*>(const_cast<void*>(b.send))
+                    : s.buffer == Buffer::recv    ? static_cast<std::byte*>(b.recv)
+                    : s.buffer == Buffer::scratch ? b.scratch
+                                                  : b.segment->staging(s.owner);
+  if (s.owner >= 0 && s.buffer != Buffer::segment) base = b.segment->peer_address(base, s.owner);
   return base + s.offset * size_of(d);
+}
+
+// A node-local program's segment, its run begun; nullptr for a program without signals.
+NodeSegment* begin_signals(const Program& p, const Bindings& b, std::uint64_t& base) {
+  if (p.signals == 0) return nullptr;
+  if (!b.segment) fail("a node-local program run without a node segment");
+  base = b.segment->begin_run(std::uint64_t(p.signals));
+  return b.segment;
 }
 
 }  // namespace
@@ -119,6 +142,8 @@ void run_blocking(const Program& p, const Bindings& b, Transport& t) {
   const Dtype d = p.shape.dtype;
   auto at = [&](const Span& s) { return address(b, s, d); };
   std::array<Request, kMaxRequests> req;  // the program's slots
+  std::uint64_t base = 0;
+  NodeSegment* seg = begin_signals(p, b, base);
   for (const Action& x : p.actions) {
     switch (x.kind) {
       case ActionKind::post_send: req[x.slot] = t.post_send(at(x.a), x.a.count, d, x.peer, p.tag); break;
@@ -130,8 +155,11 @@ void run_blocking(const Program& p, const Bindings& b, Transport& t) {
       case ActionKind::reduce: t.reduce(at(x.a), at(x.b), x.a.count, d, p.shape.op); break;
       case ActionKind::copy: t.copy(at(x.a), at(x.b), x.a.count * size_of(d)); break;
       case ActionKind::library_allreduce: t.library_allreduce(at(x.b), at(x.a), x.a.count, d, p.shape.op); break;
+      case ActionKind::signal: seg->signal(base + std::uint64_t(x.slot + 1)); break;
+      case ActionKind::wait_signals: seg->wait_all(base + std::uint64_t(x.slot + 1)); break;
     }
   }
+  if (seg) seg->end_run();
 }
 
 void ProgressedRun::start(const Program& p, const Bindings& b, Transport& t) {
@@ -142,7 +170,8 @@ void ProgressedRun::start(const Program& p, const Bindings& b, Transport& t) {
   pc_ = events_ = 0;
   requests_.fill(Request{});
   own_[0] = own_[1] = Request{};
-  posted_ = false;
+  posted_ = ended_ = false;
+  begin_signals(p, b, signal_base_);
 }
 
 void* ProgressedRun::at(const Span& s) const { return address(bind_, s, program_->shape.dtype); }
@@ -205,9 +234,18 @@ bool ProgressedRun::advance() {
         }
         if (!test(own_[0])) return false;
         break;
+      case ActionKind::signal: bind_.segment->signal(signal_base_ + std::uint64_t(x.slot + 1)); break;
+      case ActionKind::wait_signals:
+        if (!bind_.segment->all_reached(signal_base_ + std::uint64_t(x.slot + 1))) return false;
+        ++events_;
+        break;
     }
     posted_ = false;
     ++pc_;
+  }
+  if (p.signals > 0 && !ended_) {
+    bind_.segment->end_run();
+    ended_ = true;
   }
   return true;
 }

@@ -23,13 +23,16 @@
 
 namespace sp::coll {
 
-enum class Buffer : std::uint8_t { send, recv, scratch };
+// segment: a local rank's staging memory in the node's shared segment (node_segment.hpp).
+enum class Buffer : std::uint8_t { send, recv, scratch, segment };
 
-// count elements from element offset of one buffer.
+// count elements from element offset of one buffer. owner >= 0: local rank owner's — its staging
+// memory, or its copy of the call's send or receive buffer when those lie in the segment's arena.
 struct Span {
   Buffer buffer = Buffer::recv;
   std::size_t offset = 0;
   std::size_t count = 0;
+  int owner = -1;
 };
 
 enum class ActionKind : std::uint8_t {
@@ -42,6 +45,8 @@ enum class ActionKind : std::uint8_t {
   reduce,             // a[i] = op(a[i], b[i])
   copy,               // a = b
   library_allreduce,  // the transport library's own allreduce of b into a (the same span: in place)
+  signal,             // this rank gives its signal number `slot` of the run (node segment counter)
+  wait_signals,       // until every local rank has given its signal number `slot`
 };
 
 struct Action {
@@ -74,6 +79,7 @@ struct Program {
   std::vector<std::uint32_t> steps;     // index of each step's first action
   int slots = 0;                        // request slots the actions use
   std::size_t scratch_elements = 0;
+  int signals = 0;                      // signal actions (a node-local program's synchronisation)
   std::size_t messages() const;         // sends and receives (a sendrecv counts two)
 };
 
@@ -89,6 +95,9 @@ class ProgramBuilder {
   Span send_buffer(std::size_t offset, std::size_t count) const { return {Buffer::send, offset, count}; }
   Span recv_buffer(std::size_t offset, std::size_t count) const { return {Buffer::recv, offset, count}; }
   Span scratch(std::size_t offset, std::size_t count);  // grows scratch_elements to cover it
+  Span segment(int owner, std::size_t offset, std::size_t count) const { return {Buffer::segment, offset, count, owner}; }
+  Span send_buffer_of(int owner, std::size_t offset, std::size_t count) const { return {Buffer::send, offset, count, owner}; }
+  Span recv_buffer_of(int owner, std::size_t offset, std::size_t count) const { return {Buffer::recv, offset, count, owner}; }
 
   int post_send(Span data, int peer);  // returns the request slot
   int post_recv(Span data, int peer);
@@ -99,6 +108,12 @@ class ProgramBuilder {
   void reduce(Span into, Span from);
   void copy(Span to, Span from);
   void library_allreduce();
+  // Node-local synchronisation: signal() returns the signal's number; wait_signals(k) waits for
+  // every local rank's signal k (a rank's signals are given in order, so also for all before it).
+  int signal();
+  void wait_signals(int k);
+  // Waits until every local rank has finished the runs before this one (no signal of its own).
+  void wait_previous_runs();
 
   // The start of the schedules that build their result in recv: nothing for no elements, the
   // input copied into recv unless in place; false when that completes the call (no elements, or
@@ -117,11 +132,14 @@ class ProgramBuilder {
   std::vector<int> free_slots_;
 };
 
+class NodeSegment;  // node_segment.hpp
+
 // Where a program's buffers are for one run.
 struct Bindings {
   const void* send = nullptr;
   void* recv = nullptr;
   std::byte* scratch = nullptr;  // at least program.scratch_elements
+  NodeSegment* segment = nullptr;  // a node-local program's (Program::signals > 0)
 };
 
 // Runs every action in order, waiting where the program waits.
@@ -150,6 +168,8 @@ class ProgressedRun {
   std::array<Request, kMaxRequests> requests_;  // the program's slots
   Request own_[2];                 // the current blocking action's requests, once posted
   bool posted_ = false;
+  std::uint64_t signal_base_ = 0;  // the node segment's counters at the start of this run
+  bool ended_ = false;             // its end given to the segment
 };
 
 }  // namespace sp::coll

@@ -22,6 +22,10 @@ constexpr std::array kAlgorithms{
     Algorithm{"ring", "ring reduce-scatter then ring allgather, pipelined in chunks", plan_ring},
     Algorithm{"rabenseifner", "recursive-halving reduce-scatter + recursive-doubling allgather",
               plan_rabenseifner},
+    Algorithm{"shm", "node-local: chunks staged in shared memory, each rank reduces its slice out of every "
+              "rank's, then gathers all slices (host backends, one node)", plan_shm, {}, /*node_local=*/true},
+    Algorithm{"shm-seg", "node-local, zero copy: the buffers live in shared memory; each rank reduces its slice out "
+              "of every rank's buffer, then gathers all slices", plan_shm_in_segment, {}, true, /*in segment=*/true},
 };
 constexpr std::array kTransports{
     TransportKind{"mpi", "MPI point-to-point (MPI_Isend / MPI_Irecv), MPI_Allreduce", make_mpi_transport},
@@ -49,6 +53,15 @@ const auto& find_by_name(const Entries& entries, std::string_view name, std::str
 }  // namespace
 
 std::span<const Algorithm> algorithms() { return kAlgorithms; }
+
+bool Algorithm::runs_on(std::string_view t) const {
+  if (node_local) {
+    for (const TransportKind& k : kTransports)
+      if (k.name == t) return k.host_memory;
+    return false;
+  }
+  return transport.empty() || transport == t;
+}
 
 const Algorithm& find_algorithm(std::string_view name) { return find_by_name(kAlgorithms, name, "algorithm"); }
 

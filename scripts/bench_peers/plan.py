@@ -41,7 +41,7 @@ PROFILES = {
     # --full: about 12 minutes on a 2-core machine
     "full": {
         "passes": 5,
-        "allreduce": {"ranks": 2, "sizes": "8,1K,64K,1M,16M", "iters": 0},
+        "allreduce": {"ranks": 2, "sizes": "8,1K,64K,1M,16M,64M", "iters": 0},
         "gloo": {"ranks": 2, "sizes": "1024,65536,1048576,16777216"},
         "gpt": {"model": "gpt-tiny", "batch": 8, "steps": 16, "threads": [1, 2]},
         "resnet": {"model": "resnet20", "batch": 32, "steps": 16, "threads": [1, 2]},

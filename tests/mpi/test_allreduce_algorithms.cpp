@@ -24,6 +24,7 @@
 #include "collectives/allreduce.hpp"
 #include "collectives/bf16.hpp"
 #include "collectives/harness.hpp"
+#include "collectives/node_segment.hpp"
 #include "tests/lib/optional_part.hpp"
 #ifdef SCALEPROBE_HAVE_NCCL
 #include "collectives/gpu/device.hpp"
@@ -86,12 +87,20 @@ Transport& world_transport() {
   return *world;
 }
 
-// The algorithms this transport runs: every schedule and its library's own allreduce.
+// The algorithms this transport runs: every schedule and its library's own allreduce, and with
+// MPI the node-local ones (which move no data through any transport: once is enough).
 std::vector<Algorithm> algorithms_on_transport() {
   std::vector<Algorithm> v;
   for (const Algorithm& a : algorithms())
-    if (a.runs_on(transport_name())) v.push_back(a);
+    if (a.runs_on(transport_name()) && (!a.node_local || transport_name() == "mpi")) v.push_back(a);
   return v;
+}
+
+// The node's shared segment of MPI_COMM_WORLD (made on first use: collective).
+NodeSegment* world_segment() {
+  // arena: the largest case's two buffers (300000 f64)
+  static const std::unique_ptr<NodeSegment> segment = NodeSegment::create(MPI_COMM_WORLD, 2 * (300000 * 8 + 64));
+  return segment.get();
 }
 
 bool transport_built() {
@@ -117,7 +126,15 @@ void run_case(const Algorithm& algo, const Case& c, Workspace& workspace, int ra
   std::byte* result = c.in_place ? input.data() : output.data();
 
   Transport& t = world_transport();
-  if (!t.on_device()) {
+  if (algo.buffers_in_segment) {  // through buffers in the node segment's arena, copied in and back
+    TransportBuffer in = world_segment()->allocate(bytes), out = world_segment()->allocate(bytes);
+    std::memcpy(in.data(), input.data(), bytes);
+    std::memcpy(out.data(), output.data(), bytes);
+    algo.run(AllreduceArgs{in.data(), c.in_place ? in.data() : out.data(), c.count, c.dtype, c.op, &t, &workspace,
+                           c.chunk_bytes});
+    std::memcpy(input.data(), in.data(), bytes);
+    std::memcpy(output.data(), out.data(), bytes);
+  } else if (!t.on_device()) {
     algo.run(AllreduceArgs{input.data(), result, c.count, c.dtype, c.op, &t, &workspace, c.chunk_bytes});
   } else {  // through device buffers: input and output copied there, run, and copied back
     TransportBuffer in = t.allocate(bytes), out = t.allocate(bytes);
@@ -206,6 +223,7 @@ TEST_P(AllreduceAlgorithms, ExactForEveryDtypeOpCountAndPlacement) {
   // Empty, fewer elements than ranks (empty blocks), around p (uneven blocks), odd sizes, large.
   const std::size_t counts[] = {0, 1, P - 1, P, P + 1, 7, 1000, 4099, 300000};
   Workspace workspace;  // shared by all calls, as in the benchmark's timed loop
+  if (GetParam().node_local) workspace.attach(world_segment());
   // A schedule on a host transport other than MPI runs the same host reduction as on MPI, where
   // every op is checked; what the transport adds is moving bytes, which every dtype, count, chunk
   // and placement still exercise — with one op (Gloo's ~4 ms per call made three a CI cost). A
@@ -230,7 +248,11 @@ TEST_P(AllreduceAlgorithms, ExactForEveryDtypeOpCountAndPlacement) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, AllreduceAlgorithms, ::testing::ValuesIn(algorithms_on_transport()),
-                         [](const auto& info) { return std::string(info.param.name); });
+                         [](const auto& info) {  // "shm-seg" -> "shm_seg": gtest names are identifiers
+                           std::string n(info.param.name);
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
 
 TEST(AllreduceTransport, IsBuilt) {
   skip_unless_built();

@@ -17,7 +17,9 @@
 #include <thread>
 
 #include "collectives/bf16.hpp"
+#include "collectives/backend.hpp"
 #include "collectives/harness.hpp"
+#include "collectives/node_segment.hpp"
 #include "core/error.hpp"
 
 using namespace sp::coll;
@@ -38,6 +40,18 @@ int world_size() {
 Transport& world() {
   static const std::unique_ptr<Transport> t = make_mpi_transport(MPI_COMM_WORLD);
   return *t;
+}
+// A workspace with the node's shared segment of MPI_COMM_WORLD attached (made on first use), so
+// the node-local algorithms run as well.
+NodeSegment* world_segment() {
+  static const std::unique_ptr<NodeSegment> segment = NodeSegment::create(MPI_COMM_WORLD, 1 << 20);
+  return segment.get();
+}
+// The transport a case of alg allocates through: world(), or for the zero-copy placement world()
+// with its buffers in the segment's arena.
+Transport& world_for(const Algorithm& alg) {
+  static const std::unique_ptr<Transport> in_segment = make_segment_memory(world(), *world_segment());
+  return alg.buffers_in_segment ? *in_segment : world();
 }
 
 // MPI on MPI_COMM_WORLD with hooks around its library allreduce: the test doubles of a wrong,
@@ -98,9 +112,10 @@ HookedWorld& slow_last_world() {
 
 TEST(Harness, VerificationPassesCorrectAlgorithms) {
   Workspace ws;
+  ws.attach(world_segment());
   for (const Algorithm& alg : algorithms())
     for (bool in_place : {false, true})
-      EXPECT_EQ(verify_case({&alg, Dtype::f32, Op::sum, in_place, 1000}, MPI_COMM_WORLD, world(), ws), 0) << alg.name;
+      EXPECT_EQ(verify_case({&alg, Dtype::f32, Op::sum, in_place, 1000}, MPI_COMM_WORLD, world_for(alg), ws), 0) << alg.name;
 }
 
 TEST(Harness, VerificationCountsWrongElementsOnEveryRank) {
@@ -289,13 +304,14 @@ TEST(Harness, VerificationCatchesABlockShiftedBy17) {
 TEST(Harness, OffCacheRunsStillVerify) {
   // Evicting the buffers between calls must not disturb what the algorithms compute.
   Workspace ws;
+  ws.attach(world_segment());
   TimingOptions opt;
   opt.off_cache = true;
   for (const Algorithm& alg : algorithms()) {
     CaseSpec spec{&alg, Dtype::f32, Op::sum, false, 5000};
-    TimedRun run = time_case(spec, opt, 3, 1, MPI_COMM_WORLD, world(), ws);
+    TimedRun run = time_case(spec, opt, 3, 1, MPI_COMM_WORLD, world_for(alg), ws);
     EXPECT_EQ(run.samples.size(), 3u) << alg.name;
-    EXPECT_EQ(verify_case(spec, MPI_COMM_WORLD, world(), ws), 0) << alg.name;
+    EXPECT_EQ(verify_case(spec, MPI_COMM_WORLD, world_for(alg), ws), 0) << alg.name;
   }
 }
 

@@ -98,7 +98,7 @@ Outcome run_lockstep(const Case& c) {
 std::vector<const Algorithm*> schedules() {
   std::vector<const Algorithm*> v;
   for (const Algorithm& a : algorithms())
-    if (a.transport.empty()) v.push_back(&a);
+    if (a.is_schedule()) v.push_back(&a);
   return v;
 }
 

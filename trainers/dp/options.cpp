@@ -1,5 +1,7 @@
 #include "trainers/dp/options.hpp"
 
+#include <algorithm>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -139,6 +141,11 @@ DataParallelPlan make_plan(const DataParallelOptions& o, int batch, int nranks) 
       alg = &coll::find_algorithm(a);
     } catch (const Error& e) {
       throw UsageError(fmt::format("--algorithm: {}", e.what()));
+    }
+    if (alg->node_local) {  // 'all' leaves them out; named, they are refused
+      const std::vector<std::string> named = split_list(o.algorithms, "--algorithm list");
+      if (std::find(named.begin(), named.end(), a) == named.end()) continue;
+      throw UsageError(fmt::format("--algorithm {}: the data-parallel engine does not run the node-local algorithms yet", a));
     }
     for (const std::string& c : split_list(o.bucket_caps, "--bucket-cap-mb list")) {
       try {

@@ -1,0 +1,103 @@
+// The shared memory of the ranks on one node, for the node-local allreduce (shm.cpp): one POSIX
+// shared-memory segment mapped by every local rank, each rank owning one part — a cache line of
+// its progress counter, its staging slots, then its arena: buffers the caller places in shared
+// memory (the zero-copy placement), allocated symmetrically — every local rank allocates the same
+// sizes in the same order, so a buffer sits at the same offset in every rank's arena and a program
+// finds a peer's copy of it (peer_address). Programs (program.hpp) read and write any local
+// rank's part through segment spans and synchronise through the counters (signal / wait_signals):
+// no MPI call after set-up.
+//
+// Set-up is collective over the communicator (MPI is used there only): the local ranks are the
+// ranks of one shared-memory domain (MPI_COMM_TYPE_SHARED) with the same node key — the integer
+// in SCALEPROBE_NODE_KEY, else SLURM_NODEID, else 0 — so the local SLURM cluster's virtual nodes,
+// which share one host's memory, and tests that split one host into nodes count as nodes. Every
+// rank of the communicator must be local, or every rank fails with one line. Rank 0 of the node creates the segment and reserves
+// its pages (posix_fallocate: a /dev/shm too small is one line naming the bytes needed, not a
+// SIGBUS mid-run), the others map it, and it is unlinked at once: a job killed after that leaves
+// nothing behind. Segments whose creator died before unlinking (named after job, host and pid)
+// are removed by the next creation on that host.
+#pragma once
+#include <mpi.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collectives/transport.hpp"
+
+namespace sp::coll {
+
+class NodeSegment {
+ public:
+  // Staging bytes per rank: two slots of the largest pipelining segment shm uses.
+  static constexpr std::size_t kSlotBytes = std::size_t(1) << 20;
+  static constexpr std::size_t kSlots = 2;
+  static constexpr std::size_t kHeaderBytes = 256;  // the counter, alone on its cache lines
+
+  // Collective over comm; every rank gets one (or every rank throws one CollectiveError), with an
+  // arena of arena_bytes per rank.
+  static std::unique_ptr<NodeSegment> create(MPI_Comm comm, std::size_t arena_bytes = 0);
+  ~NodeSegment();
+  NodeSegment(const NodeSegment&) = delete;
+  NodeSegment& operator=(const NodeSegment&) = delete;
+
+  int local_rank() const { return local_rank_; }
+  int local_size() const { return local_size_; }
+  // Local rank r's staging bytes (kSlots x kSlotBytes), in this process's mapping.
+  std::byte* staging(int r) const { return base_ + std::size_t(r) * part_bytes_ + kHeaderBytes; }
+  std::size_t bytes_per_rank() const { return part_bytes_; }
+
+  // The arena. allocate: bytes (64-byte aligned, zeroed) in this rank's arena, the same offset on
+  // every rank that makes the same calls; sp::Error naming the sizes when it does not fit. Freed
+  // with the buffer. Which local rank's copy of my arena address p (p must be in my arena).
+  TransportBuffer allocate(std::size_t bytes);
+  bool in_arena(const void* p, std::size_t bytes) const;
+  std::byte* peer_address(const void* p, int r) const {
+    return arena(r) + (static_cast<const std::byte*>(p) - arena(local_rank_));
+  }
+
+  // Progress counters. Each rank's counts the signals it has given; a program's k-th signal of a
+  // run sets it to base + k + 1, and a wait for that signal waits until the counter reaches it.
+  std::atomic<std::uint64_t>& counter(int r) const {
+    return *reinterpret_cast<std::atomic<std::uint64_t>*>(base_ + std::size_t(r) * part_bytes_);
+  }
+  // A run of a program with n signals begins: its base (every rank runs the same programs in the
+  // same order, so bases agree). One run at a time.
+  std::uint64_t begin_run(std::uint64_t n);
+  void end_run() { running_ = false; }
+  // Whether every local rank's counter has reached value (the wait of an executor).
+  bool all_reached(std::uint64_t value) const;
+  // Waits until it has: spins briefly, then yields the core (ranks may share cores).
+  void wait_all(std::uint64_t value) const;
+  void signal(std::uint64_t value) const { counter(local_rank_).store(value, std::memory_order_release); }
+
+  // Where the segment lives and its name's prefix (tests of leftovers).
+  static std::string directory();
+
+ private:
+  NodeSegment() = default;
+  std::byte* arena(int r) const { return staging(r) + kSlots * kSlotBytes; }
+  static void release(void* p) noexcept;
+  std::byte* base_ = nullptr;
+  std::size_t part_bytes_ = 0, map_bytes_ = 0, arena_bytes_ = 0;
+  std::vector<std::pair<std::size_t, std::size_t>> used_;  // arena blocks (offset, bytes), by offset
+  int local_rank_ = 0, local_size_ = 1;
+  std::uint64_t signals_ = 0;  // given by this rank so far: the next run's base
+  bool running_ = false;
+};
+
+// The node key of this process (see above); sp::Error naming the variable when it is not an integer.
+int node_key();
+// The nodes comm's ranks are on, as NodeSegment::create counts them (collective; a bad node key is
+// one UsageError on every rank).
+int node_count(MPI_Comm comm);
+
+// Removes segments in dir named as this suite names them whose creating process (on this host) no
+// longer exists; returns their names. A live job's segments are never touched.
+std::vector<std::string> remove_orphaned_segments(const std::string& dir, const std::string& host);
+
+}  // namespace sp::coll

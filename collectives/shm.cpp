@@ -1,0 +1,112 @@
+// Node-local allreduce through shared memory (node_segment.hpp), for ranks that share a node's
+// memory: no messages, no MPI call once set up. The caller's buffers are private, so each
+// pipelining chunk of the input is copied into this rank's staging slot; then every rank reduces
+// its slice of the chunk straight out of all the ranks' slots into its own slot (reduce-scatter),
+// and every rank copies each finished slice from its owner's slot into its receive buffer
+// (all-gather). Two slots per rank let the next chunk's copy-in overlap peers still gathering the
+// last one. Synchronisation is three counter signals per chunk: inputs staged, slices reduced,
+// slot read. A chunk is at most NodeSegment::kSlotBytes (the pipelining segment, --chunk), so
+// memory per rank is 2 x 1 MiB whatever the message size.
+//
+// Memory traffic per rank and byte of the message, p ranks: copy-in 1 read + 1 write; reduce
+// (p-1)/p x (2 reads + 1 write) of the own slice (pairwise); all-gather 1 read + 1 write —
+// 4 + 3(p-1)/p bytes moved per byte (shm-seg, below, moves 5(p-1)/p).
+#include <algorithm>
+
+#include "collectives/allreduce.hpp"
+#include "collectives/blocks.hpp"
+#include "collectives/node_segment.hpp"
+
+namespace sp::coll {
+
+Program plan_shm(const Shape& s) {
+  ProgramBuilder b(s, 0);
+  if (s.count == 0) return b.finish();
+  const std::size_t n = s.count, P = std::size_t(s.nranks), r = std::size_t(s.rank);
+  if (P == 1) {
+    if (!s.in_place) b.copy(b.recv_buffer(0, n), b.send_buffer(0, n));
+    return b.finish();
+  }
+  const std::size_t slot_elements = NodeSegment::kSlotBytes / size_of(s.dtype);
+  const std::size_t chunk =
+      std::clamp<std::size_t>(s.chunk_bytes ? s.chunk_bytes / size_of(s.dtype) : slot_elements, 1, slot_elements);
+  const int me = s.rank;
+  auto input = [&](std::size_t off, std::size_t len) {
+    return s.in_place ? b.recv_buffer(off, len) : b.send_buffer(off, len);
+  };
+  std::vector<int> slot_read;  // per chunk: its "slot read" signal
+  for (std::size_t off = 0, i = 0; off < n; off += chunk, ++i) {
+    const std::size_t len = std::min(chunk, n - off), slot = (i % NodeSegment::kSlots) * slot_elements;
+    const Blocks slices{len, P};
+    b.step();
+    // This slot was last read in chunk i-2 (or in the previous call): wait until every rank is done.
+    if (i >= NodeSegment::kSlots) b.wait_signals(slot_read[i - NodeSegment::kSlots]);
+    else if (i == 0) b.wait_previous_runs();
+    b.copy(b.segment(me, slot, len), input(off, len));
+    b.wait_signals(b.signal());  // every rank's chunk staged
+    // Reduce-scatter: this rank's slice from every slot, peers in rank order from the next one so
+    // that the ranks do not all read the same slot at once.
+    const std::size_t mine = slices.begin(r), count = slices.size(r);
+    if (count > 0)
+      for (std::size_t k = 1; k < P; ++k)
+        b.reduce(b.segment(me, slot + mine, count), b.segment(int((r + k) % P), slot + mine, count));
+    b.step();
+    b.wait_signals(b.signal());  // every slice reduced
+    for (std::size_t k = 0; k < P; ++k) {
+      const std::size_t q = (r + k) % P;
+      if (slices.size(q) > 0)
+        b.copy(b.recv_buffer(off + slices.begin(q), slices.size(q)),
+               b.segment(int(q), slot + slices.begin(q), slices.size(q)));
+    }
+    slot_read.push_back(b.signal());
+  }
+  return b.finish();
+}
+
+}  // namespace sp::coll
+
+namespace sp::coll {
+
+// The zero-copy placement: send and receive buffers already lie in every rank's arena of the
+// segment (the harness or the data-parallel engine allocated them there), so no staging: each rank
+// reduces its slice of a chunk out of every rank's input into its own receive buffer, then copies
+// the other slices from their owners' receive buffers. Signals: every input written (the call
+// begins), one per chunk (its slices reduced), and every rank done reading (the call ends — the
+// caller may overwrite its buffers once it returns). Memory traffic per rank and byte of the
+// message: reduce (p-1)/p x (2 reads + 1 write), gather (p-1)/p x (1 read + 1 write) — 5(p-1)/p
+// bytes moved per byte, no copy-in or copy-out (out of place adds 2/p for the own slice).
+Program plan_shm_in_segment(const Shape& s) {
+  ProgramBuilder b(s, 0);
+  if (s.count == 0) return b.finish();
+  const std::size_t n = s.count, P = std::size_t(s.nranks), r = std::size_t(s.rank);
+  if (P == 1) {
+    if (!s.in_place) b.copy(b.recv_buffer(0, n), b.send_buffer(0, n));
+    return b.finish();
+  }
+  const std::size_t limit = NodeSegment::kSlotBytes / size_of(s.dtype);
+  const std::size_t chunk = std::clamp<std::size_t>(s.chunk_bytes ? s.chunk_bytes / size_of(s.dtype) : limit, 1, limit);
+  auto input_of = [&](std::size_t q, std::size_t off, std::size_t len) {
+    return s.in_place ? b.recv_buffer_of(int(q), off, len) : b.send_buffer_of(int(q), off, len);
+  };
+  b.wait_signals(b.signal());  // every rank's input is in place
+  for (std::size_t off = 0; off < n; off += chunk) {
+    const std::size_t len = std::min(chunk, n - off);
+    const Blocks slices{len, P};
+    const std::size_t mine = off + slices.begin(r), count = slices.size(r);
+    b.step();
+    if (count > 0) {
+      if (!s.in_place) b.copy(b.recv_buffer(mine, count), b.send_buffer(mine, count));
+      for (std::size_t k = 1; k < P; ++k) b.reduce(b.recv_buffer(mine, count), input_of((r + k) % P, mine, count));
+    }
+    b.step();
+    b.wait_signals(b.signal());  // every slice of this chunk reduced
+    for (std::size_t k = 1; k < P; ++k) {
+      const std::size_t q = (r + k) % P, at = off + slices.begin(q);
+      if (slices.size(q) > 0) b.copy(b.recv_buffer(at, slices.size(q)), b.recv_buffer_of(int(q), at, slices.size(q)));
+    }
+  }
+  b.wait_signals(b.signal());  // nobody reads this rank's buffers any more
+  return b.finish();
+}
+
+}  // namespace sp::coll
