@@ -33,8 +33,10 @@ namespace sp::coll {
 
 class NodeSegment {
  public:
-  // Staging bytes per rank: two slots of the largest pipelining segment shm uses.
-  static constexpr std::size_t kSlotBytes = std::size_t(1) << 20;
+  // Staging bytes per rank: two slots of the largest pipelining segment shm uses. 256 KiB: a chunk,
+  // its input and its output stay in a core's L2 (1 MiB slots were 2x slower at 1 MiB messages on
+  // 2 ranks here: results/2026-11-26-vm-f26m2-shm-chunks).
+  static constexpr std::size_t kSlotBytes = std::size_t(256) << 10;
   static constexpr std::size_t kSlots = 2;
   static constexpr std::size_t kHeaderBytes = 256;  // the counter, alone on its cache lines
 

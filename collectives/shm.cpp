@@ -5,8 +5,8 @@
 // and every rank copies each finished slice from its owner's slot into its receive buffer
 // (all-gather). Two slots per rank let the next chunk's copy-in overlap peers still gathering the
 // last one. Synchronisation is three counter signals per chunk: inputs staged, slices reduced,
-// slot read. A chunk is at most NodeSegment::kSlotBytes (the pipelining segment, --chunk), so
-// memory per rank is 2 x 1 MiB whatever the message size.
+// slot read. A chunk is the pipelining segment (--chunk) up to NodeSegment::kSlotBytes, so memory
+// per rank is 2 x 256 KiB whatever the message size.
 //
 // Memory traffic per rank and byte of the message, p ranks: copy-in 1 read + 1 write; reduce
 // (p-1)/p x (2 reads + 1 write) of the own slice (pairwise); all-gather 1 read + 1 write —
@@ -83,7 +83,9 @@ Program plan_shm_in_segment(const Shape& s) {
     if (!s.in_place) b.copy(b.recv_buffer(0, n), b.send_buffer(0, n));
     return b.finish();
   }
-  const std::size_t limit = NodeSegment::kSlotBytes / size_of(s.dtype);
+  // No staging to fit: chunks only bound how far ranks run apart; fewer signals pay off up to 1 MiB
+  // (16-64 MiB messages, results/2026-11-26-vm-f26m2-shm-chunks).
+  const std::size_t limit = (std::size_t(1) << 20) / size_of(s.dtype);
   const std::size_t chunk = std::clamp<std::size_t>(s.chunk_bytes ? s.chunk_bytes / size_of(s.dtype) : limit, 1, limit);
   auto input_of = [&](std::size_t q, std::size_t off, std::size_t len) {
     return s.in_place ? b.recv_buffer_of(int(q), off, len) : b.send_buffer_of(int(q), off, len);
