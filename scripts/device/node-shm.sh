@@ -1,0 +1,47 @@
+#!/bin/bash
+# The node-local allreduces on the 16-core GPU node (issue 27's 16-rank targets): allreduce_perf
+# with MPI_Allreduce, ring, shm and shm-seg in the same run, 2, 4, 8 and N ranks (N = nproc), each
+# bound to one core, SP_PASSES passes (default 3) with the rank counts' order rotated each pass.
+#
+# On the GPU node (repository root; the bundle made here by
+#   ../shared/device/make-bundle.sh build/release   carried as .device):
+#     scripts/device/node-shm.sh
+# Here, to try it (2 cores):  OUT=/tmp/node-shm SP_BIN=build/release/bin SP_RANKS=2 SP_SIZES=8,64K scripts/device/node-shm.sh
+# Writes into $OUT: node-shm.tgz (node-shm/: node.txt = date, nproc, lscpu, MPI; raw/ = every run's
+# trace and table) and node-shm.log. Wall time about SP_BUDGET_S (default 200): no run starts after it.
+# Then, here: unpack under results/<date>-<node>-shm-node/ and summarise like
+# results/2026-11-26-vm-f26m2-shm-chunks/summarize.py.
+set -uo pipefail
+t0=$(date +%s)
+OUT=${OUT:?"OUT: the folder whose files come back"}
+mkdir -p "$OUT/node-shm/raw"
+exec > >(tee -a "$OUT/node-shm.log") 2>&1
+el() { echo "[t+$(( $(date +%s) - t0 ))s] $*"; }
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$repo" || exit 2
+if [ -z "${SP_BIN:-}" ]; then
+  dev=${SP_DEVICE:-$repo/.device}
+  [ -f "$dev/env.sh" ] || { el "error: no SP_BIN and no $dev/env.sh (make one with ../shared/device/make-bundle.sh)"; exit 2; }
+  # shellcheck source=/dev/null
+  source "$dev/env.sh" || { el "error: $dev/env.sh failed"; exit 2; }
+fi
+n=$(OMP_NUM_THREADS= OMP_THREAD_LIMIT= nproc)  # GNU nproc reports OMP_NUM_THREADS when set
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+read -r -a ranks <<<"$(echo "${SP_RANKS:-2 4 8 $n}" | tr ',' ' ')"
+sizes=${SP_SIZES:-8,1K,64K,1M,16M,64M}
+budget=${SP_BUDGET_S:-200}
+{ date -u; echo "nproc $n"; lscpu; mpirun --version | head -1; } >"$OUT/node-shm/node.txt" 2>&1
+for pass in $(seq 1 "${SP_PASSES:-3}"); do
+  for k in "${!ranks[@]}"; do
+    np=${ranks[$(( (k + pass - 1) % ${#ranks[@]} ))]}
+    [ "$np" -gt "$n" ] && continue
+    if [ $(( $(date +%s) - t0 )) -ge "$budget" ]; then el "budget spent: pass $pass, $np ranks not run"; continue; fi
+    base=$OUT/node-shm/raw/np${np}_p${pass}
+    el "pass $pass: $np ranks"
+    timeout 120 mpirun -np "$np" --bind-to core --map-by core "$SP_BIN/allreduce_perf" -a mpi,ring,shm,shm-seg \
+      --sizes "$sizes" -o "$base.h5" >"$base.log" 2>&1
+    el "  exit $? ($(grep -c ' shm' "$base.log") shm rows)"
+  done
+done
+tar -czf "$OUT/node-shm.tgz" -C "$OUT" node-shm
+el "done: $OUT/node-shm.tgz"
