@@ -3,7 +3,7 @@
 #   errors:  ranks on two nodes (node keys) -> "runs within one node"; a node key that is not a
 #            number -> usage error; a segment left in /dev/shm by a dead creator is removed.
 #   small:   /dev/shm too small for the segment -> one line naming the bytes needed (a private
-#            mount namespace with a 1 MiB /dev/shm: Not Run, 77, where this host cannot make one).
+#            mount namespace with a 64 MiB /dev/shm: Not Run, 77, where this host cannot make one).
 # Usage: shm_errors.sh errors|small <allreduce_perf> <mpiexec> [mpiexec flags...]
 set -u
 mode=$1 P=$2 MPIEXEC=$3; shift 3
@@ -42,14 +42,15 @@ errors)
     { echo "FAIL: the orphaned segment $orphan is still there (or the run failed)"; rm -f "$orphan"; failures=$((failures + 1)); }
   ;;
 small)
-  # A private mount namespace whose /dev/shm holds 1 MiB; 2 ranks x (2 MiB staging + arena) do not fit.
-  if ! unshare -m bash -c 'mount -t tmpfs -o size=1m tmpfs /dev/shm' 2>/dev/null; then
+  # A private mount namespace whose /dev/shm holds 64 MiB: room for the MPI library's own shared
+  # memory, none for 2 ranks x (staging + an arena of three 64 MiB buffers).
+  if ! unshare -m bash -c 'mount -t tmpfs -o size=64m tmpfs /dev/shm' 2>/dev/null; then
     echo "Not Run: cannot mount a small /dev/shm in a private mount namespace here (needs root and unshare)"
     exit 77
   fi
   expect_line 1 "/dev/shm is too small for the shm allreduce's segment: it needs" \
-    unshare -m bash -c 'mount -t tmpfs -o size=1m tmpfs /dev/shm && exec "$0" "$@"' \
-    "$MPIEXEC" "$@" -np 2 "$P" -a shm-seg --sizes 8M --no-membw --iters 2 --warmup 0
+    unshare -m bash -c 'mount -t tmpfs -o size=64m tmpfs /dev/shm && exec "$0" "$@"' \
+    "$MPIEXEC" "$@" -np 2 "$P" -a shm-seg --sizes 64M --no-membw --iters 2 --warmup 0
   ;;
 esac
 finish "shm_errors $mode"
