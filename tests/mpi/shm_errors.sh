@@ -3,11 +3,12 @@
 #   errors:  ranks on two nodes (node keys) -> "runs within one node"; a node key that is not a
 #            number -> usage error; a segment left in /dev/shm by a dead creator is removed.
 #   small:   /dev/shm too small for the segment -> one line naming the bytes needed (a private
-#            mount namespace with a 64 MiB /dev/shm: Not Run, 77, where this host cannot make one).
+#            mount namespace with a 64 MiB /dev/shm: optional part root where this host cannot make one).
 # Usage: shm_errors.sh errors|small <allreduce_perf> <mpiexec> [mpiexec flags...]
 set -u
 mode=$1 P=$2 MPIEXEC=$3; shift 3
 source "$(dirname "$0")/../lib/expect_error.sh"
+source "$(dirname "$0")/../lib/optional_part.sh"
 cd "$tmp" || exit 1
 # <exit code> <text of the one "allreduce_perf: error:" line> <command...>
 expect_line() {
@@ -44,10 +45,8 @@ errors)
 small)
   # A private mount namespace whose /dev/shm holds 64 MiB: room for the MPI library's own shared
   # memory, none for 2 ranks x (staging + an arena of three 64 MiB buffers).
-  if ! unshare -m bash -c 'mount -t tmpfs -o size=64m tmpfs /dev/shm' 2>/dev/null; then
-    echo "Not Run: cannot mount a small /dev/shm in a private mount namespace here (needs root and unshare)"
-    exit 77
-  fi
+  unshare -m bash -c 'mount -t tmpfs -o size=64m tmpfs /dev/shm' 2>/dev/null ||
+    sp_skip_optional_part root "cannot mount a small /dev/shm in a private mount namespace (needs root and unshare)"
   expect_line 1 "/dev/shm is too small for the shm allreduce's segment: it needs" \
     unshare -m bash -c 'mount -t tmpfs -o size=64m tmpfs /dev/shm && exec "$0" "$@"' \
     "$MPIEXEC" "$@" -np 2 "$P" -a shm-seg --sizes 64M --no-membw --iters 2 --warmup 0
