@@ -128,12 +128,12 @@ void run_case(const Algorithm& algo, const Case& c, Workspace& workspace, int ra
   Transport& t = world_transport();
   if (algo.buffers_in_segment) {  // through buffers in the node segment's arena, copied in and back
     TransportBuffer in = world_segment()->allocate(bytes), out = world_segment()->allocate(bytes);
-    std::memcpy(in.data(), input.data(), bytes);
-    std::memcpy(out.data(), output.data(), bytes);
+    std::copy(input.begin(), input.end(), in.data());  // (no memcpy: an empty vector's data() may be null)
+    std::copy(output.begin(), output.end(), out.data());
     algo.run(AllreduceArgs{in.data(), c.in_place ? in.data() : out.data(), c.count, c.dtype, c.op, &t, &workspace,
                            c.chunk_bytes});
-    std::memcpy(input.data(), in.data(), bytes);
-    std::memcpy(output.data(), out.data(), bytes);
+    std::copy(in.data(), in.data() + bytes, input.begin());
+    std::copy(out.data(), out.data() + bytes, output.begin());
   } else if (!t.on_device()) {
     algo.run(AllreduceArgs{input.data(), result, c.count, c.dtype, c.op, &t, &workspace, c.chunk_bytes});
   } else {  // through device buffers: input and output copied there, run, and copied back
