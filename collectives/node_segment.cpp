@@ -125,7 +125,8 @@ std::unique_ptr<NodeSegment> NodeSegment::create(MPI_Comm comm, std::size_t aren
   std::unique_ptr<NodeSegment> s(new NodeSegment());
   SP_MPI_CHECK(MPI_Comm_rank(node, &s->local_rank_));
   SP_MPI_CHECK(MPI_Comm_size(node, &s->local_size_));
-  const int domains = node_count(comm);
+  int domains = s->local_rank_ == 0 ? 1 : 0;  // node_count's sum, on the node split made above
+  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &domains, 1, MPI_INT, MPI_SUM, comm));
   if (domains != 1) {
     MPI_Comm_free(&node);
     fail_together(comm, rank == 0 ? fmt::format("the shm allreduce runs within one node: these {} ranks span {} "

@@ -18,18 +18,23 @@
 #include "collectives/node_segment.hpp"
 
 namespace sp::coll {
+namespace {
+
+// No elements, or one rank (the input copied unless in place): nothing to share; true when so.
+bool nothing_to_share(ProgramBuilder& b) {
+  const Shape& s = b.shape();
+  if (s.count > 0 && s.nranks == 1 && !s.in_place) b.copy(b.recv_buffer(0, s.count), b.send_buffer(0, s.count));
+  return s.count == 0 || s.nranks == 1;
+}
+
+}  // namespace
 
 Program plan_shm(const Shape& s) {
   ProgramBuilder b(s, 0);
-  if (s.count == 0) return b.finish();
+  if (nothing_to_share(b)) return b.finish();
   const std::size_t n = s.count, P = std::size_t(s.nranks), r = std::size_t(s.rank);
-  if (P == 1) {
-    if (!s.in_place) b.copy(b.recv_buffer(0, n), b.send_buffer(0, n));
-    return b.finish();
-  }
   const std::size_t slot_elements = NodeSegment::kSlotBytes / size_of(s.dtype);
-  const std::size_t chunk =
-      std::clamp<std::size_t>(s.chunk_bytes ? s.chunk_bytes / size_of(s.dtype) : slot_elements, 1, slot_elements);
+  const std::size_t chunk = b.segment_elements(slot_elements);
   const int me = s.rank;
   auto input = [&](std::size_t off, std::size_t len) {
     return s.in_place ? b.recv_buffer(off, len) : b.send_buffer(off, len);
@@ -63,10 +68,6 @@ Program plan_shm(const Shape& s) {
   return b.finish();
 }
 
-}  // namespace sp::coll
-
-namespace sp::coll {
-
 // The zero-copy placement: send and receive buffers already lie in every rank's arena of the
 // segment (the harness or the data-parallel engine allocated them there), so no staging: each rank
 // reduces its slice of a chunk out of every rank's input into its own receive buffer, then copies
@@ -77,16 +78,11 @@ namespace sp::coll {
 // bytes moved per byte, no copy-in or copy-out (out of place adds 2/p for the own slice).
 Program plan_shm_in_segment(const Shape& s) {
   ProgramBuilder b(s, 0);
-  if (s.count == 0) return b.finish();
+  if (nothing_to_share(b)) return b.finish();
   const std::size_t n = s.count, P = std::size_t(s.nranks), r = std::size_t(s.rank);
-  if (P == 1) {
-    if (!s.in_place) b.copy(b.recv_buffer(0, n), b.send_buffer(0, n));
-    return b.finish();
-  }
   // No staging to fit: chunks only bound how far ranks run apart; fewer signals pay off up to 1 MiB
   // (16-64 MiB messages, results/2026-11-26-vm-f26m2-shm-chunks).
-  const std::size_t limit = (std::size_t(1) << 20) / size_of(s.dtype);
-  const std::size_t chunk = std::clamp<std::size_t>(s.chunk_bytes ? s.chunk_bytes / size_of(s.dtype) : limit, 1, limit);
+  const std::size_t chunk = b.segment_elements((std::size_t(1) << 20) / size_of(s.dtype));
   auto input_of = [&](std::size_t q, std::size_t off, std::size_t len) {
     return s.in_place ? b.recv_buffer_of(int(q), off, len) : b.send_buffer_of(int(q), off, len);
   };
