@@ -115,7 +115,8 @@ std::vector<std::uint64_t> size_range(std::uint64_t min, std::uint64_t max, doub
   for (int step = 0; v <= static_cast<double>(max) && v < kTwo64; ++step) {
     if (step == kMaxRangeSteps)
       fail("size factor {} is too close to 1: {} to {} takes more than {} steps", factor, min, max, kMaxRangeSteps);
-    auto s = static_cast<std::uint64_t>(std::round(v));
+    // At least min: above 2^53 the double may have rounded min itself down.
+    const auto s = std::max(min, static_cast<std::uint64_t>(std::round(v)));
     if (s > max) break;
     if (out.empty() || s != out.back()) out.push_back(s);
     v *= factor;
