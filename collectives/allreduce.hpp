@@ -48,8 +48,14 @@ class Workspace {
   }
   // The node's shared segment the node-local algorithms run through (not owned; made collectively
   // by the caller: NodeSegment::create, or attach_node_segment in backend.hpp).
-  void attach(NodeSegment* s) { segment_ = s; }
+  // rail: the transport among the ranks with this one's local rank, one per node (the
+  // hierarchical algorithm's network part; made with the segment: attach_node_segment).
+  void attach(NodeSegment* s, Transport* rail = nullptr) {
+    segment_ = s;
+    rail_ = rail;
+  }
   NodeSegment* segment() const { return segment_; }
+  Transport* rail() const { return rail_; }
 
  private:
   TransportBuffer buffer_;
@@ -57,6 +63,7 @@ class Workspace {
   Program program_;
   Program (*plan_)(const Shape&) = nullptr;
   NodeSegment* segment_ = nullptr;
+  Transport* rail_ = nullptr;
 };
 
 struct AllreduceArgs {
@@ -93,6 +100,9 @@ struct Algorithm {
   // Its send and receive buffers must lie in the node segment's arena (the zero-copy placement):
   // the harness allocates them there (Backends::for_algorithm).
   bool buffers_in_segment = false;
+  // Node-local inside each node and a schedule across nodes, on the rail transport (Workspace::rail):
+  // its ranks may span several nodes, each with the same number of ranks.
+  bool across_nodes = false;
 
   // A schedule of point-to-point messages (runs on any transport).
   bool is_schedule() const { return transport.empty() && !node_local; }
@@ -108,7 +118,7 @@ struct Algorithm {
 // Message tags, distinct per algorithm so that back-to-back calls of two algorithms never
 // cross-match; a program adds its shape's tag_offset (a multiple of kTagStride).
 namespace tag {
-constexpr int naive = 0x5c01, tree = 0x5c02, ring = 0x5c03, rabenseifner = 0x5c04;
+constexpr int naive = 0x5c01, tree = 0x5c02, ring = 0x5c03, rabenseifner = 0x5c04, hier = 0x5c05;
 constexpr int kTagStride = 8;
 }  // namespace tag
 
@@ -129,5 +139,6 @@ Program plan_ring(const Shape& s);          // ring.cpp
 Program plan_rabenseifner(const Shape& s);  // rabenseifner.cpp
 Program plan_shm(const Shape& s);           // shm.cpp (node-local)
 Program plan_shm_in_segment(const Shape& s);  // shm.cpp (node-local, buffers in the segment)
+Program plan_hier(const Shape& s);          // hier.cpp (in the segment inside nodes, rail across)
 
 }  // namespace sp::coll

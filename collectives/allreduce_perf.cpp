@@ -189,7 +189,7 @@ int run(Session& s) {
   }
   Backends backends = o.backend.make(s.comm);
   Provenance prov = collect_provenance(s);
-  add_backend_provenance(prov, backends);
+  add_backend_provenance(prov, backends, s.comm);
   // Every rank copies at once: the bandwidth a rank gets while its peers also use memory.
   CopyBandwidth local_bw, bw;
   if (o.membw) {

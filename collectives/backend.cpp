@@ -84,33 +84,52 @@ Transport& Backends::for_algorithm(const Algorithm& a) {
   return transport_for(a, *mpi, backend());
 }
 
+Backends::Rail::~Rail() {
+  transport.reset();
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (comm != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm);
+}
+
 void attach_node_segment(Backends& b, Workspace& ws, MPI_Comm comm, std::vector<std::string>& algorithms,
                          const std::string& algorithms_text, std::size_t arena_bytes) {
-  bool node_local = false, in_segment = false;
-  for (const std::string& a : algorithms) node_local |= find_algorithm(a).node_local;
-  if (node_local && node_count(comm) > 1) {
+  auto any = [&](auto property) {
+    return std::any_of(algorithms.begin(), algorithms.end(), [&](const std::string& a) { return property(find_algorithm(a)); });
+  };
+  auto one_node_only = [](const Algorithm& a) { return a.node_local && !a.across_nodes; };
+  if (!any([](const Algorithm& a) { return a.node_local; })) return;
+  if (const int nodes = any(one_node_only) ? node_count(comm) : 1; nodes > 1) {
     const std::vector<std::string> named = split_list(algorithms_text, "algorithm list");
-    std::string dropped;
+    std::string dropped, refused;
     std::erase_if(algorithms, [&](const std::string& a) {
-      const bool drop = find_algorithm(a).node_local && std::find(named.begin(), named.end(), a) == named.end();
-      if (drop) dropped += (dropped.empty() ? "" : ", ") + a;
-      return drop;
+      if (!one_node_only(find_algorithm(a))) return false;
+      const bool was_named = std::find(named.begin(), named.end(), a) != named.end();
+      (was_named ? refused : dropped) += ((was_named ? refused : dropped).empty() ? "" : ", ") + a;
+      return !was_named;
     });
     if (!dropped.empty()) log::info("-a all on ranks of several nodes leaves out {} (node-local)", dropped);
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    if (!refused.empty())  // the same on every rank
+      fail_together(comm, rank == 0 ? fmt::format("the shm allreduce runs within one node: these ranks span {} nodes "
+                                                  "(shared-memory domains and node keys; -a {}); hier spans nodes",
+                                                  nodes, refused) : std::string(), /*usage=*/true);
   }
-  node_local = false;  // what is left
-  for (const std::string& a : algorithms) {
-    node_local |= find_algorithm(a).node_local;
-    in_segment |= find_algorithm(a).buffers_in_segment;
+  const bool in_segment = any([](const Algorithm& a) { return a.buffers_in_segment; });
+  if (any([](const Algorithm& a) { return a.across_nodes; })) {
+    b.rail = std::make_unique<Backends::Rail>();
+    b.node = NodeSegment::create(comm, in_segment ? arena_bytes : 0, &b.rail->comm);
+    b.rail->transport = find_transport(b.backend().name()).make(b.rail->comm);
+  } else {
+    b.node = NodeSegment::create(comm, in_segment ? arena_bytes : 0);
   }
-  if (!node_local) return;
-  b.node = NodeSegment::create(comm, in_segment ? arena_bytes : 0);
-  ws.attach(b.node.get());
+  ws.attach(b.node.get(), b.rail ? b.rail->transport.get() : nullptr);
   if (in_segment) b.segment_memory = make_segment_memory(b.backend(), *b.node);
 }
 
-void add_backend_provenance(Provenance& prov, Backends& b) {
+void add_backend_provenance(Provenance& prov, Backends& b, MPI_Comm comm) {
   prov.add("backend", std::string(b.backend().name()));
+  prov.add("nodes", std::to_string(node_count(comm)));
   prov.add("backend_library", b.backend().describe());
 }
 

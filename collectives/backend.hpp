@@ -20,6 +20,13 @@ struct Backends {
   std::unique_ptr<NodeSegment> node;  // the node's shared segment, when a node-local algorithm runs
   Transport& backend() { return chosen ? *chosen : *mpi; }
   std::unique_ptr<Transport> segment_memory;  // the backend, its buffers in node's arena
+  // The backend among the ranks with this one's local rank (one per node), when hier runs.
+  struct Rail {
+    MPI_Comm comm = MPI_COMM_NULL;
+    std::unique_ptr<Transport> transport;
+    ~Rail();  // the transport, then its communicator
+  };
+  std::unique_ptr<Rail> rail;
   // The transport a case of algorithm a runs on, and allocates its buffers with.
   Transport& for_algorithm(const Algorithm& a);
 };
@@ -41,13 +48,15 @@ struct BackendOption {
 std::unique_ptr<Transport> make_segment_memory(Transport& t, NodeSegment& seg);
 
 // arena_bytes: what the algorithms with buffers in the segment need per rank (the largest case's
-// buffers held at once; 0 when none of them runs). On ranks spanning several nodes the node-local
-// algorithms that only `all` (in -a's text) brought in are dropped from algorithms, with a note;
-// named ones fail with NodeSegment::create's one line.
+// buffers held at once; 0 when none of them runs). With hier, also the rail transport (of the
+// backend's kind). On ranks spanning several nodes the node-local algorithms confined to one node
+// that only `all` (in -a's text) brought in are dropped from algorithms, with a note; named ones
+// fail with one line on every rank.
 void attach_node_segment(Backends& b, Workspace& ws, MPI_Comm comm, std::vector<std::string>& algorithms,
                          const std::string& algorithms_text, std::size_t arena_bytes);
 
-// Records the backend in provenance ("backend", "backend_library").
-void add_backend_provenance(Provenance& prov, Backends& b);
+// Records the backend in provenance ("backend", "backend_library") and the nodes the node-local
+// algorithms see ("nodes": shared-memory domains split by node key; collective over comm).
+void add_backend_provenance(Provenance& prov, Backends& b, MPI_Comm comm);
 
 }  // namespace sp::coll

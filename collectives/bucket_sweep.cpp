@@ -116,7 +116,7 @@ int run(Session& s) {
 
   Backends backends = backend.make(s.comm);
   Provenance prov = collect_provenance(s);
-  add_backend_provenance(prov, backends);
+  add_backend_provenance(prov, backends, s.comm);
   TraceWriter trace(s, ro.trace_path(prov), "bucket_sweep", prov);
   log::info("{} algorithm(s) x {} cap(s), {} iterations each; trace {}", algos.size(), caps.size(), iters,
             trace.final_path().string());

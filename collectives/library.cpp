@@ -14,18 +14,27 @@ Program plan_library(const Shape& s) {
 }
 
 void Algorithm::run(const AllreduceArgs& a) const {
-  Transport& t = *a.transport;
+  // A hierarchical program's messages go over the rail (one rank per node), the others' over the
+  // communicator's transport.
+  Transport* t = across_nodes ? a.workspace->rail() : a.transport;
+  Shape s = a.shape();
   if (node_local) {
     const NodeSegment* seg = a.workspace->segment();
-    if (!seg) fail("algorithm '{}' needs the node's shared segment (none was set up)", name);
-    if (seg->local_size() != t.size() || seg->local_rank() != t.rank())
-      fail("algorithm '{}' runs within one node: the segment's ranks are not the communicator's", name);
+    if (!seg || !t) fail("algorithm '{}' needs the node's shared segment{} (none was set up)", name, across_nodes ? " and rail" : "");
+    if (across_nodes ? seg->local_size() * t->size() != a.transport->size()
+                     : seg->local_size() != t->size() || seg->local_rank() != t->rank())
+      fail("algorithm '{}': the node segment's ranks {} the communicator's", name,
+           across_nodes ? "and the rail's do not tile" : "are not");
     const std::size_t bytes = a.count * size_of(a.dtype);
     if (buffers_in_segment && !(seg->in_arena(a.send, bytes) && seg->in_arena(a.recv, bytes)))
       fail("algorithm '{}' needs its buffers in the node segment's arena (NodeSegment::allocate)", name);
+    s.rank = t->rank();
+    s.nranks = t->size();
+    s.local_rank = seg->local_rank();
+    s.local_ranks = seg->local_size();
   }
-  const Program& p = a.workspace->program(plan, a.shape());
-  run_blocking(p, a.workspace->bind(p, a.send, a.recv, t), t);
+  const Program& p = a.workspace->program(plan, s);
+  run_blocking(p, a.workspace->bind(p, a.send, a.recv, *t), *t);
 }
 
 }  // namespace sp::coll

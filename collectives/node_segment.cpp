@@ -117,7 +117,7 @@ int node_count(MPI_Comm comm) {
   return nodes;
 }
 
-std::unique_ptr<NodeSegment> NodeSegment::create(MPI_Comm comm, std::size_t arena_bytes) {
+std::unique_ptr<NodeSegment> NodeSegment::create(MPI_Comm comm, std::size_t arena_bytes, MPI_Comm* rail) {
   int size = 1, rank = 0;
   SP_MPI_CHECK(MPI_Comm_size(comm, &size));
   SP_MPI_CHECK(MPI_Comm_rank(comm, &rank));
@@ -125,13 +125,21 @@ std::unique_ptr<NodeSegment> NodeSegment::create(MPI_Comm comm, std::size_t aren
   std::unique_ptr<NodeSegment> s(new NodeSegment());
   SP_MPI_CHECK(MPI_Comm_rank(node, &s->local_rank_));
   SP_MPI_CHECK(MPI_Comm_size(node, &s->local_size_));
-  int domains = s->local_rank_ == 0 ? 1 : 0;  // node_count's sum, on the node split made above
+  // node_count's sum, on the node split made above, and the fewest and most ranks on a node.
+  int domains = s->local_rank_ == 0 ? 1 : 0, fewest = s->local_size_, most = s->local_size_;
   SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &domains, 1, MPI_INT, MPI_SUM, comm));
-  if (domains != 1) {
+  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &fewest, 1, MPI_INT, MPI_MIN, comm));
+  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_INT, MPI_MAX, comm));
+  std::string layout_error;
+  if (!rail && domains != 1)
+    layout_error = fmt::format("the shm allreduce runs within one node: these {} ranks span {} nodes (shared-memory "
+                               "domains and node keys)", size, domains);
+  else if (rail && fewest != most)
+    layout_error = fmt::format("the hierarchical allreduce needs the same number of ranks on every node: these {} "
+                               "ranks span {} nodes of {} to {} ranks", size, domains, fewest, most);
+  if (!layout_error.empty()) {
     MPI_Comm_free(&node);
-    fail_together(comm, rank == 0 ? fmt::format("the shm allreduce runs within one node: these {} ranks span {} "
-                                                "nodes (shared-memory domains and node keys)", size, domains)
-                                  : std::string());
+    fail_together(comm, rank == 0 ? layout_error : std::string(), /*usage=*/true);  // the job's layout
   }
   s->arena_bytes_ = (arena_bytes + 4095) / 4096 * 4096;
   s->part_bytes_ = kHeaderBytes + kSlots * kSlotBytes + s->arena_bytes_;
@@ -181,6 +189,7 @@ std::unique_ptr<NodeSegment> NodeSegment::create(MPI_Comm comm, std::size_t aren
   if (s->local_rank_ == 0 && created) shm_unlink(name);
   MPI_Comm_free(&node);
   fail_together(comm, error);
+  if (rail) SP_MPI_CHECK(MPI_Comm_split(comm, s->local_rank_, rank, rail));
   live_segments().push_back(s.get());
   return s;
 }

@@ -41,8 +41,10 @@ class NodeSegment {
   static constexpr std::size_t kHeaderBytes = 256;  // the counter, alone on its cache lines
 
   // Collective over comm; every rank gets one (or every rank throws one CollectiveError), with an
-  // arena of arena_bytes per rank.
-  static std::unique_ptr<NodeSegment> create(MPI_Comm comm, std::size_t arena_bytes = 0);
+  // arena of arena_bytes per rank. Without rail the ranks must be on one node; with it they may span
+  // nodes with the same number of ranks each (else one line naming the counts), and *rail is set to
+  // a new communicator (the caller frees it) of the ranks with this one's local rank, one per node.
+  static std::unique_ptr<NodeSegment> create(MPI_Comm comm, std::size_t arena_bytes = 0, MPI_Comm* rail = nullptr);
   ~NodeSegment();
   NodeSegment(const NodeSegment&) = delete;
   NodeSegment& operator=(const NodeSegment&) = delete;

@@ -99,6 +99,25 @@ void ProgramBuilder::wait_signals(int k) {
 
 void ProgramBuilder::wait_previous_runs() { add({ActionKind::wait_signals, -1, -1, {}, {}}); }
 
+void ProgramBuilder::append(const Program& sub, std::size_t recv_offset) {
+  if (std::size_t(p_.slots) != free_slots_.size()) fail("a program appended while requests are in flight");
+  if (sub.signals > 0) fail("a node-local program appended to another");
+  for (std::size_t i = 0, next_step = 0; i < sub.actions.size(); ++i) {
+    for (; next_step < sub.steps.size() && sub.steps[next_step] <= i; ++next_step) step();
+    Action a = sub.actions[i];
+    for (Span* s : {&a.a, &a.b}) {
+      if (s->buffer == Buffer::recv && s->owner < 0) s->offset += recv_offset;
+      if (s->buffer == Buffer::scratch) scratch(s->offset, s->count);
+      if (s->buffer == Buffer::send || s->buffer == Buffer::segment || s->owner >= 0)
+        fail("an appended program reads its own send buffer or the node's (build it in place)");
+    }
+    add(a);
+  }
+  p_.slots = std::max(p_.slots, sub.slots);
+  free_slots_.clear();
+  for (int k = p_.slots - 1; k >= 0; --k) free_slots_.push_back(k);
+}
+
 bool ProgramBuilder::begin_in_recv() {
   const Shape& s = p_.shape;
   if (s.count == 0) return false;

@@ -57,7 +57,10 @@ struct Action {
 };
 
 // What a program is built for. tag_offset is added to the schedule's message tag, so programs of
-// several calls in flight at once (buckets) never match each other's messages.
+// several calls in flight at once (buckets) never match each other's messages. rank and nranks are
+// on the transport the program's messages go over; local_rank and local_ranks on the node segment
+// (the same ranks for a node-local program; for the hierarchical one the transport is the rail of
+// ranks with the same local rank, one per node).
 struct Shape {
   std::size_t count = 0;
   Dtype dtype = Dtype::f32;
@@ -66,6 +69,7 @@ struct Shape {
   std::size_t chunk_bytes = 1 << 20;  // pipelining segment of ring and tree; 0 = none
   bool in_place = false;
   int tag_offset = 0;
+  int local_rank = 0, local_ranks = 1;
   bool operator==(const Shape&) const = default;
 };
 
@@ -114,6 +118,10 @@ class ProgramBuilder {
   void wait_signals(int k);
   // Waits until every local rank has finished the runs before this one (no signal of its own).
   void wait_previous_runs();
+  // Appends program sub (built for a shape of its own, on the same transport) as steps of this
+  // one, its receive buffer being this one's from element recv_offset: a schedule run on one slice
+  // of the buffer. Its messages take this program's tag; no request of this one may be in flight.
+  void append(const Program& sub, std::size_t recv_offset);
 
   // The start of the schedules that build their result in recv: nothing for no elements, the
   // input copied into recv unless in place; false when that completes the call (no elements, or

@@ -26,6 +26,9 @@ constexpr std::array kAlgorithms{
               "rank's, then gathers all slices (host backends, one node)", plan_shm, {}, /*node_local=*/true},
     Algorithm{"shm-seg", "node-local, zero copy: the buffers live in shared memory; each rank reduces its slice out "
               "of every rank's buffer, then gathers all slices", plan_shm_in_segment, {}, true, /*in segment=*/true},
+    Algorithm{"hier", "node-aware: shm-seg's reduce-scatter inside each node, ring or Rabenseifner of each slice "
+              "across nodes (ranks of the same local rank), shm all-gather", plan_hier, {}, true, true,
+              /*across nodes=*/true},
 };
 constexpr std::array kTransports{
     TransportKind{"mpi", "MPI point-to-point (MPI_Isend / MPI_Irecv), MPI_Allreduce", make_mpi_transport},

@@ -1,14 +1,15 @@
 #!/bin/bash
 # The node-local allreduces on the 16-core GPU node (issue 27's 16-rank targets): allreduce_perf
 # with MPI_Allreduce, ring, shm and shm-seg in the same run, 2, 4, 8 and N ranks (N = nproc), each
-# bound to one core, SP_PASSES passes (default 3) with the rank counts' order rotated each pass.
+# bound to one core, SP_PASSES passes (default 3) with the rank counts' order rotated each pass;
+# then hier beside MPI_Allreduce and ring at N ranks split into 2 and 4 nodes (node keys).
 #
 # On the GPU node (repository root; the bundle made here by
 #   ../shared/device/make-bundle.sh build/release   carried as .device):
 #     scripts/device/node-shm.sh
 # Here, to try it (2 cores):  OUT=/tmp/node-shm SP_BIN=build/release/bin SP_RANKS=2 SP_SIZES=8,64K scripts/device/node-shm.sh
 # Writes into $OUT: node-shm.tgz (node-shm/: node.txt = date, nproc, lscpu, MPI; raw/ = every run's
-# trace and table) and node-shm.log. Wall time about SP_BUDGET_S (default 200): no run starts after it.
+# trace and table) and node-shm.log. Wall time about SP_BUDGET_S (default 300): no run starts after it.
 # Then, here: unpack under results/<date>-<node>-shm-node/ and summarise like
 # results/2026-11-26-vm-f26m2-shm-chunks/summarize.py.
 set -uo pipefail
@@ -29,7 +30,7 @@ n=$(OMP_NUM_THREADS= OMP_THREAD_LIMIT= nproc)  # GNU nproc reports OMP_NUM_THREA
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 read -r -a ranks <<<"$(echo "${SP_RANKS:-2 4 8 $n}" | tr ',' ' ')"
 sizes=${SP_SIZES:-8,1K,64K,1M,16M,64M}
-budget=${SP_BUDGET_S:-200}
+budget=${SP_BUDGET_S:-300}
 { date -u; echo "nproc $n"; lscpu; mpirun --version | head -1; } >"$OUT/node-shm/node.txt" 2>&1
 for pass in $(seq 1 "${SP_PASSES:-3}"); do
   for k in "${!ranks[@]}"; do
@@ -41,6 +42,20 @@ for pass in $(seq 1 "${SP_PASSES:-3}"); do
     timeout 120 mpirun -np "$np" --bind-to core --map-by core "$SP_BIN/allreduce_perf" -a mpi,ring,shm,shm-seg \
       --sizes "$sizes" -o "$base.h5" >"$base.log" 2>&1
     el "  exit $? ($(grep -c ' shm' "$base.log") shm rows)"
+  done
+done
+# hier at N ranks split into 2 and 4 nodes by node key (consecutive cores form a node), beside
+# MPI_Allreduce and ring in the same run (issue 27: hier <= 0.7 x ring from 1 MiB).
+for pass in $(seq 1 "${SP_PASSES:-3}"); do
+  for nodes in 2 4; do
+    [ $(( n % nodes )) -eq 0 ] && [ "$n" -gt "$nodes" ] || continue
+    if [ $(( $(date +%s) - t0 )) -ge "$budget" ]; then el "budget spent: hier pass $pass, $nodes nodes not run"; continue; fi
+    base=$OUT/node-shm/raw/hier_n${nodes}_np${n}_p${pass}
+    el "pass $pass: hier, $n ranks as $nodes nodes"
+    timeout 120 mpirun -np "$n" --bind-to core --map-by core bash -c \
+      'SCALEPROBE_NODE_KEY=$(( OMPI_COMM_WORLD_RANK / ('"$n"' / '"$nodes"') )) exec "$0" "$@"' \
+      "$SP_BIN/allreduce_perf" -a mpi,ring,hier --sizes "$sizes" -o "$base.h5" >"$base.log" 2>&1
+    el "  exit $? ($(grep -c ' hier' "$base.log") hier rows)"
   done
 done
 tar -czf "$OUT/node-shm.tgz" -C "$OUT" node-shm

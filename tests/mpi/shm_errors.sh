@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The node-local allreduces' one-line refusals, through allreduce_perf:
-#   errors:  ranks on two nodes (node keys) -> "runs within one node"; a node key that is not a
+#   errors:  ranks on two nodes (node keys) -> "runs within one node" (hier runs there; on nodes of
+#            unequal size it refuses); a node key that is not a
 #            number -> usage error; a segment left in /dev/shm by a dead creator is removed.
 #   small:   /dev/shm too small for the segment -> one line naming the bytes needed (a private
 #            mount namespace with a 64 MiB /dev/shm: optional part root where this host cannot make one).
@@ -26,9 +27,16 @@ keyed='SCALEPROBE_NODE_KEY=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}} exec "$0" "$@
 run=(-a shm --sizes 1K --no-membw --iters 2 --warmup 0)
 case $mode in
 errors)
-  expect_line 1 "the shm allreduce runs within one node: these 2 ranks span 2 nodes" \
+  expect_line 2 "the shm allreduce runs within one node: these ranks span 2 nodes" \
     "$MPIEXEC" "$@" -np 2 bash -c "$keyed" "$P" "${run[@]}"
   expect_line 2 "SCALEPROBE_NODE_KEY='a' is not a node number" env SCALEPROBE_NODE_KEY=a "$MPIEXEC" "$@" -np 2 "$P" "${run[@]}"
+  # hier spans nodes (each rank its own: it runs, verified), of the same size only.
+  checks=$((checks + 1))
+  "$MPIEXEC" "$@" -np 2 bash -c "$keyed" "$P" -a hier,ring --sizes 1K,300K --no-membw --iters 2 --warmup 0 >"$tmp/out" 2>&1 ||
+    { echo "FAIL: hier on 2 nodes of one rank did not run:"; sed 's/^/    /' "$tmp/out"; failures=$((failures + 1)); }
+  halves='SCALEPROBE_NODE_KEY=$(( ${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}} % 2 )) exec "$0" "$@"'
+  expect_line 2 "the hierarchical allreduce needs the same number of ranks on every node: these 3 ranks span 2 nodes of 1 to 2 ranks" \
+    "$MPIEXEC" "$@" -np 3 bash -c "$halves" "$P" -a hier --sizes 1K --no-membw --iters 2 --warmup 0
   # The same key everywhere is one node: it runs.
   checks=$((checks + 1))
   SCALEPROBE_NODE_KEY=7 "$MPIEXEC" "$@" -np 2 "$P" "${run[@]}" >"$tmp/out" 2>&1 ||

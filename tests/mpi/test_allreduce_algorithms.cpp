@@ -103,6 +103,41 @@ NodeSegment* world_segment() {
   return segment.get();
 }
 
+// hier's ranks as nodes (node keys): one node; every rank its own node; with an even count of 4
+// or more, 2 nodes interleaved (key rank % 2), so a rail's ranks are not neighbours. Each with its
+// own segment and rail (made on first use: collective).
+struct NodeSplit {
+  int nodes = 1;
+  std::unique_ptr<NodeSegment> segment;
+  MPI_Comm rail_comm = MPI_COMM_NULL;  // never freed: the process ends with the test
+  std::unique_ptr<Transport> rail;
+};
+std::vector<NodeSplit>& hier_splits() {
+  static std::vector<NodeSplit> splits = [] {
+    int rank = 0, p = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    std::vector<int> node_counts{1};
+    if (p > 1) node_counts.push_back(p);
+    if (p % 2 == 0 && p >= 4) node_counts.push_back(2);
+    const char* key = std::getenv("SCALEPROBE_NODE_KEY");
+    const std::string saved = key ? key : "";
+    std::vector<NodeSplit> v;
+    for (int nodes : node_counts) {
+      setenv("SCALEPROBE_NODE_KEY", std::to_string(rank % nodes).c_str(), 1);
+      NodeSplit split;
+      split.nodes = nodes;
+      split.segment = NodeSegment::create(MPI_COMM_WORLD, 2 * (300000 * 8 + 64), &split.rail_comm);
+      split.rail = make_mpi_transport(split.rail_comm);
+      v.push_back(std::move(split));
+    }
+    if (key) setenv("SCALEPROBE_NODE_KEY", saved.c_str(), 1);
+    else unsetenv("SCALEPROBE_NODE_KEY");
+    return v;
+  }();
+  return splits;
+}
+
 bool transport_built() {
   for (const std::string& t : transport_names())
     if (t == transport_name()) return true;
@@ -118,7 +153,7 @@ struct Case {
 };
 
 // Runs one allreduce on every rank and checks this rank's result and send buffer.
-void run_case(const Algorithm& algo, const Case& c, Workspace& workspace, int rank, int p) {
+void run_case(const Algorithm& algo, const Case& c, Workspace& workspace, int rank, int p, const std::string& where = "") {
   const std::size_t bytes = c.count * size_of(c.dtype);
   std::vector<std::byte> input(bytes), output(bytes, std::byte{0xA5});  // 0xA5: never a result
   for (std::size_t i = 0; i < c.count; ++i) store(input.data(), i, c.dtype, input_value(rank, i, c.dtype, p));
@@ -127,7 +162,7 @@ void run_case(const Algorithm& algo, const Case& c, Workspace& workspace, int ra
 
   Transport& t = world_transport();
   if (algo.buffers_in_segment) {  // through buffers in the node segment's arena, copied in and back
-    TransportBuffer in = world_segment()->allocate(bytes), out = world_segment()->allocate(bytes);
+    TransportBuffer in = workspace.segment()->allocate(bytes), out = workspace.segment()->allocate(bytes);
     std::copy(input.begin(), input.end(), in.data());  // (no memcpy: an empty vector's data() may be null)
     std::copy(output.begin(), output.end(), out.data());
     algo.run(AllreduceArgs{in.data(), c.in_place ? in.data() : out.data(), c.count, c.dtype, c.op, &t, &workspace,
@@ -148,8 +183,8 @@ void run_case(const Algorithm& algo, const Case& c, Workspace& workspace, int ra
   }
 
   const std::string what = fmt::format(
-      "{} dtype={} op={} count={} chunk_bytes={} {} ranks={} rank={}", algo.name, name(c.dtype),
-      name(c.op), c.count, c.chunk_bytes, c.in_place ? "in-place" : "out-of-place", p, rank);
+      "{} dtype={} op={} count={} chunk_bytes={} {} ranks={} rank={}{}", algo.name, name(c.dtype),
+      name(c.op), c.count, c.chunk_bytes, c.in_place ? "in-place" : "out-of-place", p, rank, where);
   const std::vector<long>& want = expected_prefix(p, c.count, c.dtype, c.op);
   std::size_t wrong = 0, first = 0;
   for (std::size_t i = 0; i < c.count; ++i)
@@ -222,8 +257,17 @@ TEST_P(AllreduceAlgorithms, ExactForEveryDtypeOpCountAndPlacement) {
   const std::size_t P = static_cast<std::size_t>(p);
   // Empty, fewer elements than ranks (empty blocks), around p (uneven blocks), odd sizes, large.
   const std::size_t counts[] = {0, 1, P - 1, P, P + 1, 7, 1000, 4099, 300000};
-  Workspace workspace;  // shared by all calls, as in the benchmark's timed loop
-  if (GetParam().node_local) workspace.attach(world_segment());
+  // hier: the cases below on every node split, each with its own workspace.
+  std::vector<std::pair<Workspace, std::string>> workspaces(GetParam().across_nodes ? hier_splits().size() : 1);
+  for (std::size_t k = 0; k < workspaces.size(); ++k) {
+    if (GetParam().across_nodes) {
+      const NodeSplit& split = hier_splits()[k];
+      workspaces[k].first.attach(split.segment.get(), split.rail.get());
+      workspaces[k].second = fmt::format(" ({} nodes)", split.nodes);
+    } else if (GetParam().node_local) {
+      workspaces[k].first.attach(world_segment());
+    }
+  }
   // A schedule on a host transport other than MPI runs the same host reduction as on MPI, where
   // every op is checked; what the transport adds is moving bytes, which every dtype, count, chunk
   // and placement still exercise — with one op (Gloo's ~4 ms per call made three a CI cost). A
@@ -243,7 +287,8 @@ TEST_P(AllreduceAlgorithms, ExactForEveryDtypeOpCountAndPlacement) {
         const std::size_t small_chunk = count > 10000 ? 4096 : 64;
         for (std::size_t chunk : {small_chunk, AllreduceArgs{}.chunk_bytes})
           for (bool in_place : {true, false})
-            run_case(GetParam(), Case{dtype, op, count, chunk, in_place}, workspace, rank, p);
+            for (auto& [workspace, where] : workspaces)  // shared by all calls, as in the timed loop
+              run_case(GetParam(), Case{dtype, op, count, chunk, in_place}, workspace, rank, p, where);
       }
 }
 

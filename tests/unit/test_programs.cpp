@@ -174,5 +174,43 @@ TEST(Programs, TagOffsetSeparatesPrograms) {
   EXPECT_EQ(b.tag, a.tag + tag::kTagStride);
 }
 
+// append (hier's rail step): a schedule built for a slice runs on exactly that slice of the
+// buffer, its steps and requests kept, the rest of the buffer untouched.
+TEST(Programs, AppendedScheduleReducesOnlyItsSlice) {
+  const std::size_t count = 50, at = 13, len = 21;
+  for (PlanFn plan : {plan_ring, plan_rabenseifner})
+    for (int p : {2, 3, 4}) {
+      Fabric fabric;
+      std::vector<std::unique_ptr<LoopbackTransport>> transports;
+      std::vector<Program> programs;
+      const auto P = static_cast<std::size_t>(p);
+      std::vector<std::vector<float>> buf(P, std::vector<float>(count)), scratch(P);
+      std::vector<ProgressedRun> runs(P);
+      for (int r = 0; r < p; ++r) {
+        transports.push_back(std::make_unique<LoopbackTransport>(fabric, r, p));
+        fill_pattern(buf[r].data(), count, Dtype::f32, r, p);
+        ProgramBuilder b(Shape{count, Dtype::f32, Op::sum, r, p, 16, true, 0}, 0x7700);
+        b.append(plan(Shape{len, Dtype::f32, Op::sum, r, p, 16, true, 0}), at);
+        programs.push_back(b.finish());
+        EXPECT_EQ(programs[r].tag, 0x7700);
+        EXPECT_GT(programs[r].steps.size(), 1u);
+        scratch[r].resize(programs[r].scratch_elements);
+      }
+      for (int r = 0; r < p; ++r)
+        runs[r].start(programs[r], Bindings{buf[r].data(), buf[r].data(), reinterpret_cast<std::byte*>(scratch[r].data())},
+                      *transports[r]);
+      for (int round = 0; round < 1000 && !std::all_of(runs.begin(), runs.end(), [](auto& x) { return x.done(); }); ++round)
+        for (auto& run : runs) run.advance();
+      std::vector<float> want(count), own(count);
+      fill_expected(want.data(), count, Dtype::f32, Op::sum, p);
+      for (int r = 0; r < p; ++r) {
+        ASSERT_TRUE(runs[r].done()) << "p=" << p << " rank " << r;
+        fill_pattern(own.data(), count, Dtype::f32, r, p);
+        for (std::size_t i = 0; i < count; ++i)
+          EXPECT_EQ(buf[r][i], i >= at && i < at + len ? want[i] : own[i]) << "p=" << p << " rank " << r << " element " << i;
+      }
+    }
+}
+
 }  // namespace
 }  // namespace sp::coll
