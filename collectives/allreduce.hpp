@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "collectives/datatypes.hpp"
@@ -44,15 +45,17 @@ class Workspace {
   // Bindings of a call's buffers (send, recv) and this workspace's scratch for program p.
   Bindings bind(const Program& p, const void* send, void* recv, Transport& t) {
     const std::size_t scratch = p.scratch_elements * size_of(p.shape.dtype);
-    return {send, recv, scratch ? get(scratch, t) : nullptr, segment_};
+    return {send, recv, scratch ? get(scratch, t) : nullptr, segment_, channel_};
   }
   // The node's shared segment the node-local algorithms run through (not owned; made collectively
   // by the caller: NodeSegment::create, or attach_node_segment in backend.hpp).
   // rail: the transport among the ranks with this one's local rank, one per node (the
-  // hierarchical algorithm's network part; made with the segment: attach_node_segment).
-  void attach(NodeSegment* s, Transport* rail = nullptr) {
+  // hierarchical algorithm's network part; made with the segment: attach_node_segment). channel:
+  // the segment's channel this workspace's runs use (one per run that may be in flight at once).
+  void attach(NodeSegment* s, Transport* rail = nullptr, int channel = 0) {
     segment_ = s;
     rail_ = rail;
+    channel_ = channel;
   }
   NodeSegment* segment() const { return segment_; }
   Transport* rail() const { return rail_; }
@@ -64,6 +67,7 @@ class Workspace {
   Program (*plan_)(const Shape&) = nullptr;
   NodeSegment* segment_ = nullptr;
   Transport* rail_ = nullptr;
+  int channel_ = 0;
 };
 
 struct AllreduceArgs {
@@ -113,6 +117,10 @@ struct Algorithm {
   bool offered_with(std::string_view backend) const { return runs_on(backend) || transport == "mpi"; }
   // One call, blocking (run_blocking). Errors are reported by throwing sp::Error.
   void run(const AllreduceArgs& a) const;
+  // Where call a runs: the transport its program's messages go over (the workspace's rail when
+  // across_nodes) and the shape its program is built for (with tag_offset). Node-local: checks the
+  // workspace's segment and where the buffers lie (sp::Error naming what is wrong).
+  std::pair<Transport*, Shape> placement(const AllreduceArgs& a, int tag_offset = 0) const;
 };
 
 // Message tags, distinct per algorithm so that back-to-back calls of two algorithms never

@@ -92,7 +92,7 @@ Backends::Rail::~Rail() {
 }
 
 void attach_node_segment(Backends& b, Workspace& ws, MPI_Comm comm, std::vector<std::string>& algorithms,
-                         const std::string& algorithms_text, std::size_t arena_bytes) {
+                         const std::string& algorithms_text, std::size_t arena_bytes, int channels) {
   auto any = [&](auto property) {
     return std::any_of(algorithms.begin(), algorithms.end(), [&](const std::string& a) { return property(find_algorithm(a)); });
   };
@@ -118,10 +118,10 @@ void attach_node_segment(Backends& b, Workspace& ws, MPI_Comm comm, std::vector<
   const bool in_segment = any([](const Algorithm& a) { return a.buffers_in_segment; });
   if (any([](const Algorithm& a) { return a.across_nodes; })) {
     b.rail = std::make_unique<Backends::Rail>();
-    b.node = NodeSegment::create(comm, in_segment ? arena_bytes : 0, &b.rail->comm);
+    b.node = NodeSegment::create(comm, in_segment ? arena_bytes : 0, &b.rail->comm, channels);
     b.rail->transport = find_transport(b.backend().name()).make(b.rail->comm);
   } else {
-    b.node = NodeSegment::create(comm, in_segment ? arena_bytes : 0);
+    b.node = NodeSegment::create(comm, in_segment ? arena_bytes : 0, nullptr, channels);
   }
   ws.attach(b.node.get(), b.rail ? b.rail->transport.get() : nullptr);
   if (in_segment) b.segment_memory = make_segment_memory(b.backend(), *b.node);

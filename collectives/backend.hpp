@@ -52,8 +52,9 @@ std::unique_ptr<Transport> make_segment_memory(Transport& t, NodeSegment& seg);
 // backend's kind). On ranks spanning several nodes the node-local algorithms confined to one node
 // that only `all` (in -a's text) brought in are dropped from algorithms, with a note; named ones
 // fail with one line on every rank.
+// channels: the segment's channels (runs in flight at once; ws gets channel 0).
 void attach_node_segment(Backends& b, Workspace& ws, MPI_Comm comm, std::vector<std::string>& algorithms,
-                         const std::string& algorithms_text, std::size_t arena_bytes);
+                         const std::string& algorithms_text, std::size_t arena_bytes, int channels = 1);
 
 // Records the backend in provenance ("backend", "backend_library") and the nodes the node-local
 // algorithms see ("nodes": shared-memory domains split by node key; collective over comm).

@@ -13,11 +13,11 @@ Program plan_library(const Shape& s) {
   return b.finish();
 }
 
-void Algorithm::run(const AllreduceArgs& a) const {
+std::pair<Transport*, Shape> Algorithm::placement(const AllreduceArgs& a, int tag_offset) const {
   // A hierarchical program's messages go over the rail (one rank per node), the others' over the
   // communicator's transport.
   Transport* t = across_nodes ? a.workspace->rail() : a.transport;
-  Shape s = a.shape();
+  Shape s = a.shape(tag_offset);
   if (node_local) {
     const NodeSegment* seg = a.workspace->segment();
     if (!seg || !t) fail("algorithm '{}' needs the node's shared segment{} (none was set up)", name, across_nodes ? " and rail" : "");
@@ -33,7 +33,12 @@ void Algorithm::run(const AllreduceArgs& a) const {
     s.local_rank = seg->local_rank();
     s.local_ranks = seg->local_size();
   }
-  const Program& p = a.workspace->program(plan, s);
+  return {t, s};
+}
+
+void Algorithm::run(const AllreduceArgs& a) const {
+  const auto [t, shape] = placement(a);
+  const Program& p = a.workspace->program(plan, shape);
   run_blocking(p, a.workspace->bind(p, a.send, a.recv, *t), *t);
 }
 

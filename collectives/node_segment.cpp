@@ -117,7 +117,8 @@ int node_count(MPI_Comm comm) {
   return nodes;
 }
 
-std::unique_ptr<NodeSegment> NodeSegment::create(MPI_Comm comm, std::size_t arena_bytes, MPI_Comm* rail) {
+std::unique_ptr<NodeSegment> NodeSegment::create(MPI_Comm comm, std::size_t arena_bytes, MPI_Comm* rail, int channels) {
+  if (channels < 1) fail("a node segment needs at least one channel (got {})", channels);
   int size = 1, rank = 0;
   SP_MPI_CHECK(MPI_Comm_size(comm, &size));
   SP_MPI_CHECK(MPI_Comm_rank(comm, &rank));
@@ -142,7 +143,10 @@ std::unique_ptr<NodeSegment> NodeSegment::create(MPI_Comm comm, std::size_t aren
     fail_together(comm, rank == 0 ? layout_error : std::string(), /*usage=*/true);  // the job's layout
   }
   s->arena_bytes_ = (arena_bytes + 4095) / 4096 * 4096;
-  s->part_bytes_ = kHeaderBytes + kSlots * kSlotBytes + s->arena_bytes_;
+  s->channels_ = channels;
+  s->signals_.assign(std::size_t(channels), 0);
+  s->running_.assign(std::size_t(channels), false);
+  s->part_bytes_ = s->header_bytes() + std::size_t(channels) * kSlots * kSlotBytes + s->arena_bytes_;
   s->map_bytes_ = s->part_bytes_ * std::size_t(s->local_size_);
 
   // Local rank 0 creates and reserves; its name (or its error) goes to every local rank.
@@ -231,24 +235,26 @@ void NodeSegment::release(void* p) noexcept {
     }
 }
 
-std::uint64_t NodeSegment::begin_run(std::uint64_t n) {
-  if (running_) fail("the shm allreduce runs one call at a time per node segment");
-  running_ = true;
-  const std::uint64_t base = signals_;
-  signals_ += n;
+std::uint64_t NodeSegment::begin_run(std::uint64_t n, int channel) {
+  if (channel < 0 || channel >= channels_) fail("node segment channel {} of {}", channel, channels_);
+  const auto c = std::size_t(channel);
+  if (running_[c]) fail("the shm allreduce runs one call at a time per channel of a node segment");
+  running_[c] = true;
+  const std::uint64_t base = signals_[c];
+  signals_[c] += n;
   return base;
 }
 
-bool NodeSegment::all_reached(std::uint64_t value) const {
+bool NodeSegment::all_reached(std::uint64_t value, int channel) const {
   for (int r = 0; r < local_size_; ++r)
-    if (counter(r).load(std::memory_order_acquire) < value) return false;
+    if (counter(r, channel).load(std::memory_order_acquire) < value) return false;
   return true;
 }
 
-void NodeSegment::wait_all(std::uint64_t value) const {
+void NodeSegment::wait_all(std::uint64_t value, int channel) const {
   // About 2 us of spinning (a peer on its own core answers well within it), then the core is
   // yielded on every check, so oversubscribed ranks let the peer they wait for run.
-  for (int spin = 0; !all_reached(value); ++spin) {
+  for (int spin = 0; !all_reached(value, channel); ++spin) {
     if (spin < 256)
       cpu_relax();
     else

@@ -38,21 +38,27 @@ class NodeSegment {
   // 2 ranks here: results/2026-11-26-vm-f26m2-shm-chunks).
   static constexpr std::size_t kSlotBytes = std::size_t(256) << 10;
   static constexpr std::size_t kSlots = 2;
-  static constexpr std::size_t kHeaderBytes = 256;  // the counter, alone on its cache lines
+  static constexpr std::size_t kCounterBytes = 128;  // a channel's counter, alone on its cache lines
 
   // Collective over comm; every rank gets one (or every rank throws one CollectiveError), with an
   // arena of arena_bytes per rank. Without rail the ranks must be on one node; with it they may span
   // nodes with the same number of ranks each (else one line naming the counts), and *rail is set to
   // a new communicator (the caller frees it) of the ranks with this one's local rank, one per node.
-  static std::unique_ptr<NodeSegment> create(MPI_Comm comm, std::size_t arena_bytes = 0, MPI_Comm* rail = nullptr);
+  // channels: runs that may be in flight at once (the data-parallel engine's buckets), each with
+  // its own counter and staging slots.
+  static std::unique_ptr<NodeSegment> create(MPI_Comm comm, std::size_t arena_bytes = 0, MPI_Comm* rail = nullptr,
+                                             int channels = 1);
   ~NodeSegment();
   NodeSegment(const NodeSegment&) = delete;
   NodeSegment& operator=(const NodeSegment&) = delete;
 
   int local_rank() const { return local_rank_; }
   int local_size() const { return local_size_; }
-  // Local rank r's staging bytes (kSlots x kSlotBytes), in this process's mapping.
-  std::byte* staging(int r) const { return base_ + std::size_t(r) * part_bytes_ + kHeaderBytes; }
+  int channels() const { return channels_; }
+  // Local rank r's staging bytes of a channel (kSlots x kSlotBytes), in this process's mapping.
+  std::byte* staging(int r, int channel) const {
+    return base_ + std::size_t(r) * part_bytes_ + header_bytes() + std::size_t(channel) * kSlots * kSlotBytes;
+  }
   std::size_t bytes_per_rank() const { return part_bytes_; }
 
   // The arena. allocate: bytes (64-byte aligned, zeroed) in this rank's arena, the same offset on
@@ -64,34 +70,39 @@ class NodeSegment {
     return arena(r) + (static_cast<const std::byte*>(p) - arena(local_rank_));
   }
 
-  // Progress counters. Each rank's counts the signals it has given; a program's k-th signal of a
-  // run sets it to base + k + 1, and a wait for that signal waits until the counter reaches it.
-  std::atomic<std::uint64_t>& counter(int r) const {
-    return *reinterpret_cast<std::atomic<std::uint64_t>*>(base_ + std::size_t(r) * part_bytes_);
+  // Progress counters, one per rank and channel. Each counts the signals the rank has given on the
+  // channel; a program's k-th signal of a run sets it to base + k + 1, and a wait for that signal
+  // waits until the counter reaches it.
+  std::atomic<std::uint64_t>& counter(int r, int channel) const {
+    return *reinterpret_cast<std::atomic<std::uint64_t>*>(base_ + std::size_t(r) * part_bytes_ +
+                                                          std::size_t(channel) * kCounterBytes);
   }
-  // A run of a program with n signals begins: its base (every rank runs the same programs in the
-  // same order, so bases agree). One run at a time.
-  std::uint64_t begin_run(std::uint64_t n);
-  void end_run() { running_ = false; }
-  // Whether every local rank's counter has reached value (the wait of an executor).
-  bool all_reached(std::uint64_t value) const;
+  // A run of a program with n signals begins on a channel: its base (every rank runs the same
+  // programs on a channel in the same order, so bases agree). One run at a time per channel.
+  std::uint64_t begin_run(std::uint64_t n, int channel);
+  void end_run(int channel) { running_[std::size_t(channel)] = false; }
+  // Whether every local rank's counter of the channel has reached value (the wait of an executor).
+  bool all_reached(std::uint64_t value, int channel) const;
   // Waits until it has: spins briefly, then yields the core (ranks may share cores).
-  void wait_all(std::uint64_t value) const;
-  void signal(std::uint64_t value) const { counter(local_rank_).store(value, std::memory_order_release); }
+  void wait_all(std::uint64_t value, int channel) const;
+  void signal(std::uint64_t value, int channel) const {
+    counter(local_rank_, channel).store(value, std::memory_order_release);
+  }
 
   // Where the segment lives and its name's prefix (tests of leftovers).
   static std::string directory();
 
  private:
   NodeSegment() = default;
-  std::byte* arena(int r) const { return staging(r) + kSlots * kSlotBytes; }
+  std::size_t header_bytes() const { return std::size_t(channels_) * kCounterBytes; }
+  std::byte* arena(int r) const { return staging(r, channels_); }
   static void release(void* p) noexcept;
   std::byte* base_ = nullptr;
   std::size_t part_bytes_ = 0, map_bytes_ = 0, arena_bytes_ = 0;
   std::vector<std::pair<std::size_t, std::size_t>> used_;  // arena blocks (offset, bytes), by offset
-  int local_rank_ = 0, local_size_ = 1;
-  std::uint64_t signals_ = 0;  // given by this rank so far: the next run's base
-  bool running_ = false;
+  int local_rank_ = 0, local_size_ = 1, channels_ = 1;
+  std::vector<std::uint64_t> signals_;  // per channel, given by this rank so far: the next run's base
+  std::vector<bool> running_;           // per channel
 };
 
 // The node key of this process (see above); sp::Error naming the variable when it is not an integer.

@@ -142,7 +142,7 @@ void* address(const Bindings& b, const Span& s, Dtype d) {
   std::byte* base = s.buffer == Buffer::send      ? static_cast<std::byte*>(const_cast<void*>(b.send))
                     : s.buffer == Buffer::recv    ? static_cast<std::byte*>(b.recv)
                     : s.buffer == Buffer::scratch ? b.scratch
-                                                  : b.segment->staging(s.owner);
+                                                  : b.segment->staging(s.owner, b.channel);
   if (s.owner >= 0 && s.buffer != Buffer::segment) base = b.segment->peer_address(base, s.owner);
   return base + s.offset * size_of(d);
 }
@@ -151,7 +151,7 @@ void* address(const Bindings& b, const Span& s, Dtype d) {
 NodeSegment* begin_signals(const Program& p, const Bindings& b, std::uint64_t& base) {
   if (p.signals == 0) return nullptr;
   if (!b.segment) fail("a node-local program run without a node segment");
-  base = b.segment->begin_run(std::uint64_t(p.signals));
+  base = b.segment->begin_run(std::uint64_t(p.signals), b.channel);
   return b.segment;
 }
 
@@ -174,11 +174,11 @@ void run_blocking(const Program& p, const Bindings& b, Transport& t) {
       case ActionKind::reduce: t.reduce(at(x.a), at(x.b), x.a.count, d, p.shape.op); break;
       case ActionKind::copy: t.copy(at(x.a), at(x.b), x.a.count * size_of(d)); break;
       case ActionKind::library_allreduce: t.library_allreduce(at(x.b), at(x.a), x.a.count, d, p.shape.op); break;
-      case ActionKind::signal: seg->signal(base + std::uint64_t(x.slot + 1)); break;
-      case ActionKind::wait_signals: seg->wait_all(base + std::uint64_t(x.slot + 1)); break;
+      case ActionKind::signal: seg->signal(base + std::uint64_t(x.slot + 1), b.channel); break;
+      case ActionKind::wait_signals: seg->wait_all(base + std::uint64_t(x.slot + 1), b.channel); break;
     }
   }
-  if (seg) seg->end_run();
+  if (seg) seg->end_run(b.channel);
 }
 
 void ProgressedRun::start(const Program& p, const Bindings& b, Transport& t) {
@@ -253,9 +253,9 @@ bool ProgressedRun::advance() {
         }
         if (!test(own_[0])) return false;
         break;
-      case ActionKind::signal: bind_.segment->signal(signal_base_ + std::uint64_t(x.slot + 1)); break;
+      case ActionKind::signal: bind_.segment->signal(signal_base_ + std::uint64_t(x.slot + 1), bind_.channel); break;
       case ActionKind::wait_signals:
-        if (!bind_.segment->all_reached(signal_base_ + std::uint64_t(x.slot + 1))) return false;
+        if (!bind_.segment->all_reached(signal_base_ + std::uint64_t(x.slot + 1), bind_.channel)) return false;
         ++events_;
         break;
     }
@@ -263,7 +263,7 @@ bool ProgressedRun::advance() {
     ++pc_;
   }
   if (p.signals > 0 && !ended_) {
-    bind_.segment->end_run();
+    bind_.segment->end_run(bind_.channel);
     ended_ = true;
   }
   return true;

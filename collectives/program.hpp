@@ -148,6 +148,7 @@ struct Bindings {
   void* recv = nullptr;
   std::byte* scratch = nullptr;  // at least program.scratch_elements
   NodeSegment* segment = nullptr;  // a node-local program's (Program::signals > 0)
+  int channel = 0;                 // of the segment: its counters and staging for this run
 };
 
 // Runs every action in order, waiting where the program waits.

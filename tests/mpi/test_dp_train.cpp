@@ -72,6 +72,22 @@ TEST_F(DataParallel, StrongScalingFollowsTheOneRankCurveForEveryAlgorithmAndCap)
   }
 }
 
+// The node-local shm allreduce in the engine: buckets in flight at once on their own channels of
+// the node segment (progress, 3 ranks) and blocking (none, 2 ranks), every step verified. The
+// zero-copy placements need the gradients in the segment, which the trainers do not arrange: one line.
+TEST_F(DataParallel, ShmInTheEngineFollowsTheOneRankCurve) {
+  const std::string common = "-s 6 --global-batch 12 --bucket-cap-mb tensor,0.01,25 --verify-steps 6 --check-sync-every 1";
+  ASSERT_EQ(train(1, common + " -a ring -o " + path("shm_ref.h5"), "shm_ref.log"), 0);
+  const std::vector<double> reference = losses("shm_ref.h5");
+  ASSERT_EQ(train(3, common + " -a shm -o " + path("shm_p3.h5"), "shm_p3.log"), 0);
+  expect_same_curve(reference, losses("shm_p3.h5"), "shm, progress, 3 ranks");
+  EXPECT_EQ(sp::TraceReader(path("shm_p3.h5")).root_attribute("overlap_mode"), "progress");
+  ASSERT_EQ(train(2, common + " -a shm --overlap none -o " + path("shm_none.h5"), "shm_none.log"), 0);
+  expect_same_curve(reference, losses("shm_none.h5"), "shm, none, 2 ranks");
+  EXPECT_EQ(train(2, "-s 2 -a shm-seg", "shm_seg.log", /*expect_success=*/false), 2);
+  EXPECT_NE(read_file(path("shm_seg.log")).find("needs the gradients in the node segment"), std::string::npos);
+}
+
 TEST_F(DataParallel, GradientAccumulationFollowsTheSameCurve) {
   const std::string common = "-s 6 --global-batch 12 -a ring --bucket-cap-mb 0.01 --verify-steps 6";
   ASSERT_NO_FATAL_FAILURE(

@@ -91,18 +91,30 @@ void GradientReducer::configure(const coll::Algorithm& algorithm, const coll::Bu
   std::lock_guard lock(mutex_);
   if (in_step_) fail("GradientReducer::configure inside a step");
   algorithm_ = &algorithm;
-  transport_ = &transports_.for_algorithm(algorithm);
+  if (algorithm.node_local && !transports_.node) {
+    // The node's segment, made once (configure runs at the same step on every rank: collective):
+    // channel 0 for blocking runs, one per bucket in flight in progress mode.
+    std::vector<std::string> names{std::string(algorithm.name)};
+    coll::attach_node_segment(transports_, workspace_, comm_, names, names[0], 0, kInFlight + 1);
+    coll::Transport* rail = workspace_.rail();
+    for (int k = 0; k < kInFlight; ++k) slot_workspace_[std::size_t(k)].attach(transports_.node.get(), rail, k + 1);
+  }
   chunk_bytes_ = chunk_bytes;
   buckets_ = bucket_slices(layout_, cap);
-  if (overlap_choice_.mode == OverlapMode::progress && !transport_->can_progress())
-    fail("the {} transport cannot run {} in progress mode", transport_->name(), algorithm.name);
   // Every bucket's program, built once per case. Buckets in flight at once have their own tags.
   programs_.clear();
-  for (std::size_t i = 0; i < buckets_.size(); ++i)
-    programs_.push_back(algorithm.plan({.count = buckets_[i].numel, .dtype = coll::Dtype::f32, .op = coll::Op::sum,
-                                        .rank = transport_->rank(), .nranks = transport_->size(),
-                                        .chunk_bytes = chunk_bytes, .in_place = true,
-                                        .tag_offset = coll::tag::kTagStride * int(i % kInFlight)}));
+  transport_ = nullptr;
+  for (std::size_t i = 0; i < buckets_.size(); ++i) {
+    float* p = grads_ + buckets_[i].offset;
+    const coll::AllreduceArgs call{p, p, buckets_[i].numel, coll::Dtype::f32, coll::Op::sum,
+                                   &transports_.for_algorithm(algorithm), &workspace_, chunk_bytes};
+    auto [transport, shape] = algorithm.placement(call, coll::tag::kTagStride * int(i % kInFlight));
+    transport_ = transport;
+    programs_.push_back(algorithm.plan(shape));
+  }
+  if (!transport_) transport_ = &transports_.for_algorithm(algorithm);  // (no buckets)
+  if (overlap_choice_.mode == OverlapMode::progress && !transport_->can_progress())
+    fail("the {} transport cannot run {} in progress mode", transport_->name(), algorithm.name);
 }
 
 void GradientReducer::begin(float scale, bool overlap, bool verify) {
