@@ -49,7 +49,7 @@ Backends BackendOption::make(MPI_Comm comm) const {
 namespace {
 
 // The backend with its buffers allocated in the node segment's arena; everything else is the
-// backend's (the zero-copy placement's cases allocate through it).
+// backend's, forwarded (the zero-copy placement's cases allocate through it).
 class SegmentMemory : public Transport {
  public:
   SegmentMemory(Transport& t, NodeSegment& seg) : t_(t), seg_(seg) {}
@@ -62,7 +62,18 @@ class SegmentMemory : public Transport {
   }
   Request post_recv(void* d, std::size_t n, Dtype dt, int peer, int tag) override { return t_.post_recv(d, n, dt, peer, tag); }
   void wait(Request& r) override { t_.wait(r); }
+  bool can_progress() const override { return t_.can_progress(); }
+  bool busy_polls() const override { return t_.busy_polls(); }
+  bool test(Request& r) override { return t_.test(r); }
+  Request post_library_allreduce(const void* s, void* r, std::size_t n, Dtype d, Op o) override {
+    return t_.post_library_allreduce(s, r, n, d, o);
+  }
   void library_allreduce(const void* s, void* r, std::size_t n, Dtype d, Op o) override { t_.library_allreduce(s, r, n, d, o); }
+  void send(const void* d, std::size_t n, Dtype dt, int peer, int tag) override { t_.send(d, n, dt, peer, tag); }
+  void recv(void* d, std::size_t n, Dtype dt, int peer, int tag) override { t_.recv(d, n, dt, peer, tag); }
+  void sendrecv(const void* out, std::size_t out_n, void* in, std::size_t in_n, Dtype dt, int peer, int tag) override {
+    t_.sendrecv(out, out_n, in, in_n, dt, peer, tag);
+  }
   TransportBuffer allocate(std::size_t bytes) const override { return seg_.allocate(bytes); }
 
  private:

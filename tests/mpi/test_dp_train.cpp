@@ -72,20 +72,28 @@ TEST_F(DataParallel, StrongScalingFollowsTheOneRankCurveForEveryAlgorithmAndCap)
   }
 }
 
-// The node-local shm allreduce in the engine: buckets in flight at once on their own channels of
-// the node segment (progress, 3 ranks) and blocking (none, 2 ranks), every step verified. The
-// zero-copy placements need the gradients in the segment, which the trainers do not arrange: one line.
-TEST_F(DataParallel, ShmInTheEngineFollowsTheOneRankCurve) {
-  const std::string common = "-s 6 --global-batch 12 --bucket-cap-mb tensor,0.01,25 --verify-steps 6 --check-sync-every 1";
-  ASSERT_EQ(train(1, common + " -a ring -o " + path("shm_ref.h5"), "shm_ref.log"), 0);
-  const std::vector<double> reference = losses("shm_ref.h5");
-  ASSERT_EQ(train(3, common + " -a shm -o " + path("shm_p3.h5"), "shm_p3.log"), 0);
-  expect_same_curve(reference, losses("shm_p3.h5"), "shm, progress, 3 ranks");
-  EXPECT_EQ(sp::TraceReader(path("shm_p3.h5")).root_attribute("overlap_mode"), "progress");
-  ASSERT_EQ(train(2, common + " -a shm --overlap none -o " + path("shm_none.h5"), "shm_none.log"), 0);
-  expect_same_curve(reference, losses("shm_none.h5"), "shm, none, 2 ranks");
-  EXPECT_EQ(train(2, "-s 2 -a shm-seg", "shm_seg.log", /*expect_success=*/false), 2);
-  EXPECT_NE(read_file(path("shm_seg.log")).find("needs the gradients in the node segment"), std::string::npos);
+// The node-local algorithms in the engine: buckets in flight at once on their own channels of the
+// node segment (progress, 3 ranks) and blocking (none, 2 ranks), shm-seg and hier through the
+// gradients' copy in the segment's arena, hier also across 2 nodes of one rank (node keys); every
+// step verified against MPI_Allreduce.
+TEST_F(DataParallel, NodeLocalAlgorithmsFollowTheOneRankCurve) {
+  const std::string common = "-s 6 --global-batch 12 --bucket-cap-mb tensor,25 --verify-steps 6 --check-sync-every 1";
+  ASSERT_EQ(train(1, common + " -a ring -o " + path("node_ref.h5"), "node_ref.log"), 0);
+  const std::vector<double> reference = losses("node_ref.h5");
+  const std::string algorithms = " -a shm,shm-seg,hier";
+  ASSERT_EQ(train(3, common + algorithms + " -o " + path("node_p3.h5"), "node_p3.log"), 0);
+  expect_same_curve(reference, losses("node_p3.h5"), "shm, shm-seg, hier in progress mode, 3 ranks");
+  EXPECT_EQ(sp::TraceReader(path("node_p3.h5")).root_attribute("overlap_mode"), "progress");
+  ASSERT_EQ(train(2, common + algorithms + " --overlap none -o " + path("node_none.h5"), "node_none.log"), 0);
+  expect_same_curve(reference, losses("node_none.h5"), "shm, shm-seg, hier in mode none, 2 ranks");
+  // Each rank its own node: hier's rail carries everything; shm is refused in one line there.
+  const std::string keyed = "bash -c 'SCALEPROBE_NODE_KEY=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}} exec \"$0\" \"$@\"' ";
+  ASSERT_EQ(run(sp::test::mpirun(2) + keyed + GPT_TRAIN_PATH " -m gpt-micro --synthetic-bytes 100000 --val-batches 0 -q " +
+                    common + " -a hier -o " + path("node_hier2.h5"), "node_hier2.log"), 0);
+  expect_same_curve(reference, losses("node_hier2.h5"), "hier on 2 nodes");
+  EXPECT_EQ(run(sp::test::mpirun(2) + keyed + GPT_TRAIN_PATH " -m gpt-micro --synthetic-bytes 100000 -q -s 2 -a shm",
+                "node_shm2.log", /*expect_success=*/false), 2);
+  EXPECT_NE(read_file(path("node_shm2.log")).find("runs within one node"), std::string::npos);
 }
 
 TEST_F(DataParallel, GradientAccumulationFollowsTheSameCurve) {

@@ -51,7 +51,11 @@ DataParallelEngine::DataParallelEngine(const Session& session, const DataParalle
   // the only ones (a second Gloo mesh would double every rank's sockets and connect time).
   if (plan.local_sgd > 0) transports_ = coll::BackendOption{plan.backend}.make(comm_);
   const bool synchronous = plan.local_sgd == 0 && !plan.no_comm;
-  if (synchronous) reducer_.emplace(session.comm, grads, layout, plan.backend);
+  if (synchronous) {
+    std::vector<std::string> algorithms;
+    for (const ReductionCase& c : plan.cases) algorithms.emplace_back(c.algorithm->name);
+    reducer_.emplace(session.comm, grads, layout, plan.backend, algorithms);
+  }
 
   OverlapRequest request{.mode = plan.overlap, .comm_core = plan.comm_core, .synchronous = synchronous,
                          .transport = plan.backend, .compute_threads = omp_get_max_threads(),

@@ -142,12 +142,9 @@ DataParallelPlan make_plan(const DataParallelOptions& o, int batch, int nranks) 
     } catch (const Error& e) {
       throw UsageError(fmt::format("--algorithm: {}", e.what()));
     }
-    if (alg->node_local) {  // 'all' leaves them out (one node only); named, shm runs
+    if (alg->node_local) {  // 'all' leaves them out (some run on one node only); named, they run
       const std::vector<std::string> named = split_list(o.algorithms, "--algorithm list");
       if (std::find(named.begin(), named.end(), a) == named.end()) continue;
-      if (alg->buffers_in_segment)
-        throw UsageError(fmt::format("--algorithm {}: needs the gradients in the node segment, and the trainers keep "
-                                     "them in their own memory (shm runs through staging)", a));
     }
     for (const std::string& c : split_list(o.bucket_caps, "--bucket-cap-mb list")) {
       try {

@@ -40,7 +40,7 @@ std::vector<BucketSlice> bucket_slices(const coll::GradientLayout& layout, const
 }
 
 GradientReducer::GradientReducer(MPI_Comm comm, float* grads, const coll::GradientLayout& layout,
-                                 const std::string& backend)
+                                 const std::string& backend, const std::vector<std::string>& algorithms)
     : grads_(grads), layout_(layout) {
   SP_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
   SP_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
@@ -48,6 +48,22 @@ GradientReducer::GradientReducer(MPI_Comm comm, float* grads, const coll::Gradie
   SP_MPI_CHECK(MPI_Comm_dup(comm, &ready_comm_));
   SP_MPI_CHECK(MPI_Comm_set_errhandler(ready_comm_, MPI_ERRORS_RETURN));
   transports_ = coll::BackendOption{backend}.make(comm_);
+  std::vector<std::string> node_local;
+  for (const std::string& a : algorithms)
+    if (coll::find_algorithm(a).node_local && std::find(node_local.begin(), node_local.end(), a) == node_local.end())
+      node_local.push_back(a);
+  if (node_local.empty()) return;
+  // Channel 0 for blocking runs, one per bucket in flight in progress mode. Every algorithm counts
+  // as named: on several nodes one confined to a node is refused, never dropped.
+  std::string names;
+  for (const std::string& a : node_local) names += (names.empty() ? "" : ",") + a;
+  const std::size_t bytes = layout_.total_numel() * sizeof(float);
+  coll::attach_node_segment(transports_, workspace_, comm_, node_local, names, bytes + 64, kInFlight + 1);
+  for (int k = 0; k < kInFlight; ++k)
+    slot_workspace_[std::size_t(k)].attach(transports_.node.get(), workspace_.rail(), k + 1);
+  for (const std::string& a : node_local)
+    if (coll::find_algorithm(a).buffers_in_segment && !arena_grads_.data())
+      arena_grads_ = transports_.node->allocate(std::max<std::size_t>(bytes, 1));
 }
 
 void GradientReducer::set_overlap(const OverlapChoice& overlap) {
@@ -91,21 +107,16 @@ void GradientReducer::configure(const coll::Algorithm& algorithm, const coll::Bu
   std::lock_guard lock(mutex_);
   if (in_step_) fail("GradientReducer::configure inside a step");
   algorithm_ = &algorithm;
-  if (algorithm.node_local && !transports_.node) {
-    // The node's segment, made once (configure runs at the same step on every rank: collective):
-    // channel 0 for blocking runs, one per bucket in flight in progress mode.
-    std::vector<std::string> names{std::string(algorithm.name)};
-    coll::attach_node_segment(transports_, workspace_, comm_, names, names[0], 0, kInFlight + 1);
-    coll::Transport* rail = workspace_.rail();
-    for (int k = 0; k < kInFlight; ++k) slot_workspace_[std::size_t(k)].attach(transports_.node.get(), rail, k + 1);
-  }
+  if (algorithm.node_local && !transports_.node)
+    fail("GradientReducer: algorithm '{}' was not among the reducer's algorithms (no node segment)", algorithm.name);
+  through_arena_ = algorithm.buffers_in_segment;
   chunk_bytes_ = chunk_bytes;
   buckets_ = bucket_slices(layout_, cap);
   // Every bucket's program, built once per case. Buckets in flight at once have their own tags.
   programs_.clear();
   transport_ = nullptr;
   for (std::size_t i = 0; i < buckets_.size(); ++i) {
-    float* p = grads_ + buckets_[i].offset;
+    float* p = bucket_buffer(i);
     const coll::AllreduceArgs call{p, p, buckets_[i].numel, coll::Dtype::f32, coll::Op::sum,
                                    &transports_.for_algorithm(algorithm), &workspace_, chunk_bytes};
     auto [transport, shape] = algorithm.placement(call, coll::tag::kTagStride * int(i % kInFlight));
@@ -159,15 +170,21 @@ void GradientReducer::grads_ready(std::size_t offset) {
   cv_.notify_all();
 }
 
+float* GradientReducer::bucket_buffer(std::size_t i) const {
+  return (through_arena_ ? reinterpret_cast<float*>(arena_grads_.data()) : grads_) + buckets_[i].offset;
+}
+
 void GradientReducer::start_bucket(std::size_t i) {
   timings_[i].start_s = wall_seconds();
   const BucketSlice& b = buckets_[i];
   if (verify_) std::copy(grads_ + b.offset, grads_ + b.offset + b.numel, snapshot_.begin() + std::ptrdiff_t(b.offset));
+  if (through_arena_) std::copy(grads_ + b.offset, grads_ + b.offset + b.numel, bucket_buffer(i));
 }
 
 void GradientReducer::end_bucket(std::size_t i) {
   const BucketSlice& b = buckets_[i];
   float* p = grads_ + b.offset;
+  if (through_arena_) std::copy(bucket_buffer(i), bucket_buffer(i) + b.numel, p);
   if (scale_ != 1.0f)
     for (std::size_t j = 0; j < b.numel; ++j) p[j] *= scale_;
   if (corrupt_next_ && b.numel > 0) {
@@ -178,7 +195,7 @@ void GradientReducer::end_bucket(std::size_t i) {
 }
 
 void GradientReducer::run_bucket_blocking(std::size_t i) {
-  float* p = grads_ + buckets_[i].offset;
+  float* p = bucket_buffer(i);
   coll::run_blocking(programs_[i], workspace_.bind(programs_[i], p, p, *transport_), *transport_);
 }
 
@@ -200,7 +217,7 @@ void GradientReducer::advance_in_flight() {
   settle();
   while (started_ < produced_ && started_ < finished_ + kInFlight) {
     const std::size_t i = started_++;
-    float* p = grads_ + buckets_[i].offset;
+    float* p = bucket_buffer(i);
     start_bucket(i);
     coll::Workspace& ws = slot_workspace_[i % kInFlight];
     runs_[i % kInFlight].start(programs_[i], ws.bind(programs_[i], p, p, *transport_), *transport_);

@@ -90,7 +90,12 @@ class GradientReducer {
   // comm is duplicated so the engine's messages never match anyone else's. grads: the flat
   // buffer (forward order, layout.total_numel() floats), which must outlive the reducer.
   // backend: the transport the buckets travel on (collectives/backend.hpp), connected here.
-  GradientReducer(MPI_Comm comm, float* grads, const coll::GradientLayout& layout, const std::string& backend);
+  // algorithms: every algorithm the run will configure; with node-local ones the node's segment
+  // is made here (collective; one line on every rank if these ranks cannot run them), with a
+  // channel per bucket in flight, and for those whose buffers lie in the segment a copy of the
+  // gradient buffer in its arena: each bucket is copied in when it starts and out when it ends.
+  GradientReducer(MPI_Comm comm, float* grads, const coll::GradientLayout& layout, const std::string& backend,
+                  const std::vector<std::string>& algorithms = {});
   ~GradientReducer();
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
@@ -132,8 +137,9 @@ class GradientReducer {
   void inject_corruption() { corrupt_next_ = true; }
 
  private:
-  void start_bucket(std::size_t i);  // verification snapshot, start time
-  void end_bucket(std::size_t i);    // scaling, fault injection, end time
+  void start_bucket(std::size_t i);  // verification snapshot, start time, copy into the arena
+  void end_bucket(std::size_t i);    // copy out of the arena, scaling, fault injection, end time
+  float* bucket_buffer(std::size_t i) const;  // where bucket i is reduced (grads_ or the arena)
   void run_bucket_blocking(std::size_t i);
   void advance_in_flight();          // progress mode
   double finish_progress(double t0);
@@ -151,6 +157,8 @@ class GradientReducer {
   OverlapChoice overlap_choice_;
   int nranks_ = 1;
   float* grads_;
+  coll::TransportBuffer arena_grads_;  // the gradients' copy in the node segment (see the constructor)
+  bool through_arena_ = false;         // the configured algorithm reduces the arena's copy
   coll::GradientLayout layout_;
   const coll::Algorithm* algorithm_ = nullptr;
   std::size_t chunk_bytes_ = 1 << 20;
