@@ -13,7 +13,7 @@
 namespace sp {
 
 void SizeOptions::add_to(CLI::App& app) {
-  // --minbytes, --maxbytes, --stepfactor, --warmup_iters: nccl-tests' names (README's option map).
+  // --minbytes, --maxbytes, --stepfactor, --warmup_iters: nccl-tests' names (docs/binaries.md's option map).
   app.add_option("-b,--min-bytes,--minbytes", min, "smallest message size (K/M/G suffixes)")->capture_default_str();
   app.add_option("-e,--max-bytes,--maxbytes", max, "largest message size")->capture_default_str();
   app.add_option("-f,--factor,--stepfactor", factor, "multiplication factor between sizes (> 1)")->capture_default_str();
