@@ -108,24 +108,34 @@ void attach_node_segment(Backends& b, Workspace& ws, MPI_Comm comm, std::vector<
     return std::any_of(algorithms.begin(), algorithms.end(), [&](const std::string& a) { return property(find_algorithm(a)); });
   };
   auto one_node_only = [](const Algorithm& a) { return a.node_local && !a.across_nodes; };
+  auto equal_nodes_only = [](const Algorithm& a) { return a.across_nodes; };
   if (!any([](const Algorithm& a) { return a.node_local; })) return;
-  if (const int nodes = any(one_node_only) ? node_count(comm) : 1; nodes > 1) {
-    const std::vector<std::string> named = split_list(algorithms_text, "algorithm list");
+  const NodeLayout layout = node_layout(comm);
+  // Drops those the layout excludes that only `all` brought (with a note); named ones are one line.
+  const std::vector<std::string> named = split_list(algorithms_text, "algorithm list");
+  auto exclude = [&](auto excluded, const std::string& why, const std::string& refusal) {
     std::string dropped, refused;
     std::erase_if(algorithms, [&](const std::string& a) {
-      if (!one_node_only(find_algorithm(a))) return false;
+      if (!excluded(find_algorithm(a))) return false;
       const bool was_named = std::find(named.begin(), named.end(), a) != named.end();
       (was_named ? refused : dropped) += ((was_named ? refused : dropped).empty() ? "" : ", ") + a;
       return !was_named;
     });
-    if (!dropped.empty()) log::info("-a all on ranks of several nodes leaves out {} (node-local)", dropped);
+    if (!dropped.empty()) log::info("-a all {} leaves out {}", why, dropped);
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
     if (!refused.empty())  // the same on every rank
-      fail_together(comm, rank == 0 ? fmt::format("the shm allreduce runs within one node: these ranks span {} nodes "
-                                                  "(shared-memory domains and node keys; -a {}); hier spans nodes",
-                                                  nodes, refused) : std::string(), /*usage=*/true);
-  }
+      fail_together(comm, rank == 0 ? fmt::format("{} (-a {})", refusal, refused) : std::string(), /*usage=*/true);
+  };
+  if (layout.nodes > 1)
+    exclude(one_node_only, "on ranks of several nodes",
+            fmt::format("the shm allreduce runs within one node: these ranks span {} nodes (shared-memory domains and "
+                        "node keys); hier spans nodes", layout.nodes));
+  if (layout.fewest != layout.most)
+    exclude(equal_nodes_only, "on nodes of unequal size",
+            fmt::format("the hierarchical allreduce needs the same number of ranks on every node: these ranks span "
+                        "{} nodes of {} to {} ranks", layout.nodes, layout.fewest, layout.most));
+  if (!any([](const Algorithm& a) { return a.node_local; })) return;
   const bool in_segment = any([](const Algorithm& a) { return a.buffers_in_segment; });
   if (any([](const Algorithm& a) { return a.across_nodes; })) {
     b.rail = std::make_unique<Backends::Rail>();

@@ -107,14 +107,17 @@ MPI_Comm node_comm(MPI_Comm comm) {
 
 }  // namespace
 
-int node_count(MPI_Comm comm) {
+NodeLayout node_layout(MPI_Comm comm) {
   MPI_Comm node = node_comm(comm);
-  int local_rank = 0;
+  int local_rank = 0, local_size = 1;
   SP_MPI_CHECK(MPI_Comm_rank(node, &local_rank));
+  SP_MPI_CHECK(MPI_Comm_size(node, &local_size));
   SP_MPI_CHECK(MPI_Comm_free(&node));
-  int nodes = local_rank == 0 ? 1 : 0;
-  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &nodes, 1, MPI_INT, MPI_SUM, comm));
-  return nodes;
+  NodeLayout l{local_rank == 0 ? 1 : 0, local_size, local_size};
+  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &l.nodes, 1, MPI_INT, MPI_SUM, comm));
+  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &l.fewest, 1, MPI_INT, MPI_MIN, comm));
+  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &l.most, 1, MPI_INT, MPI_MAX, comm));
+  return l;
 }
 
 std::unique_ptr<NodeSegment> NodeSegment::create(MPI_Comm comm, std::size_t arena_bytes, MPI_Comm* rail, int channels) {

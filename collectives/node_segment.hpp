@@ -107,9 +107,13 @@ class NodeSegment {
 
 // The node key of this process (see above); sp::Error naming the variable when it is not an integer.
 int node_key();
-// The nodes comm's ranks are on, as NodeSegment::create counts them (collective; a bad node key is
-// one UsageError on every rank).
-int node_count(MPI_Comm comm);
+// The nodes comm's ranks are on, as NodeSegment::create counts them, and the fewest and most ranks
+// on one (collective; a bad node key is one UsageError on every rank).
+struct NodeLayout {
+  int nodes = 1, fewest = 1, most = 1;
+};
+NodeLayout node_layout(MPI_Comm comm);
+inline int node_count(MPI_Comm comm) { return node_layout(comm).nodes; }
 
 // Removes segments in dir named as this suite names them whose creating process (on this host) no
 // longer exists; returns their names. A live job's segments are never touched.

@@ -35,8 +35,13 @@ errors)
   "$MPIEXEC" "$@" -np 2 bash -c "$keyed" "$P" -a hier,ring --sizes 1K,300K --no-membw --iters 2 --warmup 0 >"$tmp/out" 2>&1 ||
     { echo "FAIL: hier on 2 nodes of one rank did not run:"; sed 's/^/    /' "$tmp/out"; failures=$((failures + 1)); }
   halves='SCALEPROBE_NODE_KEY=$(( ${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}} % 2 )) exec "$0" "$@"'
-  expect_line 2 "the hierarchical allreduce needs the same number of ranks on every node: these 3 ranks span 2 nodes of 1 to 2 ranks" \
+  expect_line 2 "the hierarchical allreduce needs the same number of ranks on every node: these ranks span 2 nodes of 1 to 2 ranks" \
     "$MPIEXEC" "$@" -np 3 bash -c "$halves" "$P" -a hier --sizes 1K --no-membw --iters 2 --warmup 0
+  # There -a all runs, leaving out every node-local algorithm with a note.
+  checks=$((checks + 1))
+  "$MPIEXEC" "$@" -np 3 bash -c "$halves" "$P" -a all --sizes 1K --no-membw --iters 2 --warmup 0 >"$tmp/out" 2>&1 &&
+    grep -q "leaves out shm, shm-seg" "$tmp/out" && grep -q "unequal size leaves out hier" "$tmp/out" ||
+    { echo "FAIL: -a all on nodes of unequal size:"; sed 's/^/    /' "$tmp/out"; failures=$((failures + 1)); }
   # The same key everywhere is one node: it runs.
   checks=$((checks + 1))
   SCALEPROBE_NODE_KEY=7 "$MPIEXEC" "$@" -np 2 "$P" "${run[@]}" >"$tmp/out" 2>&1 ||
