@@ -41,11 +41,19 @@ Transport& world() {
   static const std::unique_ptr<Transport> t = make_mpi_transport(MPI_COMM_WORLD);
   return *t;
 }
-// A workspace with the node's shared segment of MPI_COMM_WORLD attached (made on first use), so
-// the node-local algorithms run as well.
+Transport* world_rail = nullptr;  // set by world_segment()
+// The node's shared segment of MPI_COMM_WORLD and its rail (one node: each rank alone), made on
+// first use, so the node-local algorithms and hier run as well (attach_world_segment).
 NodeSegment* world_segment() {
-  static const std::unique_ptr<NodeSegment> segment = NodeSegment::create(MPI_COMM_WORLD, 1 << 20);
+  static MPI_Comm rail_comm = MPI_COMM_NULL;  // never freed: the process ends with the test
+  static const std::unique_ptr<NodeSegment> segment = NodeSegment::create(MPI_COMM_WORLD, 1 << 20, &rail_comm);
+  static const std::unique_ptr<Transport> rail = make_mpi_transport(rail_comm);
+  world_rail = rail.get();
   return segment.get();
+}
+void attach_world_segment(Workspace& ws) {
+  NodeSegment* segment = world_segment();
+  ws.attach(segment, world_rail);
 }
 // The transport a case of alg allocates through: world(), or for the zero-copy placement world()
 // with its buffers in the segment's arena.
@@ -112,7 +120,7 @@ HookedWorld& slow_last_world() {
 
 TEST(Harness, VerificationPassesCorrectAlgorithms) {
   Workspace ws;
-  ws.attach(world_segment());
+  attach_world_segment(ws);
   for (const Algorithm& alg : algorithms())
     for (bool in_place : {false, true})
       EXPECT_EQ(verify_case({&alg, Dtype::f32, Op::sum, in_place, 1000}, MPI_COMM_WORLD, world_for(alg), ws), 0) << alg.name;
@@ -304,7 +312,7 @@ TEST(Harness, VerificationCatchesABlockShiftedBy17) {
 TEST(Harness, OffCacheRunsStillVerify) {
   // Evicting the buffers between calls must not disturb what the algorithms compute.
   Workspace ws;
-  ws.attach(world_segment());
+  attach_world_segment(ws);
   TimingOptions opt;
   opt.off_cache = true;
   for (const Algorithm& alg : algorithms()) {
