@@ -89,6 +89,32 @@ void reduce_local(void* inout, const void* in, std::size_t count, Dtype d, Op o)
   }
 }
 
+bool is_floating(Dtype d) { return d != Dtype::i32; }
+
+void scale_local(void* data, std::size_t count, Dtype d, double factor) {
+  switch (d) {
+    case Dtype::f32: {
+      auto* a = static_cast<float*>(data);
+      const auto f = float(factor);
+      for (std::size_t i = 0; i < count; ++i) a[i] *= f;
+      return;
+    }
+    case Dtype::f64: {
+      auto* a = static_cast<double*>(data);
+      for (std::size_t i = 0; i < count; ++i) a[i] *= factor;
+      return;
+    }
+    case Dtype::bf16: {
+      auto* a = static_cast<std::uint16_t*>(data);
+      const auto f = float(factor);
+      for (std::size_t i = 0; i < count; ++i) a[i] = float_to_bf16(bf16_to_float(a[i]) * f);
+      return;
+    }
+    case Dtype::i32: break;
+  }
+  fail("scaling {} elements: only floating-point results are scaled", name(d));
+}
+
 std::size_t count_mismatches(const void* got, const void* want, std::size_t count, Dtype d) {
   const auto* a = static_cast<const unsigned char*>(got);
   const auto* b = static_cast<const unsigned char*>(want);

@@ -21,6 +21,9 @@ MPI_Datatype transport_type(Dtype d);
 
 // inout[i] = op(inout[i], in[i]) for i < count. int32 sum wraps (two's complement), never UB.
 void reduce_local(void* inout, const void* in, std::size_t count, Dtype d, Op o);
+// data[i] *= factor for i < count: the mean of a sum (floating-point dtypes only; i32 throws).
+void scale_local(void* data, std::size_t count, Dtype d, double factor);
+bool is_floating(Dtype d);
 // Elements i < count whose bytes differ between got and want (host memory). The verification's
 // inputs are exact small integers, so a correct result matches bit for bit.
 std::size_t count_mismatches(const void* got, const void* want, std::size_t count, Dtype d);

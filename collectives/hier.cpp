@@ -33,7 +33,9 @@ Program plan_hier(const Shape& s) {
     return s.in_place ? b.recv_buffer_of(int(q), off, len) : b.send_buffer_of(int(q), off, len);
   };
 
-  // 1. This rank's slice reduced over the node, in steps of 1 MiB (as shm-seg's chunks).
+  // 1. This rank's slice reduced over the node, in steps of 1 MiB (as shm-seg's chunks); final
+  // (so scaled here) when there is one node.
+  const bool one_node = s.nranks == 1;
   b.wait_signals(b.signal());  // every local rank's input is in place
   const std::size_t chunk = b.segment_elements((std::size_t(1) << 20) / size_of(s.dtype));
   for (std::size_t off = mine; off < mine + count; off += chunk) {
@@ -41,14 +43,15 @@ Program plan_hier(const Shape& s) {
     b.step();
     if (!s.in_place) b.copy(b.recv_buffer(off, len), b.send_buffer(off, len));
     for (std::size_t k = 1; k < L; ++k) b.reduce(b.recv_buffer(off, len), input_of((l + k) % L, off, len));
+    if (one_node) b.scale(b.recv_buffer(off, len));
   }
   // 2. Across the nodes: every rank of the rail has a slice of the same size (same L and n).
-  if (s.nranks > 1 && count > 0) {
+  if (!one_node && count > 0) {
     Shape rail = s;
     rail.count = count;
     rail.in_place = true;
     rail.local_rank = 0;
-    rail.local_ranks = 1;
+    rail.local_ranks = 1;  // (and scaled as this shape: the rail's last reductions are final)
     const bool small = count * size_of(s.dtype) < (std::size_t(512) << 10);
     b.append(small ? plan_rabenseifner(rail) : plan_ring(rail), mine);
   }
@@ -61,6 +64,7 @@ Program plan_hier(const Shape& s) {
       b.copy(b.recv_buffer(slices.begin(q), slices.size(q)), b.recv_buffer_of(int(q), slices.begin(q), slices.size(q)));
   }
   b.wait_signals(b.signal());  // nobody reads this rank's buffers any more
+  b.scales_result();
   return b.finish();
 }
 

@@ -28,6 +28,7 @@ std::size_t Program::messages() const {
 // Building
 
 ProgramBuilder::ProgramBuilder(const Shape& s, int tag) {
+  if (s.scaled && !is_floating(s.dtype)) fail("a scaled allreduce of {} elements: only floating-point results scale", name(s.dtype));
   p_.shape = s;
   p_.tag = tag + s.tag_offset;
 }
@@ -81,6 +82,12 @@ void ProgramBuilder::recv(Span data, int peer) { add({ActionKind::recv, peer, -1
 void ProgramBuilder::sendrecv(Span out, Span in, int peer) { add({ActionKind::sendrecv, peer, -1, out, in}); }
 void ProgramBuilder::reduce(Span into, Span from) { add({ActionKind::reduce, -1, -1, into, from}); }
 void ProgramBuilder::copy(Span to, Span from) { add({ActionKind::copy, -1, -1, to, from}); }
+
+void ProgramBuilder::scale(Span final_values) {
+  if (p_.shape.scaled && final_values.count > 0) add({ActionKind::scale, -1, -1, final_values, {}});
+}
+
+void ProgramBuilder::scales_result() { p_.scales = p_.shape.scaled; }
 
 void ProgramBuilder::library_allreduce() {
   const std::size_t n = p_.shape.count;
@@ -173,6 +180,9 @@ void run_blocking(const Program& p, const Bindings& b, Transport& t) {
       case ActionKind::sendrecv: t.sendrecv(at(x.a), x.a.count, at(x.b), x.b.count, d, x.peer, p.tag); break;
       case ActionKind::reduce: t.reduce(at(x.a), at(x.b), x.a.count, d, p.shape.op); break;
       case ActionKind::copy: t.copy(at(x.a), at(x.b), x.a.count * size_of(d)); break;
+      case ActionKind::scale:
+        if (b.scale != 1.0) t.scale(at(x.a), x.a.count, d, b.scale);
+        break;
       case ActionKind::library_allreduce: t.library_allreduce(at(x.b), at(x.a), x.a.count, d, p.shape.op); break;
       case ActionKind::signal: seg->signal(base + std::uint64_t(x.slot + 1), b.channel); break;
       case ActionKind::wait_signals: seg->wait_all(base + std::uint64_t(x.slot + 1), b.channel); break;
@@ -245,6 +255,9 @@ bool ProgressedRun::advance() {
         break;
       case ActionKind::reduce: t.reduce(at(x.a), at(x.b), x.a.count, d, p.shape.op); break;
       case ActionKind::copy: t.copy(at(x.a), at(x.b), x.a.count * size_of(d)); break;
+      case ActionKind::scale:
+        if (bind_.scale != 1.0) t.scale(at(x.a), x.a.count, d, bind_.scale);
+        break;
       case ActionKind::library_allreduce:
         if (first) {
           own_[0] = t.post_library_allreduce(at(x.b), at(x.a), x.a.count, d, p.shape.op);

@@ -44,6 +44,7 @@ enum class ActionKind : std::uint8_t {
   sendrecv,           // send a to peer while receiving b from it, one blocking call
   reduce,             // a[i] = op(a[i], b[i])
   copy,               // a = b
+  scale,              // a[i] *= the run's scale (Bindings::scale): final values of a scaled program
   library_allreduce,  // the transport library's own allreduce of b into a (the same span: in place)
   signal,             // this rank gives its signal number `slot` of the run (node segment counter)
   wait_signals,       // until every local rank has given its signal number `slot`
@@ -70,6 +71,10 @@ struct Shape {
   bool in_place = false;
   int tag_offset = 0;
   int local_rank = 0, local_ranks = 1;
+  // The caller wants the result times a factor bound at run time (the data-parallel engine's mean
+  // of the gradients): a program that can scales each element where its final value is made, while
+  // it is still in cache, and says so (Program::scales); otherwise the caller scales the result.
+  bool scaled = false;
   bool operator==(const Shape&) const = default;
 };
 
@@ -84,6 +89,7 @@ struct Program {
   int slots = 0;                        // request slots the actions use
   std::size_t scratch_elements = 0;
   int signals = 0;                      // signal actions (a node-local program's synchronisation)
+  bool scales = false;                  // its result comes out times Bindings::scale (Shape::scaled)
   std::size_t messages() const;         // sends and receives (a sendrecv counts two)
 };
 
@@ -111,6 +117,10 @@ class ProgramBuilder {
   void sendrecv(Span out, Span in, int peer);
   void reduce(Span into, Span from);
   void copy(Span to, Span from);
+  // For a scaled shape: the span holds final values of the call, to be scaled (nothing otherwise);
+  // scales_result() says the program scales every element of its result (some rank's scale()).
+  void scale(Span final_values);
+  void scales_result();
   void library_allreduce();
   // Node-local synchronisation: signal() returns the signal's number; wait_signals(k) waits for
   // every local rank's signal k (a rank's signals are given in order, so also for all before it).
@@ -149,6 +159,7 @@ struct Bindings {
   std::byte* scratch = nullptr;  // at least program.scratch_elements
   NodeSegment* segment = nullptr;  // a node-local program's (Program::signals > 0)
   int channel = 0;                 // of the segment: its counters and staging for this run
+  double scale = 1.0;              // a scaled program's factor (1: its scale actions do nothing)
 };
 
 // Runs every action in order, waiting where the program waits.

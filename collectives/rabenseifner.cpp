@@ -63,6 +63,7 @@ Program plan_rabenseifner(const Shape& s) {
       const Span kept = blocks_at(keep, m), theirs = b.scratch(0, kept.count);
       b.sendrecv(blocks_at(give, m), theirs, real(partner));
       b.reduce(kept, theirs);
+      if (m == 1) b.scale(kept);  // the last halving: this rank's block is final
     }
     // --- Allgather by recursive doubling: the same pairs in reverse order; at distance m each
     // rank owns m finished blocks and swaps them for the partner's m.
@@ -75,6 +76,7 @@ Program plan_rabenseifner(const Shape& s) {
     }
   }
 
+  b.scales_result();
   // --- Unfold: the ranks that sat out get the result from their partner.
   if (rank < 2 * extra) {
     b.step();

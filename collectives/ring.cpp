@@ -20,8 +20,10 @@ namespace {
 // both in segments of seg elements. With reduce, the incoming data lands in two scratch segments
 // and is reduced into `in` (reduce-scatter); without, it is received into `in` directly
 // (allgather). Send and receive sizes may differ by one element when blocks are uneven; both
-// sides compute the same block sizes, so the segment messages always match.
-void ring_step(ProgramBuilder& b, Span out, Span in, bool reduce, std::size_t seg, int left, int right) {
+// sides compute the same block sizes, so the segment messages always match. last_reduce: the
+// reduce-scatter's last step, whose reductions make final values (scaled there, in cache).
+void ring_step(ProgramBuilder& b, Span out, Span in, bool reduce, bool last_reduce, std::size_t seg, int left,
+               int right) {
   b.step();
   const std::size_t sends = (out.count + seg - 1) / seg, recvs = (in.count + seg - 1) / seg;
   auto part = [&](const Span& s, std::size_t k) {
@@ -45,6 +47,7 @@ void ring_step(ProgramBuilder& b, Span out, Span in, bool reduce, std::size_t se
     if (k < recvs) {
       b.wait(recv[k % 2]);
       if (reduce) b.reduce(part(in, k), landing(k));
+      if (last_reduce) b.scale(part(in, k));
     }
   }
   // The next step sends the block reduced here, so everything must be settled before returning.
@@ -69,10 +72,11 @@ Program plan_ring(const Shape& s) {
   // neighbour's partial sum of block r-s-1 into its own. After p-1 steps block r+1 has collected
   // every rank's contribution, on rank r.
   for (std::size_t k = 0; k + 1 < P; ++k)
-    ring_step(b, block((r + P - k) % P), block((r + 2 * P - k - 1) % P), true, seg, left, right);
+    ring_step(b, block((r + P - k) % P), block((r + 2 * P - k - 1) % P), true, k + 2 == P, seg, left, right);
+  b.scales_result();
   // Allgather: at step s rank r forwards finished block r+1-s and receives finished block r-s.
   for (std::size_t k = 0; k + 1 < P; ++k)
-    ring_step(b, block((r + 1 + P - k) % P), block((r + P - k) % P), false, seg, left, right);
+    ring_step(b, block((r + 1 + P - k) % P), block((r + P - k) % P), false, false, seg, left, right);
   return b.finish();
 }
 

@@ -55,6 +55,7 @@ Program plan_shm(const Shape& s) {
     if (count > 0)
       for (std::size_t k = 1; k < P; ++k)
         b.reduce(b.segment(me, slot + mine, count), b.segment(int((r + k) % P), slot + mine, count));
+    b.scale(b.segment(me, slot + mine, count));
     b.step();
     b.wait_signals(b.signal());  // every slice reduced
     for (std::size_t k = 0; k < P; ++k) {
@@ -65,6 +66,7 @@ Program plan_shm(const Shape& s) {
     }
     slot_read.push_back(b.signal());
   }
+  b.scales_result();
   return b.finish();
 }
 
@@ -95,6 +97,7 @@ Program plan_shm_in_segment(const Shape& s) {
     if (count > 0) {
       if (!s.in_place) b.copy(b.recv_buffer(mine, count), b.send_buffer(mine, count));
       for (std::size_t k = 1; k < P; ++k) b.reduce(b.recv_buffer(mine, count), input_of((r + k) % P, mine, count));
+      b.scale(b.recv_buffer(mine, count));
     }
     b.step();
     b.wait_signals(b.signal());  // every slice of this chunk reduced
@@ -104,6 +107,7 @@ Program plan_shm_in_segment(const Shape& s) {
     }
   }
   b.wait_signals(b.signal());  // nobody reads this rank's buffers any more
+  b.scales_result();
   return b.finish();
 }
 

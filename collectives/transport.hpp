@@ -108,6 +108,10 @@ class Transport {
   virtual void reduce(void* inout, const void* in, std::size_t count, Dtype d, Op o) const {
     reduce_local(inout, in, count, d, o);
   }
+  // data[i] *= factor where the transport's buffers live: a scaled program's final values.
+  virtual void scale(void* data, std::size_t count, Dtype d, double factor) const {
+    scale_local(data, count, d, factor);
+  }
   // The library's own allreduce (send == recv: in place): the reference the schedules run beside.
   virtual void library_allreduce(const void* send, void* recv, std::size_t count, Dtype d, Op o) = 0;
 

@@ -147,6 +147,11 @@ class NcclTransport final : public Transport {
     gpu::reduce(inout, in, count, d, o, stream_);
   }
 
+  // Only the data-parallel engine scales (host gradients); a device scale has no kernel yet.
+  void scale(void*, std::size_t, Dtype, double) const override {
+    fail("the nccl transport cannot scale a result on the device");
+  }
+
   bool on_device() const override { return true; }
   TransportBuffer allocate(std::size_t bytes) const override {
     void* p = nullptr;

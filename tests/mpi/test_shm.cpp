@@ -175,13 +175,53 @@ TEST(Shm, AdvancedInSlicesTheResultIsExact) {
     run.start(program, {send.data(), recv.data(), nullptr, &world_segment()}, *t);
     long rounds = 0;
     while (!run.advance()) ++rounds;
-    if (p > 1) EXPECT_GT(run.events(), 0u) << name;
+    if (p > 1) {
+      EXPECT_GT(run.events(), 0u) << name;
+    }
     const auto* out = reinterpret_cast<const std::int32_t*>(recv.data());
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < count; ++i) wrong += out[i] != std::int32_t(i % 1000) * p * (p + 1) / 2;
     EXPECT_EQ(wrong, 0u) << name << " after " << rounds << " unfinished rounds";
     PMPI_Barrier(MPI_COMM_WORLD);
   }
+}
+
+// The engine's mean (Shape::scaled): shm and shm-seg scale each rank's reduced slice once, before
+// the others copy it, in the blocking and the progressed executor alike.
+TEST(Shm, ScaledRunsGiveTheMeanOnEveryRank) {
+  static const std::unique_ptr<Transport> t = make_mpi_transport(MPI_COMM_WORLD);
+  int rank = 0, p = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  const std::size_t count = 100000;
+  for (const char* name : {"shm", "shm-seg"})
+    for (bool progressed : {false, true}) {
+      const Algorithm& a = find_algorithm(name);
+      TransportBuffer send = a.buffers_in_segment ? world_segment().allocate(count * 4) : t->allocate(count * 4);
+      TransportBuffer recv = a.buffers_in_segment ? world_segment().allocate(count * 4) : t->allocate(count * 4);
+      auto* in = reinterpret_cast<float*>(send.data());
+      for (std::size_t i = 0; i < count; ++i) in[i] = float(i % 1000) * float(rank + 1);
+      Shape shape{count, Dtype::f32, Op::sum, rank, p, 64 << 10, false, 0};
+      shape.scaled = true;
+      const Program program = a.plan(shape);
+      EXPECT_EQ(program.scales, p > 1) << name;
+      Bindings bound{send.data(), recv.data(), nullptr, &world_segment()};
+      bound.scale = 0.5;
+      if (progressed) {
+        ProgressedRun run;
+        run.start(program, bound, *t);
+        while (!run.advance()) {
+        }
+      } else {
+        run_blocking(program, bound, *t);
+      }
+      const float factor = program.scales ? 0.5f : 1.0f;
+      const auto* out = reinterpret_cast<const float*>(recv.data());
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < count; ++i) wrong += out[i] != float(i % 1000) * float(p * (p + 1) / 2) * factor;
+      EXPECT_EQ(wrong, 0u) << name << (progressed ? " progressed" : " blocking");
+      PMPI_Barrier(MPI_COMM_WORLD);
+    }
 }
 
 }  // namespace

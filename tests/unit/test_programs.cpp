@@ -15,6 +15,7 @@
 
 #include "collectives/allreduce.hpp"
 #include "collectives/harness.hpp"
+#include "core/error.hpp"
 #include "tests/lib/loopback_transport.hpp"
 
 namespace sp::coll {
@@ -210,6 +211,58 @@ TEST(Programs, AppendedScheduleReducesOnlyItsSlice) {
           EXPECT_EQ(buf[r][i], i >= at && i < at + len ? want[i] : own[i]) << "p=" << p << " rank " << r << " element " << i;
       }
     }
+}
+
+// The data-parallel engine's mean: a scaled program multiplies each element once, where its final
+// value is made (ring's last reduce-scatter step, Rabenseifner's last halving); the others leave
+// the scale to the caller (Program::scales false) and must not apply it at all. Every rank agrees.
+TEST(Programs, ScaledSchedulesScaleEveryElementOnce) {
+  const double factor = 0.25;  // exact on the pattern's small integers
+  for (const Algorithm* a : schedules())
+    for (int p = 1; p <= 5; ++p)
+      for (std::size_t count : {std::size_t(1), std::size_t(7), std::size_t(50)})
+        for (Dtype d : {Dtype::f32, Dtype::f64, Dtype::bf16}) {
+          const std::string what = fmt::format("{} p={} count={} {}", a->name, p, count, coll::name(d));
+          Fabric fabric;
+          std::vector<std::unique_ptr<LoopbackTransport>> transports;
+          std::vector<Program> programs;
+          const std::size_t es = size_of(d);
+          std::vector<std::vector<std::byte>> send(p, std::vector<std::byte>(count * es)), recv = send, scratch(p);
+          std::vector<ProgressedRun> runs(static_cast<std::size_t>(p));
+          for (int r = 0; r < p; ++r) {
+            transports.push_back(std::make_unique<LoopbackTransport>(fabric, r, p));
+            fill_pattern(send[r].data(), count, d, r, p);
+            Shape s{count, d, Op::sum, r, p, 16, false, 0};
+            s.scaled = true;
+            programs.push_back(a->plan(s));
+            scratch[r].resize(programs[r].scratch_elements * es);
+            EXPECT_EQ(programs[r].scales, programs[0].scales) << what << " rank " << r;
+          }
+          const bool own_final_step = a->name == "ring" || a->name == "rabenseifner";
+          EXPECT_EQ(programs[0].scales, own_final_step && p > 1) << what;
+          for (int r = 0; r < p; ++r) {
+            Bindings bound{send[r].data(), recv[r].data(), scratch[r].data()};
+            bound.scale = factor;
+            runs[r].start(programs[r], bound, *transports[r]);
+          }
+          for (int round = 0; round < 10000 && !std::all_of(runs.begin(), runs.end(), [](auto& x) { return x.done(); }); ++round)
+            for (auto& run : runs) run.advance();
+          std::vector<std::byte> want(count * es);
+          fill_expected(want.data(), count, d, Op::sum, p);
+          if (programs[0].scales) scale_local(want.data(), count, d, factor);
+          for (int r = 0; r < p; ++r) {
+            ASSERT_TRUE(runs[r].done()) << what << " rank " << r;
+            EXPECT_EQ(count_mismatches(recv[r].data(), want.data(), count, d), 0u) << what << " rank " << r;
+          }
+        }
+}
+
+TEST(Programs, OnlyFloatingPointResultsScale) {
+  Shape s{8, Dtype::i32, Op::sum, 0, 2, 16, false, 0};
+  s.scaled = true;
+  EXPECT_THROW(plan_ring(s), Error);
+  std::vector<std::int32_t> v(4, 3);
+  EXPECT_THROW(scale_local(v.data(), v.size(), Dtype::i32, 0.5), Error);
 }
 
 }  // namespace

@@ -120,6 +120,7 @@ void GradientReducer::configure(const coll::Algorithm& algorithm, const coll::Bu
     const coll::AllreduceArgs call{p, p, buckets_[i].numel, coll::Dtype::f32, coll::Op::sum,
                                    &transports_.for_algorithm(algorithm), &workspace_, chunk_bytes};
     auto [transport, shape] = algorithm.placement(call, coll::tag::kTagStride * int(i % kInFlight));
+    shape.scaled = true;  // the mean: scaled where the schedule makes final values, if it can
     transport_ = transport;
     programs_.push_back(algorithm.plan(shape));
   }
@@ -185,8 +186,7 @@ void GradientReducer::end_bucket(std::size_t i) {
   const BucketSlice& b = buckets_[i];
   float* p = grads_ + b.offset;
   if (through_arena_) std::copy(bucket_buffer(i), bucket_buffer(i) + b.numel, p);
-  if (scale_ != 1.0f)
-    for (std::size_t j = 0; j < b.numel; ++j) p[j] *= scale_;
+  if (scale_ != 1.0f && !programs_[i].scales) coll::scale_local(p, b.numel, coll::Dtype::f32, scale_);
   if (corrupt_next_ && b.numel > 0) {
     p[0] += 1.0f;
     corrupt_next_ = false;
@@ -196,7 +196,9 @@ void GradientReducer::end_bucket(std::size_t i) {
 
 void GradientReducer::run_bucket_blocking(std::size_t i) {
   float* p = bucket_buffer(i);
-  coll::run_blocking(programs_[i], workspace_.bind(programs_[i], p, p, *transport_), *transport_);
+  coll::Bindings bound = workspace_.bind(programs_[i], p, p, *transport_);
+  bound.scale = scale_;
+  coll::run_blocking(programs_[i], bound, *transport_);
 }
 
 // Advances the buckets in flight in order, then starts the ready ones a free slot allows (bucket
@@ -220,7 +222,9 @@ void GradientReducer::advance_in_flight() {
     float* p = bucket_buffer(i);
     start_bucket(i);
     coll::Workspace& ws = slot_workspace_[i % kInFlight];
-    runs_[i % kInFlight].start(programs_[i], ws.bind(programs_[i], p, p, *transport_), *transport_);
+    coll::Bindings bound = ws.bind(programs_[i], p, p, *transport_);
+    bound.scale = scale_;
+    runs_[i % kInFlight].start(programs_[i], bound, *transport_);
     advance(i);
     settle();
   }
