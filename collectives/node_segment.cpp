@@ -105,18 +105,24 @@ MPI_Comm node_comm(MPI_Comm comm) {
   return node;
 }
 
-}  // namespace
-
-NodeLayout node_layout(MPI_Comm comm) {
-  MPI_Comm node = node_comm(comm);
+// The layout of comm's ranks, given this rank's node communicator (node_comm of comm).
+NodeLayout layout_over(MPI_Comm comm, MPI_Comm node) {
   int local_rank = 0, local_size = 1;
   SP_MPI_CHECK(MPI_Comm_rank(node, &local_rank));
   SP_MPI_CHECK(MPI_Comm_size(node, &local_size));
-  SP_MPI_CHECK(MPI_Comm_free(&node));
   NodeLayout l{local_rank == 0 ? 1 : 0, local_size, local_size};
   SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &l.nodes, 1, MPI_INT, MPI_SUM, comm));
   SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &l.fewest, 1, MPI_INT, MPI_MIN, comm));
   SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &l.most, 1, MPI_INT, MPI_MAX, comm));
+  return l;
+}
+
+}  // namespace
+
+NodeLayout node_layout(MPI_Comm comm) {
+  MPI_Comm node = node_comm(comm);
+  const NodeLayout l = layout_over(comm, node);
+  SP_MPI_CHECK(MPI_Comm_free(&node));
   return l;
 }
 
@@ -129,18 +135,14 @@ std::unique_ptr<NodeSegment> NodeSegment::create(MPI_Comm comm, std::size_t aren
   std::unique_ptr<NodeSegment> s(new NodeSegment());
   SP_MPI_CHECK(MPI_Comm_rank(node, &s->local_rank_));
   SP_MPI_CHECK(MPI_Comm_size(node, &s->local_size_));
-  // node_count's sum, on the node split made above, and the fewest and most ranks on a node.
-  int domains = s->local_rank_ == 0 ? 1 : 0, fewest = s->local_size_, most = s->local_size_;
-  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &domains, 1, MPI_INT, MPI_SUM, comm));
-  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &fewest, 1, MPI_INT, MPI_MIN, comm));
-  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_INT, MPI_MAX, comm));
+  const NodeLayout layout = layout_over(comm, node);
   std::string layout_error;
-  if (!rail && domains != 1)
+  if (!rail && layout.nodes != 1)
     layout_error = fmt::format("the shm allreduce runs within one node: these {} ranks span {} nodes (shared-memory "
-                               "domains and node keys)", size, domains);
-  else if (rail && fewest != most)
+                               "domains and node keys)", size, layout.nodes);
+  else if (rail && layout.fewest != layout.most)
     layout_error = fmt::format("the hierarchical allreduce needs the same number of ranks on every node: these {} "
-                               "ranks span {} nodes of {} to {} ranks", size, domains, fewest, most);
+                               "ranks span {} nodes of {} to {} ranks", size, layout.nodes, layout.fewest, layout.most);
   if (!layout_error.empty()) {
     MPI_Comm_free(&node);
     fail_together(comm, rank == 0 ? layout_error : std::string(), /*usage=*/true);  // the job's layout

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "core/binding.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -55,8 +58,7 @@ GradientReducer::GradientReducer(MPI_Comm comm, float* grads, const coll::Gradie
   if (node_local.empty()) return;
   // Channel 0 for blocking runs, one per bucket in flight in progress mode. Every algorithm counts
   // as named: on several nodes one confined to a node is refused, never dropped.
-  std::string names;
-  for (const std::string& a : node_local) names += (names.empty() ? "" : ",") + a;
+  const std::string names = fmt::format("{}", fmt::join(node_local, ","));
   const std::size_t bytes = layout_.total_numel() * sizeof(float);
   coll::attach_node_segment(transports_, workspace_, comm_, node_local, names, bytes + 64, kInFlight + 1);
   for (int k = 0; k < kInFlight; ++k)
