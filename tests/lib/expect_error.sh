@@ -42,6 +42,7 @@ expect_data_parallel_errors() {
   expect_error "--batch (the global batch under --scaling strong) 6 is not divisible by ranks x --accum-steps = 1 x 4" \
     "$@" --scaling strong -B 6 --accum-steps 4
   expect_error "--local-sgd and --accum-steps > 1 exclude each other" "$@" -B 4 --local-sgd 2 --accum-steps 2
+  expect_error "--algorithm shm: local SGD averages parameters with a point-to-point schedule" "$@" -B 4 --local-sgd 2 -a ring,shm
   expect_error "--inject-fault 'crash:0:1'"             "$@" --inject-fault crash:0:1
   # Overlap modes (trainers/dp/overlap.hpp): exit 2, one line.
   expect_error "--overlap"                              "$@" --overlap sometimes

@@ -145,6 +145,11 @@ DataParallelPlan make_plan(const DataParallelOptions& o, int batch, int nranks) 
     if (alg->node_local) {  // 'all' leaves them out (some run on one node only); named, they run
       const std::vector<std::string> named = split_list(o.algorithms, "--algorithm list");
       if (std::find(named.begin(), named.end(), a) == named.end()) continue;
+      // Local SGD averages the parameters outside the gradient reducer, which owns the node segment.
+      if (o.local_sgd > 0)
+        throw UsageError(fmt::format("--algorithm {}: local SGD averages parameters with a point-to-point schedule or "
+                                     "the library's allreduce; the node-local algorithms reduce gradients only",
+                                     a));
     }
     for (const std::string& c : split_list(o.bucket_caps, "--bucket-cap-mb list")) {
       try {
