@@ -4,10 +4,14 @@
 #include <cmath>
 #include <cstddef>
 #include <vector>
+#include "kernels/profile.hpp"
 
 namespace sp::kernels {
 
 void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH) {
+  // Causal: T(T+1)/2 scores per head, each a dot product of C/NH and a weighted sum of as many.
+  const double pairs = double(B) * NH * T * (T + 1) / 2;
+  profile::Scope scope("attention_forward", pairs * (4.0 * C / NH + 3), 4 * (4.0 * B * T * C + double(B) * NH * T * T));
   assert(C % NH == 0);
   const int hs = C / NH;
   const size_t C3 = 3 * (size_t)C;
@@ -59,6 +63,9 @@ void attention_forward(float* out, float* att, const float* qkv, int B, int T, i
 
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att,
                         int B, int T, int C, int NH) {
+  const double pairs = double(B) * NH * T * (T + 1) / 2;
+  profile::Scope scope("attention_backward", pairs * (8.0 * C / NH + 4),
+                       4 * (B * double(T) * C + 3.0 * B * T * C + double(B) * NH * T * T + 6.0 * B * T * C));
   assert(C % NH == 0);
   const int hs = C / NH;
   const size_t C3 = 3 * (size_t)C;

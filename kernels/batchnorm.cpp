@@ -5,12 +5,15 @@
 #include <cstddef>
 
 #include "kernels/cnn.hpp"
+#include "kernels/profile.hpp"
 
 namespace sp::kernels {
 
 void batchnorm_forward_train(float* out, float* mean, float* rstd, float* running_mean,
                              float* running_var, const float* inp, const float* gamma,
                              const float* beta, int N, int C, int HW, float momentum, float eps) {
+  const double elements = double(N) * C * HW;
+  profile::Scope scope("batchnorm_forward", 7 * elements, 8 * elements);
   const double M = double(N) * HW;
 #pragma omp parallel for
   for (int c = 0; c < C; c++) {
@@ -49,6 +52,8 @@ void batchnorm_forward_train(float* out, float* mean, float* rstd, float* runnin
 void batchnorm_forward_eval(float* out, const float* inp, const float* gamma, const float* beta,
                             const float* running_mean, const float* running_var, int N, int C,
                             int HW, float eps) {
+  const double elements = double(N) * C * HW;
+  profile::Scope scope("batchnorm_forward_eval", 4 * elements, 8 * elements);
 #pragma omp parallel for collapse(2)
   for (int n = 0; n < N; n++) {
     for (int c = 0; c < C; c++) {
@@ -64,6 +69,8 @@ void batchnorm_forward_eval(float* out, const float* inp, const float* gamma, co
 void batchnorm_backward(float* dinp, float* dgamma, float* dbeta, const float* dout,
                         const float* inp, const float* gamma, const float* mean,
                         const float* rstd, int N, int C, int HW, bool accumulate_dinp) {
+  const double elements = double(N) * C * HW;
+  profile::Scope scope("batchnorm_backward", 10 * elements, 16 * elements);
   const double M = double(N) * HW;
 #pragma omp parallel for
   for (int c = 0; c < C; c++) {
@@ -108,6 +115,8 @@ void batchnorm_backward(float* dinp, float* dgamma, float* dbeta, const float* d
 void batchnorm_backward_eval(float* dinp, float* dgamma, float* dbeta, const float* dout,
                              const float* inp, const float* gamma, const float* mean,
                              const float* rstd, int N, int C, int HW, bool accumulate_dinp) {
+  const double elements = double(N) * C * HW;
+  profile::Scope scope("batchnorm_backward_eval", 5 * elements, 16 * elements);
 #pragma omp parallel for
   for (int c = 0; c < C; c++) {
     const float m = mean[c], r = rstd[c], k = gamma[c] * r;
@@ -131,16 +140,19 @@ void batchnorm_backward_eval(float* dinp, float* dgamma, float* dbeta, const flo
 }
 
 void relu_forward(float* out, const float* inp, std::size_t n) {
+  profile::Scope scope("relu_forward", double(n), 8.0 * double(n));
 #pragma omp parallel for simd
   for (std::size_t i = 0; i < n; i++) out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
 }
 
 void relu_backward(float* dinp, const float* x, const float* dout, std::size_t n) {
+  profile::Scope scope("relu_backward", double(n), 16.0 * double(n));
 #pragma omp parallel for simd
   for (std::size_t i = 0; i < n; i++) dinp[i] += x[i] > 0.0f ? dout[i] : 0.0f;
 }
 
 void relu_backward_inplace(float* d, const float* out, std::size_t n) {
+  profile::Scope scope("relu_backward", double(n), 12.0 * double(n));
 #pragma omp parallel for simd
   for (std::size_t i = 0; i < n; i++) d[i] = out[i] > 0.0f ? d[i] : 0.0f;
 }

@@ -24,6 +24,7 @@
 
 #include "kernels/cnn.hpp"
 #include "kernels/conv_direct.hpp"
+#include "kernels/profile.hpp"
 
 namespace sp::kernels {
 
@@ -119,6 +120,8 @@ std::size_t conv2d_col_numel(const Conv2dShape& s) {
 
 void conv2d_forward(float* out, const float* inp, const float* weight, const float* bias,
                     const Conv2dShape& s, float* col) {
+  const double io = double(s.N) * (double(s.C) * s.H * s.W + double(s.OC) * s.out_h() * s.out_w());
+  profile::Scope scope("conv2d_forward", 2 * s.macs(), 4 * (io + double(s.OC) * s.C * s.KH * s.KW));
   if (detail::conv2d_direct_applies(s)) return detail::conv2d_direct_forward(out, inp, weight, bias, s);
   const int P = s.out_h() * s.out_w();
   const int K = s.C * s.KH * s.KW;
@@ -201,6 +204,9 @@ void gemm_backward(float* dinp, float* dweight, const float* dout, const float* 
 void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout,
                      const float* inp, const float* weight, const Conv2dShape& s, const float* col,
                      bool accumulate_dinp) {
+  const double in_n = double(s.N) * s.C * s.H * s.W, out_n = double(s.N) * s.OC * s.out_h() * s.out_w(),
+               w_n = double(s.OC) * s.C * s.KH * s.KW;
+  profile::Scope scope("conv2d_backward", (dinp ? 4 : 2) * s.macs(), 4 * (out_n + in_n + 2 * w_n + (dinp ? w_n + 2 * in_n : 0)));
   if (detail::conv2d_direct_applies(s))
     detail::conv2d_direct_backward(dinp, dweight, dout, inp, weight, s, accumulate_dinp);
   else

@@ -2,11 +2,14 @@
 
 #include <cmath>
 #include <cstddef>
+#include "kernels/profile.hpp"
 
 namespace sp::kernels {
 
 void softmax_crossentropy_forward(float* losses, float* probs, const float* logits,
                                   const int* targets, int B, int T, int V) {
+  const double NV = double(B) * T * V;
+  profile::Scope scope("crossentropy_forward", 4 * NV, 8 * NV);
   const int N = B * T;
 #pragma omp parallel for
   for (int n = 0; n < N; n++) {
@@ -28,6 +31,8 @@ void softmax_crossentropy_forward(float* losses, float* probs, const float* logi
 
 void softmax_crossentropy_backward(float* dlogits, const float* probs, const int* targets,
                                    float dloss, int B, int T, int V) {
+  const double NV = double(B) * T * V;
+  profile::Scope scope("crossentropy_backward", 2 * NV, 12 * NV);
   const int N = B * T;
 #pragma omp parallel for
   for (int n = 0; n < N; n++) {

@@ -1,11 +1,14 @@
 #include <cstddef>
 
 #include "kernels/layers.hpp"
+#include "kernels/profile.hpp"
 
 namespace sp::kernels {
 
 void encoder_forward(float* out, const int* tokens, const float* wte, const float* wpe,
                      int B, int T, int C) {
+  const double NC = double(B) * T * C;
+  profile::Scope scope("encoder_forward", NC, 12 * NC);
 #pragma omp parallel for collapse(2)
   for (int b = 0; b < B; b++) {
     for (int t = 0; t < T; t++) {
@@ -20,6 +23,8 @@ void encoder_forward(float* out, const int* tokens, const float* wte, const floa
 
 void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* tokens,
                       int B, int T, int C) {
+  const double NC = double(B) * T * C;
+  profile::Scope scope("encoder_backward", 2 * NC, 20 * NC);
   // Serial on purpose: positions that share a token write the same dwte row, and this pass is
   // O(B*T*C), negligible next to the matmuls. A serial loop is race-free and deterministic.
   for (int b = 0; b < B; b++) {

@@ -4,11 +4,14 @@
 
 #include "kernels/column_blocks.hpp"
 #include "kernels/layers.hpp"
+#include "kernels/profile.hpp"
 
 namespace sp::kernels {
 
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
                        const float* weight, const float* bias, int B, int T, int C) {
+  const double rows = double(B) * T;
+  profile::Scope scope("layernorm_forward", 8 * rows * C, 4 * (2 * rows * C + 2.0 * C + 2 * rows));
   const int N = B * T;
 #pragma omp parallel for
   for (int n = 0; n < N; n++) {
@@ -37,6 +40,8 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
 void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
                         const float* inp, const float* weight, const float* mean,
                         const float* rstd, int B, int T, int C) {
+  const double rows = double(B) * T;
+  profile::Scope scope("layernorm_backward", 12 * rows * C, 4 * (4 * rows * C + 5.0 * C + 2 * rows));
   const int N = B * T;
   // Pass 1, parallel over rows: dinp. With norm = (x - mean) * rstd and dnorm = weight * dout,
   // dx = rstd * (dnorm - avg_c(dnorm) - norm * avg_c(dnorm * norm)).

@@ -6,11 +6,14 @@
 #include <cstddef>
 
 #include "kernels/column_blocks.hpp"
+#include "kernels/profile.hpp"
 
 namespace sp::kernels {
 
 void matmul_forward(float* out, const float* inp, const float* weight, const float* bias,
                     int B, int T, int C, int OC) {
+  const double rows = double(B) * T;
+  profile::Scope scope("matmul_forward", 2 * rows * C * OC + (bias ? rows * OC : 0), 4 * (rows * C + double(OC) * C + rows * OC));
   const int N = B * T;
   // With a bias, pre-fill every row of out with it and let the GEMM add to it (beta = 1):
   // one pass over out instead of a second one after the GEMM.
@@ -30,6 +33,9 @@ void matmul_forward(float* out, const float* inp, const float* weight, const flo
 
 void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout,
                      const float* inp, const float* weight, int B, int T, int C, int OC) {
+  const double NT = double(B) * T;
+  profile::Scope scope("matmul_backward", (dinp ? 4 : 2) * NT * C * OC + (dbias ? NT * OC : 0),
+                       4 * (NT * OC + NT * C + 2.0 * OC * C + (dinp ? double(OC) * C + 2 * NT * C : 0)));
   const int N = B * T;
   if (dinp != nullptr) {
     // dinp[N, C] += dout[N, OC] · weight[OC, C]

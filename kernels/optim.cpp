@@ -2,11 +2,13 @@
 
 #include <cassert>
 #include <cmath>
+#include "kernels/profile.hpp"
 
 namespace sp::kernels {
 
 void adamw_update(float* params, const float* grads, float* m, float* v, size_t n,
                   const AdamWConfig& cfg, long step) {
+  profile::Scope scope("adamw_update", 16.0 * double(n), 28.0 * double(n));
   assert(step >= 1);
   // Bias corrections in double: beta2^step is close to 1 for thousands of steps.
   const float bc1 = (float)(1.0 - std::pow((double)cfg.beta1, (double)step));
@@ -26,6 +28,7 @@ void adamw_update(float* params, const float* grads, float* m, float* v, size_t 
 
 void sgd_update(float* params, const float* grads, float* momentum_buf, size_t n,
                 const SGDConfig& cfg, long step) {
+  profile::Scope scope("sgd_update", 4.0 * double(n), 20.0 * double(n));
   assert(step >= 1);
   assert(cfg.momentum == 0.0f || momentum_buf != nullptr);
   assert(!cfg.nesterov || (cfg.momentum > 0.0f && cfg.dampening == 0.0f));

@@ -3,6 +3,7 @@
 #include <cstddef>
 
 #include "kernels/layers.hpp"
+#include "kernels/profile.hpp"
 
 namespace sp::kernels {
 
@@ -22,6 +23,7 @@ inline float tanh_via_exp(float u) {
 }  // namespace
 
 void gelu_forward(float* out, const float* inp, size_t N) {
+  profile::Scope scope("gelu_forward", 9.0 * double(N), 8.0 * double(N));
 #pragma omp parallel for simd
   for (size_t i = 0; i < N; i++) {
     const float x = inp[i];
@@ -31,6 +33,7 @@ void gelu_forward(float* out, const float* inp, size_t N) {
 }
 
 void gelu_backward(float* dinp, const float* inp, const float* dout, size_t N) {
+  profile::Scope scope("gelu_backward", 16.0 * double(N), 16.0 * double(N));
 #pragma omp parallel for simd
   for (size_t i = 0; i < N; i++) {
     const float x = inp[i];
@@ -45,11 +48,13 @@ void gelu_backward(float* dinp, const float* inp, const float* dout, size_t N) {
 }
 
 void residual_forward(float* out, const float* a, const float* b, size_t N) {
+  profile::Scope scope("residual_forward", double(N), 12.0 * double(N));
 #pragma omp parallel for
   for (size_t i = 0; i < N; i++) out[i] = a[i] + b[i];
 }
 
 void residual_backward(float* da, float* db, const float* dout, size_t N) {
+  profile::Scope scope("residual_backward", 2.0 * double(N), 20.0 * double(N));
 #pragma omp parallel for
   for (size_t i = 0; i < N; i++) {
     da[i] += dout[i];

@@ -6,6 +6,7 @@
 #include <cstddef>
 
 #include "kernels/cnn.hpp"
+#include "kernels/profile.hpp"
 
 namespace sp::kernels {
 
@@ -29,6 +30,8 @@ void for_each_output(const Pool2dShape& s, const AtOutput& at) {
 }  // namespace
 
 void maxpool2d_forward(float* out, int* argmax, const float* inp, const Pool2dShape& s) {
+  const double in_n = double(s.N) * s.C * s.H * s.W, out_n = double(s.N) * s.C * s.out_h() * s.out_w();
+  profile::Scope scope("maxpool2d_forward", out_n * s.K * s.K, 4 * (in_n + 2 * out_n));
   assert(2 * s.pad <= s.K);
   for_each_output(s, [&](std::size_t p, int oy, int ox, std::size_t o) {
     const float* x = inp + p * plane_in(s);
@@ -51,6 +54,8 @@ void maxpool2d_forward(float* out, int* argmax, const float* inp, const Pool2dSh
 }
 
 void maxpool2d_backward(float* dinp, const float* dout, const int* argmax, const Pool2dShape& s) {
+  const double in_n = double(s.N) * s.C * s.H * s.W, out_n = double(s.N) * s.C * s.out_h() * s.out_w();
+  profile::Scope scope("maxpool2d_backward", out_n, 4 * (2 * in_n + 2 * out_n));
   const int planes = s.N * s.C;
   const std::size_t po = plane_out(s);
 #pragma omp parallel for
@@ -81,6 +86,8 @@ inline Window window(const Pool2dShape& s, int oy, int ox) {
 }  // namespace
 
 void avgpool2d_forward(float* out, const float* inp, const Pool2dShape& s) {
+  const double in_n = double(s.N) * s.C * s.H * s.W, out_n = double(s.N) * s.C * s.out_h() * s.out_w();
+  profile::Scope scope("avgpool2d_forward", out_n * s.K * s.K, 4 * (in_n + out_n));
   for_each_output(s, [&](std::size_t p, int oy, int ox, std::size_t o) {
     const float* x = inp + p * plane_in(s);
     const Window w = window(s, oy, ox);
@@ -92,6 +99,8 @@ void avgpool2d_forward(float* out, const float* inp, const Pool2dShape& s) {
 }
 
 void avgpool2d_backward(float* dinp, const float* dout, const Pool2dShape& s) {
+  const double in_n = double(s.N) * s.C * s.H * s.W, out_n = double(s.N) * s.C * s.out_h() * s.out_w();
+  profile::Scope scope("avgpool2d_backward", out_n * s.K * s.K, 4 * (2 * in_n + out_n));
   // Overlapping windows add into the same dinp elements, but only within a plane: one thread's.
   for_each_output(s, [&](std::size_t p, int oy, int ox, std::size_t o) {
     float* dx = dinp + p * plane_in(s);
@@ -103,6 +112,8 @@ void avgpool2d_backward(float* dinp, const float* dout, const Pool2dShape& s) {
 }
 
 void global_avgpool_forward(float* out, const float* inp, int N, int C, int HW) {
+  const double in_n = double(N) * C * HW;
+  profile::Scope scope("global_avgpool_forward", in_n, 4 * in_n);
   const int planes = N * C;
   const float inv = 1.0f / float(HW);
 #pragma omp parallel for
@@ -116,6 +127,8 @@ void global_avgpool_forward(float* out, const float* inp, int N, int C, int HW) 
 }
 
 void global_avgpool_backward(float* dinp, const float* dout, int N, int C, int HW) {
+  const double in_n = double(N) * C * HW;
+  profile::Scope scope("global_avgpool_backward", in_n, 8 * in_n);
   const int planes = N * C;
   const float inv = 1.0f / float(HW);
 #pragma omp parallel for

@@ -5,6 +5,8 @@
 // or diverged parameters fail the run, and a failing rank ends the whole job quickly.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -209,6 +211,41 @@ TEST_F(DataParallel, AWrongAllreduceResultFailsTheRun) {
   EXPECT_EQ(rc, 1);
   EXPECT_NE(read_file(path("c.log")).find("gave a wrong result"), std::string::npos) << read_file(path("c.log"));
   EXPECT_FALSE(fs::exists(path("c.h5")));
+}
+
+// --profile-kernels: every kernel call of the steps after the first, in a per-rank trace table and
+// a summary; without the flag there is no such table.
+TEST_F(DataParallel, KernelProfileCountsEveryCallAfterTheFirstStep) {
+  ASSERT_EQ(train(1, "-s 3 -B 2 --profile-kernels -o " + path("k.h5"), "k.log"), 0);
+  const sp::TraceReader r(path("k.h5"));
+  const sp::Table k = r.read_table("kernels");
+  const auto& name = std::get<std::vector<std::string>>(k.find("kernel")->values);
+  const auto& calls = std::get<std::vector<std::int64_t>>(k.find("calls")->values);
+  const auto& seconds = std::get<std::vector<double>>(k.find("seconds")->values);
+  const auto& flops = std::get<std::vector<double>>(k.find("flops")->values);
+  const auto& steps = std::get<std::vector<std::int64_t>>(k.find("steps")->values);
+  const auto& wall = std::get<std::vector<double>>(k.find("step_wall_s")->values);
+  std::map<std::string, std::int64_t> calls_of;
+  double inside = 0;
+  for (std::size_t i = 0; i < k.rows(); ++i) {
+    calls_of[name[i]] = calls[i];
+    inside += seconds[i];
+    EXPECT_GT(flops[i], 0) << name[i];
+    EXPECT_EQ(steps[i], 2) << name[i];
+  }
+  // gpt-micro (2 layers, 28 parameter tensors), 2 profiled steps: 4 linear layers per block and
+  // the head; one attention per block; AdamW per tensor.
+  EXPECT_EQ(calls_of["matmul_forward"], 2 * (2 * 4 + 1));
+  EXPECT_EQ(calls_of["matmul_backward"], 2 * (2 * 4 + 1));
+  EXPECT_EQ(calls_of["attention_forward"], 2 * 2);
+  EXPECT_EQ(calls_of["adamw_update"], 2 * 28);
+  EXPECT_EQ(calls_of["encoder_backward"], 2);
+  ASSERT_GT(k.rows(), 0u);
+  EXPECT_LT(inside, wall[0]);
+  EXPECT_NE(read_file(path("k.log")).find("kernel profile, rank 0, 2 steps"), std::string::npos) << read_file(path("k.log"));
+  ASSERT_EQ(train(1, "-s 2 -B 2 -o " + path("n.h5"), "n.log"), 0);
+  const sp::TraceReader plain(path("n.h5"));
+  for (const auto& t : plain.tables()) EXPECT_NE(t.name, "kernels");
 }
 
 TEST_F(DataParallel, DivergedParametersAreDetected) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/kernels.hpp"
+#include "kernels/profile.hpp"
 #include "kernels/random_fill.hpp"
 
 namespace k = sp::kernels;
@@ -236,4 +237,29 @@ TEST(KernelsBlas, SetThreadsAlsoSetsOpenMP) {
   EXPECT_EQ(omp_get_max_threads(), 1);
   k::set_blas_threads(saved);
   EXPECT_NE(k::blas_config().find("OpenBLAS"), std::string::npos) << k::blas_config();
+}
+
+// kernels/profile.hpp: a kernel's scope counts its call, time and work only while profiling is on.
+TEST(KernelProfile, CountsCallsAndWorkOnlyWhileEnabled) {
+  namespace prof = sp::kernels::profile;
+  std::vector<float> a(1000, 1.0f), b(1000, 2.0f);
+  prof::reset();
+  k::residual_forward(a.data(), a.data(), b.data(), a.size());
+  EXPECT_TRUE(prof::rows().empty()) << "profiling is off by default";
+  prof::set_enabled(true);
+  k::residual_forward(a.data(), a.data(), b.data(), a.size());
+  k::residual_forward(a.data(), a.data(), b.data(), a.size());
+  k::gelu_forward(a.data(), b.data(), a.size());
+  prof::set_enabled(false);
+  k::residual_forward(a.data(), a.data(), b.data(), a.size());
+  const std::vector<prof::Row> rows = prof::rows();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].name, "gelu_forward");  // by name
+  EXPECT_EQ(rows[1].name, "residual_forward");
+  EXPECT_EQ(rows[1].calls, 2);
+  EXPECT_EQ(rows[1].flops, 2000.0);   // one add per element
+  EXPECT_EQ(rows[1].bytes, 24000.0);  // two reads and a write of 4 bytes
+  EXPECT_GE(rows[1].seconds, 0.0);
+  prof::reset();
+  EXPECT_TRUE(prof::rows().empty());
 }

@@ -27,6 +27,8 @@ void add_run_control_options(CLI::App& app, RunControlOptions& o, const RunContr
       ->check(CLI::Range(0, 100000000));
   app.add_option("-o,--trace", o.run.trace, fmt::format("HDF5 trace path (default traces/{}-<time>.h5)", help.program));
   app.add_flag("-q,--quiet", o.run.quiet, "no progress lines (only the summary)");
+  app.add_flag("--profile-kernels", o.profile_kernels,
+               "time every kernel call (steps after the first): a 'kernels' table in the trace, a summary on stdout");
   dp::add_data_parallel_options(app, o.parallel);
 }
 

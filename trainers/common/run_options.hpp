@@ -22,6 +22,7 @@ struct RunControlOptions {
   std::string save, resume, init_from;
   std::string save_init;  // the parameters the first step starts from, as a checkpoint (for peers)
   int save_every = 0, stop_after = 0;
+  bool profile_kernels = false;      // each kernel's share of a step (trainers/common/kernel_profile.hpp)
   RunOptions run;                    // -o / -q and the default trace path
   dp::DataParallelOptions parallel;  // algorithm, bucket caps, strong/weak, accumulation, local SGD
 };

@@ -3,6 +3,8 @@
 #include <cstdio>
 
 #include "core/error.hpp"
+#include "kernels/profile.hpp"
+#include "trainers/common/kernel_profile.hpp"
 #include "trainers/common/trainer.hpp"
 
 namespace sp::train {
@@ -23,7 +25,13 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
   StepLoop loop(s, o, run.steps, run.start_step, run.last_step);
   loop.schedule = [&](int step0) { return t.learning_rate(step0); };
   loop.val_every = run.val_every;
-  if (t.validates()) loop.validate = [&] { return t.validate(); };
+  if (t.validates())
+    loop.validate = [&] {
+      kernels::profile::set_enabled(false);  // validation is not part of a step
+      const Validation v = t.validate();
+      kernels::profile::set_enabled(o.profile_kernels);
+      return v;
+    };
   // Rank 0 alone writes; every rank learns how it went, so a failed write (a full disk) ends the
   // job as one failed run with rank 0's line — not an abort, under which MPICH's launcher can drop
   // the line it was still forwarding.
@@ -39,6 +47,8 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
     fail_together(s.comm, error);
   };
   if (!o.save.empty()) loop.save = [&](int step) { save_on_rank0(o.save, step); };
+  KernelProfile profile(o.profile_kernels);
+  if (profile.on()) loop.after_step = [&](int step, const dp::StepReport& r) { profile.after_step(step, loop.first_step, r); };
   loop.after_run = [&] { t.share_buffers(); };  // one model everywhere, and in the checkpoint
   if (!o.save_init.empty()) save_on_rank0(o.save_init, run.start_step);  // the broadcast weights
   dp::DataParallelEngine::install_stop_handlers();
@@ -51,6 +61,9 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
   const StepLoop::End end = loop.run(engine, fn, step_log);
 
   const std::uint64_t hash = write_train_trace(trace, engine, step_log, o, run.facts, end);
+  if (profile.on())
+    trace.write_table("kernels", profile.table(), TableScope::per_rank,
+                      "--profile-kernels: each kernel's calls, time and work over the steps after the first");
   for (const auto& [name, value] : run.attributes)
     std::visit([&, &name = name](const auto& v) { trace.set_attribute(name, v); }, value);
   const auto path = trace.commit();
@@ -65,6 +78,8 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
                                  : fmt::format("parameters identical on all {} rank(s), hash", s.size);
   lines.push_back(fmt::format("final loss {:.4f}, {}; {} {:016x}", end.loss, validation_result(end, run.log_style.accuracy),
                               models, hash));
+  if (profile.on())
+    for (const std::string& line : profile.lines()) lines.push_back(line);
   print_run_end(s, engine, lines, path, o, end);
   return 0;
 }

@@ -84,6 +84,7 @@ StepLoop::End StepLoop::run(dp::DataParallelEngine& engine, const dp::StepFuncti
       end.val_step = step;
     }
     log.add(step, lr, r, v);
+    if (after_step) after_step(step, r);
     if (progress) {
       fmt::print("{}", log.progress_line(step, steps, lr, r, v));
       std::fflush(stdout);

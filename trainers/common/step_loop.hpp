@@ -82,6 +82,7 @@ struct StepLoop {
   int save_every = 0;                             // checkpoint every N steps (0: only at the end)
   std::function<void(int step)> save;             // empty: no checkpoints (no --save)
   std::function<void()> after_run;                // after engine.end_of_run, before the final checkpoint
+  std::function<void(int step, const dp::StepReport&)> after_step;  // after the step is recorded
 
   // The current step's learning rate: StepFunctions::optimizer reads it.
   double lr = 0;
