@@ -49,6 +49,10 @@ def peer_arguments(trainer: str, presets: dict, default_model: str, default_batc
     ap.add_argument("--batch", type=int, default=default_batch)
     ap.add_argument("--steps", type=int, default=14)
     ap.add_argument("--init", help=f"{trainer} --save-init checkpoint to start from")
+    ap.add_argument("--profile", action="store_true",
+                    help="run the timed steps under torch.profiler and add each op's self CPU time per step "
+                         "(the counterpart of the trainer's --profile-kernels; the timings then include the "
+                         "profiler's overhead)")
     return ap.parse_args()
 
 
@@ -131,23 +135,36 @@ def identity(threads: int) -> dict:
             "kernel_env": {k: v for k, v in sorted(os.environ.items()) if k.startswith(KERNEL_ENV_PREFIXES)}}
 
 
-def time_steps(step, steps: int) -> dict:
+def time_steps(step, steps: int, profile: bool = False) -> dict:
     """Runs step() (returning the loss tensor) ``steps`` times; statistics over all but the first
-    WARMUP_STEPS: wall and process-CPU mean, wall median, and the first step's loss."""
+    WARMUP_STEPS: wall and process-CPU mean, wall median, and the first step's loss. With profile,
+    the steps after the warm-up run under torch.profiler and "profile" lists every op by self CPU
+    time per step (self: not counting the ops it called, so the rows add up to the profiled time)."""
     if steps <= WARMUP_STEPS:
         raise ValueError(f"--steps {steps}: at least {WARMUP_STEPS + 1} (the first {WARMUP_STEPS} are warm-up)")
+    import contextlib
     walls, cpus, first_loss = [], [], None
-    for _ in range(steps):
-        w0, c0 = time.perf_counter(), time.process_time()
-        loss = step()
-        walls.append(time.perf_counter() - w0)
-        cpus.append(time.process_time() - c0)
-        if first_loss is None:
-            first_loss = float(loss)
+    profiler = None
+    with contextlib.ExitStack() as stack:
+        for i in range(steps):
+            if profile and i == WARMUP_STEPS:
+                import torch.profiler
+                profiler = stack.enter_context(torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]))
+            w0, c0 = time.perf_counter(), time.process_time()
+            loss = step()
+            walls.append(time.perf_counter() - w0)
+            cpus.append(time.process_time() - c0)
+            if first_loss is None:
+                first_loss = float(loss)
     w, c = walls[WARMUP_STEPS:], cpus[WARMUP_STEPS:]
-    return {"steps": len(w), "warmup_steps": WARMUP_STEPS, "wall_mean_s": statistics.mean(w),
-            "wall_median_s": statistics.median(w), "cpu_mean_s": statistics.mean(c), "first_loss": first_loss,
-            "step_wall_s": walls}
+    out = {"steps": len(w), "warmup_steps": WARMUP_STEPS, "wall_mean_s": statistics.mean(w),
+           "wall_median_s": statistics.median(w), "cpu_mean_s": statistics.mean(c), "first_loss": first_loss,
+           "step_wall_s": walls}
+    if profiler is not None:
+        ops = [{"op": e.key, "calls_per_step": e.count / len(w), "self_ms_per_step": e.self_cpu_time_total / 1e3 / len(w)}
+               for e in profiler.key_averages()]
+        out["profile"] = sorted(ops, key=lambda o: -o["self_ms_per_step"])
+    return out
 
 
 def report(args: argparse.Namespace, timings: dict, logit_diff: float | None, **rates) -> None:

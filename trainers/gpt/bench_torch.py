@@ -54,7 +54,7 @@ def main():
         opt.step()
         return loss.detach()
 
-    r = time_steps(step, a.steps)
+    r = time_steps(step, a.steps, profile=a.profile)
     report(a, r, logit_diff, tokens_per_s=B * T / r["wall_median_s"])
 
 

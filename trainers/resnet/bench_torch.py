@@ -93,7 +93,7 @@ def main():
         opt.step()
         return loss.detach()
 
-    r = time_steps(step, a.steps)
+    r = time_steps(step, a.steps, profile=a.profile)
     report(a, r, logit_diff, parameters=sum(p.numel() for p in model.parameters()), images_per_s=B / r["wall_median_s"])
 
 
