@@ -1,117 +1,100 @@
 #include "kernels/attention.hpp"
 
+#include <cblas.h>
+
 #include <cassert>
 #include <cmath>
 #include <cstddef>
 #include <vector>
+
 #include "kernels/profile.hpp"
 
 namespace sp::kernels {
 
+// Per (batch row, head) the attention is three GEMMs over strided slices of qkv — scores Q·K^T,
+// then P·V (forward); dP = dout·V^T, dV += P^T·dout, dQ += dS·K, dK += dS^T·Q (backward) — with
+// the softmax and its backward between them. The GEMMs run over the whole T x T square (the
+// masked half is zero): twice the causal triangle's arithmetic, at BLAS speed instead of a
+// dot-product loop's (results/2026-11-26-vm-f26m2-kernel-profile: 14-18 GFLOP/s as loops).
+// OpenBLAS runs single-threaded inside the parallel loop, so results do not depend on the thread
+// count.
+
 void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH) {
-  // Causal: T(T+1)/2 scores per head, each a dot product of C/NH and a weighted sum of as many.
-  const double pairs = double(B) * NH * T * (T + 1) / 2;
-  profile::Scope scope("attention_forward", pairs * (4.0 * C / NH + 3), 4 * (4.0 * B * T * C + double(B) * NH * T * T));
+  const double heads = double(B) * NH;
+  profile::Scope scope("attention_forward", heads * (4.0 * T * T * (C / NH) + 4.0 * T * (T + 1) / 2),
+                       4 * (4.0 * B * T * C + heads * T * T));
   assert(C % NH == 0);
   const int hs = C / NH;
-  const size_t C3 = 3 * (size_t)C;
+  const int C3 = 3 * C;
   const float scale = 1.0f / std::sqrt((float)hs);
 
 #pragma omp parallel for collapse(2)
   for (int b = 0; b < B; b++) {
     for (int h = 0; h < NH; h++) {
-      const float* qkv_b = qkv + (size_t)b * T * C3;
+      const float* q = qkv + (size_t)b * T * C3 + (size_t)h * hs;
+      const float* k = q + C;
+      const float* v = q + 2 * (size_t)C;
+      float* p = att + ((size_t)b * NH + h) * T * T;
+      // Scores: p[t, t2] = scale * q[t] . k[t2]
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, scale, q, C3, k, C3, 0.0f, p, T);
+      // Softmax over t2 <= t (max subtracted for a stable exp); the masked (future) entries are 0.
       for (int t = 0; t < T; t++) {
-        const float* q = qkv_b + t * C3 + (size_t)h * hs;
-        float* att_row = att + (((size_t)b * NH + h) * T + t) * T;
-
-        // Scores q . k / sqrt(hs) for t2 <= t, kept in att_row, and their max for a stable exp.
+        float* row = p + (size_t)t * T;
         float maxval = -INFINITY;
-        for (int t2 = 0; t2 <= t; t2++) {
-          const float* k = qkv_b + t2 * C3 + C + (size_t)h * hs;
-          float dot = 0.0f;
-#pragma omp simd reduction(+ : dot)  // lets the compiler vectorise (reorder) the float sum
-          for (int i = 0; i < hs; i++) dot += q[i] * k[i];
-          dot *= scale;
-          att_row[t2] = dot;
-          if (dot > maxval) maxval = dot;
-        }
-        // Softmax over t2 <= t; the masked (future) entries are exactly zero.
+        for (int t2 = 0; t2 <= t; t2++) maxval = std::max(maxval, row[t2]);
         float sum = 0.0f;
         for (int t2 = 0; t2 <= t; t2++) {
-          const float e = std::exp(att_row[t2] - maxval);
-          att_row[t2] = e;
-          sum += e;
+          row[t2] = std::exp(row[t2] - maxval);
+          sum += row[t2];
         }
         const float inv_sum = 1.0f / sum;
-        for (int t2 = 0; t2 <= t; t2++) att_row[t2] *= inv_sum;
-        for (int t2 = t + 1; t2 < T; t2++) att_row[t2] = 0.0f;
-
-        // out = att_row · V
-        float* out_t = out + ((size_t)b * T + t) * C + (size_t)h * hs;
-        for (int i = 0; i < hs; i++) out_t[i] = 0.0f;
-        for (int t2 = 0; t2 <= t; t2++) {
-          const float* v = qkv_b + t2 * C3 + 2 * (size_t)C + (size_t)h * hs;
-          const float a = att_row[t2];
-#pragma omp simd
-          for (int i = 0; i < hs; i++) out_t[i] += a * v[i];
-        }
+        for (int t2 = 0; t2 <= t; t2++) row[t2] *= inv_sum;
+        for (int t2 = t + 1; t2 < T; t2++) row[t2] = 0.0f;
       }
+      // out[t] = sum_t2 p[t, t2] v[t2]
+      float* o = out + (size_t)b * T * C + (size_t)h * hs;
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, p, T, v, C3, 0.0f, o, C);
     }
   }
 }
 
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att,
                         int B, int T, int C, int NH) {
-  const double pairs = double(B) * NH * T * (T + 1) / 2;
-  profile::Scope scope("attention_backward", pairs * (8.0 * C / NH + 4),
-                       4 * (B * double(T) * C + 3.0 * B * T * C + double(B) * NH * T * T + 6.0 * B * T * C));
+  const double heads = double(B) * NH;
+  profile::Scope scope("attention_backward", heads * (8.0 * T * T * (C / NH) + 4.0 * T * T),
+                       4 * (4.0 * B * T * C + heads * T * T + 6.0 * B * T * C));
   assert(C % NH == 0);
   const int hs = C / NH;
-  const size_t C3 = 3 * (size_t)C;
+  const int C3 = 3 * C;
   const float scale = 1.0f / std::sqrt((float)hs);
 
 #pragma omp parallel
   {
-    std::vector<float> datt(T);  // per-thread scratch: d loss / d att[b,h,t,:]
+    std::vector<float> ds((size_t)T * T);  // per-thread scratch: d loss / d p, then d loss / d score
 #pragma omp for collapse(2)
     for (int b = 0; b < B; b++) {
       for (int h = 0; h < NH; h++) {
-        const float* qkv_b = qkv + (size_t)b * T * C3;
-        float* dqkv_b = dqkv + (size_t)b * T * C3;
+        const size_t at = (size_t)b * T * C3 + (size_t)h * hs;
+        const float *q = qkv + at, *k = q + C, *v = q + 2 * (size_t)C;
+        float *dq = dqkv + at, *dk = dq + C, *dv = dq + 2 * (size_t)C;
+        const float* p = att + ((size_t)b * NH + h) * T * T;
+        const float* d = dout + (size_t)b * T * C + (size_t)h * hs;
+        // out = p · v:  dp = dout · v^T,  dv += p^T · dout
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, 1.0f, d, C, v, C3, 0.0f, ds.data(), T);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, p, T, d, C, 1.0f, dv, C3);
+        // Softmax backward, row by row: dscore[t2] = p[t2] (dp[t2] - sum_j p[j] dp[j]) * scale
+        // (zero where p is: the masked entries).
         for (int t = 0; t < T; t++) {
-          const float* att_row = att + (((size_t)b * NH + h) * T + t) * T;
-          const float* dout_t = dout + ((size_t)b * T + t) * C + (size_t)h * hs;
-          const float* q = qkv_b + t * C3 + (size_t)h * hs;
-          float* dq = dqkv_b + t * C3 + (size_t)h * hs;
-
-          // out_t = sum_t2 att[t2] v[t2]:  datt[t2] = dout_t . v[t2],  dv[t2] += att[t2] dout_t
-          float att_datt = 0.0f;  // sum_t2 att[t2] * datt[t2], needed by the softmax backward
-          for (int t2 = 0; t2 <= t; t2++) {
-            const float* v = qkv_b + t2 * C3 + 2 * (size_t)C + (size_t)h * hs;
-            float* dv = dqkv_b + t2 * C3 + 2 * (size_t)C + (size_t)h * hs;
-            float dot = 0.0f;
-#pragma omp simd reduction(+ : dot)
-            for (int i = 0; i < hs; i++) {
-              dot += dout_t[i] * v[i];
-              dv[i] += att_row[t2] * dout_t[i];
-            }
-            datt[t2] = dot;
-            att_datt += att_row[t2] * dot;
-          }
-          // Softmax backward: dscore[t2] = att[t2] (datt[t2] - sum_j att[j] datt[j]); then
-          // score = scale * q . k[t2] gives dq += scale dscore k[t2], dk[t2] += scale dscore q.
-          for (int t2 = 0; t2 <= t; t2++) {
-            const float dscore = att_row[t2] * (datt[t2] - att_datt) * scale;
-            const float* k = qkv_b + t2 * C3 + C + (size_t)h * hs;
-            float* dk = dqkv_b + t2 * C3 + C + (size_t)h * hs;
-#pragma omp simd
-            for (int i = 0; i < hs; i++) {
-              dq[i] += dscore * k[i];
-              dk[i] += dscore * q[i];
-            }
-          }
+          const float* prow = p + (size_t)t * T;
+          float* row = ds.data() + (size_t)t * T;
+          float p_dp = 0.0f;
+          for (int t2 = 0; t2 <= t; t2++) p_dp += prow[t2] * row[t2];
+          for (int t2 = 0; t2 <= t; t2++) row[t2] = prow[t2] * (row[t2] - p_dp) * scale;
+          for (int t2 = t + 1; t2 < T; t2++) row[t2] = 0.0f;
         }
+        // score = q · k^T:  dq += dscore · k,  dk += dscore^T · q
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, ds.data(), T, k, C3, 1.0f, dq, C3);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, ds.data(), T, q, C3, 1.0f, dk, C3);
       }
     }
   }
