@@ -50,4 +50,12 @@ void sgd_update(float* params, const float* grads, float* momentum_buf, size_t n
   }
 }
 
+double sum_of_squares(const float* x, size_t n) {
+  profile::Scope scope("sum_of_squares", 2.0 * double(n), 4.0 * double(n));
+  double s = 0;
+#pragma omp simd reduction(+ : s)
+  for (size_t i = 0; i < n; i++) s += double(x[i]) * double(x[i]);
+  return s;
+}
+
 }  // namespace sp::kernels

@@ -42,4 +42,8 @@ struct SGDConfig {
 void sgd_update(float* params, const float* grads, float* momentum_buf, size_t n,
                 const SGDConfig& cfg, long step);
 
+// sum_i x[i]^2 in double, for the gradient norm before clipping. Vector partial sums in a fixed
+// order: the same result for any thread count (one thread runs it: it is memory-bound).
+double sum_of_squares(const float* x, size_t n);
+
 }  // namespace sp::kernels

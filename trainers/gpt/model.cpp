@@ -302,11 +302,7 @@ void gpt_backward(GPT& m, const std::function<void(std::size_t)>& on_grads_ready
 
 void gpt_zero_grad(GPT& m) { std::fill(m.grads.begin(), m.grads.end(), 0.0f); }
 
-double gpt_grad_norm(const GPT& m) {
-  double s = 0;
-  for (float x : m.grads) s += double(x) * double(x);
-  return std::sqrt(s);
-}
+double gpt_grad_norm(const GPT& m) { return std::sqrt(k::sum_of_squares(m.grads.data(), m.grads.size())); }
 
 double gpt_clip_grad_norm(GPT& m, double max_norm) {
   const double norm = gpt_grad_norm(m);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/optim.hpp"
+
 namespace sp::resnet {
 
 ResNetTrainer::ResNetTrainer(const Session& s, const TrainOptions& o, ResNet& model, ImageLoader& train_loader,
@@ -26,9 +28,7 @@ double ResNetTrainer::forward(int micro) {
 }
 
 double ResNetTrainer::update(double lr) {
-  double sq = 0;
-  for (float g : model_.grads) sq += double(g) * g;
-  const double norm = std::sqrt(sq);
+  const double norm = std::sqrt(kernels::sum_of_squares(model_.grads.data(), model_.grads.size()));
   if (o_.grad_clip > 0 && norm > o_.grad_clip) {
     const float f = float(o_.grad_clip / (norm + 1e-6));
     for (float& g : model_.grads) g *= f;
