@@ -253,12 +253,25 @@ void BM_conv2d_backward(benchmark::State& state) {
   });
   set_flops(state, 4.0 * s.macs());  // dinput and dweight GEMMs
 }
+// The weight gradient alone (dinp nullptr), to tell its speed from the input gradient's.
+void BM_conv2d_weight_grad(benchmark::State& state) {
+  const k::Conv2dShape s = conv_shape(state);
+  const size_t nin = (size_t)s.N * s.C * s.H * s.W, nout = (size_t)s.N * s.OC * s.out_h() * s.out_w();
+  const auto inp = random_vec(nin, 1), w = random_vec((size_t)s.OC * s.C * s.KH * s.KW, 2),
+             dout = random_vec(nout, 3);
+  std::vector<float> dw(w.size(), 0.0f);
+  time_loop(state, dw.data(), [&] {
+    k::conv2d_backward(nullptr, dw.data(), nullptr, dout.data(), inp.data(), w.data(), s);
+  });
+  set_flops(state, 2.0 * s.macs());
+}
 #define CONV_ARGS                                                                   \
   ->Args({16, 32, 16, 3, 1})->Args({16, 32, 32, 3, 2})->Args({32, 16, 32, 3, 1})     \
   ->Args({32, 16, 64, 3, 2})->Args({64, 8, 64, 3, 1})->Args({16, 32, 32, 1, 2})      \
   ->ArgNames({"C", "HW", "OC", "K", "s"})->UseRealTime()
 BENCHMARK(BM_conv2d_forward) CONV_ARGS;
 BENCHMARK(BM_conv2d_backward) CONV_ARGS;
+BENCHMARK(BM_conv2d_weight_grad) CONV_ARGS;
 
 // Memory-bound CNN kernels. Args: (C, H = W) of a [32, C, H, W] activation.
 size_t act_numel(const benchmark::State& state) {

@@ -1,6 +1,7 @@
 // Chooses the direct convolution's instruction-set variant once, on first use (conv_direct.hpp):
 // SCALEPROBE_KERNEL_ISA if set, else the widest variant the CPU runs. Compiled with the build's
 // baseline flags like the rest, and the only place that names the variants.
+#include <cstdint>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -80,9 +81,13 @@ void conv2d_direct_backward(float* dinp, float* dweight, const float* dout, cons
 }
 
 float* conv_direct_scratch(int slot, std::size_t n) {
+  // Cache-line aligned: the kernels lay out planes in whole vectors, so a plane's aligned
+  // vectors are then aligned in memory too, and do not straddle two cache lines.
+  constexpr std::size_t kLine = 64 / sizeof(float);
   thread_local std::vector<float> buf[5];
-  if (buf[slot].size() < n) buf[slot].resize(n);
-  return buf[slot].data();
+  if (buf[slot].size() < n + kLine) buf[slot].resize(n + kLine);
+  const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(buf[slot].data());
+  return buf[slot].data() + (kLine - at / sizeof(float) % kLine) % kLine;
 }
 
 }  // namespace detail
