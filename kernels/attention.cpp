@@ -38,16 +38,21 @@ void attention_forward(float* out, float* att, const float* qkv, int B, int T, i
       // Scores: p[t, t2] = scale * q[t] . k[t2]
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, scale, q, C3, k, C3, 0.0f, p, T);
       // Softmax over t2 <= t (max subtracted for a stable exp); the masked (future) entries are 0.
+      // Vector loops: this file is built with -ffast-math (kernels/CMakeLists.txt), under which
+      // GCC calls glibc's vector expf; every value here is finite (no -INFINITY start for max).
       for (int t = 0; t < T; t++) {
         float* row = p + (size_t)t * T;
-        float maxval = -INFINITY;
+        float maxval = row[0];
+#pragma omp simd reduction(max : maxval)
         for (int t2 = 0; t2 <= t; t2++) maxval = std::max(maxval, row[t2]);
         float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
         for (int t2 = 0; t2 <= t; t2++) {
           row[t2] = std::exp(row[t2] - maxval);
           sum += row[t2];
         }
         const float inv_sum = 1.0f / sum;
+#pragma omp simd
         for (int t2 = 0; t2 <= t; t2++) row[t2] *= inv_sum;
         for (int t2 = t + 1; t2 < T; t2++) row[t2] = 0.0f;
       }
@@ -59,7 +64,7 @@ void attention_forward(float* out, float* att, const float* qkv, int B, int T, i
 }
 
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att,
-                        int B, int T, int C, int NH) {
+                        int B, int T, int C, int NH, bool accumulate) {
   const double heads = double(B) * NH;
   profile::Scope scope("attention_backward", heads * (8.0 * T * T * (C / NH) + 4.0 * T * T),
                        4 * (4.0 * B * T * C + heads * T * T + 6.0 * B * T * C));
@@ -67,6 +72,7 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
   const int hs = C / NH;
   const int C3 = 3 * C;
   const float scale = 1.0f / std::sqrt((float)hs);
+  const float beta = accumulate ? 1.0f : 0.0f;  // each GEMM writes its (b, h) slice once
 
 #pragma omp parallel
   {
@@ -79,22 +85,24 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
         float *dq = dqkv + at, *dk = dq + C, *dv = dq + 2 * (size_t)C;
         const float* p = att + ((size_t)b * NH + h) * T * T;
         const float* d = dout + (size_t)b * T * C + (size_t)h * hs;
-        // out = p · v:  dp = dout · v^T,  dv += p^T · dout
+        // out = p · v:  dp = dout · v^T,  dv (+)= p^T · dout
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, 1.0f, d, C, v, C3, 0.0f, ds.data(), T);
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, p, T, d, C, 1.0f, dv, C3);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, p, T, d, C, beta, dv, C3);
         // Softmax backward, row by row: dscore[t2] = p[t2] (dp[t2] - sum_j p[j] dp[j]) * scale
         // (zero where p is: the masked entries).
         for (int t = 0; t < T; t++) {
           const float* prow = p + (size_t)t * T;
           float* row = ds.data() + (size_t)t * T;
           float p_dp = 0.0f;
+#pragma omp simd reduction(+ : p_dp)
           for (int t2 = 0; t2 <= t; t2++) p_dp += prow[t2] * row[t2];
+#pragma omp simd
           for (int t2 = 0; t2 <= t; t2++) row[t2] = prow[t2] * (row[t2] - p_dp) * scale;
           for (int t2 = t + 1; t2 < T; t2++) row[t2] = 0.0f;
         }
-        // score = q · k^T:  dq += dscore · k,  dk += dscore^T · q
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, ds.data(), T, k, C3, 1.0f, dq, C3);
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, ds.data(), T, q, C3, 1.0f, dk, C3);
+        // score = q · k^T:  dq (+)= dscore · k,  dk (+)= dscore^T · q
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, ds.data(), T, k, C3, beta, dq, C3);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, ds.data(), T, q, C3, beta, dk, C3);
       }
     }
   }

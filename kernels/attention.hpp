@@ -12,10 +12,11 @@ namespace sp::kernels {
 // flop, twice the causal triangle's 4*B*C*T(T+1)/2, at BLAS speed.
 void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH);
 
-// dqkv [B, T, 3C] += gradient w.r.t. qkv (dq, dk, dv in the same layout as qkv).
+// dqkv [B, T, 3C] += gradient w.r.t. qkv (dq, dk, dv in the same layout as qkv); written
+// instead when accumulate is false.
 // dout: [B, T, C]; qkv and att as in/from attention_forward. Parallel over B*NH (each (b, h)
 // owns its own channel slice of dqkv, so there are no races). Four GEMMs: 8*B*C*T*T flop.
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att,
-                        int B, int T, int C, int NH);
+                        int B, int T, int C, int NH, bool accumulate = true);
 
 }  // namespace sp::kernels

@@ -176,7 +176,9 @@ void BM_gelu_forward(benchmark::State& state) {
   bench_activation_forward(state, k::gelu_forward, N * 4 * C, -3.0f, 3.0f);
 }
 void BM_gelu_backward(benchmark::State& state) {
-  bench_activation_backward(state, k::gelu_backward, N * 4 * C, -3.0f, 3.0f);
+  bench_activation_backward(
+      state, [](float* d, const float* x, const float* dy, size_t n) { k::gelu_backward(d, x, dy, n); }, N * 4 * C, -3.0f,
+      3.0f);
 }
 void BM_residual_forward(benchmark::State& state) {
   const auto a = random_vec(N * C, 1), b = random_vec(N * C, 2);

@@ -30,7 +30,7 @@ void softmax_crossentropy_forward(float* losses, float* probs, const float* logi
 }
 
 void softmax_crossentropy_backward(float* dlogits, const float* probs, const int* targets,
-                                   float dloss, int B, int T, int V) {
+                                   float dloss, int B, int T, int V, bool accumulate) {
   const double NV = double(B) * T * V;
   profile::Scope scope("crossentropy_backward", 2 * NV, 12 * NV);
   const int N = B * T;
@@ -38,7 +38,7 @@ void softmax_crossentropy_backward(float* dlogits, const float* probs, const int
   for (int n = 0; n < N; n++) {
     const float* p = probs + (size_t)n * V;
     float* dz = dlogits + (size_t)n * V;
-    for (int v = 0; v < V; v++) dz[v] += dloss * p[v];
+    for (int v = 0; v < V; v++) dz[v] = (accumulate ? dz[v] : 0.0f) + dloss * p[v];
     dz[targets[n]] -= dloss;
   }
 }

@@ -12,9 +12,9 @@ namespace sp::kernels {
 void softmax_crossentropy_forward(float* losses, float* probs, const float* logits,
                                   const int* targets, int B, int T, int V);
 
-// dlogits [B, T, V] += dloss * (probs - onehot(targets)): the gradient of
-// L = dloss * sum_{b,t} losses[b,t]. For the mean loss pass dloss = 1 / (B*T).
+// dlogits [B, T, V] += dloss * (probs - onehot(targets)) (= when accumulate is false): the
+// gradient of L = dloss * sum_{b,t} losses[b,t]. For the mean loss pass dloss = 1 / (B*T).
 void softmax_crossentropy_backward(float* dlogits, const float* probs, const int* targets,
-                                   float dloss, int B, int T, int V);
+                                   float dloss, int B, int T, int V, bool accumulate = true);
 
 }  // namespace sp::kernels

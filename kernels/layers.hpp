@@ -32,13 +32,14 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
 // ---- GELU, tanh approximation (as in GPT-2) ----
 // out, inp: [N]   out = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))   out may alias inp.
 void gelu_forward(float* out, const float* inp, size_t N);
-// dinp [N] += gelu'(inp) * dout.   inp, dout: [N]
-void gelu_backward(float* dinp, const float* inp, const float* dout, size_t N);
+// dinp [N] += gelu'(inp) * dout (= when accumulate is false).   inp, dout: [N]
+void gelu_backward(float* dinp, const float* inp, const float* dout, size_t N, bool accumulate = true);
 
 // ---- residual add ----
 // out, a, b: [N]   out = a + b   (out may alias a or b)
 void residual_forward(float* out, const float* a, const float* b, size_t N);
 // da [N] += dout,  db [N] += dout.   da and db may alias (then it gets 2 * dout).
-void residual_backward(float* da, float* db, const float* dout, size_t N);
+// accumulate false: da = db = dout (copies; da and db must not alias).
+void residual_backward(float* da, float* db, const float* dout, size_t N, bool accumulate = true);
 
 }  // namespace sp::kernels

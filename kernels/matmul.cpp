@@ -32,15 +32,16 @@ void matmul_forward(float* out, const float* inp, const float* weight, const flo
 }
 
 void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                     const float* inp, const float* weight, int B, int T, int C, int OC) {
+                     const float* inp, const float* weight, int B, int T, int C, int OC,
+                     bool accumulate_dinp) {
   const double NT = double(B) * T;
   profile::Scope scope("matmul_backward", (dinp ? 4 : 2) * NT * C * OC + (dbias ? NT * OC : 0),
                        4 * (NT * OC + NT * C + 2.0 * OC * C + (dinp ? double(OC) * C + 2 * NT * C : 0)));
   const int N = B * T;
   if (dinp != nullptr) {
-    // dinp[N, C] += dout[N, OC] · weight[OC, C]
+    // dinp[N, C] (+)= dout[N, OC] · weight[OC, C]
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, OC,
-                1.0f, dout, OC, weight, C, 1.0f, dinp, C);
+                1.0f, dout, OC, weight, C, accumulate_dinp ? 1.0f : 0.0f, dinp, C);
   }
   // dweight[OC, C] += dout[N, OC]^T · inp[N, C]
   cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, N,

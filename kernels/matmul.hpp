@@ -13,12 +13,14 @@ namespace sp::kernels {
 void matmul_forward(float* out, const float* inp, const float* weight, const float* bias,
                     int B, int T, int C, int OC);
 
-// Gradients ACCUMULATE (llm.c convention):
+// Gradients ACCUMULATE (llm.c convention), dinp unless accumulate_dinp is false (then written:
+// a caller that would otherwise zero it first saves the pass over memory):
 //   dinp    [B*T, C]  += dout · weight            (skipped when dinp == nullptr, e.g. first layer)
 //   dweight [OC, C]   += dout^T · inp             (required)
 //   dbias   [OC]      += column sums of dout      (skipped when dbias == nullptr: no bias)
 // dout: [B*T, OC]; inp and weight as in matmul_forward.
 void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                     const float* inp, const float* weight, int B, int T, int C, int OC);
+                     const float* inp, const float* weight, int B, int T, int C, int OC,
+                     bool accumulate_dinp = true);
 
 }  // namespace sp::kernels

@@ -32,7 +32,7 @@ void gelu_forward(float* out, const float* inp, size_t N) {
   }
 }
 
-void gelu_backward(float* dinp, const float* inp, const float* dout, size_t N) {
+void gelu_backward(float* dinp, const float* inp, const float* dout, size_t N, bool accumulate) {
   profile::Scope scope("gelu_backward", 16.0 * double(N), 16.0 * double(N));
 #pragma omp parallel for simd
   for (size_t i = 0; i < N; i++) {
@@ -43,7 +43,7 @@ void gelu_backward(float* dinp, const float* inp, const float* dout, size_t N) {
     const float du_dx = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * x * x);
     // d/dx [0.5 x (1 + tanh u)] = 0.5 (1 + tanh u) + 0.5 x sech^2(u) du/dx
     const float grad = 0.5f * (1.0f + th) + 0.5f * x * sech2 * du_dx;
-    dinp[i] += grad * dout[i];
+    dinp[i] = (accumulate ? dinp[i] : 0.0f) + grad * dout[i];
   }
 }
 
@@ -53,8 +53,13 @@ void residual_forward(float* out, const float* a, const float* b, size_t N) {
   for (size_t i = 0; i < N; i++) out[i] = a[i] + b[i];
 }
 
-void residual_backward(float* da, float* db, const float* dout, size_t N) {
-  profile::Scope scope("residual_backward", 2.0 * double(N), 20.0 * double(N));
+void residual_backward(float* da, float* db, const float* dout, size_t N, bool accumulate) {
+  profile::Scope scope("residual_backward", accumulate ? 2.0 * double(N) : 0.0, (accumulate ? 20.0 : 12.0) * double(N));
+  if (!accumulate) {
+#pragma omp parallel for simd
+    for (size_t i = 0; i < N; i++) da[i] = db[i] = dout[i];
+    return;
+  }
 #pragma omp parallel for
   for (size_t i = 0; i < N; i++) {
     da[i] += dout[i];

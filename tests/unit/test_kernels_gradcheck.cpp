@@ -201,3 +201,46 @@ TEST(GradCheck, Residual) {
   expect_backward_matches("residual", d, [&] { k::residual_backward(d[0].data(), d[1].data(), w.data(), out.size()); },
                           loss);
 }
+
+// The write mode (accumulate false) of the kernels that have one: onto a buffer of NaNs it must
+// give bitwise what the accumulate mode gives onto zeros (a kernel that read the old value, or
+// left an element unwritten, leaves a NaN). The GPT backward relies on it instead of zeroing.
+TEST(GradCheck, WriteModeEqualsAccumulateOntoZero) {
+  const float nan = std::nanf("");
+  auto same = [&](const char* what, const std::function<void(float*, bool)>& backward, size_t n) {
+    std::vector<float> onto_zero(n, 0.0f), written(n, nan);
+    backward(onto_zero.data(), true);
+    backward(written.data(), false);
+    size_t differ = 0;
+    for (size_t i = 0; i < n; i++) differ += !(written[i] == onto_zero[i]);  // NaN differs
+    EXPECT_EQ(differ, 0u) << what;
+  };
+  const auto inp = random_vec(BT * C, 90), weight = random_vec((size_t)OC * C, 91), dout = random_vec(BT * OC, 92);
+  same("matmul dinp", [&](float* dinp, bool acc) {
+    std::vector<float> dw(weight.size(), 0.0f);
+    k::matmul_backward(dinp, dw.data(), nullptr, dout.data(), inp.data(), weight.data(), B, T, C, OC, acc);
+  }, BT * C);
+  const auto x = random_vec(BT * 4 * C, 93, -4.0f, 4.0f), dy = random_vec(x.size(), 94);
+  same("gelu dinp", [&](float* d, bool acc) { k::gelu_backward(d, x.data(), dy.data(), x.size(), acc); }, x.size());
+  const auto qkv = random_vec(BT * 3 * C, 95, -2.0f, 2.0f), datt = random_vec(BT * C, 96);
+  std::vector<float> out(BT * C), att((size_t)B * NH * T * T);
+  k::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
+  same("attention dqkv", [&](float* d, bool acc) {
+    k::attention_backward(d, datt.data(), qkv.data(), att.data(), B, T, C, NH, acc);
+  }, qkv.size());
+  std::vector<int> targets(BT);
+  for (size_t i = 0; i < BT; i++) targets[i] = (int)((i * 3 + 1) % V);
+  const auto probs = random_vec(BT * V, 97, 0.0f, 1.0f);
+  same("crossentropy dlogits", [&](float* d, bool acc) {
+    k::softmax_crossentropy_backward(d, probs.data(), targets.data(), 0.5f, B, T, V, acc);
+  }, BT * V);
+  const auto dres = random_vec(BT * C, 98);
+  same("residual da", [&](float* d, bool acc) {
+    std::vector<float> db(BT * C, 0.0f);
+    k::residual_backward(d, db.data(), dres.data(), BT * C, acc);
+  }, BT * C);
+  same("residual db", [&](float* d, bool acc) {
+    std::vector<float> da(BT * C, 0.0f);
+    k::residual_backward(da.data(), d, dres.data(), BT * C, acc);
+  }, BT * C);
+}
