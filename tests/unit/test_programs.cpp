@@ -32,9 +32,10 @@ struct Case {
   bool in_place;
   Dtype dtype;
   Op op;
+  double scale = 1.0;  // not 1: a scaled program (Shape::scaled), the result times scale
   std::string name() const {
-    return fmt::format("{} p={} count={} chunk={} {} {} {}", algorithm->name, nranks, count, chunk_bytes,
-                       in_place ? "in place" : "out of place", coll::name(dtype), coll::name(op));
+    return fmt::format("{} p={} count={} chunk={} {} {} {} scale={}", algorithm->name, nranks, count, chunk_bytes,
+                       in_place ? "in place" : "out of place", coll::name(dtype), coll::name(op), scale);
   }
 };
 
@@ -50,6 +51,7 @@ struct Outcome {
   int rounds = 0;
   int idle_rounds = 0;  // rounds in which no message was posted or completed anywhere
   std::size_t max_blocking_points = 0;
+  bool scales = false;  // the program scaled the result itself (Program::scales, on every rank)
 };
 
 // Runs the case on every rank in lockstep and checks the result; returns how it went.
@@ -66,14 +68,20 @@ Outcome run_lockstep(const Case& c) {
     send[r].resize(bytes);
     fill_pattern(send[r].data(), c.count, c.dtype, r, c.nranks);
     recv[r] = c.in_place ? send[r] : std::vector<std::byte>(bytes);
-    programs.push_back(c.algorithm->plan(Shape{c.count, c.dtype, c.op, r, c.nranks, c.chunk_bytes, c.in_place, 0}));
+    Shape shape{c.count, c.dtype, c.op, r, c.nranks, c.chunk_bytes, c.in_place, 0};
+    shape.scaled = c.scale != 1.0;
+    programs.push_back(c.algorithm->plan(shape));
     scratch[r].resize(programs[r].scratch_elements * es);
     out.max_blocking_points = std::max(out.max_blocking_points, blocking_points(programs[r]));
+    EXPECT_EQ(programs[r].scales, programs[0].scales) << c.name() << ": rank " << r;
   }
+  out.scales = programs[0].scales;
   for (int r = 0; r < c.nranks; ++r) {
     void* rb = c.in_place ? static_cast<void*>(recv[r].data()) : recv[r].data();
     const void* sb = c.in_place ? rb : send[r].data();
-    runs[r].start(programs[r], Bindings{sb, rb, scratch[r].data()}, *transports[r]);
+    Bindings bound{sb, rb, scratch[r].data()};
+    bound.scale = c.scale;
+    runs[r].start(programs[r], bound, *transports[r]);
   }
   const int max_rounds = int(out.max_blocking_points) * 2 + 4;  // far beyond the bound checked below
   for (bool all_done = false; !all_done && out.rounds < max_rounds;) {
@@ -90,6 +98,7 @@ Outcome run_lockstep(const Case& c) {
     EXPECT_TRUE(runs[r].done()) << c.name() << ": rank " << r << " did not finish in " << out.rounds << " rounds";
     std::vector<std::byte> want(bytes);
     fill_expected(want.data(), c.count, c.dtype, c.op, c.nranks);
+    if (out.scales) scale_local(want.data(), c.count, c.dtype, c.scale);
     const std::size_t wrong = count_mismatches(recv[r].data(), want.data(), c.count, c.dtype);
     EXPECT_EQ(wrong, 0u) << c.name() << ": rank " << r << " has " << wrong << " wrong elements";
   }
@@ -217,43 +226,14 @@ TEST(Programs, AppendedScheduleReducesOnlyItsSlice) {
 // value is made (ring's last reduce-scatter step, Rabenseifner's last halving); the others leave
 // the scale to the caller (Program::scales false) and must not apply it at all. Every rank agrees.
 TEST(Programs, ScaledSchedulesScaleEveryElementOnce) {
-  const double factor = 0.25;  // exact on the pattern's small integers
   for (const Algorithm* a : schedules())
     for (int p = 1; p <= 5; ++p)
       for (std::size_t count : {std::size_t(1), std::size_t(7), std::size_t(50)})
         for (Dtype d : {Dtype::f32, Dtype::f64, Dtype::bf16}) {
-          const std::string what = fmt::format("{} p={} count={} {}", a->name, p, count, coll::name(d));
-          Fabric fabric;
-          std::vector<std::unique_ptr<LoopbackTransport>> transports;
-          std::vector<Program> programs;
-          const std::size_t es = size_of(d);
-          std::vector<std::vector<std::byte>> send(p, std::vector<std::byte>(count * es)), recv = send, scratch(p);
-          std::vector<ProgressedRun> runs(static_cast<std::size_t>(p));
-          for (int r = 0; r < p; ++r) {
-            transports.push_back(std::make_unique<LoopbackTransport>(fabric, r, p));
-            fill_pattern(send[r].data(), count, d, r, p);
-            Shape s{count, d, Op::sum, r, p, 16, false, 0};
-            s.scaled = true;
-            programs.push_back(a->plan(s));
-            scratch[r].resize(programs[r].scratch_elements * es);
-            EXPECT_EQ(programs[r].scales, programs[0].scales) << what << " rank " << r;
-          }
+          // 0.25: exact on the pattern's small integers.
+          const Case c{a, p, count, 16, false, d, Op::sum, 0.25};
           const bool own_final_step = a->name == "ring" || a->name == "rabenseifner";
-          EXPECT_EQ(programs[0].scales, own_final_step && p > 1) << what;
-          for (int r = 0; r < p; ++r) {
-            Bindings bound{send[r].data(), recv[r].data(), scratch[r].data()};
-            bound.scale = factor;
-            runs[r].start(programs[r], bound, *transports[r]);
-          }
-          for (int round = 0; round < 10000 && !std::all_of(runs.begin(), runs.end(), [](auto& x) { return x.done(); }); ++round)
-            for (auto& run : runs) run.advance();
-          std::vector<std::byte> want(count * es);
-          fill_expected(want.data(), count, d, Op::sum, p);
-          if (programs[0].scales) scale_local(want.data(), count, d, factor);
-          for (int r = 0; r < p; ++r) {
-            ASSERT_TRUE(runs[r].done()) << what << " rank " << r;
-            EXPECT_EQ(count_mismatches(recv[r].data(), want.data(), count, d), 0u) << what << " rank " << r;
-          }
+          EXPECT_EQ(run_lockstep(c).scales, own_final_step && p > 1) << c.name();
         }
 }
 

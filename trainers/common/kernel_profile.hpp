@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/table.hpp"
+#include "kernels/profile.hpp"
 #include "trainers/dp/engine.hpp"
 
 namespace sp::train {
@@ -17,6 +18,16 @@ class KernelProfile {
  public:
   explicit KernelProfile(bool on);
   bool on() const { return on_; }
+  // f() with the kernels' timing off (validation is not part of a step), then as before.
+  template <class F>
+  auto paused(F&& f) const {
+    struct Resume {
+      bool on;
+      ~Resume() { kernels::profile::set_enabled(on); }
+    } resume{on_};
+    kernels::profile::set_enabled(false);
+    return f();
+  }
   // After each step: the first one restarts the counts, the others add their wall time.
   void after_step(int step, int first_step, const dp::StepReport& r);
   int steps() const { return steps_; }

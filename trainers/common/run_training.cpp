@@ -3,7 +3,6 @@
 #include <cstdio>
 
 #include "core/error.hpp"
-#include "kernels/profile.hpp"
 #include "trainers/common/kernel_profile.hpp"
 #include "trainers/common/trainer.hpp"
 
@@ -25,13 +24,8 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
   StepLoop loop(s, o, run.steps, run.start_step, run.last_step);
   loop.schedule = [&](int step0) { return t.learning_rate(step0); };
   loop.val_every = run.val_every;
-  if (t.validates())
-    loop.validate = [&] {
-      kernels::profile::set_enabled(false);  // validation is not part of a step
-      const Validation v = t.validate();
-      kernels::profile::set_enabled(o.profile_kernels);
-      return v;
-    };
+  KernelProfile profile(o.profile_kernels);
+  if (t.validates()) loop.validate = [&] { return profile.paused([&] { return t.validate(); }); };
   // Rank 0 alone writes; every rank learns how it went, so a failed write (a full disk) ends the
   // job as one failed run with rank 0's line — not an abort, under which MPICH's launcher can drop
   // the line it was still forwarding.
@@ -47,7 +41,6 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
     fail_together(s.comm, error);
   };
   if (!o.save.empty()) loop.save = [&](int step) { save_on_rank0(o.save, step); };
-  KernelProfile profile(o.profile_kernels);
   if (profile.on()) loop.after_step = [&](int step, const dp::StepReport& r) { profile.after_step(step, loop.first_step, r); };
   loop.after_run = [&] { t.share_buffers(); };  // one model everywhere, and in the checkpoint
   if (!o.save_init.empty()) save_on_rank0(o.save_init, run.start_step);  // the broadcast weights

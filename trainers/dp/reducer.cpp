@@ -196,11 +196,15 @@ void GradientReducer::end_bucket(std::size_t i) {
   timings_[i].end_s = wall_seconds();
 }
 
-void GradientReducer::run_bucket_blocking(std::size_t i) {
+coll::Bindings GradientReducer::bind_bucket(std::size_t i, coll::Workspace& ws) {
   float* p = bucket_buffer(i);
-  coll::Bindings bound = workspace_.bind(programs_[i], p, p, *transport_);
+  coll::Bindings bound = ws.bind(programs_[i], p, p, *transport_);
   bound.scale = scale_;
-  coll::run_blocking(programs_[i], bound, *transport_);
+  return bound;
+}
+
+void GradientReducer::run_bucket_blocking(std::size_t i) {
+  coll::run_blocking(programs_[i], bind_bucket(i, workspace_), *transport_);
 }
 
 // Advances the buckets in flight in order, then starts the ready ones a free slot allows (bucket
@@ -221,12 +225,8 @@ void GradientReducer::advance_in_flight() {
   settle();
   while (started_ < produced_ && started_ < finished_ + kInFlight) {
     const std::size_t i = started_++;
-    float* p = bucket_buffer(i);
     start_bucket(i);
-    coll::Workspace& ws = slot_workspace_[i % kInFlight];
-    coll::Bindings bound = ws.bind(programs_[i], p, p, *transport_);
-    bound.scale = scale_;
-    runs_[i % kInFlight].start(programs_[i], bound, *transport_);
+    runs_[i % kInFlight].start(programs_[i], bind_bucket(i, slot_workspace_[i % kInFlight]), *transport_);
     advance(i);
     settle();
   }

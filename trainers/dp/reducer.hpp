@@ -140,6 +140,8 @@ class GradientReducer {
   void start_bucket(std::size_t i);  // verification snapshot, start time, copy into the arena
   void end_bucket(std::size_t i);    // copy out of the arena, scaling, fault injection, end time
   float* bucket_buffer(std::size_t i) const;  // where bucket i is reduced (grads_ or the arena)
+  // Bucket i's program bound in place on its buffer in ws, with this step's scale.
+  coll::Bindings bind_bucket(std::size_t i, coll::Workspace& ws);
   void run_bucket_blocking(std::size_t i);
   void advance_in_flight();          // progress mode
   double finish_progress(double t0);
