@@ -15,14 +15,19 @@ void softmax_crossentropy_forward(float* losses, float* probs, const float* logi
   for (int n = 0; n < N; n++) {
     const float* z = logits + (size_t)n * V;
     float* p = probs + (size_t)n * V;
-    float maxval = -INFINITY;
+    // Vector loops, as the attention's softmax: -ffast-math for glibc's vector expf
+    // (kernels/CMakeLists.txt), so the max starts from a logit, not -INFINITY.
+    float maxval = z[0];
+#pragma omp simd reduction(max : maxval)
     for (int v = 0; v < V; v++) maxval = z[v] > maxval ? z[v] : maxval;
     float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
     for (int v = 0; v < V; v++) {
       p[v] = std::exp(z[v] - maxval);
       sum += p[v];
     }
     const float inv_sum = 1.0f / sum;
+#pragma omp simd
     for (int v = 0; v < V; v++) p[v] *= inv_sum;
     // -log softmax(z)[target] = log(sum_v exp(z_v - max)) + max - z[target]
     losses[n] = std::log(sum) + maxval - z[targets[n]];
