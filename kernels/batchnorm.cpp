@@ -9,11 +9,13 @@
 
 namespace sp::kernels {
 
-void batchnorm_forward_train(float* out, float* mean, float* rstd, float* running_mean,
-                             float* running_var, const float* inp, const float* gamma,
-                             const float* beta, int N, int C, int HW, float momentum, float eps) {
-  const double elements = double(N) * C * HW;
-  profile::Scope scope("batchnorm_forward", 7 * elements, 8 * elements);
+namespace {
+
+// batchnorm_forward_train, then max(., 0) in the same pass when Relu.
+template <bool Relu>
+void forward_train(float* out, float* mean, float* rstd, float* running_mean, float* running_var,
+                   const float* inp, const float* gamma, const float* beta, int N, int C, int HW,
+                   float momentum, float eps) {
   const double M = double(N) * HW;
 #pragma omp parallel for
   for (int c = 0; c < C; c++) {
@@ -44,9 +46,30 @@ void batchnorm_forward_train(float* out, float* mean, float* rstd, float* runnin
     for (int n = 0; n < N; n++) {
       const std::size_t base = (std::size_t(n) * C + c) * HW;
 #pragma omp simd
-      for (int i = 0; i < HW; i++) out[base + i] = inp[base + i] * scale + shift;
+      for (int i = 0; i < HW; i++) {
+        const float y = inp[base + i] * scale + shift;
+        out[base + i] = Relu ? (y > 0.0f ? y : 0.0f) : y;
+      }
     }
   }
+}
+
+}  // namespace
+
+void batchnorm_forward_train(float* out, float* mean, float* rstd, float* running_mean,
+                             float* running_var, const float* inp, const float* gamma,
+                             const float* beta, int N, int C, int HW, float momentum, float eps) {
+  const double elements = double(N) * C * HW;
+  profile::Scope scope("batchnorm_forward", 7 * elements, 8 * elements);
+  forward_train<false>(out, mean, rstd, running_mean, running_var, inp, gamma, beta, N, C, HW, momentum, eps);
+}
+
+void batchnorm_relu_forward_train(float* out, float* mean, float* rstd, float* running_mean,
+                                  float* running_var, const float* inp, const float* gamma,
+                                  const float* beta, int N, int C, int HW, float momentum, float eps) {
+  const double elements = double(N) * C * HW;
+  profile::Scope scope("batchnorm_relu_forward", 8 * elements, 8 * elements);
+  forward_train<true>(out, mean, rstd, running_mean, running_var, inp, gamma, beta, N, C, HW, momentum, eps);
 }
 
 void batchnorm_forward_eval(float* out, const float* inp, const float* gamma, const float* beta,

@@ -303,7 +303,28 @@ void BM_batchnorm_backward(benchmark::State& state) {
   });
   set_bytes(state, 4.0 * 6 * n);  // dout, inp read twice; dinp read + written
 }
+// Batch norm + ReLU, training forward: batchnorm_forward_train then relu_forward in place
+// (range 2 = 0), or batchnorm_relu_forward_train (range 2 = 1).
+void BM_batchnorm_relu_forward(benchmark::State& state) {
+  const int C = (int)state.range(0), HW = (int)(state.range(1) * state.range(1));
+  const bool fused = state.range(2) != 0;
+  const size_t n = act_numel(state);
+  const auto inp = random_vec(n, 1), g = random_vec(C, 2), b = random_vec(C, 3);
+  std::vector<float> out(n), mean(C), rstd(C), rm(C, 0.0f), rv(C, 1.0f);
+  time_loop(state, out.data(), [&] {
+    if (fused) {
+      k::batchnorm_relu_forward_train(out.data(), mean.data(), rstd.data(), rm.data(), rv.data(), inp.data(), g.data(),
+                                      b.data(), kImgN, C, HW);
+    } else {
+      k::batchnorm_forward_train(out.data(), mean.data(), rstd.data(), rm.data(), rv.data(), inp.data(), g.data(),
+                                 b.data(), kImgN, C, HW);
+      k::relu_forward(out.data(), out.data(), n);
+    }
+  });
+  set_bytes(state, 4.0 * 3 * n);
+}
 #define BN_ARGS ->Args({16, 32})->Args({32, 16})->Args({64, 8})->ArgNames({"C", "HW"})->UseRealTime()
+BENCHMARK(BM_batchnorm_relu_forward)->ArgsProduct({{16, 32, 64}, {32, 16, 8}, {0, 1}})->ArgNames({"C", "HW", "fused"})->UseRealTime();
 BENCHMARK(BM_batchnorm_forward) BN_ARGS;
 BENCHMARK(BM_batchnorm_backward) BN_ARGS;
 

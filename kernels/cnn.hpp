@@ -79,6 +79,15 @@ void batchnorm_forward_train(float* out, float* mean, float* rstd, float* runnin
                              float* running_var, const float* inp, const float* gamma,
                              const float* beta, int N, int C, int HW,
                              float momentum = kBatchNormMomentum, float eps = kBatchNormEps);
+// The same followed by a ReLU in the same pass: out = max(bn(x), 0), the same values as
+// batchnorm_forward_train + relu_forward with one pass over the activations fewer (15-45 %
+// faster at ResNet-20's shapes on one Zen 5 core: bench_kernels BM_batchnorm_relu_forward). Its
+// backward stays relu_backward_inplace + batchnorm_backward: the mask read inside the batch
+// norm's passes measured 1.5-1.8x slower than the two passes.
+void batchnorm_relu_forward_train(float* out, float* mean, float* rstd, float* running_mean,
+                                  float* running_var, const float* inp, const float* gamma,
+                                  const float* beta, int N, int C, int HW,
+                                  float momentum = kBatchNormMomentum, float eps = kBatchNormEps);
 // Evaluation mode: out = (x - running_mean) / sqrt(running_var + eps) * gamma + beta.
 // out may alias inp.
 void batchnorm_forward_eval(float* out, const float* inp, const float* gamma, const float* beta,

@@ -333,6 +333,27 @@ TEST(BatchNorm, GradientCheckTrainingMode) {
   }, loss);
 }
 
+// The batch norm with its ReLU in the same pass against the two kernels one after the other:
+// bitwise the same output, statistics and running statistics.
+TEST(BatchNorm, ReluInTheSamePassEqualsBatchNormThenRelu) {
+  const int N = 3, C = 4, HW = 37;  // odd plane: vector tails
+  const std::vector<float> x = random_vec(std::size_t(N) * C * HW, 11, -2.0f, 2.0f);
+  const std::vector<float> gamma = random_vec(C, 12, 0.5f, 1.5f), beta = random_vec(C, 13);
+  std::vector<float> y(x.size()), mean(C), rstd(C), rm(C, 0.0f), rv(C, 1.0f);
+  k::batchnorm_forward_train(y.data(), mean.data(), rstd.data(), rm.data(), rv.data(), x.data(), gamma.data(),
+                             beta.data(), N, C, HW);
+  k::relu_forward(y.data(), y.data(), y.size());
+  ASSERT_GT(std::count(y.begin(), y.end(), 0.0f), 0);  // the ReLU matters
+  std::vector<float> yf(x.size()), meanf(C), rstdf(C), rmf(C, 0.0f), rvf(C, 1.0f);
+  k::batchnorm_relu_forward_train(yf.data(), meanf.data(), rstdf.data(), rmf.data(), rvf.data(), x.data(),
+                                  gamma.data(), beta.data(), N, C, HW);
+  EXPECT_EQ(yf, y);
+  EXPECT_EQ(meanf, mean);
+  EXPECT_EQ(rstdf, rstd);
+  EXPECT_EQ(rmf, rm);
+  EXPECT_EQ(rvf, rv);
+}
+
 TEST(Relu, ForwardBackwardAndInPlace) {
   const std::vector<float> x = {-2.0f, -0.0f, 0.0f, 0.5f, 3.0f};
   const std::vector<float> dy = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f};

@@ -235,7 +235,8 @@ void resnet_init_parameters(ResNet& m, std::uint64_t seed) {
 
 namespace {
 
-// conv -> bn (-> relu in place) on the activations of u; x is the layer input.
+// conv -> bn (-> relu in place) on the activations of u; x is the layer input. In training with
+// batch statistics the ReLU runs inside the batch norm's pass (batchnorm_relu_forward_train).
 void conv_bn_forward(ResNet& m, ConvBN& u, const float* x, bool relu) {
   float* a = m.acts.data();
   const float* p = m.params.data();
@@ -244,16 +245,17 @@ void conv_bn_forward(ResNet& m, ConvBN& u, const float* x, bool relu) {
   k::conv2d_forward(a + u.conv, x, p + u.weight, nullptr, u.s, m.cols.data() + u.col);
   float* rm = m.buffers.data() + u.running;
   if (m.train_mode && !m.frozen_bn) {
-    k::batchnorm_forward_train(a + u.bn, a + u.mean, a + u.rstd, rm, rm + OC, a + u.conv,
-                               p + u.gamma, p + u.beta, u.s.N, OC, HW);
-  } else {
-    k::batchnorm_forward_eval(a + u.bn, a + u.conv, p + u.gamma, p + u.beta, rm, rm + OC, u.s.N, OC, HW);
-    if (m.train_mode)  // frozen BN: keep the statistics used, for backward
-      for (int c = 0; c < OC; ++c) {
-        a[u.mean + c] = rm[c];
-        a[u.rstd + c] = 1.0f / std::sqrt(rm[OC + c] + k::kBatchNormEps);
-      }
+    (relu ? k::batchnorm_relu_forward_train : k::batchnorm_forward_train)(
+        a + u.bn, a + u.mean, a + u.rstd, rm, rm + OC, a + u.conv, p + u.gamma, p + u.beta, u.s.N, OC, HW,
+        k::kBatchNormMomentum, k::kBatchNormEps);
+    return;
   }
+  k::batchnorm_forward_eval(a + u.bn, a + u.conv, p + u.gamma, p + u.beta, rm, rm + OC, u.s.N, OC, HW);
+  if (m.train_mode)  // frozen BN: keep the statistics used, for backward
+    for (int c = 0; c < OC; ++c) {
+      a[u.mean + c] = rm[c];
+      a[u.rstd + c] = 1.0f / std::sqrt(rm[OC + c] + k::kBatchNormEps);
+    }
   if (relu) k::relu_forward(a + u.bn, a + u.bn, out_numel(u));
 }
 
