@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <utility>
 
 #ifndef SP_CONV_DIRECT_VARIANT
 #define SP_CONV_DIRECT_VARIANT baseline
@@ -344,12 +345,9 @@ void weight_grad_item(float* dw, int o0, int c, int images, Dz dz, const float* 
 }
 
 // The vector at p + K from the vectors at p (lo) and p + VL (hi), without an unaligned load.
-typedef int vi __attribute__((vector_size(VL * sizeof(int))));
-template <int K>
-constexpr vi shift_mask() {
-  vi m{};
-  for (int l = 0; l < VL; ++l) m[l] = K + l;
-  return m;
+template <int K, int... L>
+inline vf shifted_lanes(vf lo, vf hi, std::integer_sequence<int, L...>) {
+  return __builtin_shufflevector(lo, hi, (K + L)...);  // GCC >= 12 and clang
 }
 template <int K>
 inline vf shifted(vf lo, vf hi) {
@@ -361,7 +359,7 @@ inline vf shifted(vf lo, vf hi) {
   const __m512i l = _mm512_castps_si512((__m512)lo), h = _mm512_castps_si512((__m512)hi);
   return (vf)_mm512_castsi512_ps(_mm512_mask_alignr_epi32(l, __mmask16(0xFFFF), h, l, K));
 #else
-  return __builtin_shuffle(lo, hi, shift_mask<K>());
+  return shifted_lanes<K>(lo, hi, std::make_integer_sequence<int, VL>{});
 #endif
 }
 
