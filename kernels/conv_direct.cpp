@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #ifndef SP_CONV_DIRECT_VARIANT
@@ -56,7 +57,7 @@ constexpr int kMaxXV = 3;
 #endif
 constexpr int GO = 4;       // output channels per correlation tile
 constexpr int GW = 3;       // output channels per weight-gradient tile (3 x 9 accumulators)
-constexpr int GW1 = 2;      // the same for stride 1 (2 x 9: its shifts need registers too)
+constexpr int GW1 = 2;      // the same for stride 1 (2 x 9: its shifted taps need registers too)
 constexpr int T = 9;        // taps of a 3x3 kernel
 
 typedef float vf __attribute__((vector_size(VL * sizeof(float))));
@@ -114,7 +115,7 @@ struct InputLayout {
       : S(s.stride), H(s.H), W(s.W), OH(s.out_h()), OW(s.out_w()),
         L(S == 1 ? W + 2 : (W + 3) / 2), rows(S == 1 ? H + 2 : (H + 3) / 2),
         Q(std::size_t(OH) * L), xv(tile_vectors(Q)), Qr(round_up(Q, std::size_t(xv) * VL)) {
-    // Largest shift; stride 1 adds a vector, which weight_grad_item_s1 loads (and does not use)
+    // Largest shift; stride 1 adds a vector, which weight_grad_item loads (and does not use)
     // past its last window.
     const std::size_t reach = S == 1 ? 2 * std::size_t(L) + 2 + VL : std::size_t(L) + 1;
     phase = round_up(std::max(Qr + reach, std::size_t(rows) * L), VL);
@@ -318,32 +319,6 @@ struct DoutLayout {
 
 // ---- weight gradient ----
 
-// dw[o0+g][c][t] += sum_{n < images} sum_q dz[n][o0+g][q] * in[n][c][q + shift(t)] for g < GW.
-// dz(n, o) points at image n's dout plane o in the flat layout (rows of f.L floats, zeros in
-// the thrown-away columns and up to f.Qr).
-template <class Taps, int GW, class Dz>
-void weight_grad_item(float* dw, int o0, int c, int images, Dz dz, const float* in, const Conv2dShape& s,
-                      const InputLayout& f) {
-  vf acc[GW][T] = {};
-  for (int n = 0; n < images; ++n) {
-    const float* d[GW];
-    for (int g = 0; g < GW; ++g) d[g] = dz(n, std::min(o0 + g, s.OC - 1));
-    const float* x0 = in + (std::size_t(n) * s.C + c) * f.chan;
-    for (std::size_t q = 0; q < f.Qr; q += VL) {
-      vf dv[GW];
-      for (int g = 0; g < GW; ++g) dv[g] = vload(d[g] + q);
-#pragma GCC unroll 9
-      for (int t = 0; t < T; ++t) {
-        vf x = vload(x0 + q + Taps::shift(t, f.L, std::ptrdiff_t(f.phase)));
-        in_register(x);
-        for (int g = 0; g < GW; ++g) acc[g][t] += dv[g] * x;
-      }
-    }
-  }
-  for (int g = 0; g < GW && o0 + g < s.OC; ++g)
-    for (int t = 0; t < T; ++t) dw[((std::size_t(o0 + g) * s.C) + c) * T + t] += hsum(acc[g][t]);
-}
-
 // The vector at p + K from the vectors at p (lo) and p + VL (hi), without an unaligned load.
 template <int K, int... L>
 inline vf shifted_lanes(vf lo, vf hi, std::integer_sequence<int, L...>) {
@@ -363,16 +338,13 @@ inline vf shifted(vf lo, vf hi) {
 #endif
 }
 
-// weight_grad_item for stride 1: the three taps of a kernel row read the input at q, q + 1 and
-// q + 2, so each row takes two loads and two in-register shifts instead of three unaligned
-// loads. ResNet-20's 3x3 stride-1 shapes, batch 32, one Zen 5 core: 110-140 GFLOP/s against
-// 120 for weight_grad_item with in_register and 52-67 without it (kernels/bench_kernels,
-// BM_conv2d_weight_grad). Same products, same order per accumulator: bitwise the generic result.
-template <int GW, class Dz>
-void weight_grad_item_s1(float* dw, int o0, int c, int images, Dz dz, const float* in, const Conv2dShape& s,
-                         const InputLayout& f) {
+// dw[o0+g][c][t] += sum_{n < images} sum_q dz[n][o0+g][q] * in[n][c][q + shift(t)] for g < GW.
+// dz(n, o) points at image n's dout plane o in the flat layout (rows of f.L floats, zeros in
+// the thrown-away columns and up to f.Qr).
+template <class Taps, int GW, class Dz>
+void weight_grad_item(float* dw, int o0, int c, int images, Dz dz, const float* in, const Conv2dShape& s,
+                      const InputLayout& f) {
   vf acc[GW][T] = {};
-  const std::ptrdiff_t L = f.L;
   for (int n = 0; n < images; ++n) {
     const float* d[GW];
     for (int g = 0; g < GW; ++g) d[g] = dz(n, std::min(o0 + g, s.OC - 1));
@@ -380,15 +352,29 @@ void weight_grad_item_s1(float* dw, int o0, int c, int images, Dz dz, const floa
     for (std::size_t q = 0; q < f.Qr; q += VL) {
       vf dv[GW];
       for (int g = 0; g < GW; ++g) dv[g] = vload(d[g] + q);
+      if constexpr (std::is_same_v<Taps, Stride1Taps>) {
+        // The three taps of a kernel row read the input at q, q + 1 and q + 2: two loads and two
+        // in-register shifts instead of three unaligned loads. ResNet-20's 3x3 stride-1 shapes,
+        // batch 32, one Zen 5 core: 110-140 GFLOP/s against 120 for the loop below with
+        // in_register and 52-67 without it (kernels/bench_kernels, BM_conv2d_weight_grad). Same
+        // products, same order per accumulator: bitwise the loop below's result.
 #pragma GCC unroll 3
-      for (int r = 0; r < 3; ++r) {
-        const float* p = x0 + q + r * L;
-        const vf lo = vload(p), hi = vload(p + VL);
-        for (int g = 0; g < GW; ++g) acc[g][3 * r] += dv[g] * lo;
-        const vf x1 = shifted<1>(lo, hi);
-        for (int g = 0; g < GW; ++g) acc[g][3 * r + 1] += dv[g] * x1;
-        const vf x2 = shifted<2>(lo, hi);
-        for (int g = 0; g < GW; ++g) acc[g][3 * r + 2] += dv[g] * x2;
+        for (int r = 0; r < 3; ++r) {
+          const float* p = x0 + q + r * std::ptrdiff_t(f.L);
+          const vf lo = vload(p), hi = vload(p + VL);
+          for (int g = 0; g < GW; ++g) acc[g][3 * r] += dv[g] * lo;
+          const vf x1 = shifted<1>(lo, hi);
+          for (int g = 0; g < GW; ++g) acc[g][3 * r + 1] += dv[g] * x1;
+          const vf x2 = shifted<2>(lo, hi);
+          for (int g = 0; g < GW; ++g) acc[g][3 * r + 2] += dv[g] * x2;
+        }
+      } else {
+#pragma GCC unroll 9
+        for (int t = 0; t < T; ++t) {
+          vf x = vload(x0 + q + Taps::shift(t, f.L, std::ptrdiff_t(f.phase)));
+          in_register(x);
+          for (int g = 0; g < GW; ++g) acc[g][t] += dv[g] * x;
+        }
       }
     }
   }
@@ -473,9 +459,9 @@ void conv2d_direct_backward(float* dinp, float* dweight, const float* dout, cons
   float* dpad = scratch(0, std::size_t(chunk) * s.OC * dout_chan);
   float* ipad = scratch(1, std::size_t(chunk) * s.C * f.chan);
   float* dz = s.stride == 1 ? nullptr : scratch(4, std::size_t(chunk) * s.OC * dz_chan);
-  // Weight-gradient work items: (GW or GW1 output channels, one input channel) entry sets; each is
+  // Weight-gradient work items: (gw output channels, one input channel) entry sets; each is
   // summed by one thread over the chunks in order, so dweight does not depend on the threads.
-  const int items = (s.OC + GW - 1) / GW * s.C, items1 = (s.OC + GW1 - 1) / GW1 * s.C;
+  const int gw = s.stride == 1 ? GW1 : GW, items = (s.OC + gw - 1) / gw * s.C;
   for (int n0 = 0; n0 < s.N; n0 += chunk) {
     const int n1 = std::min(s.N, n0 + chunk);
 #pragma omp parallel for schedule(static) if (n1 - n0 > 1)
@@ -495,14 +481,14 @@ void conv2d_direct_backward(float* dinp, float* dweight, const float* dout, cons
       // dz is the padded dout seen from one row and one column in: dout at the output position,
       // and the zero borders in the thrown-away columns.
       const auto dz1 = [&](int n, int o) { return dpad + (std::size_t(n) * s.OC + o) * dout_chan + f.L + 1; };
-#pragma omp parallel for schedule(static) if (items1 > 1)
-      for (int item = 0; item < items1; ++item)
-        weight_grad_item_s1<GW1>(dweight, (item / s.C) * GW1, item % s.C, images, dz1, ipad, s, f);
+#pragma omp parallel for schedule(static) if (items > 1)
+      for (int item = 0; item < items; ++item)
+        weight_grad_item<Stride1Taps, GW1>(dweight, (item / s.C) * gw, item % s.C, images, dz1, ipad, s, f);
     } else {
       const auto dz2 = [&](int n, int o) { return dz + (std::size_t(n) * s.OC + o) * dz_chan; };
 #pragma omp parallel for schedule(static) if (items > 1)
       for (int item = 0; item < items; ++item)
-        weight_grad_item<Stride2Taps, GW>(dweight, (item / s.C) * GW, item % s.C, images, dz2, ipad, s, f);
+        weight_grad_item<Stride2Taps, GW>(dweight, (item / s.C) * gw, item % s.C, images, dz2, ipad, s, f);
     }
   }
 }
