@@ -22,10 +22,10 @@
 //
 // Instruction sets. This file is compiled once per variant (kernels/CMakeLists.txt: with the
 // build's baseline flags, and as conv_direct_v4.cpp with -march=x86-64-v4 when the baseline lacks
-// AVX-512) into namespace SP_CONV_DIRECT_VARIANT; conv_direct_dispatch.cpp picks one at run time.
+// AVX-512) into namespace SP_KERNEL_VARIANT; isa.cpp picks one at run time.
 // Everything here is internal linkage or in that namespace, and nothing calls an out-of-line
 // std:: template (a comdat copy compiled for AVX-512 could be the one the linker keeps for the
-// whole program): tests/unit/conv_direct_variants.sh checks the objects define no weak symbols.
+// whole program): tests/unit/isa.sh checks the objects define no weak symbols.
 #include "kernels/conv_direct.hpp"
 
 #include <immintrin.h>
@@ -37,11 +37,11 @@
 #include <type_traits>
 #include <utility>
 
-#ifndef SP_CONV_DIRECT_VARIANT
-#define SP_CONV_DIRECT_VARIANT baseline
+#ifndef SP_KERNEL_VARIANT
+#define SP_KERNEL_VARIANT baseline
 #endif
 
-namespace sp::kernels::detail::SP_CONV_DIRECT_VARIANT {
+namespace sp::kernels::detail::SP_KERNEL_VARIANT {
 
 namespace {
 
@@ -95,7 +95,7 @@ int tile_vectors(std::size_t Q) {
   return xv;
 }
 
-// The calling thread's scratch (slot 0..4): conv_direct_scratch in conv_direct_dispatch.cpp,
+// The calling thread's scratch (slot 0..4): conv_direct_scratch in isa.cpp,
 // shared by the variants (and compiled once, with the baseline flags).
 float* scratch(int slot, std::size_t n) { return conv_direct_scratch(slot, n); }
 
@@ -493,4 +493,4 @@ void conv2d_direct_backward(float* dinp, float* dweight, const float* dout, cons
   }
 }
 
-}  // namespace sp::kernels::detail::SP_CONV_DIRECT_VARIANT
+}  // namespace sp::kernels::detail::SP_KERNEL_VARIANT

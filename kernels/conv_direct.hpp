@@ -9,7 +9,7 @@
 // vector loads and FMAs only (see conv_direct.cpp).
 //
 // Its speed depends on the vector width it is compiled for, so conv_direct.cpp is compiled once
-// per instruction-set variant and conv_direct_dispatch.cpp chooses one when first used: the
+// per instruction-set variant and isa.cpp chooses one when first used: the
 // widest the CPU supports, or SCALEPROBE_KERNEL_ISA (a variant's name) if set.
 #pragma once
 
@@ -19,6 +19,7 @@
 
 #include "kernels/cnn.hpp"
 #include "kernels/isa.hpp"
+#include "kernels/variants.hpp"
 
 namespace sp::kernels::detail {
 
@@ -37,19 +38,5 @@ void conv2d_direct_backward(float* dinp, float* dweight, const float* dout, cons
 
 // The calling thread's scratch buffer `slot` (0..4) of at least n floats, kept between calls.
 float* conv_direct_scratch(int slot, std::size_t n);
-
-// One compiled variant each (the namespace conv_direct.cpp was compiled into).
-#define SP_CONV_DIRECT_VARIANT_API                                                                       \
-  void conv2d_direct_forward(float* out, const float* inp, const float* weight, const float* bias,     \
-                             const Conv2dShape& s);                                                     \
-  void conv2d_direct_backward(float* dinp, float* dweight, const float* dout, const float* inp,        \
-                              const float* weight, const Conv2dShape& s, bool accumulate_dinp);
-namespace baseline {
-SP_CONV_DIRECT_VARIANT_API
-}
-namespace x86_64_v4 {
-SP_CONV_DIRECT_VARIANT_API
-}
-#undef SP_CONV_DIRECT_VARIANT_API
 
 }  // namespace sp::kernels::detail

@@ -1,4 +1,4 @@
 // The AVX-512 variant of the direct convolution: conv_direct.cpp compiled with -march=x86-64-v4
-// (kernels/CMakeLists.txt), chosen at run time by conv_direct_dispatch.cpp on CPUs that have it.
-#define SP_CONV_DIRECT_VARIANT x86_64_v4
+// (kernels/CMakeLists.txt), chosen at run time by isa.cpp on CPUs that have it.
+#define SP_KERNEL_VARIANT x86_64_v4
 #include "conv_direct.cpp"  // NOLINT(bugprone-suspicious-include): one source, one object per ISA

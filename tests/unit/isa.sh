@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The instruction-set machinery (cmake/isa.cmake, core/isa_check.cpp, kernels/conv_direct.hpp):
+# The instruction-set machinery (cmake/isa.cmake, core/isa_check.cpp, kernels/variants.hpp):
 #  1. the start-up check: a program on a CPU lacking a feature of the baseline (pretended with
 #     SCALEPROBE_ISA_CHECK_PRETEND_MISSING) prints one line naming it and exits 2, before anything
 #     else runs; without the pretence it starts (--help, exit 0);
 #  2. the kernel variant: SCALEPROBE_KERNEL_ISA naming no variant, or a variant this CPU cannot
 #     run, is a one-line error; the chosen variant is in the trace's provenance (kernel_isa);
-#  3. the AVX-512 object defines no weak (comdat) function: the linker could otherwise keep its
+#  3. the AVX-512 objects define no weak (comdat) function: the linker could otherwise keep its
 #     AVX-512 copy of a shared inline function for the whole program; nor does the start-up check's
 #     object (it must not pick up a baseline copy).
 #   isa.sh BUILD_DIR
@@ -44,13 +44,15 @@ for isa in default baseline; do
   [ $isa = baseline ] && expect=baseline || expect=$want
   [ "$got" = "$expect" ] || { echo "FAIL: kernel_isa '$got' in the trace of the $isa run, wanted $expect"; failures=$((failures + 1)); }
 done
-checks=$((checks + 1))
-weak=$(nm -C --defined-only -A "$B/kernels/libscaleprobe_kernels.a" 2>/dev/null | grep 'conv_direct_v4' | grep ' W ')
-if ! nm -A "$B/kernels/libscaleprobe_kernels.a" 2>/dev/null | grep -q conv_direct_v4; then
-  echo "FAIL: no conv_direct_v4 object in $B/kernels/libscaleprobe_kernels.a (baseline: $features)"; failures=$((failures + 1))
-elif [ -n "$weak" ]; then
-  echo "FAIL: the AVX-512 object defines weak functions:"; echo "$weak"; failures=$((failures + 1))
-fi
+for v4 in conv_direct_v4 gelu_v4; do
+  checks=$((checks + 1))
+  weak=$(nm -C --defined-only -A "$B/kernels/libscaleprobe_kernels.a" 2>/dev/null | grep "$v4" | grep ' W ')
+  if ! nm -A "$B/kernels/libscaleprobe_kernels.a" 2>/dev/null | grep -q "$v4"; then
+    echo "FAIL: no $v4 object in $B/kernels/libscaleprobe_kernels.a (baseline: $features)"; failures=$((failures + 1))
+  elif [ -n "$weak" ]; then
+    echo "FAIL: the AVX-512 object $v4 defines weak functions:"; echo "$weak"; failures=$((failures + 1))
+  fi
+done
 checks=$((checks + 1))
 check_obj=$(find "$B/core" -name 'isa_check.cpp.o' | head -1)
 weak=$(nm -C --defined-only "$check_obj" 2>/dev/null | grep ' W ')

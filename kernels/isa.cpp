@@ -1,4 +1,5 @@
-// Chooses the direct convolution's instruction-set variant once, on first use (conv_direct.hpp):
+// Chooses the instruction-set variant of the kernels that have several (kernels/variants.hpp:
+// the direct convolution, GELU) once, on first use:
 // SCALEPROBE_KERNEL_ISA if set, else the widest variant the CPU runs. Compiled with the build's
 // baseline flags like the rest, and the only place that names the variants.
 #include <cstdint>
@@ -7,6 +8,7 @@
 
 #include "kernels/conv_direct.hpp"
 #include "kernels/cpu_features.hpp"
+#include "kernels/variants.hpp"
 
 namespace sp::kernels {
 
@@ -17,6 +19,8 @@ struct Variant {
   bool (*cpu_runs)();
   decltype(&detail::baseline::conv2d_direct_forward) forward;
   decltype(&detail::baseline::conv2d_direct_backward) backward;
+  decltype(&detail::baseline::gelu_forward) gelu_forward;
+  decltype(&detail::baseline::gelu_backward) gelu_backward;
 };
 
 #if defined(SP_KERNELS_HAVE_X86_64_V4)
@@ -27,9 +31,11 @@ bool always() { return true; }  // the baseline: the start-up check (core/isa_ch
 // Widest first.
 const Variant kVariants[] = {
 #if defined(SP_KERNELS_HAVE_X86_64_V4)
-    {"x86-64-v4", cpu_runs_v4, detail::x86_64_v4::conv2d_direct_forward, detail::x86_64_v4::conv2d_direct_backward},
+    {"x86-64-v4", cpu_runs_v4, detail::x86_64_v4::conv2d_direct_forward, detail::x86_64_v4::conv2d_direct_backward,
+     detail::x86_64_v4::gelu_forward, detail::x86_64_v4::gelu_backward},
 #endif
-    {"baseline", always, detail::baseline::conv2d_direct_forward, detail::baseline::conv2d_direct_backward},
+    {"baseline", always, detail::baseline::conv2d_direct_forward, detail::baseline::conv2d_direct_backward,
+     detail::baseline::gelu_forward, detail::baseline::gelu_backward},
 };
 
 const Variant& choose() {
@@ -78,6 +84,12 @@ void conv2d_direct_forward(float* out, const float* inp, const float* weight, co
 void conv2d_direct_backward(float* dinp, float* dweight, const float* dout, const float* inp,
                             const float* weight, const Conv2dShape& s, bool accumulate_dinp) {
   chosen().backward(dinp, dweight, dout, inp, weight, s, accumulate_dinp);
+}
+
+void gelu_forward(float* out, const float* inp, std::size_t N) { chosen().gelu_forward(out, inp, N); }
+
+void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t N, bool accumulate) {
+  chosen().gelu_backward(dinp, inp, dout, N, accumulate);
 }
 
 float* conv_direct_scratch(int slot, std::size_t n) {
