@@ -11,9 +11,10 @@
 #     0d7e9cd): build 9.7 min, tests 15 min with the 4-8 rank runs (4 of them), and the whole CI
 #     76 min before those and the MPICH stage's 4-rank runs were left out. SCALEPROBE_ASAN=0 skips
 #     the stage (its closing line says so).
-#  3. fuzz: build the fuzz preset (clang, libFuzzer + ASan + UBSan; tests/fuzz) and run the fuzz
-#     label: every seed and regression input of the six targets replayed, then 20 s of fuzzing
-#     each. SCALEPROBE_FUZZ=0 skips it.
+#  3. fuzz: build the fuzz preset's fuzzers (clang, libFuzzer + ASan + UBSan; tests/fuzz; target
+#     `fuzzers`, not the programs, which no fuzz test runs) and run the fuzz label: every seed and
+#     regression input of the six targets replayed, then 20 s of fuzzing each. SCALEPROBE_FUZZ=0
+#     skips it.
 #  4. installed: the programs as a site builds them (preset minimal: Release, no tests or
 #     benchmarks, GoogleTest and Google Benchmark hidden — and a configure that needs GoogleTest
 #     is checked to fail, so the hiding is real), installed to a temporary prefix and used from
@@ -80,7 +81,7 @@ asan() {
 
 fuzz() {
   cmake --preset fuzz >/dev/null
-  cmake --build --preset fuzz
+  cmake --build --preset fuzz --target fuzzers
   # Every target's replay and time-boxed run. The HDF5 readers' runs reach libhdf5 only with
   # files that pass the whole-file digest (as users' files do): damaged bytes are refused before
   # libhdf5 opens them, so its crashes on damaged metadata (1.10.8) cannot fail CI at random;
