@@ -42,10 +42,6 @@ int run_program(int argc, char** argv, std::string program, int required_thread_
   Session s;
   s.program = std::move(program);
   s.argv.assign(argv, argv + argc);
-  // Started without a launcher (a --help, a rejected flag, trace_check, a one-rank run), Open MPI
-  // forks a daemon that only MPI_Comm_spawn and its kin need, none of which this suite calls:
-  // ~0.25 s of every such start. Under a launcher the setting is unused; a value set by the user wins.
-  setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
   if (MPI_Init_thread(&argc, &argv, required_thread_level, &s.thread_level) != MPI_SUCCESS) {
     std::fprintf(stderr, "%s: error: MPI_Init_thread failed\n", s.program.c_str());
     return 1;
