@@ -104,9 +104,10 @@ if [ "$mode" = np2 ]; then
 fi
 
 # 1. The detection made generic: started again with the best core, same pid, argv and process name
-# (read while the run writes its trace, i.e. after the re-execution).
+# (read while the run writes its trace, i.e. after the re-execution: 400 steps keep it running for
+# the poll below on a fast CPU too; 20 ended between two polls on a 2026 Xeon).
 mkdir -p "$tmp/with space"
-"${clean[@]}" SCALEPROBE_TEST_BLAS_DETECTED=Prescott "${gpt_steps[@]}" 20 -o "$tmp/with space/chosen.h5" \
+"${clean[@]}" SCALEPROBE_TEST_BLAS_DETECTED=Prescott "${gpt_steps[@]}" 400 -o "$tmp/with space/chosen.h5" \
   >"$tmp/chosen.out" 2>"$tmp/chosen.err" &
 pid=$!
 echo $pid >"$tmp/chosen.pid"
@@ -135,7 +136,7 @@ else
   check "header: detected by OpenBLAS" header_has chosen "(detected by OpenBLAS)"
 fi
 check "the same process (pid) started again" equals "$(h5get "$t" ranks/pid)" "$(cat "$tmp/chosen.pid")"
-check "the same argv" equals "$(h5get "$t" provenance/command_line)" "${gpt_steps[*]} 20 -o $tmp/with space/chosen.h5"
+check "the same argv" equals "$(h5get "$t" provenance/command_line)" "${gpt_steps[*]} 400 -o $tmp/with space/chosen.h5"
 
 if [ -n "$best" ]; then
   R=("$B/bin/resnet_train" -m resnet20 --width 4 --depth 8 -s 1 -B 2 -q --synthetic-images 64 --synthetic-test 16)
