@@ -46,7 +46,8 @@ def printed(program: str, stdout: str) -> list[str]:
     out = []
     for line in stdout.splitlines():
         if line.startswith("#"):
-            line = re.sub(r"\[[^]]*\]", "[*]", line) if " host(s) [" in line else line
+            if " host(s) [" in line:  # the hosts and the OpenMP threads are the machine's
+                line = re.sub(r"\[[^]]*\], \d+ OpenMP", "[*], * OpenMP", line)
             for prefix in ("# MPI:", "# trace:", "# memory copy bandwidth"):
                 if line.startswith(prefix):
                     line = prefix + " *"
