@@ -89,11 +89,20 @@ struct AllreduceArgs {
 // An algorithm is the program one rank runs for a shape (program.hpp). Every rank builds its own
 // for identical count/dtype/op; run, it leaves the reduction in recv on every rank.
 using PlanFn = Program (*)(const Shape&);
+// Bytes of scratch (Workspace) a call of a message of `bytes` may take at most, with pipelining
+// segments of chunk_bytes; sp::Error when it does not fit in 64 bits. The harness sizes its memory
+// check with it (case_memory_bytes); tests/mpi/test_harness.cpp checks it against the programs.
+using WorkspaceFn = std::uint64_t (*)(std::uint64_t bytes, std::uint64_t chunk_bytes);
+std::uint64_t no_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes);
+std::uint64_t message_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes);        // = bytes
+std::uint64_t two_segment_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes);    // 2 x min(chunk, bytes)
+std::uint64_t four_segment_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes);   // 4 x min(chunk, bytes)
 
 struct Algorithm {
   std::string_view name;         // command-line name, e.g. "ring"
   std::string_view description;  // one line for --help and the README
   PlanFn plan;
+  WorkspaceFn workspace_bytes = no_workspace;
   // The transport it always runs on ("mpi": MPI_Allreduce, the reference of every backend;
   // "gloo": Gloo's own allreduce), or empty: a schedule, run on whichever backend is chosen.
   std::string_view transport = {};

@@ -40,39 +40,76 @@ std::uint64_t CaseBuffers::evict_from_cache() const {
   return send_.size() + other_.size();
 }
 
-TimedRun time_case(const CaseSpec& spec, const TimingOptions& opt, int iters, int warmup,
-                   MPI_Comm comm, Transport& transport, Workspace& ws) {
-  int rank = 0, size = 1;
-  SP_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  SP_MPI_CHECK(MPI_Comm_size(comm, &size));
-  CaseBuffers buf(spec, rank, size, transport);
-  const AllreduceArgs args{buf.send(), buf.recv(), spec.count, spec.dtype, spec.op, &transport, &ws, spec.chunk_bytes};
-  for (int i = 0; i < warmup; ++i) {
-    buf.restore();
-    spec.algorithm->run(args);
+TimedRun time_calls(BenchCase& c, const LoopOptions& opt, MPI_Comm comm) {
+  Transport& transport = c.transport();
+  for (int i = 0; i < opt.warmup; ++i) {
+    c.reset();
+    c.call(-1);
   }
   transport.synchronize();
   TimedRun run;
-  run.samples.reserve(iters);
+  run.samples.reserve(opt.iters);
   SP_MPI_CHECK(MPI_Barrier(comm));
-  double rq0 = thread_runqueue_wait_seconds();
+  const double rq0 = thread_runqueue_wait_seconds();
   PhaseTimer timer;
-  for (int i = 0; i < iters; ++i) {
-    buf.restore();  // before the eviction, so --off-cache still starts every call cold
+  for (int i = 0; i < opt.iters; ++i) {
+    c.reset();  // before the eviction, so --off-cache still starts every call cold
     transport.synchronize();
-    if (opt.off_cache) run.evicted_bytes += buf.evict_from_cache();
+    if (opt.off_cache) run.evicted_bytes += c.evict_from_cache();
     if (opt.barrier) SP_MPI_CHECK(MPI_Barrier(comm));
     timer.start();
     transport.mark();
-    spec.algorithm->run(args);
+    c.call(i);
     const double device_s = transport.seconds_since_mark();
     transport.synchronize();
     run.samples.push_back(timer.stop());
     if (device_s >= 0) run.device_s.push_back(device_s);
   }
-  double rq1 = thread_runqueue_wait_seconds();
+  const double rq1 = thread_runqueue_wait_seconds();
   run.runqueue_wait_s = (rq0 >= 0 && rq1 >= 0) ? rq1 - rq0 : -1;
   return run;
+}
+
+AllreduceCase::AllreduceCase(const CaseSpec& spec, MPI_Comm comm, Transport& transport, Workspace& ws)
+    : spec_(spec), transport_(transport), ws_(ws) {
+  SP_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
+  SP_MPI_CHECK(MPI_Comm_size(comm, &size_));
+}
+
+CaseBuffers& AllreduceCase::buffers() {
+  if (!buffers_) buffers_ = std::make_unique<CaseBuffers>(spec_, rank_, size_, transport_);
+  return *buffers_;
+}
+
+void AllreduceCase::call(int) {
+  spec_.algorithm->run({buffers().send(), buffers().recv(), spec_.count, spec_.dtype, spec_.op, &transport_, &ws_,
+                        spec_.chunk_bytes});
+}
+
+long long AllreduceCase::verify() {
+  buffers_.reset();  // the timed loop's two buffers, before verification's three (case_memory_bytes)
+  const std::size_t bytes = std::max<std::size_t>(spec_.bytes(), 1);
+  auto pattern = [&](std::byte* p) { fill_pattern(p, spec_.count, spec_.dtype, rank_, size_); };
+  TransportBuffer send = filled_buffer(transport_, bytes, pattern);
+  TransportBuffer recv = spec_.in_place ? TransportBuffer{} : transport_.allocate(bytes);
+  TransportBuffer want = filled_buffer(transport_, bytes, [&](std::byte* p) {
+    fill_expected(p, spec_.count, spec_.dtype, spec_.op, size_);
+  });
+  void* out = spec_.in_place ? send.data() : recv.data();
+  spec_.algorithm->run({send.data(), out, spec_.count, spec_.dtype, spec_.op, &transport_, &ws_, spec_.chunk_bytes});
+  long long wrong = static_cast<long long>(transport_.count_mismatches(out, want.data(), spec_.count, spec_.dtype));
+  // Out of place must leave the input untouched.
+  if (!spec_.in_place) {
+    fill_buffer(transport_, want, pattern);
+    wrong += static_cast<long long>(transport_.count_mismatches(send.data(), want.data(), spec_.count, spec_.dtype));
+  }
+  return wrong;
+}
+
+TimedRun time_case(const CaseSpec& spec, const TimingOptions& opt, int iters, int warmup,
+                   MPI_Comm comm, Transport& transport, Workspace& ws) {
+  AllreduceCase c(spec, comm, transport, ws);
+  return time_calls(c, {iters, warmup, opt.barrier, opt.off_cache}, comm);
 }
 
 // The verification pattern.
@@ -168,33 +205,15 @@ void fill_expected(void* buf, std::size_t count, Dtype d, Op o, int nranks) {
 }
 
 long long verify_case(const CaseSpec& spec, MPI_Comm comm, Transport& transport, Workspace& ws) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  const std::size_t bytes = std::max<std::size_t>(spec.bytes(), 1);
-  // Three buffers (case_memory_bytes): the input is checked against a regenerated pattern.
-  auto pattern = [&](std::byte* p) { fill_pattern(p, spec.count, spec.dtype, rank, size); };
-  TransportBuffer send = filled_buffer(transport, bytes, pattern);
-  TransportBuffer recv = spec.in_place ? TransportBuffer{} : transport.allocate(bytes);
-  TransportBuffer want = filled_buffer(transport, bytes, [&](std::byte* p) {
-    fill_expected(p, spec.count, spec.dtype, spec.op, size);
-  });
-  void* out = spec.in_place ? send.data() : recv.data();
-  spec.algorithm->run({send.data(), out, spec.count, spec.dtype, spec.op, &transport, &ws, spec.chunk_bytes});
-  long long wrong = static_cast<long long>(transport.count_mismatches(out, want.data(), spec.count, spec.dtype));
-  // Out of place must leave the input untouched.
-  if (!spec.in_place) {
-    fill_buffer(transport, want, pattern);
-    wrong += static_cast<long long>(transport.count_mismatches(send.data(), want.data(), spec.count, spec.dtype));
-  }
+  AllreduceCase c(spec, comm, transport, ws);
+  long long wrong = c.verify();
   SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG_LONG, MPI_SUM, comm));
   return wrong;
 }
 
-std::uint64_t case_memory_bytes(std::uint64_t bytes, std::uint64_t chunk_bytes) {
+std::uint64_t case_memory_bytes(const Algorithm& a, std::uint64_t bytes, std::uint64_t chunk_bytes) {
   const char* what = "memory for the case's buffers";
-  const std::uint64_t workspace = std::max(bytes, checked_product(4, std::min(chunk_bytes, bytes), what));
-  return checked_sum(checked_product(3, bytes, what), workspace, what);
+  return checked_sum(checked_product(3, bytes, what), a.workspace_bytes(bytes, chunk_bytes), what);
 }
 
 std::uint64_t rank_memory_budget(MPI_Comm comm) {
@@ -224,21 +243,6 @@ CaseStats case_stats(const TimedRun& run, MPI_Comm comm) {
   RankSpread rqs = spread_across_ranks(run.runqueue_wait_s < 0 ? -1e300 : rq, comm);
   st.runqueue_wait_s = rqs.min < 0 ? -1 : rqs.mean;
   return st;
-}
-
-void append_timing_columns(Table& t, const CaseStats& st, const std::string& unit) {
-  auto us = [](double s) { return s * 1e6; };
-  t.reals("t_min_us", "us", "fastest rank's mean time per " + unit).push_back(us(st.mean.min));
-  t.reals("t_mean_us", "us", "mean over ranks of each rank's mean time per " + unit).push_back(us(st.mean.mean));
-  t.reals("t_max_us", "us", "slowest rank's mean time per " + unit).push_back(us(st.mean.max));
-  t.ints("slowest_rank", "", "rank with the largest mean time").push_back(st.mean.slowest_rank);
-  t.reals("p50_us", "us", "median over " + unit + "s of the per-" + unit + " maximum over ranks")
-      .push_back(us(st.iteration.median));
-  t.reals("p99_us", "us", "99th percentile over " + unit + "s of the per-" + unit + " maximum over ranks")
-      .push_back(us(st.iteration.p99));
-  t.reals("cpu_mean_us", "us", "mean thread CPU time per " + unit).push_back(us(st.cpu_mean_s));
-  t.reals("runqueue_wait_us", "us", "mean run-queue wait per " + unit + " (-1 unknown)")
-      .push_back(st.runqueue_wait_s < 0 ? -1 : us(st.runqueue_wait_s));
 }
 
 }  // namespace sp::coll

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -79,15 +80,65 @@ TransportBuffer filled_buffer(const Transport& t, std::size_t bytes, Fill fill) 
   return b;
 }
 
-// Times one case: warm-up, then iters timed calls, each bracketed by a PhaseTimer and ending when
-// the transport has finished it (Transport::synchronize: a device transport's stream drained).
+// The timings of one case's timed loop, this rank's.
 struct TimedRun {
   std::vector<PhaseSample> samples;  // one per iteration, this rank
   std::vector<double> device_s;      // the same calls on the transport's own clock (empty: it has none)
   double runqueue_wait_s = -1;       // this rank's run-queue wait over the timed loop (-1 unknown)
   std::uint64_t evicted_bytes = 0;   // bytes evicted from the cache before timed calls (--off-cache)
 };
-// comm carries the harness's own collectives (barriers, statistics); transport the algorithm's data.
+
+// One case as a benchmark runs it (collectives/driver.hpp): its buffers, its call and its check.
+class BenchCase {
+ public:
+  virtual ~BenchCase() = default;
+  virtual Transport& transport() = 0;
+  // Untimed, before every call: what the previous call overwrote back to the verification pattern.
+  virtual void reset() = 0;
+  // --off-cache, untimed: evicts what the next call touches from every cache level; bytes evicted.
+  virtual std::uint64_t evict_from_cache() = 0;
+  // One call: iter >= 0 for a timed one (a case may record samples of its parts under it), -1 untimed.
+  virtual void call(int iter) = 0;
+  // After the timed loop: one call on the verification pattern checked against the sequential
+  // reference; the elements wrong on this rank. It may free the timed loop's buffers first.
+  virtual long long verify() = 0;
+};
+
+struct LoopOptions {
+  int iters = 1;
+  int warmup = 0;
+  bool barrier = false;    // MPI_Barrier before every timed call (untimed)
+  bool off_cache = false;  // evict_from_cache before every timed call (untimed)
+};
+
+// The timed loop, written once: warmup untimed calls, then iters timed ones, each bracketed by a
+// PhaseTimer and ending when the transport has finished it (Transport::synchronize: a device
+// transport's stream drained), timed on the transport's own clock too where it has one. comm
+// carries the loop's barriers; the case's transport its data.
+TimedRun time_calls(BenchCase& c, const LoopOptions& opt, MPI_Comm comm);
+
+// One allreduce of CaseSpec: CaseBuffers in the timed loop; verification with three fresh buffers
+// (the timed loop's freed first: case_memory_bytes), the input checked unchanged out of place.
+class AllreduceCase : public BenchCase {
+ public:
+  AllreduceCase(const CaseSpec& spec, MPI_Comm comm, Transport& transport, Workspace& ws);
+  Transport& transport() override { return transport_; }
+  void reset() override { buffers().restore(); }
+  std::uint64_t evict_from_cache() override { return buffers().evict_from_cache(); }
+  void call(int) override;
+  long long verify() override;
+
+ private:
+  CaseSpec spec_;
+  int rank_ = 0, size_ = 1;
+  Transport& transport_;
+  Workspace& ws_;
+  std::unique_ptr<CaseBuffers> buffers_;  // made at the first reset (untimed): verify alone needs none
+  CaseBuffers& buffers();
+};
+
+// One allreduce case's timed loop (time_calls on an AllreduceCase). comm carries the harness's own
+// collectives (barriers, statistics); transport the algorithm's data.
 TimedRun time_case(const CaseSpec& spec, const TimingOptions& opt, int iters, int warmup,
                    MPI_Comm comm, Transport& transport, Workspace& ws);
 
@@ -110,11 +161,11 @@ std::int64_t expected_value(std::size_t i, Dtype d, Op o, int nranks);
 void fill_pattern(void* buf, std::size_t count, Dtype d, int rank, int nranks);
 void fill_expected(void* buf, std::size_t count, Dtype d, Op o, int nranks);
 
-// Peak bytes per rank a case of a message of `bytes` holds: verification's send, receive and
-// expected buffers (3 x bytes; the timed loop holds 2 x bytes, freed before) plus the algorithms'
-// workspace, at most max(bytes (naive, rabenseifner), 4 x min(chunk, bytes) (tree: two children x
-// two segments)). sp::Error if it does not fit in 64 bits.
-std::uint64_t case_memory_bytes(std::uint64_t bytes, std::uint64_t chunk_bytes);
+// Peak bytes per rank a case of algorithm a on a message of `bytes` holds: verification's send,
+// receive and expected buffers (3 x bytes; the timed loop holds 2 x bytes, freed before) plus the
+// workspace the algorithm declares (Algorithm::workspace_bytes). sp::Error if it does not fit in
+// 64 bits.
+std::uint64_t case_memory_bytes(const Algorithm& a, std::uint64_t bytes, std::uint64_t chunk_bytes);
 // What one rank may hold: this node's physical memory divided by the ranks of comm on it, the
 // smallest over all ranks (collective; UINT64_MAX when no rank knows its memory).
 std::uint64_t rank_memory_budget(MPI_Comm comm);
@@ -127,11 +178,6 @@ struct CaseStats {
   double runqueue_wait_s = -1;   // mean over ranks, per iteration (-1 unknown)
 };
 CaseStats case_stats(const TimedRun& run, MPI_Comm comm);
-
-// Appends this case's row of the timing columns every summary table shares: t_min_us, t_mean_us,
-// t_max_us, slowest_rank, p50_us, p99_us, cpu_mean_us, runqueue_wait_us. `unit` names what one
-// timed sample is ("call", "iteration") in the column descriptions.
-void append_timing_columns(Table& t, const CaseStats& st, const std::string& unit);
 
 // Bus bandwidth factor for allreduce: each rank sends and receives 2(n-1)/n of the data in a
 // bandwidth-optimal algorithm, so busbw = algbw * 2(n-1)/n is comparable with link bandwidth.

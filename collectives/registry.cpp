@@ -1,34 +1,46 @@
 // The lists of allreduce algorithms and of transports. Adding one = one .cpp file + one line here.
+#include <algorithm>
 #include <array>
 #include <string>
 #include <vector>
 
 #include "allreduce.hpp"
 #include "core/error.hpp"
+#include "core/sizes.hpp"
 
 namespace sp::coll {
 
 namespace {
 constexpr std::array kAlgorithms{
-    Algorithm{"mpi", "MPI_Allreduce, the reference of every backend", plan_library, "mpi"},
+    Algorithm{.name = "mpi", .description = "MPI_Allreduce, the reference of every backend", .plan = plan_library,
+              .transport = "mpi"},
 #ifdef SCALEPROBE_HAVE_GLOO
-    Algorithm{"gloo", "Gloo's own ring allreduce (with --backend gloo)", plan_library, "gloo"},
+    Algorithm{.name = "gloo", .description = "Gloo's own ring allreduce (with --backend gloo)", .plan = plan_library,
+              .transport = "gloo"},
 #endif
 #ifdef SCALEPROBE_HAVE_NCCL
-    Algorithm{"nccl", "NCCL's own ncclAllReduce (with --backend nccl)", plan_library, "nccl"},
+    Algorithm{.name = "nccl", .description = "NCCL's own ncclAllReduce (with --backend nccl)", .plan = plan_library,
+              .transport = "nccl"},
 #endif
-    Algorithm{"naive", "every rank sends to rank 0, which reduces and sends the result back", plan_naive},
-    Algorithm{"tree", "binary-tree reduce to rank 0, then binary-tree broadcast", plan_tree},
-    Algorithm{"ring", "ring reduce-scatter then ring allgather, pipelined in chunks", plan_ring},
-    Algorithm{"rabenseifner", "recursive-halving reduce-scatter + recursive-doubling allgather",
-              plan_rabenseifner},
-    Algorithm{"shm", "node-local: chunks staged in shared memory, each rank reduces its slice out of every "
-              "rank's, then gathers all slices (host backends, one node)", plan_shm, {}, /*node_local=*/true},
-    Algorithm{"shm-seg", "node-local, zero copy: the buffers live in shared memory; each rank reduces its slice out "
-              "of every rank's buffer, then gathers all slices", plan_shm_in_segment, {}, true, /*in segment=*/true},
-    Algorithm{"hier", "node-aware: shm-seg's reduce-scatter inside each node, ring or Rabenseifner of each slice "
-              "across nodes (ranks of the same local rank), shm all-gather", plan_hier, {}, true, true,
-              /*across nodes=*/true},
+    Algorithm{.name = "naive", .description = "every rank sends to rank 0, which reduces and sends the result back",
+              .plan = plan_naive, .workspace_bytes = message_workspace},
+    Algorithm{.name = "tree", .description = "binary-tree reduce to rank 0, then binary-tree broadcast",
+              .plan = plan_tree, .workspace_bytes = four_segment_workspace},
+    Algorithm{.name = "ring", .description = "ring reduce-scatter then ring allgather, pipelined in chunks",
+              .plan = plan_ring, .workspace_bytes = two_segment_workspace},
+    Algorithm{.name = "rabenseifner", .description = "recursive-halving reduce-scatter + recursive-doubling allgather",
+              .plan = plan_rabenseifner, .workspace_bytes = message_workspace},
+    Algorithm{.name = "shm", .description = "node-local: chunks staged in shared memory, each rank reduces its slice "
+              "out of every rank's, then gathers all slices (host backends, one node)", .plan = plan_shm,
+              .node_local = true},
+    Algorithm{.name = "shm-seg", .description = "node-local, zero copy: the buffers live in shared memory; each rank "
+              "reduces its slice out of every rank's buffer, then gathers all slices", .plan = plan_shm_in_segment,
+              .node_local = true, .buffers_in_segment = true},
+    // Across nodes each slice goes through ring or Rabenseifner: at most the message's bytes.
+    Algorithm{.name = "hier", .description = "node-aware: shm-seg's reduce-scatter inside each node, ring or "
+              "Rabenseifner of each slice across nodes (ranks of the same local rank), shm all-gather",
+              .plan = plan_hier, .workspace_bytes = message_workspace, .node_local = true,
+              .buffers_in_segment = true, .across_nodes = true},
 };
 constexpr std::array kTransports{
     TransportKind{"mpi", "MPI point-to-point (MPI_Isend / MPI_Irecv), MPI_Allreduce", make_mpi_transport},
@@ -56,6 +68,15 @@ const auto& find_by_name(const Entries& entries, std::string_view name, std::str
 }  // namespace
 
 std::span<const Algorithm> algorithms() { return kAlgorithms; }
+
+std::uint64_t no_workspace(std::uint64_t, std::uint64_t) { return 0; }
+std::uint64_t message_workspace(std::uint64_t bytes, std::uint64_t) { return bytes; }
+std::uint64_t two_segment_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes) {
+  return checked_product(2, std::min(chunk_bytes, bytes), "an algorithm's workspace");
+}
+std::uint64_t four_segment_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes) {
+  return checked_product(4, std::min(chunk_bytes, bytes), "an algorithm's workspace");
+}
 
 bool Algorithm::runs_on(std::string_view t) const {
   if (node_local) {

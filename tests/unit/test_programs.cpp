@@ -177,6 +177,28 @@ TEST(Programs, WorkspaceKeepsTheProgramOfTheLastShape) {
   EXPECT_NE(ws.program(plan_ring, other).actions.size(), actions);
 }
 
+// The workspace an algorithm declares (Algorithm::workspace_bytes, which the harness's memory
+// check adds to each case) covers the scratch its program asks for, on every rank of every shape.
+TEST(Programs, DeclaredWorkspaceCoversEveryProgramsScratch) {
+  int shapes = 0;
+  for (const Algorithm& a : algorithms())
+    for (int nranks : {1, 2, 3, 5, 8})
+      for (int local_ranks : {1, 3})
+        for (std::size_t count : {1, 7, 1000, 20000})
+          for (std::size_t chunk : {256, 4096, 1 << 20})
+            for (Dtype d : {Dtype::f32, Dtype::bf16, Dtype::f64})
+              for (bool in_place : {false, true})
+                for (int rank = 0; rank < nranks; ++rank) {
+                  Shape s{count, d, Op::sum, rank, nranks, chunk, in_place, 0, local_ranks > 1 ? 1 : 0, local_ranks};
+                  const std::uint64_t scratch = a.plan(s).scratch_elements * size_of(d);
+                  ASSERT_LE(scratch, a.workspace_bytes(count * size_of(d), chunk))
+                      << a.name << ": rank " << rank << " of " << nranks << ", " << local_ranks << " local, " << count
+                      << " x " << name(d) << ", chunk " << chunk << (in_place ? ", in place" : "");
+                  ++shapes;
+                }
+  EXPECT_GT(shapes, 1000);
+}
+
 // A tag offset moves every message of a program to its own tags.
 TEST(Programs, TagOffsetSeparatesPrograms) {
   const Program a = plan_ring(Shape{100, Dtype::f32, Op::sum, 0, 4, 0, false, 0});

@@ -1,0 +1,206 @@
+#include "collectives/sweep.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "collectives/bucket_bench.hpp"
+#include "collectives/harness.hpp"
+#include "core/error.hpp"
+#include "core/samples.hpp"
+#include "core/sizes.hpp"
+#include "core/stats.hpp"
+#include "core/topology.hpp"
+
+namespace sp::coll {
+
+void SweepOptions::add_to(CLI::App& app) {
+  sizes.add_to(app);
+  run.add_to(app);
+  std::string algorithm_help;
+  for (const Algorithm& a : coll::algorithms()) algorithm_help += fmt::format("{}{}", algorithm_help.empty() ? "" : ", ", a.name);
+  app.add_option("-a,--algorithms", algorithms, fmt::format("comma list of algorithms or 'all' ({})", algorithm_help))
+      ->capture_default_str();
+  backend.add_to(app);
+  app.add_option("-d,--dtypes,--datatype", dtypes, "comma list of f32, f64, i32, bf16 or 'all'")->capture_default_str();
+  app.add_option("--op", op, "reduction: sum, max or min")->check(CLI::IsMember({"sum", "max", "min"}))
+      ->capture_default_str();
+  app.add_option("--placement", placement, "out (out of place), in (in place) or both")
+      ->check(CLI::IsMember({"out", "in", "both"}))->capture_default_str();
+  app.add_option("--chunk", chunk, "pipelining segment size for ring/tree")->capture_default_str();
+  app.add_flag("!--no-membw", membw, "skip the memory-bandwidth probe at start-up");
+  app.add_option("--membw-bytes", membw_bytes,
+                 fmt::format("size of each of the probe's two arrays per rank (default: 4x the rank's cache share, "
+                             "{} to {})", format_size(kCopyArrayMin), format_size(kCopyArrayMax)));
+}
+
+namespace {
+
+// --membw-bytes: a size of at least 4K whose two arrays fit in this machine's memory.
+std::size_t membw_bytes_option(const std::string& text) {
+  std::uint64_t bytes = 0;
+  try {
+    bytes = parse_size(text);
+  } catch (const Error& e) {
+    throw UsageError(fmt::format("--membw-bytes: {}", e.what()));
+  }
+  if (bytes < 4096) throw UsageError(fmt::format("--membw-bytes {}: at least 4K", text));
+  std::uint64_t memory = physical_memory_bytes();
+  if (memory > 0 && bytes > memory / 2)
+    throw UsageError(fmt::format("--membw-bytes {}: two arrays of it exceed this machine's {} of memory", text,
+                                 format_size(memory)));
+  return static_cast<std::size_t>(bytes);
+}
+
+void check_message_sizes(const Sweep& w, bool weak, const Session& s) {
+  auto bytes = [](std::uint64_t b) { return b < 1024 ? fmt::format("{} bytes", b) : fmt::format("{} ({} bytes)", format_size(b), b); };
+  auto label = [&](std::size_t k) {
+    return weak ? fmt::format("message size {} = {} per rank x {} ranks", bytes(w.message_bytes[k]), w.nominal_bytes[k], s.size)
+                : fmt::format("message size {}", bytes(w.message_bytes[k]));
+  };
+  for (std::size_t k = 0; k < w.message_bytes.size(); ++k)
+    for (const std::string& dt : w.dtypes)
+      if (w.message_bytes[k] < size_of(parse_dtype(dt)))
+        throw UsageError(fmt::format("{} is smaller than one {} element ({} bytes)", label(k), dt, size_of(parse_dtype(dt))));
+  const std::uint64_t budget = rank_memory_budget(s.comm);
+  for (std::size_t k = 0; k < w.message_bytes.size(); ++k) {
+    std::uint64_t need = 0;
+    try {
+      for (const std::string& a : w.algorithms)
+        need = std::max(need, case_memory_bytes(find_algorithm(a), w.message_bytes[k], w.chunk_bytes));
+    } catch (const Error&) {
+      need = UINT64_MAX;
+    }
+    if (need > budget)
+      throw UsageError(fmt::format("{}: its buffers need {} per rank (3 x the message + workspace), more than the "
+                                   "{} this node's memory leaves each of its ranks", label(k), format_size(need),
+                                   format_size(budget)));
+  }
+}
+
+// The gradients, their pattern and the expected result (3 x the layout's bytes) and the workspace
+// must fit in this rank's share of the node's memory: refused before allocating.
+void check_layout_fits(const GradientLayout& layout, Dtype dt, const std::vector<std::string>& algorithms,
+                       const RunOptions& ro, const Session& s) {
+  const std::uint64_t budget = rank_memory_budget(s.comm);
+  const std::size_t n = layout.total_numel();
+  std::uint64_t need = 0;
+  try {
+    const std::uint64_t layout_bytes = checked_product(n, size_of(dt), "layout bytes");
+    for (const std::string& a : algorithms)
+      need = std::max(need, case_memory_bytes(find_algorithm(a), layout_bytes, kBucketChunkBytes));
+  } catch (const Error&) {
+    need = UINT64_MAX;
+  }
+  if (need > budget)
+    throw UsageError(fmt::format("layout {}{}: {} elements of {} need {} per rank (3 x the gradients + workspace), more "
+                                 "than the {} this node's memory leaves each of its ranks", layout.name,
+                                 ro.weak() ? fmt::format(" x {} ranks", s.size) : "", n, name(dt),
+                                 format_size(need), format_size(budget)));
+}
+
+}  // namespace
+
+Sweep resolve_sweep(const SweepOptions& o, const Session& s) {
+  Sweep w;
+  w.nominal_bytes = o.sizes.resolve();
+  w.message_bytes = w.nominal_bytes;
+  try {
+    if (o.run.weak())  // the sizes given are per rank
+      for (std::uint64_t& b : w.message_bytes) b = checked_product(b, std::uint64_t(s.size), "--scaling weak message size");
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+  w.algorithms = o.backend.parse_algorithms(o.algorithms);
+  w.dtypes = parse_choice_list(o.dtypes, {"f32", "f64", "i32", "bf16"}, "dtype");
+  try {
+    w.chunk_bytes = parse_size(o.chunk);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+  if (w.chunk_bytes == 0) throw UsageError("--chunk must be at least 1 byte");
+  check_message_sizes(w, o.run.weak(), s);
+  if (o.placement != "in") w.placements.push_back(false);
+  if (o.placement != "out") w.placements.push_back(true);
+  // The reference runs first so every other algorithm's row can show its ratio to it.
+  std::stable_partition(w.algorithms.begin(), w.algorithms.end(), [](const std::string& a) { return a == "mpi"; });
+  if (o.membw)
+    w.membw_array_bytes = o.membw_bytes.empty() ? copy_probe_array_bytes(rank_cache_share(s.comm))
+                                                : membw_bytes_option(o.membw_bytes);
+  return w;
+}
+
+CopyBandwidth probe_copy_bandwidth(const Sweep& w, const Session& s, Provenance& prov, CopyBandwidth* local) {
+  if (w.membw_array_bytes == 0) return {};
+  SP_MPI_CHECK(MPI_Barrier(s.comm));
+  *local = measure_copy_bandwidth(w.membw_array_bytes);
+  CopyBandwidth bw = *local;
+  bw.best_GBps = spread_across_ranks(local->best_GBps, s.comm).mean;
+  bw.median_GBps = spread_across_ranks(local->median_GBps, s.comm).mean;
+  prov.add("memory_copy_GBps_per_rank", fmt::format("{:.3f}", bw.best_GBps));
+  prov.add("memory_copy_array_bytes", std::to_string(bw.array_bytes));
+  prov.add("memory_copy_flushed", bw.flushed ? "1" : "0");
+  return bw;
+}
+
+void set_sweep_attributes(TraceWriter& trace, const Sweep& w, const SweepOptions& o, const Session& s,
+                          const CopyBandwidth& bw) {
+  trace.set_attribute("busbw_factor", allreduce_busbw_factor(s.size));
+  trace.set_attribute("scaling", o.run.scaling);
+  trace.set_attribute("off_cache", static_cast<std::int64_t>(o.run.off_cache));
+  if (w.membw_array_bytes) {
+    trace.set_attribute("memory_copy_GBps", bw.best_GBps);
+    trace.set_attribute("memory_copy_array_bytes", static_cast<std::int64_t>(bw.array_bytes));
+    trace.set_attribute("memory_copy_flushed", static_cast<std::int64_t>(bw.flushed));
+  }
+}
+
+Table sweep_ranks_row(const CopyBandwidth& local) {
+  Table ranks = rank_map_row();
+  ranks.reals("memory_copy_GBps", "GB/s", "this rank's STREAM-style copy bandwidth (0 if not measured)")
+      .push_back(local.best_GBps);
+  return ranks;
+}
+
+void BucketSweepOptions::add_to(CLI::App& app) {
+  run.add_to(app);
+  backend.add_to(app);
+  app.add_option("-l,--layout", layout, "gradient layout: resnet50, bert-base, or a file ('name 64x3x7x7' per line)")
+      ->capture_default_str();
+  app.add_option("-c,--caps", caps, "comma list of bucket caps in MiB, 'tensor' (one per tensor), 'all' (one buffer)")
+      ->capture_default_str();
+  app.add_option("-a,--algorithms", algorithms, "comma list of allreduce algorithms or 'all'")->capture_default_str();
+  app.add_option("-d,--dtype", dtype, "gradient element type")->check(CLI::IsMember({"f32", "f64", "bf16"}))
+      ->capture_default_str();
+  app.add_flag("--print-buckets", print_buckets, "print every bucket's tensor indices (forward order) on stdout");
+}
+
+BucketSweep resolve_bucket_sweep(const BucketSweepOptions& o, const Session& s) {
+  BucketSweep w;
+  try {
+    w.layout = load_layout(o.layout);
+    if (o.run.weak()) w.layout = w.layout.scaled(static_cast<std::size_t>(s.size));
+    for (const std::string& c : split_list(o.caps, "bucket cap list")) w.caps.push_back(parse_bucket_cap(c));
+  } catch (const UsageError&) {
+    throw;
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+  w.algorithms = o.backend.parse_algorithms(o.algorithms);
+  w.dtype = parse_dtype(o.dtype);
+  check_layout_fits(w.layout, w.dtype, w.algorithms, o.run, s);
+  w.iters = o.run.iters > 0 ? o.run.iters : 10;
+  w.warmup = o.run.warmup >= 0 ? o.run.warmup : 2;
+  return w;
+}
+
+void set_bucket_sweep_attributes(TraceWriter& trace, const BucketSweep& w, const RunOptions& ro, const Session& s) {
+  trace.set_attribute("layout", w.layout.name);
+  trace.set_attribute("scaling", ro.scaling);
+  trace.set_attribute("layout_scale", static_cast<std::int64_t>(ro.weak() ? s.size : 1));
+  trace.set_attribute("off_cache", static_cast<std::int64_t>(ro.off_cache));
+  trace.set_attribute("busbw_factor", allreduce_busbw_factor(s.size));
+}
+
+}  // namespace sp::coll
