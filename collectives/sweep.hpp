@@ -1,7 +1,8 @@
 // The benchmark programs' sweeps: their flags, their resolution (one UsageError naming the problem,
 // before anything is allocated), and what they put in the trace beside the cases. allreduce_perf
 // sweeps sizes x dtypes x placements x algorithms (and probes memory-copy bandwidth, to put the
-// collective's beside the memory's); bucket_sweep sweeps algorithms x DDP bucket caps of a layout.
+// collective's beside the memory's); bucket_sweep sweeps algorithms x DDP bucket caps of a layout;
+// p2p_perf sweeps point-to-point tests x sizes between rank pairs.
 #pragma once
 #include <mpi.h>
 
@@ -78,5 +79,25 @@ struct BucketSweep {
 // in this rank's share of its node's memory.
 BucketSweep resolve_bucket_sweep(const BucketSweepOptions& o, const Session& s);
 void set_bucket_sweep_attributes(TraceWriter& trace, const BucketSweep& w, const RunOptions& ro, const Session& s);
+
+struct P2pOptions {
+  SizeOptions sizes{"4", "1M"};
+  RunOptions run;
+  BackendOption backend;
+  std::string tests = "latency,bw,bibw";
+  int window = 64;  // OSU's default window
+  void add_to(CLI::App& app);
+};
+
+struct P2pSweep {
+  std::vector<std::uint64_t> bytes;  // whole i32 elements
+  std::vector<std::string> tests;
+  int window = 64;
+};
+
+// Collective. Refuses an odd rank count (ranks pair up), --scaling weak (no meaning between a
+// pair), sizes that are not whole 4-byte elements, and a window of receive slots that does not
+// fit in this rank's share of its node's memory.
+P2pSweep resolve_p2p_sweep(const P2pOptions& o, const Session& s);
 
 }  // namespace sp::coll

@@ -4,7 +4,7 @@
 set -u
 coll=$1 core=$2
 source "$(dirname "$0")/../lib/expect_error.sh"
-A=$coll/allreduce_perf B=$coll/bucket_sweep
+A=$coll/allreduce_perf B=$coll/bucket_sweep P=$coll/p2p_perf
 expect_error "malformed size 'x'"        $A --sizes 8,x
 expect_error "empty item"                $A --sizes 8,,16
 expect_error "unknown suffix"            $A -e 64Q
@@ -23,6 +23,12 @@ expect_error "--scaling"                 $A --scaling medium
 expect_error "--membw-bytes 1K: at least 4K" $A --membw-bytes 1K
 expect_error "--membw-bytes: malformed size" $A --membw-bytes lots
 expect_error "exceed this machine's"     $A --membw-bytes 900G
+# p2p_perf: its own refusals, the options before the rank count (these run as one rank).
+expect_error "message size 6 bytes: point-to-point messages are whole 4-byte elements" $P --sizes 4,6
+expect_error "unknown point-to-point test 'osu'" $P -t bw,osu
+expect_error "--window"                  $P --window 0
+expect_error "--scaling weak: a message between two ranks" $P --scaling weak
+expect_error "it needs an even number of ranks, got 1" $P -n 1
 # Sizes: refused before anything is allocated (issue 14: --sizes 3 ran with count 0 and said
 # nothing, 99999999999999999 ended in std::bad_alloc, a parser through double rounded it).
 expect_error "message size 3 bytes is smaller than one f32 element (4 bytes)" $A --sizes 8,3

@@ -1,0 +1,60 @@
+// p2p_perf's cases and output: point-to-point latency, bandwidth and bidirectional bandwidth
+// between rank pairs, by OSU's definitions (osu_latency, osu_bw, osu_bibw, osu_mbw_mr), on any
+// transport. Ranks pair up as r and r + n/2 and every pair runs at once (one pair at 2 ranks).
+//   latency: a ping-pong, one message each way; latency = half the round trip.
+//   bw:      a window of W non-blocking sends one way, then a 4-byte acknowledgement back;
+//            bandwidth = W x size / time, message rate = W / time, summed over the pairs.
+//   bibw:    windows both ways at once; bandwidth = 2 W x size / time.
+// Every message is whole i32 elements of the verification pattern; each of a window's messages
+// lands in its own slot (W x size of receive memory per rank).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collectives/driver.hpp"
+
+namespace sp::coll {
+
+enum class P2pTest { latency, bw, bibw };
+std::string_view name(P2pTest t);
+P2pTest parse_p2p_test(std::string_view text);  // sp::Error listing the choices
+
+class P2pCase : public BenchCase {
+ public:
+  P2pCase(P2pTest test, std::size_t bytes, int window, Transport& t);
+  Transport& transport() override { return t_; }
+  void reset() override {}  // the send buffer is never written; the slots are overwritten whole
+  std::uint64_t evict_from_cache() override;
+  void call(int iter) override;
+  long long verify() override;
+
+ private:
+  bool sender() const { return t_.rank() < t_.size() / 2; }
+  int peer() const { return sender() ? t_.rank() + t_.size() / 2 : t_.rank() - t_.size() / 2; }
+  void post_window_recvs();
+  void post_window_sends();
+  void wait_all();
+  P2pTest test_;
+  std::size_t count_;  // i32 elements per message
+  int window_;
+  Transport& t_;
+  TransportBuffer send_, slots_, ack_;
+  std::vector<Request> requests_;
+};
+
+struct P2pRow {
+  P2pTest test = P2pTest::latency;
+  std::size_t bytes = 0;
+  int window = 1;
+  int pairs = 1;
+  CaseResult result;
+  double latency_us() const;   // latency rows: half the mean round trip; NaN otherwise
+  double bandwidth_GBps() const;  // every pair's, summed; NaN for latency rows
+  double message_rate_M() const;  // millions of messages per second, every pair's, summed
+};
+
+Columns<P2pRow> p2p_columns();
+void print_p2p_header(const Session& s, const Provenance& prov, const RunOptions& ro, const Columns<P2pRow>& columns);
+
+}  // namespace sp::coll

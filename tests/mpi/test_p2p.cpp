@@ -1,0 +1,107 @@
+// p2p_perf's cases (collectives/p2p_bench.hpp) at an even rank count (CTest: 2 and 4; p2p_perf
+// refuses odd ones, tests/unit/cli_errors.sh), on the transport SP_TRANSPORT names (mpi, or gloo
+// where built): every test delivers the sender's pattern into every slot of the window through
+// the timed loop and verification, and a corrupted element is counted where it lands.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "collectives/p2p_bench.hpp"
+#include "core/error.hpp"
+#include "tests/lib/optional_part.hpp"
+
+using namespace sp::coll;
+
+namespace {
+
+std::string transport_name() {
+  const char* name = std::getenv("SP_TRANSPORT");
+  return name && *name ? name : "mpi";
+}
+
+bool transport_built() {
+  for (const TransportKind& k : transports())
+    if (k.name == transport_name()) return true;
+  return false;
+}
+
+Transport& world() {
+  static const std::unique_ptr<Transport> t = find_transport(transport_name()).make(MPI_COMM_WORLD);
+  return *t;
+}
+
+long long summed(long long local) {
+  MPI_Allreduce(MPI_IN_PLACE, &local, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  return local;
+}
+
+// The world's transport, with the first element of every completed receive of 16 elements or more
+// incremented on the last rank: a wrong byte on the wire.
+class CorruptingWorld : public Transport {
+ public:
+  std::string_view name() const override { return "corrupting"; }
+  int rank() const override { return world().rank(); }
+  int size() const override { return world().size(); }
+  std::string describe() const override { return "test double"; }
+  Request post_send(const void* d, std::size_t n, Dtype t, int peer, int tag) override {
+    return world().post_send(d, n, t, peer, tag);
+  }
+  Request post_recv(void* d, std::size_t n, Dtype t, int peer, int tag) override {
+    Request r = world().post_recv(d, n, t, peer, tag);
+    if (n >= 16 && rank() == size() - 1) pending_[r.slot] = static_cast<std::int32_t*>(d);
+    return r;
+  }
+  void wait(Request& r) override {
+    const int slot = r.slot;
+    world().wait(r);
+    if (auto it = pending_.find(slot); it != pending_.end()) {
+      ++*it->second;
+      pending_.erase(it);
+    }
+  }
+  void library_allreduce(const void*, void*, std::size_t, Dtype, Op) override {}
+
+ private:
+  std::map<int, std::int32_t*> pending_;
+};
+
+class P2p : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!transport_built())
+      SP_SKIP_OPTIONAL_PART(transport_name(), "this build has no " + transport_name() + " transport (configure found no library)");
+  }
+};
+
+TEST_F(P2p, EveryTestDeliversTheSendersPatternIntoEverySlot) {
+  for (P2pTest test : {P2pTest::latency, P2pTest::bw, P2pTest::bibw})
+    for (std::size_t bytes : {4, 4096, 262144})
+      for (int window : {1, 3}) {
+        P2pCase c(test, bytes, window, world());
+        TimedRun run = time_calls(c, {3, 1, false, true}, MPI_COMM_WORLD);
+        EXPECT_EQ(run.samples.size(), 3u);
+        EXPECT_GT(run.evicted_bytes, 0u);  // --off-cache evicted the send buffer and the slots
+        EXPECT_EQ(summed(c.verify()), 0) << name(test) << " " << bytes << " B, window " << window;
+      }
+}
+
+TEST_F(P2p, AWrongElementIsCountedWhereItLands) {
+  CorruptingWorld corrupting;
+  // latency: both sides receive once, the last rank (a receiver) corrupts one element: 1 wrong.
+  P2pCase latency(P2pTest::latency, 256, 1, corrupting);
+  EXPECT_EQ(summed(latency.verify()), 1);
+  // bibw with a window of 3: the last rank corrupts each of its 3 slots.
+  P2pCase bibw(P2pTest::bibw, 256, 3, corrupting);
+  EXPECT_EQ(summed(bibw.verify()), 3);
+}
+
+TEST(P2pTests, NamesRoundTripAndUnknownIsAnError) {
+  for (P2pTest t : {P2pTest::latency, P2pTest::bw, P2pTest::bibw}) EXPECT_EQ(parse_p2p_test(name(t)), t);
+  EXPECT_THROW(parse_p2p_test("osu"), sp::Error);
+}
+
+}  // namespace
