@@ -24,10 +24,14 @@ P2pTest parse_p2p_test(std::string_view text) {
   fail("unknown point-to-point test '{}' (choose latency, bw, bibw)", text);
 }
 
-P2pCase::P2pCase(P2pTest test, std::size_t bytes, int window, Transport& t)
-    : test_(test), count_(bytes / 4), window_(test == P2pTest::latency ? 1 : window), t_(t) {
+P2pCase::P2pCase(P2pTest test, std::size_t bytes, int window, bool distinct_slots, Transport& t)
+    : test_(test),
+      count_(bytes / 4),
+      window_(test == P2pTest::latency ? 1 : window),
+      slots_count_(distinct_slots ? window_ : 1),
+      t_(t) {
   send_ = filled_buffer(t_, bytes, [&](std::byte* p) { fill_pattern(p, count_, Dtype::i32, t_.rank(), t_.size()); });
-  slots_ = t_.allocate(bytes * std::size_t(window_));
+  slots_ = t_.allocate(bytes * std::size_t(slots_count_));
   ack_ = t_.allocate(4);
   requests_.reserve(2 * std::size_t(window_));
 }
@@ -41,7 +45,8 @@ std::uint64_t P2pCase::evict_from_cache() {
 
 void P2pCase::post_window_recvs() {
   for (int k = 0; k < window_; ++k)
-    requests_.push_back(t_.post_recv(slots_.data() + std::size_t(k) * count_ * 4, count_, Dtype::i32, peer(), kDataTag));
+    requests_.push_back(
+        t_.post_recv(slots_.data() + std::size_t(k % slots_count_) * count_ * 4, count_, Dtype::i32, peer(), kDataTag));
 }
 
 void P2pCase::post_window_sends() {
@@ -83,7 +88,8 @@ void P2pCase::call(int) {
   }
 }
 
-// One call into cleared slots; every slot a receiver filled must hold its peer's pattern.
+// One call into cleared slots; every slot a receiver filled must hold its peer's pattern (one slot:
+// the window's messages, all the same pattern, landed in it).
 long long P2pCase::verify() {
   slots_ = t_.allocate(slots_.size());  // zeroed
   call(-1);
@@ -94,7 +100,7 @@ long long P2pCase::verify() {
     fill_pattern(p, count_, Dtype::i32, peer(), t_.size());
   });
   long long wrong = 0;
-  for (int k = 0; k < window_; ++k)
+  for (int k = 0; k < slots_count_; ++k)
     wrong += static_cast<long long>(
         t_.count_mismatches(slots_.data() + std::size_t(k) * count_ * 4, want.data(), count_, Dtype::i32));
   return wrong;

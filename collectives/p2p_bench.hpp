@@ -5,8 +5,10 @@
 //   bw:      a window of W non-blocking sends one way, then a 4-byte acknowledgement back;
 //            bandwidth = W x size / time, message rate = W / time, summed over the pairs.
 //   bibw:    windows both ways at once; bandwidth = 2 W x size / time.
-// Every message is whole i32 elements of the verification pattern; each of a window's messages
-// lands in its own slot (W x size of receive memory per rank).
+// Every message is whole i32 elements of the verification pattern. A window's messages land in one
+// receive buffer, as OSU's do (like for like with osu_bw: the buffer stays in cache; overlapping
+// receives in flight are outside the MPI standard's letter, and every library runs them), or with
+// distinct slots each in its own (W x size of receive memory per rank, each checked).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -22,7 +24,7 @@ P2pTest parse_p2p_test(std::string_view text);  // sp::Error listing the choices
 
 class P2pCase : public BenchCase {
  public:
-  P2pCase(P2pTest test, std::size_t bytes, int window, Transport& t);
+  P2pCase(P2pTest test, std::size_t bytes, int window, bool distinct_slots, Transport& t);
   Transport& transport() override { return t_; }
   void reset() override {}  // the send buffer is never written; the slots are overwritten whole
   std::uint64_t evict_from_cache() override;
@@ -38,6 +40,7 @@ class P2pCase : public BenchCase {
   P2pTest test_;
   std::size_t count_;  // i32 elements per message
   int window_;
+  int slots_count_;  // receive slots: 1, or the window
   Transport& t_;
   TransportBuffer send_, slots_, ack_;
   std::vector<Request> requests_;

@@ -32,6 +32,7 @@ int run(Session& s) {
             bench.trace().final_path().string());
   bench.trace().set_attribute("pairs", static_cast<std::int64_t>(s.size / 2));
   bench.trace().set_attribute("window", static_cast<std::int64_t>(w.window));
+  bench.trace().set_attribute("slots", o.slots);
   bench.trace().set_attribute("off_cache", static_cast<std::int64_t>(o.run.off_cache));
   SummaryRows<P2pRow> summary{p2p_columns(), {}};
   print_p2p_header(s, prov, o.run, summary.columns);
@@ -40,7 +41,7 @@ int run(Session& s) {
   for (const std::string& test_name : w.tests)
     for (std::uint64_t bytes : w.bytes) {
       const P2pTest test = parse_p2p_test(test_name);
-      P2pCase c(test, bytes, w.window, transport);
+      P2pCase c(test, bytes, w.window, w.distinct_slots, transport);
       const int window = test == P2pTest::latency ? 1 : w.window;
       // About 256 MiB moved per case, as allreduce_perf's cases (harness.hpp: auto_iters).
       const int iters = o.run.iters > 0 ? o.run.iters : auto_iters(bytes * std::uint64_t(window));

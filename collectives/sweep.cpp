@@ -210,6 +210,8 @@ void P2pOptions::add_to(CLI::App& app) {
   app.add_option("-t,--tests", tests, "comma list of latency, bw, bibw or 'all'")->capture_default_str();
   app.add_option("--window", window, "messages in flight per pair and direction in bw and bibw")
       ->check(CLI::Range(1, 1024))->capture_default_str();
+  app.add_option("--slots", slots, "a window's receive buffers: shared (one, as OSU's osu_bw) or distinct (one per "
+                 "message, each checked)")->check(CLI::IsMember({"shared", "distinct"}))->capture_default_str();
 }
 
 P2pSweep resolve_p2p_sweep(const P2pOptions& o, const Session& s) {
@@ -221,19 +223,20 @@ P2pSweep resolve_p2p_sweep(const P2pOptions& o, const Session& s) {
       throw UsageError(fmt::format("message size {} bytes: point-to-point messages are whole 4-byte elements (4, 8, ...)", b));
   w.tests = parse_choice_list(o.tests, {"latency", "bw", "bibw"}, "point-to-point test");
   w.window = o.window;
+  w.distinct_slots = o.slots == "distinct";
   if (s.size < 2 || s.size % 2 != 0)
     throw UsageError(fmt::format("p2p_perf pairs rank r with rank r + n/2: it needs an even number of ranks, got {}", s.size));
   const std::uint64_t largest = *std::max_element(w.bytes.begin(), w.bytes.end());
   std::uint64_t need = UINT64_MAX;
-  try {  // the send buffer, the window's slots and verification's expected message
-    need = checked_product(largest, std::uint64_t(w.window) + 2, "p2p_perf's buffers");
+  try {  // the send buffer, the receive slots and verification's expected message
+    need = checked_product(largest, std::uint64_t(w.distinct_slots ? w.window : 1) + 2, "p2p_perf's buffers");
   } catch (const Error&) {
   }
   const std::uint64_t budget = rank_memory_budget(s.comm);
   if (need > budget)
-    throw UsageError(fmt::format("message size {} with --window {}: its buffers need {} per rank ((window + 2) x the "
-                                 "message), more than the {} this node's memory leaves each of its ranks",
-                                 format_size(largest), w.window, format_size(need), format_size(budget)));
+    throw UsageError(fmt::format("message size {} with --window {} --slots {}: its buffers need {} per rank (slots + 2 "
+                                 "messages), more than the {} this node's memory leaves each of its ranks",
+                                 format_size(largest), w.window, o.slots, format_size(need), format_size(budget)));
   return w;
 }
 

@@ -86,6 +86,7 @@ struct P2pOptions {
   BackendOption backend;
   std::string tests = "latency,bw,bibw";
   int window = 64;  // OSU's default window
+  std::string slots = "shared";  // a window's receive buffers: shared (OSU's) or distinct
   void add_to(CLI::App& app);
 };
 
@@ -93,11 +94,12 @@ struct P2pSweep {
   std::vector<std::uint64_t> bytes;  // whole i32 elements
   std::vector<std::string> tests;
   int window = 64;
+  bool distinct_slots = false;
 };
 
 // Collective. Refuses an odd rank count (ranks pair up), --scaling weak (no meaning between a
-// pair), sizes that are not whole 4-byte elements, and a window of receive slots that does not
-// fit in this rank's share of its node's memory.
+// pair), sizes that are not whole 4-byte elements, and buffers (the send buffer, the receive slots
+// and verification's expected message) that do not fit in this rank's share of its node's memory.
 P2pSweep resolve_p2p_sweep(const P2pOptions& o, const Session& s);
 
 }  // namespace sp::coll

@@ -1,7 +1,8 @@
 // p2p_perf's cases (collectives/p2p_bench.hpp) at an even rank count (CTest: 2 and 4; p2p_perf
 // refuses odd ones, tests/unit/cli_errors.sh), on the transport SP_TRANSPORT names (mpi, or gloo
 // where built): every test delivers the sender's pattern into every slot of the window through
-// the timed loop and verification, and a corrupted element is counted where it lands.
+// the timed loop and verification (one shared slot as OSU's, or distinct ones), and a corrupted
+// element is counted where it lands.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -80,23 +81,28 @@ class P2p : public ::testing::Test {
 TEST_F(P2p, EveryTestDeliversTheSendersPatternIntoEverySlot) {
   for (P2pTest test : {P2pTest::latency, P2pTest::bw, P2pTest::bibw})
     for (std::size_t bytes : {4, 4096, 262144})
-      for (int window : {1, 3}) {
-        P2pCase c(test, bytes, window, world());
-        TimedRun run = time_calls(c, {3, 1, false, true}, MPI_COMM_WORLD);
-        EXPECT_EQ(run.samples.size(), 3u);
-        EXPECT_GT(run.evicted_bytes, 0u);  // --off-cache evicted the send buffer and the slots
-        EXPECT_EQ(summed(c.verify()), 0) << name(test) << " " << bytes << " B, window " << window;
-      }
+      for (int window : {1, 3})
+        for (bool distinct : {false, true}) {
+          P2pCase c(test, bytes, window, distinct, world());
+          TimedRun run = time_calls(c, {3, 1, false, true}, MPI_COMM_WORLD);
+          EXPECT_EQ(run.samples.size(), 3u);
+          EXPECT_GT(run.evicted_bytes, 0u);  // --off-cache evicted the send buffer and the slots
+          EXPECT_EQ(summed(c.verify()), 0) << name(test) << " " << bytes << " B, window " << window
+                                           << (distinct ? ", distinct slots" : "");
+        }
 }
 
 TEST_F(P2p, AWrongElementIsCountedWhereItLands) {
   CorruptingWorld corrupting;
   // latency: both sides receive once, the last rank (a receiver) corrupts one element: 1 wrong.
-  P2pCase latency(P2pTest::latency, 256, 1, corrupting);
+  P2pCase latency(P2pTest::latency, 256, 1, false, corrupting);
   EXPECT_EQ(summed(latency.verify()), 1);
-  // bibw with a window of 3: the last rank corrupts each of its 3 slots.
-  P2pCase bibw(P2pTest::bibw, 256, 3, corrupting);
+  // bibw with a window of 3 in distinct slots: the last rank corrupts each of its 3 slots.
+  P2pCase bibw(P2pTest::bibw, 256, 3, true, corrupting);
   EXPECT_EQ(summed(bibw.verify()), 3);
+  // In one shared slot the three corruptions land on the same element: 1 wrong (3 added to it).
+  P2pCase shared(P2pTest::bibw, 256, 3, false, corrupting);
+  EXPECT_EQ(summed(shared.verify()), 1);
 }
 
 TEST(P2pTests, NamesRoundTripAndUnknownIsAnError) {
