@@ -21,6 +21,7 @@
 #include "collectives/harness.hpp"
 #include "collectives/node_segment.hpp"
 #include "core/error.hpp"
+#include "tests/lib/forwarding_transport.hpp"
 
 using namespace sp::coll;
 
@@ -64,21 +65,11 @@ Transport& world_for(const Algorithm& alg) {
 
 // MPI on MPI_COMM_WORLD with hooks around its library allreduce: the test doubles of a wrong,
 // slow or input-checking algorithm are MPI's own allreduce on a transport that misbehaves.
-class HookedWorld : public Transport {
+class HookedWorld : public sp::coll::testing::ForwardingTransport<world> {
  public:
   using Hook = std::function<void(const void* send, void* recv, std::size_t count, Dtype d)>;
   Hook before, after;
   std::string_view name() const override { return "hooked-mpi"; }
-  int rank() const override { return world().rank(); }
-  int size() const override { return world().size(); }
-  std::string describe() const override { return "test double"; }
-  Request post_send(const void* d, std::size_t n, Dtype t, int peer, int tag) override {
-    return world().post_send(d, n, t, peer, tag);
-  }
-  Request post_recv(void* d, std::size_t n, Dtype t, int peer, int tag) override {
-    return world().post_recv(d, n, t, peer, tag);
-  }
-  void wait(Request& r) override { world().wait(r); }
   void library_allreduce(const void* s, void* r, std::size_t n, Dtype d, Op o) override {
     if (before) before(s, r, n, d);
     world().library_allreduce(s, r, n, d, o);

@@ -13,6 +13,7 @@
 
 #include "collectives/p2p_bench.hpp"
 #include "core/error.hpp"
+#include "tests/lib/forwarding_transport.hpp"
 #include "tests/lib/optional_part.hpp"
 
 using namespace sp::coll;
@@ -42,15 +43,9 @@ long long summed(long long local) {
 
 // The world's transport, with the first element of every completed receive of 16 elements or more
 // incremented on the last rank: a wrong byte on the wire.
-class CorruptingWorld : public Transport {
+class CorruptingWorld : public sp::coll::testing::ForwardingTransport<world> {
  public:
   std::string_view name() const override { return "corrupting"; }
-  int rank() const override { return world().rank(); }
-  int size() const override { return world().size(); }
-  std::string describe() const override { return "test double"; }
-  Request post_send(const void* d, std::size_t n, Dtype t, int peer, int tag) override {
-    return world().post_send(d, n, t, peer, tag);
-  }
   Request post_recv(void* d, std::size_t n, Dtype t, int peer, int tag) override {
     Request r = world().post_recv(d, n, t, peer, tag);
     if (n >= 16 && rank() == size() - 1) pending_[r.slot] = static_cast<std::int32_t*>(d);
