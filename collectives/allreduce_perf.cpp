@@ -10,7 +10,6 @@
 #include <tuple>
 
 #include "collectives/allreduce_report.hpp"
-#include "core/json_report.hpp"
 #include "core/log.hpp"
 #include "core/sizes.hpp"
 
@@ -23,9 +22,7 @@ int run(Session& s) {
   SweepOptions o;
   CLI::App app{"allreduce_perf: allreduce latency/bandwidth sweep over algorithms, sizes and dtypes", "allreduce_perf"};
   o.add_to(app);
-  if (!parse_command_line(app, s)) return 0;
-  o.run.apply_log_level();
-  if (!o.run.json.empty()) check_json_path(o.run.json);
+  if (!o.run.parse(app, s)) return 0;
   Sweep w = resolve_sweep(o, s);
 
   Backends backends = o.backend.make(s.comm);

@@ -7,7 +7,6 @@
 
 #include "collectives/bucket_bench.hpp"
 #include "collectives/sweep.hpp"
-#include "core/json_report.hpp"
 #include "core/log.hpp"
 
 namespace {
@@ -19,9 +18,7 @@ int run(Session& s) {
   BucketSweepOptions o;
   CLI::App app{"bucket_sweep: per-iteration gradient allreduce latency vs DDP bucket cap", "bucket_sweep"};
   o.add_to(app);
-  if (!parse_command_line(app, s)) return 0;
-  o.run.apply_log_level();
-  if (!o.run.json.empty()) check_json_path(o.run.json);
+  if (!o.run.parse(app, s)) return 0;
   BucketSweep w = resolve_bucket_sweep(o, s);
   const GradientLayout& layout = w.layout;
   const Dtype dt = w.dtype;

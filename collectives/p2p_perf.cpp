@@ -7,7 +7,6 @@
 
 #include "collectives/p2p_bench.hpp"
 #include "collectives/sweep.hpp"
-#include "core/json_report.hpp"
 #include "core/log.hpp"
 
 namespace {
@@ -19,9 +18,7 @@ int run(Session& s) {
   P2pOptions o;
   CLI::App app{"p2p_perf: point-to-point latency and bandwidth between rank pairs (OSU's definitions)", "p2p_perf"};
   o.add_to(app);
-  if (!parse_command_line(app, s)) return 0;
-  o.run.apply_log_level();
-  if (!o.run.json.empty()) check_json_path(o.run.json);
+  if (!o.run.parse(app, s)) return 0;
   const P2pSweep w = resolve_p2p_sweep(o, s);
 
   Backends backends = o.backend.make(s.comm);

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "json_report.hpp"
 #include "log.hpp"
 #include "program.hpp"
 #include "provenance.hpp"
@@ -27,6 +28,13 @@ std::vector<std::uint64_t> SizeOptions::resolve() const {
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
+}
+
+bool RunOptions::parse(CLI::App& app, const Session& s) const {
+  if (!parse_command_line(app, s)) return false;
+  apply_log_level();
+  if (!json.empty()) check_json_path(json);
+  return true;
 }
 
 void RunOptions::add_to(CLI::App& app) {

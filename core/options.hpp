@@ -12,6 +12,7 @@
 namespace sp {
 
 struct Provenance;
+struct Session;
 
 struct SizeOptions {
   std::string min = "8", max = "64M";
@@ -38,6 +39,10 @@ struct RunOptions {
   bool weak() const { return scaling == "weak"; }
   // The trace path to use: the -o value, or the default built from provenance (same on all ranks).
   std::string trace_path(const Provenance& prov) const;
+  // A benchmark program's command line: parse_command_line (false: --help or --version answered,
+  // exit 0), then what these options ask before anything runs: the log level, and a --json path
+  // that can be written (UsageError otherwise).
+  bool parse(CLI::App& app, const Session& s) const;
 };
 
 // The whole number in `text`, the value of the environment variable (or setting) `name`, within
