@@ -190,7 +190,7 @@ def _sweep(index: int, base: Dict[str, Any], own: Dict[str, Any], flags: Dict[st
     trainer-only setting there is refused for other benchmarks, from other layers ignored."""
     s = {**base, **own, **flags}
     if "bench" not in s:
-        need = "(allreduce, bucket_sweep, gpt_train or resnet_train)"
+        need = "(allreduce, bucket_sweep, p2p, gpt_train or resnet_train)"
         raise SweepError(f"{file}: {where}: bench is required {need}" if file else f"--bench is required {need}")
     if s["bench"] not in TRAINERS:
         if own.get("requeue"):
@@ -200,6 +200,14 @@ def _sweep(index: int, base: Dict[str, Any], own: Dict[str, Any], flags: Dict[st
     problem = benchargs.problem(s["bench"], s["args"])
     if problem:
         raise SweepError(f"{file}: {where}.args: {problem}" if file else problem)
+    if s["bench"] == "p2p":  # p2p_perf pairs rank r with r + n/2 and moves whole messages
+        if "weak" in s["scaling"]:
+            problem = "scaling weak: a message between two ranks has no per-rank share to scale (use strong)"
+            raise SweepError(f"{file}: {where}.{problem}" if file else f"--{problem}")
+        odd = [f"{n} x {t}" for n in s["nodes"] for t in s["tasks_per_node"] if n * t % 2]
+        if odd:
+            problem = f"p2p pairs ranks: every point needs an even number of them ({', '.join(odd)} is odd)"
+            raise SweepError(f"{file}: {where}: {problem}" if file else problem)
     return Sweep(index=index, **{f.name: s[f.name] for f in fields(Sweep) if f.name != "index"})
 
 

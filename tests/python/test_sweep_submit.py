@@ -236,7 +236,7 @@ def test_flags_parse_like_the_bash_submitter(tmp_path):
 
 
 @pytest.mark.parametrize("argv, expect", [
-    (["--dry-run"], "--bench is required (allreduce, bucket_sweep, gpt_train or resnet_train)"),
+    (["--dry-run"], "--bench is required (allreduce, bucket_sweep, p2p, gpt_train or resnet_train)"),
     (["--bench", "allreduce", "--tasks-per-node", "1,x"], "--tasks-per-node 1,x: 'x' is not a positive integer"),
     (["--bench", "allreduce", "--nodes", ""], "--nodes: empty list"),
     (["--bench", "allreduce", "--nodez", "1"], "unknown option --nodez (see --help)"),
@@ -249,6 +249,8 @@ def test_flags_parse_like_the_bash_submitter(tmp_path):
     (["--bench", "allreduce", "--requeue"], "--requeue is for trainer jobs (gpt_train, resnet_train)"),
     (["--bench", "allreduce", "--nodes", "2,2"], "point allreduce_N2_t1_c1 is listed twice"),
     (["--bench", "allreduce", "--", "-ox.h5"], "do not pass -ox.h5: the job script names the trace"),
+    (["--bench", "p2p", "--nodes", "2", "--scaling", "strong,weak"], "--scaling weak: a message between two ranks"),
+    (["--bench", "p2p", "--nodes", "1,2,3"], "p2p pairs ranks: every point needs an even number of them (1 x 1, 3 x 1 is odd)"),
 ])
 def test_bad_flags(tmp_path, argv, expect):
     assert expect in error_of(tmp_path, argv)

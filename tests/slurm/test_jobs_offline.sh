@@ -109,6 +109,15 @@ expect "a Gloo job: OK with _gloo in the point name" 0 "scaleprobe-job: OK $t\$"
   "${one[@]}" SLURM_JOB_ID=79 FAKE_TRACE="$REAL" SCALEPROBE_BACKEND=gloo bash "$AR" --sizes 8
 expect "gloo: the binary gets --backend gloo after --scaling" 0 "^binary: [^ ]*/bin/allreduce_perf --sizes 8 --scaling strong --backend gloo -o $t\$" cat "$W/fake.log"
 grep -qx SCALEPROBE_BACKEND=gloo "$W/fake.log" && ok "the binary's environment has SCALEPROBE_BACKEND=gloo" || no "no SCALEPROBE_BACKEND in: $(cat "$W/fake.log")"
+# p2p (jobs/p2p.sbatch): a pair of ranks, the point named p2p_..., the binary p2p_perf.
+P2P_REAL=$W/p2p.h5
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+  mpirun -np 2 "$BUILD/bin/p2p_perf" --sizes 4 -n 1 -q -o "$P2P_REAL" >/dev/null 2>&1
+t=$W/results/default/p2p_N1_t2_c1_j84.h5
+expect "a p2p job: OK with the trace named after its point" 0 "scaleprobe-job: OK $t\$" \
+  env PATH="$W/launch:$PATH" FAKE_LOG="$W/fake.log" SLURM_JOB_NUM_NODES=1 SLURM_NTASKS=2 SLURM_NTASKS_PER_NODE=2 \
+  SLURM_JOB_NODELIST=n1 SLURM_JOB_ID=84 FAKE_TRACE="$P2P_REAL" bash "$ROOT/jobs/p2p.sbatch" -t latency --sizes 4
+expect "p2p: the binary gets its arguments and --scaling strong" 0 "^binary: [^ ]*/bin/p2p_perf -t latency --sizes 4 --scaling strong -o $t\$" cat "$W/fake.log"
 expect "an unknown backend is refused" 2 "SCALEPROBE_BACKEND=tcp: use mpi, gloo or nccl" \
   "${one[@]}" SLURM_JOB_ID=78 SCALEPROBE_BACKEND=tcp bash "$AR" --sizes 8
 expect "nccl without GPUs is refused" 2 "SCALEPROBE_BACKEND=nccl needs GPUs: --gpus-per-node N" \
