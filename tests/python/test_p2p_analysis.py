@@ -1,0 +1,56 @@
+"""The p2p kind (analysis/scaleprobe_analysis/p2p.py) on traces of the real p2p_perf: two passes of a
+pair and one run of two pairs make a campaign whose report has the cross-point section, each
+trace's table and figures; compare matches cases by (test, bytes, window). Expected values are read
+from the raw HDF5 tables with h5py, not through the package."""
+from __future__ import annotations
+
+import subprocess
+
+import h5py
+import pytest
+
+from helpers import build_dir, markdown_rows, mpi_env, need_binary, run_cli
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory):
+    exe = build_dir() / "bin" / "p2p_perf"
+    need_binary(exe)
+    root = tmp_path_factory.mktemp("p2p") / "c"
+    root.mkdir()
+    for ranks, name in ((2, "p2p_N1_t2_c1_p1"), (2, "p2p_N1_t2_c1_p2"), (4, "p2p_N1_t4_c1")):
+        proc = subprocess.run(["mpirun", "-np", str(ranks), str(exe), "-b", "4", "-e", "4K", "-f", "32", "-n", "5",
+                               "-q", "-o", str(root / f"{name}.h5")], capture_output=True, text=True, timeout=120,
+                              env=mpi_env())
+        assert proc.returncode == 0, proc.stderr
+    return root
+
+
+def test_report_has_the_sweep_section_and_every_traces_table(campaign, tmp_path):
+    out = tmp_path / "report"
+    proc = run_cli("report", str(campaign), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    text = (out / "report.md").read_text()
+    assert "## p2p across points" in text
+    rows = markdown_rows(text, "| point | ranks | test | bytes | passes | latency_us | bandwidth_GBps |")
+    with h5py.File(campaign / "p2p_N1_t4_c1.h5") as f:
+        cases = len(f["summary/test"])
+        latency = {int(b): float(v) for t, b, v in zip(f["summary/test"], f["summary/bytes"], f["summary/latency_us"])
+                   if t == b"latency"}
+    assert len(rows) == 2 * cases  # two points, every case of each
+    two_pairs = {int(r["bytes"]): float(r["latency_us"]) for r in rows if r["ranks"] == "4" and r["test"] == "latency"}
+    assert two_pairs == pytest.approx(latency, rel=1e-3)  # one pass: the median is that pass's value
+    assert sum(r["passes"] == "2" for r in rows) == cases  # the pair ran twice
+    figures = {p.name for p in (out / "figures").glob("*.png")}
+    assert any(n.endswith("p2p_by_point.png") for n in figures)
+    assert {"p2p_N1_t2_c1_p1-p2p_latency.png", "p2p_N1_t2_c1_p1-p2p_bandwidth.png"} <= figures
+    assert text.count("#### Point-to-point (figures: p2p_latency, p2p_bandwidth)") == 3
+
+
+def test_compare_matches_cases_by_test_size_and_window(campaign):
+    proc = run_cli("compare", str(campaign / "p2p_N1_t2_c1_p1.h5"), str(campaign / "p2p_N1_t2_c1_p2.h5"))
+    assert proc.returncode == 0, proc.stderr
+    rows = markdown_rows(proc.stdout, "| test | size | window |")
+    with h5py.File(campaign / "p2p_N1_t2_c1_p1.h5") as f:
+        want = [(t.decode(), int(w)) for t, w in zip(f["summary/test"], f["summary/window"])]
+    assert [(r["test"], int(r["window"])) for r in rows] == want
