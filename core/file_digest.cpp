@@ -146,7 +146,7 @@ FileDigest verify_file_digest(const std::filesystem::path& path) {
 FileDigest verify_image_digest(std::span<const unsigned char> image) {
   Block block{};
   const std::size_t n = std::min(image.size(), block.size());
-  std::memcpy(block.data(), image.data(), n);
+  if (n > 0) std::memcpy(block.data(), image.data(), n);  // an empty image's data() may be null
   const std::optional<DigestLine> line = parse_digest_block(block, n);
   if (!line) return FileDigest::absent;
   check_payload_size(image.size() - kDigestBlockBytes, line->payload);

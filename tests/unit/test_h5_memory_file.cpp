@@ -85,3 +85,17 @@ TEST(H5MemoryFile, AnOlderSuperblockIsRefused) {
     EXPECT_NE(std::string(e.what()).find("superblock is version 0"), std::string::npos) << e.what();
   }
 }
+
+// An empty image (a checkpoint killed before its first byte: checkpoint_interrupted.sh) is refused
+// in one line without touching its (null) data pointer; UBSan flagged the memcpy before.
+TEST(ImageDigest, AnEmptyImageIsRefusedInOneLine) {
+  for (std::size_t n : {0, 2}) {
+    const unsigned char bytes[2] = {'#', 's'};
+    try {
+      sp::verify_image_digest(std::span<const unsigned char>(n ? bytes : nullptr, n));
+      FAIL() << n << " bytes were accepted";
+    } catch (const sp::Error& e) {
+      EXPECT_STREQ(e.what(), "not a readable HDF5 file (corrupt or truncated)") << n << " bytes";
+    }
+  }
+}
