@@ -1,8 +1,8 @@
-// The benchmark driver every collective benchmark program runs on (allreduce_perf, bucket_sweep):
+// The benchmark driver every communication benchmark runs on (allreduce_perf, bucket_sweep, p2p_perf):
 // the timed loop, verification, statistics across ranks, the summary rows (printed on rank 0, in
 // the trace, in --json), the samples and the trace itself. A program brings its cases (BenchCase),
-// the columns of its rows (core/columns.hpp) and its header text; nothing here knows which
-// collective a case runs.
+// the columns of its rows (core/columns.hpp) and its header text; nothing here knows what a case
+// runs.
 #pragma once
 #include <mpi.h>
 
@@ -56,12 +56,10 @@ std::vector<TableColumn<Row>> timing_table_columns(const std::string& unit) {
 // One run of a benchmark program: its provenance, trace, samples, summary and verdict.
 class BenchmarkRun {
  public:
-  // Collective. Opens the trace (kind: "allreduce", "bucket_sweep"); phase 0 of `phases` is the
+  // Collective. Opens the trace (kind: "allreduce", "bucket_sweep", "p2p"); phase 0 of `phases` is the
   // timed call; device_phase, when >= 0, the same call on the transport's clock.
   BenchmarkRun(Session& s, const RunOptions& ro, std::string program, std::string kind, Provenance prov,
                std::vector<std::pair<std::string, std::string>> phases, int device_phase = -1);
-  Session& session() { return s_; }
-  const Provenance& provenance() const { return prov_; }
   TraceWriter& trace() { return trace_; }
   SampleLog& samples() { return samples_; }
   // Collective: case c's timed loop (its samples under `id`), verification and statistics. A
@@ -96,9 +94,6 @@ template <typename Row>
 struct SummaryRows {
   Columns<Row> columns;
   Table table;
-  void print_header(const Session& s) const {
-    if (s.rank == 0) print(columns.header_line());
-  }
   void add(const Session& s, const Row& r) {
     columns.append(table, r);
     if (s.rank == 0) print(columns.row_line(r));
