@@ -1,4 +1,4 @@
-// Machine-readable results beside the HDF5 trace (--json FILE on allreduce_perf and bucket_sweep),
+// Machine-readable results beside the HDF5 trace (--json FILE on allreduce_perf, bucket_sweep, p2p_perf),
 // for dashboards and ReFrame-style harnesses that should not parse the text table. The rows are
 // the trace's summary table itself — the same Table the text table is printed from — at full
 // precision, with each column's unit and description, and the run's provenance. Schema
