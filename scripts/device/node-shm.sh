@@ -9,13 +9,17 @@
 #     scripts/device/node-shm.sh
 # Here, to try it (2 cores):  OUT=/tmp/node-shm SP_BIN=build/release/bin SP_RANKS=2 SP_SIZES=8,64K scripts/device/node-shm.sh
 # Writes into $OUT: node-shm.tgz (node-shm/: node.txt = date, nproc, lscpu, MPI; raw/ = every run's
-# trace and table) and node-shm.log. Wall time about SP_BUDGET_S (default 300): no run starts after it.
-# Then, here: unpack under results/<date>-<node>-shm-node/ and summarise like
-# results/2026-11-26-vm-f26m2-shm-chunks/summarize.py.
+# printed table and --json summary; its HDF5 trace too with SP_KEEP_TRACES=1 — at 16 ranks one trace
+# is about 17 MB, over the 16 MiB a file may bring back) and node-shm.log. Wall time about SP_BUDGET_S
+# (default 300): no run starts after it, and each run has SP_RUN_TIMEOUT_S (default 120).
+# Then, here: unpack under results/<date>-<node>-shm-node/raw/ and summarise with a copy of
+# results/2026-11-27-vm-f6m207-shm-node/summarize.py (it reads the printed tables).
 set -uo pipefail
 t0=$(date +%s)
 OUT=${OUT:?"OUT: the folder whose files come back"}
 mkdir -p "$OUT/node-shm/raw"
+traces=$OUT/node-shm/raw
+[ "${SP_KEEP_TRACES:-0}" = 1 ] || traces=$(mktemp -d)
 exec > >(tee -a "$OUT/node-shm.log") 2>&1
 el() { echo "[t+$(( $(date +%s) - t0 ))s] $*"; }
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -31,6 +35,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS
 read -r -a ranks <<<"$(echo "${SP_RANKS:-2 4 8 $n}" | tr ',' ' ')"
 sizes=${SP_SIZES:-8,1K,64K,1M,16M,64M}
 budget=${SP_BUDGET_S:-300}
+run_limit=${SP_RUN_TIMEOUT_S:-120}
 { date -u; echo "nproc $n"; lscpu; mpirun --version | head -1; } >"$OUT/node-shm/node.txt" 2>&1
 for pass in $(seq 1 "${SP_PASSES:-3}"); do
   for k in "${!ranks[@]}"; do
@@ -39,8 +44,8 @@ for pass in $(seq 1 "${SP_PASSES:-3}"); do
     if [ $(( $(date +%s) - t0 )) -ge "$budget" ]; then el "budget spent: pass $pass, $np ranks not run"; continue; fi
     base=$OUT/node-shm/raw/np${np}_p${pass}
     el "pass $pass: $np ranks"
-    timeout 120 mpirun -np "$np" --bind-to core --map-by core "$SP_BIN/allreduce_perf" -a mpi,ring,shm,shm-seg \
-      --sizes "$sizes" -o "$base.h5" >"$base.log" 2>&1
+    timeout -k 5 "$run_limit" mpirun -np "$np" --bind-to core --map-by core "$SP_BIN/allreduce_perf" -a mpi,ring,shm,shm-seg \
+      --sizes "$sizes" -o "$traces/$(basename "$base").h5" --json "$base.json" >"$base.log" 2>&1
     el "  exit $? ($(grep -c ' shm' "$base.log") shm rows)"
   done
 done
@@ -52,11 +57,12 @@ for pass in $(seq 1 "${SP_PASSES:-3}"); do
     if [ $(( $(date +%s) - t0 )) -ge "$budget" ]; then el "budget spent: hier pass $pass, $nodes nodes not run"; continue; fi
     base=$OUT/node-shm/raw/hier_n${nodes}_np${n}_p${pass}
     el "pass $pass: hier, $n ranks as $nodes nodes"
-    timeout 120 mpirun -np "$n" --bind-to core --map-by core bash -c \
+    timeout -k 5 "$run_limit" mpirun -np "$n" --bind-to core --map-by core bash -c \
       'SCALEPROBE_NODE_KEY=$(( OMPI_COMM_WORLD_RANK / ('"$n"' / '"$nodes"') )) exec "$0" "$@"' \
-      "$SP_BIN/allreduce_perf" -a mpi,ring,hier --sizes "$sizes" -o "$base.h5" >"$base.log" 2>&1
+      "$SP_BIN/allreduce_perf" -a mpi,ring,hier --sizes "$sizes" -o "$traces/$(basename "$base").h5" --json "$base.json" >"$base.log" 2>&1
     el "  exit $? ($(grep -c ' hier' "$base.log") hier rows)"
   done
 done
-tar -czf "$OUT/node-shm.tgz" -C "$OUT" node-shm
+tar -czf "$OUT/node-shm.tgz" -C "$OUT" node-shm && rm -rf "$OUT/node-shm"
+[ "$traces" = "$OUT/node-shm/raw" ] || rm -rf "$traces"
 el "done: $OUT/node-shm.tgz"

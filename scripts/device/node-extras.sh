@@ -1,0 +1,84 @@
+#!/bin/bash
+# The GPU node's short checks beside node-scaling.sh and node-shm.sh, each with its own timeout:
+#   1. the GPU path: test_gpu_reduce, allreduce_perf --backend nccl -a all (1 rank: NCCL refuses two
+#      ranks on one GPU);
+#   2. the BLAS core (issue 25 item 3): gpt_train gpt-tiny at 1 rank with the core scaleprobe
+#      chooses beside Cooperlake, SkylakeX and Haswell forced, SP_PASSES (2) interleaved passes;
+#   3. the engine with shm (issue 27): gpt_train gpt-tiny, 8 rows per rank, at N ranks (N = nproc),
+#      cap 25, ring and shm cycled step by step in one run, SP_PASSES runs;
+#   4. p2p_perf at N ranks (N/2 pairs, each on its own cores) on MPI.
+#
+# On the GPU node (repository root; the bundle made here by
+#   ../shared/device/make-bundle.sh build/release build/release/tests/test_gpu_reduce   carried as .device):
+#     scripts/device/node-extras.sh
+# Here, to try it (2 cores, no GPU: part 1 reports it skipped):
+#     OUT=/tmp/node-extras SP_BIN=build/release/bin SP_STEPS=3 scripts/device/node-extras.sh
+# Writes into $OUT: node-extras.tgz (node-extras/: node.txt, raw/ = every run's trace and log) and
+# node-extras.log. No part starts after SP_BUDGET_S (default 100) seconds.
+set -uo pipefail
+t0=$(date +%s)
+OUT=${OUT:?"OUT: the folder whose files come back"}
+raw=$OUT/node-extras/raw
+mkdir -p "$raw"
+exec > >(tee -a "$OUT/node-extras.log") 2>&1
+el() { echo "[t+$(( $(date +%s) - t0 ))s] $*"; }
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$repo" || exit 2
+if [ -z "${SP_BIN:-}" ]; then
+  dev=${SP_DEVICE:-$repo/.device}
+  [ -f "$dev/env.sh" ] || { el "error: no SP_BIN and no $dev/env.sh (make one with ../shared/device/make-bundle.sh)"; exit 2; }
+  # shellcheck source=/dev/null
+  source "$dev/env.sh" || { el "error: $dev/env.sh failed"; exit 2; }
+fi
+n=$(OMP_NUM_THREADS= OMP_THREAD_LIMIT= nproc)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+budget=${SP_BUDGET_S:-100}
+passes=${SP_PASSES:-2}
+steps=${SP_STEPS:-12}
+{ date -u; echo "nproc $n"; lscpu; mpirun --version | head -1; nvidia-smi -L 2>&1; } >"$OUT/node-extras/node.txt" 2>&1
+late() { [ $(( $(date +%s) - t0 )) -ge "$budget" ] && { el "budget spent: $1 not run"; return 0; }; return 1; }
+run() {  # run NAME TIMEOUT_S COMMAND...: log to raw/NAME.log, print the exit status
+  local name=$1 limit=$2; shift 2
+  late "$name" && return
+  timeout -k 5 "$limit" "$@" >"$raw/$name.log" 2>&1
+  el "$name: exit $?"
+}
+
+el "1. GPU path"
+if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+  gpu_test=$SP_BIN/test_gpu_reduce
+  [ -x "$gpu_test" ] && run gpu_reduce_test 60 "$gpu_test"
+  run nccl_allreduce 90 mpirun -np 1 "$SP_BIN/allreduce_perf" --backend nccl -a all --sizes 8,64K,1M,16M,256M \
+    -o "$raw/nccl_allreduce.h5"
+else
+  el "no GPU here: part 1 skipped"
+fi
+
+el "2. BLAS core at 1 rank (gpt-tiny, 8 rows, $steps steps)"
+for pass in $(seq 1 "$passes"); do
+  for core in chosen Cooperlake SkylakeX Haswell; do
+    if [ "$core" = chosen ]; then
+      run "blas_${core}_p$pass" 60 env -u OPENBLAS_CORETYPE mpirun -np 1 --bind-to core "$SP_BIN/gpt_train" -m gpt-tiny \
+        -B 8 -s "$steps" --val-batches 0 -o "$raw/blas_${core}_p$pass.h5"
+    else
+      run "blas_${core}_p$pass" 60 mpirun -np 1 --bind-to core -x OPENBLAS_CORETYPE="$core" "$SP_BIN/gpt_train" \
+        -m gpt-tiny -B 8 -s "$steps" --val-batches 0 -o "$raw/blas_${core}_p$pass.h5"
+    fi
+    grep -m1 -E 'ms/iteration' "$raw/blas_${core}_p$pass.log"
+  done
+done
+
+el "3. engine: ring and shm cycled, $n ranks, cap 25"
+for pass in $(seq 1 "$passes"); do
+  run "engine_np${n}_p$pass" 90 mpirun -np "$n" --bind-to core --map-by core "$SP_BIN/gpt_train" -m gpt-tiny -B 8 \
+    -s $(( 2 * steps )) --val-batches 0 -a ring,shm --bucket-cap-mb 25 -o "$raw/engine_np${n}_p$pass.h5"
+  grep -E 'ms/iteration' "$raw/engine_np${n}_p$pass.log"
+done
+
+el "4. p2p_perf, $n ranks"
+[ $(( n % 2 )) -eq 0 ] && run "p2p_np$n" 60 mpirun -np "$n" --bind-to core --map-by core "$SP_BIN/p2p_perf" \
+  --sizes 8,1K,64K,1M,4M -o "$raw/p2p_np$n.h5"
+
+tar -czf "$OUT/node-extras.tgz" -C "$OUT" node-extras
+rm -rf "$OUT/node-extras"
+el "done: $OUT/node-extras.tgz"
