@@ -79,6 +79,7 @@ struct AllreduceArgs {
   Transport* transport;  // every rank's, of the same group
   Workspace* workspace;
   std::size_t chunk_bytes = 1 << 20;  // pipelining segment for ring and tree; 0 = no pipelining
+  int root = 0;                       // of a rooted collective (broadcast, reduce)
 
   // The shape of this call on its transport (program.hpp).
   Shape shape(int tag_offset = 0) const {
@@ -97,6 +98,7 @@ std::uint64_t no_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes);
 std::uint64_t message_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes);        // = bytes
 std::uint64_t two_segment_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes);    // 2 x min(chunk, bytes)
 std::uint64_t four_segment_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes);   // 4 x min(chunk, bytes)
+std::uint64_t message_and_two_segments_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes);
 
 struct Algorithm {
   std::string_view name;         // command-line name, e.g. "ring"
@@ -116,6 +118,8 @@ struct Algorithm {
   // Node-local inside each node and a schedule across nodes, on the rail transport (Workspace::rail):
   // its ranks may span several nodes, each with the same number of ranks.
   bool across_nodes = false;
+  // The collective it computes (collective.hpp); the benchmarks' allreduce algorithms are allreduces.
+  Collective collective = Collective::allreduce;
 
   // A schedule of point-to-point messages (runs on any transport).
   bool is_schedule() const { return transport.empty() && !node_local; }
@@ -136,14 +140,17 @@ struct Algorithm {
 // cross-match; a program adds its shape's tag_offset (a multiple of kTagStride).
 namespace tag {
 constexpr int naive = 0x5c01, tree = 0x5c02, ring = 0x5c03, rabenseifner = 0x5c04, hier = 0x5c05;
+constexpr int ring_reduce_scatter = 0x5c06, ring_all_gather = 0x5c07, binomial_broadcast = 0x5c08,
+              binomial_reduce = 0x5c09, pairwise_all_to_all = 0x5c0a;
 constexpr int kTagStride = 8;
 }  // namespace tag
 
-// All registered algorithms, reference (MPI library) first.
-std::span<const Algorithm> algorithms();
-const Algorithm& find_algorithm(std::string_view name);  // throws sp::Error listing the choices
+// All registered algorithms of a collective (allreduce unless named), reference (MPI library) first.
+std::span<const Algorithm> algorithms(Collective c = Collective::allreduce);
+// throws sp::Error listing the choices
+const Algorithm& find_algorithm(std::string_view name, Collective c = Collective::allreduce);
 // Those that run with the given backend: the schedules, MPI's reference and the backend's own.
-std::vector<std::string> algorithm_names(std::string_view backend);
+std::vector<std::string> algorithm_names(std::string_view backend, Collective c = Collective::allreduce);
 // The transport a case of algorithm a runs on: the MPI one (always made: the harness needs MPI)
 // for "mpi", else the backend's.
 Transport& transport_for(const Algorithm& a, Transport& mpi, Transport& backend);
@@ -157,5 +164,11 @@ Program plan_rabenseifner(const Shape& s);  // rabenseifner.cpp
 Program plan_shm(const Shape& s);           // shm.cpp (node-local)
 Program plan_shm_in_segment(const Shape& s);  // shm.cpp (node-local, buffers in the segment)
 Program plan_hier(const Shape& s);          // hier.cpp (in the segment inside nodes, rail across)
+// The other collectives' schedules (collective.hpp).
+Program plan_ring_reduce_scatter(const Shape& s);   // ring_halves.cpp
+Program plan_ring_all_gather(const Shape& s);       // ring_halves.cpp
+Program plan_binomial_broadcast(const Shape& s);    // binomial.cpp
+Program plan_binomial_reduce(const Shape& s);       // binomial.cpp
+Program plan_pairwise_all_to_all(const Shape& s);   // pairwise.cpp
 
 }  // namespace sp::coll

@@ -1,17 +1,10 @@
 // allreduce_perf: latency and bandwidth of every allreduce algorithm over a message-size sweep,
 // each checked against a sequential reference after its timed loop. One table row per case on
 // stdout (rank 0), every sample in the HDF5 trace. Exit 1 if any element was wrong. The sweep's
-// flags: collectives/sweep.hpp; the rows: allreduce_report.hpp; the loop: driver.hpp.
+// flags: collectives/sweep.hpp; the cases: collective_bench.hpp; the rows: allreduce_report.hpp.
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
-#include <cmath>
-#include <map>
-#include <tuple>
-
-#include "collectives/allreduce_report.hpp"
-#include "core/log.hpp"
-#include "core/sizes.hpp"
+#include "collectives/collective_bench.hpp"
 
 namespace {
 
@@ -24,48 +17,7 @@ int run(Session& s) {
   o.add_to(app);
   if (!o.run.parse(app, s)) return 0;
   Sweep w = resolve_sweep(o, s);
-
-  Backends backends = o.backend.make(s.comm);
-  Provenance prov = collect_provenance(s);
-  add_backend_provenance(prov, backends, s.comm);
-  CopyBandwidth local_bw;
-  const CopyBandwidth bw = probe_copy_bandwidth(w, s, prov, &local_bw);
-  // A device backend's calls are timed on its stream as well (CUDA events): a second phase.
-  std::vector<std::pair<std::string, std::string>> phases{{"allreduce", "one allreduce call"}};
-  if (backends.backend().on_device())
-    phases.emplace_back("allreduce_on_device", "the same call on the device's clock (CUDA events on the rank's stream)");
-  BenchmarkRun bench(s, o.run, "allreduce_perf", "allreduce", prov, phases, phases.size() > 1 ? 1 : -1);
-  TraceWriter& trace = bench.trace();
-  log::info("{} sizes x {} dtype(s) x {} placement(s) x {} algorithm(s); trace {}", w.message_bytes.size(),
-            w.dtypes.size(), w.placements.size(), w.algorithms.size(), trace.final_path().string());
-  set_sweep_attributes(trace, w, o, s, bw);
-  SummaryRows<AllreduceRow> summary{allreduce_columns(), {}};
-  print_allreduce_header(s, o, prov, bw, summary.columns);
-
-  Workspace ws;
-  // The zero-copy placement's cases hold at most three buffers of the largest size (verification).
-  const std::uint64_t largest = *std::max_element(w.message_bytes.begin(), w.message_bytes.end());
-  attach_node_segment(backends, ws, s.comm, w.algorithms, o.algorithms, checked_product(3, largest + 64, "the node segment's arena"));
-  std::map<std::tuple<std::uint64_t, std::string, bool>, double> mpi_time;
-  for (std::size_t k = 0; k < w.message_bytes.size(); ++k)
-    for (const std::string& dt : w.dtypes)
-      for (bool in_place : w.placements)
-        for (const std::string& an : w.algorithms) {
-          const Dtype d = parse_dtype(dt);
-          CaseSpec c{&find_algorithm(an), d, parse_op(o.op), in_place, w.message_bytes[k] / size_of(d), w.chunk_bytes};
-          const int iters = o.run.iters > 0 ? o.run.iters : auto_iters(c.bytes());
-          const int warmup = o.run.warmup >= 0 ? o.run.warmup : auto_warmup(iters);
-          AllreduceCase one(c, s.comm, backends.for_algorithm(*c.algorithm), ws);
-          const std::string label = fmt::format("{} {} {} {} B {}", an, dt, o.op, c.bytes(), in_place ? "in place" : "out of place");
-          log::debug("case {}: {}, {} iterations", summary.table.rows(), label, iters);
-          CaseResult r = bench.run_case(one, static_cast<std::int64_t>(summary.table.rows()), iters, warmup, label);
-          auto key = std::make_tuple(w.message_bytes[k], dt, in_place);
-          if (an == "mpi") mpi_time[key] = r.stats.mean.mean;
-          const double vs = mpi_time.count(key) && mpi_time[key] > 0 ? r.stats.mean.mean / mpi_time[key] : std::nan("");
-          summary.add(s, {c, w.nominal_bytes[k], o.run.sync, vs, allreduce_busbw_factor(s.size), r});
-        }
-  return bench.finish({"summary", "one row per benchmark case", &summary.table}, {},
-                      "every timed iteration of every rank", sweep_ranks_row(local_bw));
+  return run_collective_sweep(s, o, w, "allreduce_perf");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// allreduce_perf's output: one row per case, its columns declared once (trace, JSON and the
-// printed table), and the header printed above them.
+// allreduce_perf's and collective_perf's output: one row per case, its columns declared once
+// (trace, JSON and the printed table), and the header printed above them; the collective's name,
+// library call and bus-bandwidth factor come from collective.hpp.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -19,10 +20,10 @@ struct AllreduceRow {
   double algbw_GBps() const;
 };
 
-Columns<AllreduceRow> allreduce_columns();
+Columns<AllreduceRow> allreduce_columns(Collective c = Collective::allreduce);
 
 // Rank 0: the run's description (ranks, MPI, backend, sync, the copy probe) and the column headers.
 void print_allreduce_header(const Session& s, const SweepOptions& o, const Provenance& prov, const CopyBandwidth& bw,
-                            const Columns<AllreduceRow>& columns);
+                            const Columns<AllreduceRow>& columns, const std::string& program = "allreduce_perf");
 
 }  // namespace sp::coll

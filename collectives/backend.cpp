@@ -21,10 +21,10 @@ void BackendOption::add_to(CLI::App& app) {
       ->capture_default_str();
 }
 
-std::vector<std::string> BackendOption::parse_algorithms(const std::string& text) const {
+std::vector<std::string> BackendOption::parse_algorithms(const std::string& text, Collective c) const {
   std::string left_out;  // node-local algorithms 'all' does not run on this backend
   for (const std::string& item : split_list(text, "algorithm list"))
-    for (const Algorithm& a : algorithms()) {
+    for (const Algorithm& a : algorithms(c)) {
       if (a.offered_with(name) || (a.name != item && !(item == "all" && a.node_local))) continue;
       if (a.node_local && item == "all")
         left_out += (left_out.empty() ? "" : ", ") + std::string(a.name);
@@ -32,11 +32,11 @@ std::vector<std::string> BackendOption::parse_algorithms(const std::string& text
         throw UsageError(fmt::format("algorithm '{}' is node-local over host memory: it runs with a host backend ({})",
                                      item, fmt::join(transport_names(/*host_only=*/true), ", ")));
       else
-        throw UsageError(fmt::format("algorithm '{}' is {}'s own allreduce: it needs --backend {}", item, a.transport,
-                                     a.transport));
+        throw UsageError(fmt::format("algorithm '{}' is {}'s own {}: it needs --backend {}", item, a.transport,
+                                     info(c).name, a.transport));
     }
   if (!left_out.empty()) log::info("-a all with --backend {} leaves out {} (node-local over host memory)", name, left_out);
-  return parse_choice_list(text, algorithm_names(name), "algorithm");
+  return parse_choice_list(text, algorithm_names(name, c), c == Collective::allreduce ? "algorithm" : fmt::format("{} algorithm", info(c).name));
 }
 
 Backends BackendOption::make(MPI_Comm comm) const {
@@ -69,6 +69,12 @@ class SegmentMemory : public Transport {
     return t_.post_library_allreduce(s, r, n, d, o);
   }
   void library_allreduce(const void* s, void* r, std::size_t n, Dtype d, Op o) override { t_.library_allreduce(s, r, n, d, o); }
+  void library_collective(Collective c, const void* s, void* r, std::size_t n, Dtype d, Op o, int root) override {
+    t_.library_collective(c, s, r, n, d, o, root);
+  }
+  Request post_library_collective(Collective c, const void* s, void* r, std::size_t n, Dtype d, Op o, int root) override {
+    return t_.post_library_collective(c, s, r, n, d, o, root);
+  }
   void send(const void* d, std::size_t n, Dtype dt, int peer, int tag) override { t_.send(d, n, dt, peer, tag); }
   void recv(void* d, std::size_t n, Dtype dt, int peer, int tag) override { t_.recv(d, n, dt, peer, tag); }
   void sendrecv(const void* out, std::size_t out_n, void* in, std::size_t in_n, Dtype dt, int peer, int tag) override {

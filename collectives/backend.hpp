@@ -38,7 +38,7 @@ struct BackendOption {
   Backends make(MPI_Comm comm) const;
   // -a: a comma list of the algorithms this backend runs, "all" expanding to them; one that
   // exists only on another backend is a UsageError naming the --backend it needs.
-  std::vector<std::string> parse_algorithms(const std::string& text) const;
+  std::vector<std::string> parse_algorithms(const std::string& text, Collective c = Collective::allreduce) const;
 };
 
 // Collective over comm: when one of the algorithms is node-local, makes the node's shared segment

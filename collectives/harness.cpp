@@ -106,6 +106,63 @@ long long AllreduceCase::verify() {
   return wrong;
 }
 
+CollectiveCase::CollectiveCase(const CaseSpec& spec, MPI_Comm comm, Transport& transport, Workspace& ws)
+    : spec_(spec), transport_(transport), ws_(ws) {
+  SP_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
+  SP_MPI_CHECK(MPI_Comm_size(comm, &size_));
+}
+
+CollectiveCase::Buffers& CollectiveCase::buffers() {
+  if (!buffers_) {
+    const std::size_t elem = size_of(spec_.dtype);
+    buffers_ = std::make_unique<Buffers>();
+    buffers_->send = filled_buffer(transport_, std::max<std::size_t>(send_count(collective(), spec_.count, size_) * elem, 1),
+                                   [&](std::byte* p) { fill_input(collective(), p, spec_.count, spec_.dtype, rank_, size_); });
+    if (!info(collective()).one_buffer)
+      buffers_->recv = transport_.allocate(std::max<std::size_t>(recv_count(collective(), spec_.count, size_) * elem, 1));
+  }
+  return *buffers_;
+}
+
+std::uint64_t CollectiveCase::evict_from_cache() {
+  if (transport_.on_device()) return 0;
+  Buffers& b = buffers();
+  flush_from_cache(b.send.data(), b.send.size());
+  if (b.recv.data()) flush_from_cache(b.recv.data(), b.recv.size());
+  return b.send.size() + b.recv.size();
+}
+
+void CollectiveCase::run(const void* send, void* recv) {
+  spec_.algorithm->run({send, recv, spec_.count, spec_.dtype, spec_.op, &transport_, &ws_, spec_.chunk_bytes, spec_.root});
+}
+
+void CollectiveCase::call(int) { run(buffers().send.data(), buffers().out()); }
+
+long long CollectiveCase::verify() {
+  buffers_.reset();  // the timed loop's buffers, before verification's three
+  const Collective c = collective();
+  const std::size_t elem = size_of(spec_.dtype), sends = send_count(c, spec_.count, size_),
+                    recvs = recv_count(c, spec_.count, size_);
+  auto input = [&](std::byte* p) { fill_input(c, p, spec_.count, spec_.dtype, rank_, size_); };
+  TransportBuffer send = filled_buffer(transport_, std::max<std::size_t>(sends * elem, 1), input);
+  const bool one_buffer = info(c).one_buffer;
+  TransportBuffer recv = one_buffer ? TransportBuffer{} : transport_.allocate(std::max<std::size_t>(recvs * elem, 1));
+  void* out = one_buffer ? send.data() : recv.data();
+  run(send.data(), out);
+  long long wrong = 0;
+  if (output_checked(c, rank_, spec_.root)) {
+    TransportBuffer want = filled_buffer(transport_, std::max<std::size_t>(recvs * elem, 1), [&](std::byte* p) {
+      fill_output_expected(c, p, spec_.count, spec_.dtype, spec_.op, rank_, size_, spec_.root);
+    });
+    wrong += static_cast<long long>(transport_.count_mismatches(out, want.data(), recvs, spec_.dtype));
+  }
+  if (one_buffer) return wrong;  // the input was the output
+  recv = {};  // at most three buffers at once (case_memory_bytes)
+  TransportBuffer unchanged = filled_buffer(transport_, std::max<std::size_t>(sends * elem, 1), input);
+  wrong += static_cast<long long>(transport_.count_mismatches(send.data(), unchanged.data(), sends, spec_.dtype));
+  return wrong;
+}
+
 TimedRun time_case(const CaseSpec& spec, const TimingOptions& opt, int iters, int warmup,
                    MPI_Comm comm, Transport& transport, Workspace& ws) {
   AllreduceCase c(spec, comm, transport, ws);
@@ -194,19 +251,23 @@ std::int64_t expected_value(std::size_t i, Dtype d, Op o, int nranks) {
   return expected_with(pattern_shape(d, nranks), i, o, nranks);
 }
 
-void fill_pattern(void* buf, std::size_t count, Dtype d, int rank, int nranks) {
+void fill_pattern(void* buf, std::size_t count, Dtype d, int rank, int nranks, std::size_t first) {
   const PatternShape sh = pattern_shape(d, nranks);
-  for (std::size_t i = 0; i < count; ++i) store(buf, i, d, value_with(sh, rank, i));
+  for (std::size_t i = 0; i < count; ++i) store(buf, i, d, value_with(sh, rank, first + i));
 }
 
-void fill_expected(void* buf, std::size_t count, Dtype d, Op o, int nranks) {
+void fill_expected(void* buf, std::size_t count, Dtype d, Op o, int nranks, std::size_t first) {
   const PatternShape sh = pattern_shape(d, nranks);
-  for (std::size_t i = 0; i < count; ++i) store(buf, i, d, expected_with(sh, i, o, nranks));
+  for (std::size_t i = 0; i < count; ++i) store(buf, i, d, expected_with(sh, first + i, o, nranks));
 }
 
 long long verify_case(const CaseSpec& spec, MPI_Comm comm, Transport& transport, Workspace& ws) {
-  AllreduceCase c(spec, comm, transport, ws);
-  long long wrong = c.verify();
+  long long wrong = 0;
+  if (spec.algorithm->collective == Collective::allreduce) {
+    wrong = AllreduceCase(spec, comm, transport, ws).verify();
+  } else {
+    wrong = CollectiveCase(spec, comm, transport, ws).verify();
+  }
   SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG_LONG, MPI_SUM, comm));
   return wrong;
 }

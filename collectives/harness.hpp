@@ -23,6 +23,7 @@ struct CaseSpec {
   bool in_place = false;
   std::size_t count = 0;
   std::size_t chunk_bytes = 1 << 20;
+  int root = 0;  // of a rooted collective (broadcast, reduce)
   std::size_t bytes() const { return count * size_of(dtype); }
 };
 
@@ -137,6 +138,35 @@ class AllreduceCase : public BenchCase {
   CaseBuffers& buffers();
 };
 
+// One call of a collective other than allreduce (collective.hpp): spec.count is the message
+// (usable_count), the buffers hold send_count and recv_count elements (broadcast: one buffer, in
+// place). The input is never written, so the timed loop restores nothing; verification uses fresh
+// buffers (case_memory_bytes), checks the output where the collective defines it and the input
+// unchanged.
+class CollectiveCase : public BenchCase {
+ public:
+  CollectiveCase(const CaseSpec& spec, MPI_Comm comm, Transport& transport, Workspace& ws);
+  Transport& transport() override { return transport_; }
+  void reset() override { buffers(); }
+  std::uint64_t evict_from_cache() override;
+  void call(int) override;
+  long long verify() override;
+
+ private:
+  struct Buffers {
+    TransportBuffer send, recv;  // recv empty: in place (the send buffer)
+    void* out() { return recv.data() ? recv.data() : send.data(); }
+  };
+  Collective collective() const { return spec_.algorithm->collective; }
+  Buffers& buffers();
+  void run(const void* send, void* recv);
+  CaseSpec spec_;
+  int rank_ = 0, size_ = 1;
+  Transport& transport_;
+  Workspace& ws_;
+  std::unique_ptr<Buffers> buffers_;
+};
+
 // One allreduce case's timed loop (time_calls on an AllreduceCase). comm carries the harness's own
 // collectives (barriers, statistics); transport the algorithm's data.
 TimedRun time_case(const CaseSpec& spec, const TimingOptions& opt, int iters, int warmup,
@@ -158,8 +188,9 @@ PatternShape pattern_shape(Dtype d, int nranks);
 std::int64_t exact_integer_bound(Dtype d);
 std::int64_t pattern_value(int rank, std::size_t i, Dtype d, int nranks);
 std::int64_t expected_value(std::size_t i, Dtype d, Op o, int nranks);
-void fill_pattern(void* buf, std::size_t count, Dtype d, int rank, int nranks);
-void fill_expected(void* buf, std::size_t count, Dtype d, Op o, int nranks);
+// Elements first .. first + count - 1 of rank's pattern, and of the reduction of every rank's.
+void fill_pattern(void* buf, std::size_t count, Dtype d, int rank, int nranks, std::size_t first = 0);
+void fill_expected(void* buf, std::size_t count, Dtype d, Op o, int nranks, std::size_t first = 0);
 
 // Peak bytes per rank a case of algorithm a on a message of `bytes` holds: verification's send,
 // receive and expected buffers (3 x bytes; the timed loop holds 2 x bytes, freed before) plus the

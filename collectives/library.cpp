@@ -9,7 +9,7 @@ namespace sp::coll {
 
 Program plan_library(const Shape& s) {
   ProgramBuilder b(s, 0);
-  if (s.count > 0) b.library_allreduce();
+  if (s.count > 0) b.library_call();
   return b.finish();
 }
 
@@ -18,6 +18,8 @@ std::pair<Transport*, Shape> Algorithm::placement(const AllreduceArgs& a, int ta
   // communicator's transport.
   Transport* t = across_nodes ? a.workspace->rail() : a.transport;
   Shape s = a.shape(tag_offset);
+  s.collective = collective;
+  s.root = a.root;
   if (node_local) {
     const NodeSegment* seg = a.workspace->segment();
     if (!seg || !t) fail("algorithm '{}' needs the node's shared segment{} (none was set up)", name, across_nodes ? " and rail" : "");

@@ -99,6 +99,17 @@ class MpiTransport final : public Transport {
     SP_MPI_CHECK(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, mpi_count(count), transport_type(d),
                                mpi_op(d, o), comm_));
   }
+  // The other collectives, out of place; request == nullptr: the blocking call.
+  void library_collective(Collective c, const void* send, void* recv, std::size_t count, Dtype d, Op o,
+                          int root) override {
+    collective(c, send, recv, count, d, o, root, nullptr);
+  }
+  Request post_library_collective(Collective c, const void* send, void* recv, std::size_t count, Dtype d, Op o,
+                                  int root) override {
+    Request r{acquire()};
+    collective(c, send, recv, count, d, o, root, &slots_[r.slot]);
+    return r;
+  }
 
  private:
   // Requests live in slots reused once waited for: after the first calls the timed loop never
@@ -112,6 +123,35 @@ class MpiTransport final : public Transport {
     const int s = free_.back();
     free_.pop_back();
     return s;
+  }
+
+  void collective(Collective c, const void* send, void* recv, std::size_t count, Dtype d, Op o, int root,
+                  MPI_Request* req) {
+    const MPI_Datatype type = transport_type(d);
+    const int n = mpi_count(count), block = mpi_count(count / std::size_t(size_));
+    switch (c) {
+      case Collective::allreduce: fail("MPI transport: allreduce is library_allreduce");
+      case Collective::reduce_scatter:
+        SP_MPI_CHECK(req ? MPI_Ireduce_scatter_block(send, recv, block, type, mpi_op(d, o), comm_, req)
+                         : MPI_Reduce_scatter_block(send, recv, block, type, mpi_op(d, o), comm_));
+        break;
+      case Collective::all_gather:
+        SP_MPI_CHECK(req ? MPI_Iallgather(send, block, type, recv, block, type, comm_, req)
+                         : MPI_Allgather(send, block, type, recv, block, type, comm_));
+        break;
+      case Collective::broadcast:  // in recv (the harness's one buffer); out of place, the root's input copied first
+        if (rank_ == root && send != recv) copy(recv, send, count * size_of(d));
+        SP_MPI_CHECK(req ? MPI_Ibcast(recv, n, type, root, comm_, req) : MPI_Bcast(recv, n, type, root, comm_));
+        break;
+      case Collective::reduce:
+        SP_MPI_CHECK(req ? MPI_Ireduce(send, recv, n, type, mpi_op(d, o), root, comm_, req)
+                         : MPI_Reduce(send, recv, n, type, mpi_op(d, o), root, comm_));
+        break;
+      case Collective::all_to_all:
+        SP_MPI_CHECK(req ? MPI_Ialltoall(send, block, type, recv, block, type, comm_, req)
+                         : MPI_Alltoall(send, block, type, recv, block, type, comm_));
+        break;
+    }
   }
 
   MPI_Comm comm_;

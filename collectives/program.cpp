@@ -94,6 +94,13 @@ void ProgramBuilder::library_allreduce() {
   add({ActionKind::library_allreduce, -1, -1, recv_buffer(0, n), p_.shape.in_place ? recv_buffer(0, n) : send_buffer(0, n)});
 }
 
+void ProgramBuilder::library_call() {
+  const Shape& s = p_.shape;
+  if (s.collective == Collective::allreduce) return library_allreduce();
+  add({ActionKind::library_collective, -1, -1, recv_buffer(0, recv_count(s.collective, s.count, s.nranks)),
+       send_buffer(0, send_count(s.collective, s.count, s.nranks))});
+}
+
 int ProgramBuilder::signal() {
   add({ActionKind::signal, -1, p_.signals, {}, {}});
   return p_.signals++;
@@ -184,6 +191,9 @@ void run_blocking(const Program& p, const Bindings& b, Transport& t) {
         if (b.scale != 1.0) t.scale(at(x.a), x.a.count, d, b.scale);
         break;
       case ActionKind::library_allreduce: t.library_allreduce(at(x.b), at(x.a), x.a.count, d, p.shape.op); break;
+      case ActionKind::library_collective:
+        t.library_collective(p.shape.collective, at(x.b), at(x.a), p.shape.count, d, p.shape.op, p.shape.root);
+        break;
       case ActionKind::signal: seg->signal(base + std::uint64_t(x.slot + 1), b.channel); break;
       case ActionKind::wait_signals: seg->wait_all(base + std::uint64_t(x.slot + 1), b.channel); break;
     }
@@ -261,6 +271,15 @@ bool ProgressedRun::advance() {
       case ActionKind::library_allreduce:
         if (first) {
           own_[0] = t.post_library_allreduce(at(x.b), at(x.a), x.a.count, d, p.shape.op);
+          posted_ = true;
+          ++events_;
+        }
+        if (!test(own_[0])) return false;
+        break;
+      case ActionKind::library_collective:
+        if (first) {
+          own_[0] = t.post_library_collective(p.shape.collective, at(x.b), at(x.a), p.shape.count, d, p.shape.op,
+                                              p.shape.root);
           posted_ = true;
           ++events_;
         }

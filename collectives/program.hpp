@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "collectives/collective.hpp"
 #include "collectives/datatypes.hpp"
 #include "collectives/transport.hpp"
 
@@ -46,6 +47,7 @@ enum class ActionKind : std::uint8_t {
   copy,               // a = b
   scale,              // a[i] *= the run's scale (Bindings::scale): final values of a scaled program
   library_allreduce,  // the transport library's own allreduce of b into a (the same span: in place)
+  library_collective, // the library's own call of the shape's collective, b (send) into a (recv)
   signal,             // this rank gives its signal number `slot` of the run (node segment counter)
   wait_signals,       // until every local rank has given its signal number `slot`
 };
@@ -75,6 +77,8 @@ struct Shape {
   // of the gradients): a program that can scales each element where its final value is made, while
   // it is still in cache, and says so (Program::scales); otherwise the caller scales the result.
   bool scaled = false;
+  Collective collective = Collective::allreduce;  // what the program computes (collective.hpp)
+  int root = 0;                                    // of a rooted collective (broadcast, reduce)
   bool operator==(const Shape&) const = default;
 };
 
@@ -122,6 +126,8 @@ class ProgramBuilder {
   void scale(Span final_values);
   void scales_result();
   void library_allreduce();
+  // The library's own call of the shape's collective (library_allreduce for an allreduce).
+  void library_call();
   // Node-local synchronisation: signal() returns the signal's number; wait_signals(k) waits for
   // every local rank's signal k (a rank's signals are given in order, so also for all before it).
   int signal();

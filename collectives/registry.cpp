@@ -42,6 +42,38 @@ constexpr std::array kAlgorithms{
               .plan = plan_hier, .workspace_bytes = message_workspace, .node_local = true,
               .buffers_in_segment = true, .across_nodes = true},
 };
+// The other collectives: MPI's own call (the reference, on every backend) and textbook schedules.
+constexpr std::array kReduceScatter{
+    Algorithm{.name = "mpi", .description = "MPI_Reduce_scatter_block, the reference of every backend",
+              .plan = plan_library, .transport = "mpi", .collective = Collective::reduce_scatter},
+    Algorithm{.name = "ring", .description = "ring reduce-scatter (the first half of ring allreduce), pipelined",
+              .plan = plan_ring_reduce_scatter, .workspace_bytes = message_and_two_segments_workspace,
+              .collective = Collective::reduce_scatter},
+};
+constexpr std::array kAllGather{
+    Algorithm{.name = "mpi", .description = "MPI_Allgather, the reference of every backend", .plan = plan_library,
+              .transport = "mpi", .collective = Collective::all_gather},
+    Algorithm{.name = "ring", .description = "ring all-gather (the second half of ring allreduce), pipelined",
+              .plan = plan_ring_all_gather, .collective = Collective::all_gather},
+};
+constexpr std::array kBroadcast{
+    Algorithm{.name = "mpi", .description = "MPI_Bcast (the root's input copied first), the reference of every backend",
+              .plan = plan_library, .transport = "mpi", .collective = Collective::broadcast},
+    Algorithm{.name = "binomial", .description = "binomial tree from the root, pipelined in chunks",
+              .plan = plan_binomial_broadcast, .collective = Collective::broadcast},
+};
+constexpr std::array kReduce{
+    Algorithm{.name = "mpi", .description = "MPI_Reduce, the reference of every backend", .plan = plan_library,
+              .transport = "mpi", .collective = Collective::reduce},
+    Algorithm{.name = "binomial", .description = "binomial tree to the root, pipelined in chunks",
+              .plan = plan_binomial_reduce, .workspace_bytes = two_segment_workspace, .collective = Collective::reduce},
+};
+constexpr std::array kAllToAll{
+    Algorithm{.name = "mpi", .description = "MPI_Alltoall, the reference of every backend", .plan = plan_library,
+              .transport = "mpi", .collective = Collective::all_to_all},
+    Algorithm{.name = "pairwise", .description = "pairwise exchange: at step k send to rank + k, receive from rank - k",
+              .plan = plan_pairwise_all_to_all, .collective = Collective::all_to_all},
+};
 constexpr std::array kTransports{
     TransportKind{"mpi", "MPI point-to-point (MPI_Isend / MPI_Irecv), MPI_Allreduce", make_mpi_transport},
 #ifdef SCALEPROBE_HAVE_GLOO
@@ -67,7 +99,17 @@ const auto& find_by_name(const Entries& entries, std::string_view name, std::str
 
 }  // namespace
 
-std::span<const Algorithm> algorithms() { return kAlgorithms; }
+std::span<const Algorithm> algorithms(Collective c) {
+  switch (c) {
+    case Collective::allreduce: return kAlgorithms;
+    case Collective::reduce_scatter: return kReduceScatter;
+    case Collective::all_gather: return kAllGather;
+    case Collective::broadcast: return kBroadcast;
+    case Collective::reduce: return kReduce;
+    case Collective::all_to_all: return kAllToAll;
+  }
+  return {};
+}
 
 std::uint64_t no_workspace(std::uint64_t, std::uint64_t) { return 0; }
 std::uint64_t message_workspace(std::uint64_t bytes, std::uint64_t) { return bytes; }
@@ -76,6 +118,9 @@ std::uint64_t two_segment_workspace(std::uint64_t bytes, std::uint64_t chunk_byt
 }
 std::uint64_t four_segment_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes) {
   return checked_product(4, std::min(chunk_bytes, bytes), "an algorithm's workspace");
+}
+std::uint64_t message_and_two_segments_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes) {
+  return checked_sum(bytes, two_segment_workspace(bytes, chunk_bytes), "an algorithm's workspace");
 }
 
 bool Algorithm::runs_on(std::string_view t) const {
@@ -87,11 +132,13 @@ bool Algorithm::runs_on(std::string_view t) const {
   return transport.empty() || transport == t;
 }
 
-const Algorithm& find_algorithm(std::string_view name) { return find_by_name(kAlgorithms, name, "algorithm"); }
+const Algorithm& find_algorithm(std::string_view name, Collective c) {
+  return find_by_name(algorithms(c), name, c == Collective::allreduce ? "algorithm" : std::string(info(c).name) + " algorithm");
+}
 
-std::vector<std::string> algorithm_names(std::string_view backend) {
+std::vector<std::string> algorithm_names(std::string_view backend, Collective c) {
   std::vector<std::string> names;
-  for (const Algorithm& a : kAlgorithms)
+  for (const Algorithm& a : algorithms(c))
     if (a.offered_with(backend)) names.emplace_back(a.name);
   return names;
 }

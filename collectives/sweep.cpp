@@ -59,16 +59,21 @@ void check_message_sizes(const Sweep& w, bool weak, const Session& s) {
     return weak ? fmt::format("message size {} = {} per rank x {} ranks", bytes(w.message_bytes[k]), w.nominal_bytes[k], s.size)
                 : fmt::format("message size {}", bytes(w.message_bytes[k]));
   };
+  const bool blocked = info(w.collective).blocked;
   for (std::size_t k = 0; k < w.message_bytes.size(); ++k)
-    for (const std::string& dt : w.dtypes)
+    for (const std::string& dt : w.dtypes) {
       if (w.message_bytes[k] < size_of(parse_dtype(dt)))
         throw UsageError(fmt::format("{} is smaller than one {} element ({} bytes)", label(k), dt, size_of(parse_dtype(dt))));
+      if (blocked && w.message_bytes[k] / size_of(parse_dtype(dt)) < std::uint64_t(s.size))
+        throw UsageError(fmt::format("{} holds fewer {} elements than the {} ranks: {} moves one block per rank", label(k),
+                                     dt, s.size, info(w.collective).name));
+    }
   const std::uint64_t budget = rank_memory_budget(s.comm);
   for (std::size_t k = 0; k < w.message_bytes.size(); ++k) {
     std::uint64_t need = 0;
     try {
       for (const std::string& a : w.algorithms)
-        need = std::max(need, case_memory_bytes(find_algorithm(a), w.message_bytes[k], w.chunk_bytes));
+        need = std::max(need, case_memory_bytes(find_algorithm(a, w.collective), w.message_bytes[k], w.chunk_bytes));
     } catch (const Error&) {
       need = UINT64_MAX;
     }
@@ -112,7 +117,15 @@ Sweep resolve_sweep(const SweepOptions& o, const Session& s) {
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
-  w.algorithms = o.backend.parse_algorithms(o.algorithms);
+  w.collective = o.collective;
+  w.root = o.root;
+  if (o.collective != Collective::allreduce) {
+    if (o.placement != "out")
+      throw UsageError(fmt::format("--placement {}: {} runs out of place only", o.placement, info(o.collective).name));
+    if (o.root < 0 || o.root >= s.size)
+      throw UsageError(fmt::format("--root {}: not one of the {} ranks (0 to {})", o.root, s.size, s.size - 1));
+  }
+  w.algorithms = o.backend.parse_algorithms(o.algorithms, o.collective);
   w.dtypes = parse_choice_list(o.dtypes, {"f32", "f64", "i32", "bf16"}, "dtype");
   try {
     w.chunk_bytes = parse_size(o.chunk);
@@ -146,7 +159,11 @@ CopyBandwidth probe_copy_bandwidth(const Sweep& w, const Session& s, Provenance&
 
 void set_sweep_attributes(TraceWriter& trace, const Sweep& w, const SweepOptions& o, const Session& s,
                           const CopyBandwidth& bw) {
-  trace.set_attribute("busbw_factor", allreduce_busbw_factor(s.size));
+  trace.set_attribute("busbw_factor", info(w.collective).busbw_factor(s.size));
+  if (w.collective != Collective::allreduce) {
+    trace.set_attribute("collective", std::string(info(w.collective).name));
+    if (info(w.collective).rooted) trace.set_attribute("root", static_cast<std::int64_t>(w.root));
+  }
   trace.set_attribute("scaling", o.run.scaling);
   trace.set_attribute("off_cache", static_cast<std::int64_t>(o.run.off_cache));
   if (w.membw_array_bytes) {

@@ -30,6 +30,9 @@ struct SweepOptions {
   std::string algorithms = "all", dtypes = "f32", op = "sum", placement = "out", chunk = "1M";
   bool membw = true;
   std::string membw_bytes;  // empty: sized from the rank's cache share (core/topology.hpp)
+  // collective_perf's -c and --root (allreduce_perf: an allreduce, no root).
+  Collective collective = Collective::allreduce;
+  int root = 0;
   void add_to(CLI::App& app);
 };
 
@@ -42,10 +45,14 @@ struct Sweep {
   std::vector<bool> placements;              // false: out of place, true: in place
   std::size_t chunk_bytes = 0;
   std::size_t membw_array_bytes = 0;         // 0: no copy probe
+  Collective collective = Collective::allreduce;
+  int root = 0;
 };
 
 // Collective. Refuses a message smaller than one element of a dtype (it would run with count 0
-// and say nothing) and one whose case buffers (case_memory_bytes) do not fit in the rank's share
+// and say nothing; for a collective that moves a block per rank pair, one element per rank), a
+// placement other than out of place and a root outside the ranks for a collective other than
+// allreduce, and a message whose case buffers (case_memory_bytes) do not fit in the rank's share
 // of its node's memory (rank_memory_budget).
 Sweep resolve_sweep(const SweepOptions& o, const Session& s);
 

@@ -136,4 +136,13 @@ std::string format_size(std::uint64_t bytes) {
   return fmt::format("{:.3g}{}", v, kUnits[u]);
 }
 
+std::string format_size_exact(std::uint64_t bytes) {
+  // format_size's number times its unit gives the bytes back only when it is exact.
+  const std::string s = format_size(bytes);
+  const std::size_t unit = s.find_first_of("KMGTPE");
+  const int shift = unit == std::string::npos ? 0 : 10 * (1 + static_cast<int>(std::string_view("KMGTPE").find(s[unit])));
+  const double back = std::ldexp(std::stod(s.substr(0, unit)), shift);
+  return back == static_cast<double>(bytes) ? s : std::to_string(bytes);
+}
+
 }  // namespace sp

@@ -29,5 +29,7 @@ std::uint64_t checked_sum(std::uint64_t a, std::uint64_t b, std::string_view wha
 std::uint64_t physical_memory_bytes();
 // 67108864 -> "64M", 1536 -> "1.5K" (for tables, labels and messages; units up to E).
 std::string format_size(std::uint64_t bytes);
+// The same where it is exact, else the decimal bytes (65532, not "64K"): a table's size column.
+std::string format_size_exact(std::uint64_t bytes);
 
 }  // namespace sp

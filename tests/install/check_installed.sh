@@ -21,7 +21,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yi
 for v in $(compgen -e | grep -E '^(SLURM_|SCALEPROBE_)' || true); do unset "$v"; done
 
 # 1. layout
-for p in allreduce_perf bucket_sweep trace_check gpt_train resnet_train scaleprobe-analyze submit-sweep; do
+for p in allreduce_perf collective_perf p2p_perf bucket_sweep trace_check gpt_train resnet_train scaleprobe-analyze submit-sweep; do
   [ -x "$PREFIX/bin/$p" ] || fail "no program $PREFIX/bin/$p"
 done
 for f in jobs/allreduce.sbatch jobs/report.sbatch jobs/lib/common.sh jobs/scaleprobe_sweep/cli.py \

@@ -1,4 +1,4 @@
-"""The printed table, the JSON rows and the trace layout of allreduce_perf, bucket_sweep and p2p_perf, pinned
+"""The printed table, the JSON rows and the trace layout of allreduce_perf, collective_perf, bucket_sweep and p2p_perf, pinned
 against golden files (tests/data/golden/*.txt) with every timing-dependent value masked: column
 headers and widths, row order, each case's non-timing fields, table column names, units and
 descriptions, trace groups, datasets and attributes. Issue 29 moves both programs onto one
@@ -25,7 +25,8 @@ TIMING_COLUMNS = {"t_min_us", "t_mean_us", "t_max_us", "slowest_rank", "p50_us",
 MACHINE_ATTRIBUTES = {"finished_utc", "load_average_end", "machine", "memory_copy_GBps", "memory_copy_array_bytes",
                       "memory_copy_flushed", "off_cache_evicted_bytes", "created_utc", "file_digest"}
 # Per program: the printed columns (by index) whose values are timings.
-PRINTED_TIMING = {"allreduce_perf": range(7, 16), "bucket_sweep": range(3, 11), "p2p_perf": range(5, 11)}
+PRINTED_TIMING = {"allreduce_perf": range(7, 16), "collective_perf": range(7, 16), "bucket_sweep": range(3, 11),
+                  "p2p_perf": range(5, 11)}
 CASES = {
     # bucket_sweep's layout: a small file, so the test stays short (tests/data/golden/layout.txt).
     "allreduce_np2": ("allreduce_perf", 2, ["--sizes", "8,1K,64K", "-a", "all", "-d", "f32,bf16", "--placement",
@@ -33,6 +34,12 @@ CASES = {
     "allreduce_np3_weak": ("allreduce_perf", 3, ["-b", "4", "-e", "4K", "-f", "8", "-a", "mpi,ring,tree", "-d",
                                                  "i32,f64", "--op", "max", "--scaling", "weak", "--off-cache",
                                                  "--sync", "barrier", "-n", "2", "-w", "0", "--membw-bytes", "64K"]),
+    # collective_perf: a block collective at an odd rank count (sizes rounded down to the ranks) and
+    # a rooted one off rank 0.
+    "reduce_scatter_np3": ("collective_perf", 3, ["-c", "reduce_scatter", "--sizes", "8K,64K", "-a", "all", "-d",
+                                                  "f32,i32", "-n", "3", "-w", "1", "--no-membw"]),
+    "broadcast_np3": ("collective_perf", 3, ["-c", "broadcast", "--root", "2", "--sizes", "4,1K", "-a", "all", "-d",
+                                             "bf16", "-n", "2", "-w", "0", "--no-membw"]),
     "p2p_np4": ("p2p_perf", 4, ["-b", "4", "-e", "64K", "-f", "16", "--window", "8", "-n", "3", "-w", "1"]),
     "bucket_np2": ("bucket_sweep", 2, ["-l", str(GOLDEN / "layout.txt"), "-c", "tensor,1,2,all", "-a", "all", "-n",
                                        "2", "-w", "1", "--print-buckets"]),

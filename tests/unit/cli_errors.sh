@@ -4,7 +4,7 @@
 set -u
 coll=$1 core=$2
 source "$(dirname "$0")/../lib/expect_error.sh"
-A=$coll/allreduce_perf B=$coll/bucket_sweep P=$coll/p2p_perf
+A=$coll/allreduce_perf B=$coll/bucket_sweep P=$coll/p2p_perf C=$coll/collective_perf
 expect_error "malformed size 'x'"        $A --sizes 8,x
 expect_error "empty item"                $A --sizes 8,,16
 expect_error "unknown suffix"            $A -e 64Q
@@ -23,6 +23,11 @@ expect_error "--scaling"                 $A --scaling medium
 expect_error "--membw-bytes 1K: at least 4K" $A --membw-bytes 1K
 expect_error "--membw-bytes: malformed size" $A --membw-bytes lots
 expect_error "exceed this machine's"     $A --membw-bytes 900G
+# collective_perf: the collective, its root and placement, its own algorithms (one rank).
+expect_error "-c: unknown collective 'gather'" $C -c gather
+expect_error "--root 1: not one of the 1 ranks (0 to 0)" $C -c broadcast --root 1
+expect_error "--placement in: all_gather runs out of place only" $C -c all_gather --placement in
+expect_error "unknown reduce_scatter algorithm 'binomial'" $C -c reduce_scatter -a binomial
 # p2p_perf: its own refusals, the options before the rank count (these run as one rank).
 expect_error "message size 6 bytes: point-to-point messages are whole 4-byte elements" $P --sizes 4,6
 expect_error "unknown point-to-point test 'osu'" $P -t bw,osu

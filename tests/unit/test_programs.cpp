@@ -164,6 +164,40 @@ TEST(Programs, SendsAndReceivesPairUp) {
       }
 }
 
+// The other collectives' schedules (collective.hpp): every send pairs with a receive of its size,
+// on every root, and the scratch they ask for is within the workspace they declare. (Their results
+// are checked through MPI and Gloo by tests/mpi/test_collectives.cpp.)
+TEST(Programs, OtherCollectivesPairUpWithinTheirWorkspace) {
+  int programs = 0;
+  for (Collective c : {Collective::reduce_scatter, Collective::all_gather, Collective::broadcast, Collective::reduce,
+                       Collective::all_to_all})
+    for (const Algorithm& a : algorithms(c)) {
+      if (!a.is_schedule()) continue;
+      for (int p : {1, 2, 3, 6, 9})
+        for (int root : {0, p - 1})
+          for (std::size_t count : {std::size_t(p), std::size_t(1234 * p)})
+            for (std::size_t chunk : {std::size_t(512), std::size_t(1) << 20}) {
+              std::map<std::pair<int, int>, std::vector<std::size_t>> sent, received;
+              for (int r = 0; r < p; ++r) {
+                Shape s{count, Dtype::f32, Op::sum, r, p, chunk, false, 0};
+                s.collective = c;
+                s.root = root;
+                const Program prog = a.plan(s);
+                ++programs;
+                EXPECT_LE(prog.scratch_elements * 4, a.workspace_bytes(count * 4, chunk)) << a.name << " rank " << r;
+                for (const Action& x : prog.actions) {
+                  if (x.kind == ActionKind::post_send || x.kind == ActionKind::send) sent[{r, x.peer}].push_back(x.a.count);
+                  if (x.kind == ActionKind::post_recv || x.kind == ActionKind::recv) received[{x.peer, r}].push_back(x.a.count);
+                  EXPECT_NE(x.kind, ActionKind::sendrecv) << "counted above as two";
+                }
+              }
+              EXPECT_EQ(sent, received) << info(c).name << " " << a.name << " at " << p << " ranks, root " << root << ", "
+                                        << count << " elements";
+            }
+    }
+  EXPECT_GT(programs, 500);
+}
+
 // The program of a shape is built once and reused (the timed loop never rebuilds it).
 TEST(Programs, WorkspaceKeepsTheProgramOfTheLastShape) {
   Workspace ws;

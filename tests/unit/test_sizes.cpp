@@ -119,6 +119,11 @@ TEST(FormatSize, Readable) {
   EXPECT_EQ(sp::format_size(8), "8");
   EXPECT_EQ(sp::format_size(1024), "1K");
   EXPECT_EQ(sp::format_size(1536), "1.5K");
+  // format_size_exact: the same where it is exact, else the bytes (not "64K" for 65532 bytes, a
+  // collective's size rounded down to the ranks).
+  EXPECT_EQ(sp::format_size_exact(1536), "1.5K");
+  EXPECT_EQ(sp::format_size_exact(65532), "65532");
+  EXPECT_EQ(sp::format_size_exact(1048572), "1048572");
   EXPECT_EQ(sp::format_size(64u << 20), "64M");
   EXPECT_EQ(sp::format_size(3ull << 40), "3T");
   EXPECT_EQ(sp::format_size(~0ull), "16E");

@@ -1,0 +1,150 @@
+// Every collective other than allreduce (collectives/collective.hpp), every algorithm of it that runs
+// on the transport SP_TRANSPORT names (default mpi; CTest runs gloo too), at whatever rank count
+// mpiexec started (CTest: 1, 2, 3, 4, 5 and 8): every dtype and op, counts around the rank count,
+// segmented and not, three roots (Gloo, at ~4 ms a call: sum, f32 and i32, one chunk size — the
+// host reduction is MPI's, checked there), through the harness's
+// CollectiveCase (collectives/harness.hpp) — the library's own call (MPI_Reduce_scatter_block ...)
+// and the schedules checked against the same expected output, so the reference is itself checked
+// by an independent implementation. Then the schedules' programs advanced by the progressed
+// executor (collectives/program.hpp) reach the same results.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "collectives/allreduce.hpp"
+#include "collectives/harness.hpp"
+#include "core/error.hpp"
+#include "tests/lib/optional_part.hpp"
+
+namespace sp::coll {
+namespace {
+
+constexpr Dtype kDtypes[] = {Dtype::f32, Dtype::f64, Dtype::i32, Dtype::bf16};
+constexpr Op kOps[] = {Op::sum, Op::max, Op::min};
+constexpr Collective kCollectives[] = {Collective::reduce_scatter, Collective::all_gather, Collective::broadcast,
+                                       Collective::reduce, Collective::all_to_all};
+
+std::string transport_name() {
+  const char* name = std::getenv("SP_TRANSPORT");
+  return name && *name ? name : "mpi";
+}
+
+bool transport_built() {
+  for (const std::string& t : transport_names())
+    if (t == transport_name()) return true;
+  return false;
+}
+
+Transport& world_transport() {
+  static const std::unique_ptr<Transport> world = find_transport(transport_name()).make(MPI_COMM_WORLD);
+  return *world;
+}
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+int world_size() {
+  int p = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  return p;
+}
+
+// Every (collective, algorithm) that runs on this transport.
+std::vector<const Algorithm*> algorithms_on_transport() {
+  std::vector<const Algorithm*> v;
+  for (Collective c : kCollectives)
+    for (const Algorithm& a : algorithms(c))
+      if (a.runs_on(transport_name())) v.push_back(&a);
+  return v;
+}
+
+std::string test_name(const Algorithm* a) { return std::string(info(a->collective).name) + "_" + std::string(a->name); }
+
+class Collectives : public ::testing::TestWithParam<const Algorithm*> {};
+
+TEST_P(Collectives, ExactForEveryDtypeOpCountAndRoot) {
+  if (!transport_built())
+    SP_SKIP_OPTIONAL_PART(transport_name(), "this build has no " + transport_name() + " transport (configure found no library)");
+  if (::testing::Test::IsSkipped()) return;
+  const Algorithm& a = *GetParam();
+  const CollectiveInfo& c = info(a.collective);
+  const int p = world_size();
+  const std::size_t P = static_cast<std::size_t>(p);
+  // Empty, fewer elements than ranks (empty blocks after rounding), around p, odd, large.
+  const std::size_t counts[] = {0, 1, P, 3 * P + 1, 1000, 4099 * P, 300000};
+  const bool full = transport_name() == "mpi";
+  const std::span<const Op> ops = full && c.reduces ? std::span<const Op>(kOps) : std::span<const Op>(kOps, 1);
+  const std::vector<Dtype> dtypes = full ? std::vector<Dtype>(std::begin(kDtypes), std::end(kDtypes))
+                                         : std::vector<Dtype>{Dtype::f32, Dtype::i32};
+  std::vector<int> roots{0};
+  if (c.rooted && p > 1) roots = {0, p / 2, p - 1};
+  Workspace ws;  // shared by every case, as in the timed loop
+  for (Dtype d : dtypes)
+    for (Op op : ops)
+      for (std::size_t count : counts)
+        for (std::size_t chunk : {std::size_t(64), AllreduceArgs{}.chunk_bytes}) {
+          if (!full && chunk != (count > 10000 ? AllreduceArgs{}.chunk_bytes : 64)) continue;
+          for (int root : roots) {
+            CaseSpec spec{&a, d, op, false, usable_count(a.collective, count, p), chunk, root};
+            const long long wrong = verify_case(spec, MPI_COMM_WORLD, world_transport(), ws);
+            if (wrong)
+              ADD_FAILURE() << fmt::format("{} {}: dtype={} op={} count={} chunk_bytes={} root={} ranks={}: {} wrong elements",
+                                           c.name, a.name, name(d), name(op), spec.count, chunk, root, p, wrong);
+          }
+        }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Collectives, ::testing::ValuesIn(algorithms_on_transport()),
+                         [](const auto& i) { return test_name(i.param); });
+
+// The programs advanced by the progressed executor, one slice per call, give the blocking
+// executor's results on a transport that can test a request (MPI); one that cannot (Gloo) is
+// refused at the start, in one line.
+TEST(CollectivePrograms, ProgressedRunsGiveTheBlockingResults) {
+  if (!transport_built())
+    SP_SKIP_OPTIONAL_PART(transport_name(), "this build has no " + transport_name() + " transport (configure found no library)");
+  if (::testing::Test::IsSkipped()) return;
+  const int p = world_size(), rank = world_rank();
+  Transport& t = world_transport();
+  if (!t.can_progress()) {
+    const Algorithm& ring = find_algorithm("ring", Collective::all_gather);
+    std::vector<float> send(1), recv(static_cast<std::size_t>(p));
+    Workspace ws;
+    const auto [transport, shape] = ring.placement({send.data(), recv.data(), std::size_t(p), Dtype::f32, Op::sum, &t, &ws});
+    ProgressedRun run;
+    EXPECT_THROW(run.start(ws.program(ring.plan, shape), ws.bind(ws.program(ring.plan, shape), send.data(), recv.data(), t), t),
+                 Error);
+    return;
+  }
+  for (const Algorithm* a : algorithms_on_transport()) {
+    const std::size_t count = usable_count(a->collective, 4099 * std::size_t(p), p);
+    const std::size_t sends = send_count(a->collective, count, p), recvs = recv_count(a->collective, count, p);
+    std::vector<float> send(sends), blocking(recvs, -1), progressed(recvs, -1);
+    fill_input(a->collective, send.data(), count, Dtype::f32, rank, p);
+    Workspace ws;
+    const AllreduceArgs args{send.data(), blocking.data(), count, Dtype::f32, Op::sum, &t, &ws, 1024, p - 1};
+    a->run(args);
+    const auto [transport, shape] = a->placement({send.data(), progressed.data(), count, Dtype::f32, Op::sum, &t, &ws,
+                                                  1024, p - 1});
+    const Program& program = ws.program(a->plan, shape);
+    ProgressedRun run;
+    run.start(program, ws.bind(program, send.data(), progressed.data(), *transport), *transport);
+    std::size_t calls = 0;
+    while (!run.advance()) ++calls;
+    const bool defined = output_checked(a->collective, rank, p - 1);
+    if (defined) EXPECT_EQ(blocking, progressed) << test_name(a) << " after " << calls << " calls";
+  }
+}
+
+}  // namespace
+}  // namespace sp::coll
