@@ -99,6 +99,7 @@ std::uint64_t message_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes);
 std::uint64_t two_segment_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes);    // 2 x min(chunk, bytes)
 std::uint64_t four_segment_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes);   // 4 x min(chunk, bytes)
 std::uint64_t message_and_two_segments_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes);
+std::uint64_t two_message_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes);    // 2 x bytes
 
 struct Algorithm {
   std::string_view name;         // command-line name, e.g. "ring"
@@ -141,7 +142,8 @@ struct Algorithm {
 namespace tag {
 constexpr int naive = 0x5c01, tree = 0x5c02, ring = 0x5c03, rabenseifner = 0x5c04, hier = 0x5c05;
 constexpr int ring_reduce_scatter = 0x5c06, ring_all_gather = 0x5c07, binomial_broadcast = 0x5c08,
-              binomial_reduce = 0x5c09, pairwise_all_to_all = 0x5c0a;
+              binomial_reduce = 0x5c09, pairwise_all_to_all = 0x5c0a, halving_reduce_scatter = 0x5c0b,
+              bruck_all_gather = 0x5c0c;
 constexpr int kTagStride = 8;
 }  // namespace tag
 
@@ -167,6 +169,8 @@ Program plan_hier(const Shape& s);          // hier.cpp (in the segment inside n
 // The other collectives' schedules (collective.hpp).
 Program plan_ring_reduce_scatter(const Shape& s);   // ring_halves.cpp
 Program plan_ring_all_gather(const Shape& s);       // ring_halves.cpp
+Program plan_halving_reduce_scatter(const Shape& s); // halving.cpp
+Program plan_bruck_all_gather(const Shape& s);      // bruck.cpp
 Program plan_binomial_broadcast(const Shape& s);    // binomial.cpp
 Program plan_binomial_reduce(const Shape& s);       // binomial.cpp
 Program plan_pairwise_all_to_all(const Shape& s);   // pairwise.cpp

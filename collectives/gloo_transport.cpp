@@ -7,7 +7,11 @@
 // interface GLOO_SOCKET_IFNAME names (PyTorch's variable), else on the address this host's name
 // resolves to. Timeout for any wait: SCALEPROBE_GLOO_TIMEOUT_S seconds (default 300).
 #include <fmt/format.h>
+#include <gloo/allgather.h>
 #include <gloo/allreduce.h>
+#include <gloo/alltoall.h>
+#include <gloo/broadcast.h>
+#include <gloo/reduce.h>
 #include <gloo/config.h>
 #include <gloo/context.h>
 #include <gloo/transport/device.h>
@@ -18,6 +22,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <type_traits>
 #include <vector>
 
 #include "collectives/transport.hpp"
@@ -134,13 +140,50 @@ class GlooTransport final : public Transport {
       case Dtype::i32: opts.setOutput(static_cast<std::int32_t*>(recv), count); break;
       case Dtype::bf16: opts.setOutput(static_cast<std::uint16_t*>(recv), count); break;
     }
-    // Gloo asks for out = a op b; our reduce_local folds one buffer into another.
-    opts.setReduceFunction([d, o](void* out, const void* a, const void* b, std::size_t n) {
-      if (out == b) std::swap(a, b);
-      if (out != a) std::memcpy(out, a, n * size_of(d));
-      reduce_local(out, b, n, d, o);
-    });
+    opts.setReduceFunction(reduce_function(d, o));
     guarded("allreduce", [&] { gloo::allreduce(opts); });
+  }
+
+  // Gloo's own all-gather, broadcast (in recv: the harness's one buffer), reduce and all-to-all;
+  // it has no reduce-scatter of this API (the default refuses it).
+  void library_collective(Collective c, const void* send, void* recv, std::size_t count, Dtype d, Op o,
+                          int root) override {
+    if (count == 0) return;
+    void* in = const_cast<void*>(send);  // Gloo's buffers are not const, it only reads an input
+    const std::size_t block = count / static_cast<std::size_t>(size_);
+    with_type(d, [&](auto* type) {
+      using T = std::remove_pointer_t<decltype(type)>;
+      switch (c) {
+        case Collective::all_gather: {
+          gloo::AllgatherOptions opts(context_);
+          opts.setInput(static_cast<T*>(in), block);
+          opts.setOutput(static_cast<T*>(recv), count);
+          return guarded("allgather", [&] { gloo::allgather(opts); });
+        }
+        case Collective::broadcast: {
+          gloo::BroadcastOptions opts(context_);
+          opts.setRoot(root);
+          if (rank_ == root && send != recv) opts.setInput(static_cast<T*>(in), count);
+          opts.setOutput(static_cast<T*>(recv), count);
+          return guarded("broadcast", [&] { gloo::broadcast(opts); });
+        }
+        case Collective::reduce: {
+          gloo::ReduceOptions opts(context_);
+          opts.setRoot(root);
+          opts.setInput(static_cast<T*>(in), count);
+          opts.setOutput(static_cast<T*>(recv), count);
+          opts.setReduceFunction(reduce_function(d, o));
+          return guarded("reduce", [&] { gloo::reduce(opts); });
+        }
+        case Collective::all_to_all: {
+          gloo::AlltoallOptions opts(context_);
+          opts.setInput(static_cast<T*>(in), count);
+          opts.setOutput(static_cast<T*>(recv), count);
+          return guarded("alltoall", [&] { gloo::alltoall(opts); });
+        }
+        default: Transport::library_collective(c, send, recv, count, d, o, root);
+      }
+    });
   }
 
  private:
@@ -175,6 +218,26 @@ class GlooTransport final : public Transport {
     s.is_send = is_send;
     s.busy = true;
     return chosen;
+  }
+
+  // Gloo asks for out = a op b; our reduce_local folds one buffer into another.
+  static std::function<void(void*, const void*, const void*, std::size_t)> reduce_function(Dtype d, Op o) {
+    return [d, o](void* out, const void* a, const void* b, std::size_t n) {
+      if (out == b) std::swap(a, b);
+      if (out != a) std::memcpy(out, a, n * size_of(d));
+      reduce_local(out, b, n, d, o);
+    };
+  }
+
+  // f called with a null pointer of the element type of d (bf16 travels as uint16_t).
+  template <typename F>
+  static void with_type(Dtype d, F&& f) {
+    switch (d) {
+      case Dtype::f32: return f(static_cast<float*>(nullptr));
+      case Dtype::f64: return f(static_cast<double*>(nullptr));
+      case Dtype::i32: return f(static_cast<std::int32_t*>(nullptr));
+      case Dtype::bf16: return f(static_cast<std::uint16_t*>(nullptr));
+    }
   }
 
   // Gloo reports failures (a peer gone, a timeout) by throwing its own exceptions: one line naming

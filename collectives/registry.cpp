@@ -46,31 +46,72 @@ constexpr std::array kAlgorithms{
 constexpr std::array kReduceScatter{
     Algorithm{.name = "mpi", .description = "MPI_Reduce_scatter_block, the reference of every backend",
               .plan = plan_library, .transport = "mpi", .collective = Collective::reduce_scatter},
+#ifdef SCALEPROBE_HAVE_NCCL
+    Algorithm{.name = "nccl", .description = "ncclReduceScatter (with --backend nccl)", .plan = plan_library,
+              .transport = "nccl", .collective = Collective::reduce_scatter},
+#endif
     Algorithm{.name = "ring", .description = "ring reduce-scatter (the first half of ring allreduce), pipelined",
               .plan = plan_ring_reduce_scatter, .workspace_bytes = message_and_two_segments_workspace,
+              .collective = Collective::reduce_scatter},
+    Algorithm{.name = "halving", .description = "recursive-halving reduce-scatter (Rabenseifner's first half)",
+              .plan = plan_halving_reduce_scatter, .workspace_bytes = two_message_workspace,
               .collective = Collective::reduce_scatter},
 };
 constexpr std::array kAllGather{
     Algorithm{.name = "mpi", .description = "MPI_Allgather, the reference of every backend", .plan = plan_library,
               .transport = "mpi", .collective = Collective::all_gather},
+#ifdef SCALEPROBE_HAVE_GLOO
+    Algorithm{.name = "gloo", .description = "Gloo's own allgather (with --backend gloo)", .plan = plan_library,
+              .transport = "gloo", .collective = Collective::all_gather},
+#endif
+#ifdef SCALEPROBE_HAVE_NCCL
+    Algorithm{.name = "nccl", .description = "ncclAllGather (with --backend nccl)", .plan = plan_library,
+              .transport = "nccl", .collective = Collective::all_gather},
+#endif
     Algorithm{.name = "ring", .description = "ring all-gather (the second half of ring allreduce), pipelined",
               .plan = plan_ring_all_gather, .collective = Collective::all_gather},
+    Algorithm{.name = "bruck", .description = "Bruck's all-gather: ceil(log2 p) steps at any rank count",
+              .plan = plan_bruck_all_gather, .workspace_bytes = message_workspace, .collective = Collective::all_gather},
 };
 constexpr std::array kBroadcast{
     Algorithm{.name = "mpi", .description = "MPI_Bcast (the root's input copied first), the reference of every backend",
               .plan = plan_library, .transport = "mpi", .collective = Collective::broadcast},
+#ifdef SCALEPROBE_HAVE_GLOO
+    Algorithm{.name = "gloo", .description = "Gloo's own broadcast (with --backend gloo)", .plan = plan_library,
+              .transport = "gloo", .collective = Collective::broadcast},
+#endif
+#ifdef SCALEPROBE_HAVE_NCCL
+    Algorithm{.name = "nccl", .description = "ncclBroadcast (with --backend nccl)", .plan = plan_library,
+              .transport = "nccl", .collective = Collective::broadcast},
+#endif
     Algorithm{.name = "binomial", .description = "binomial tree from the root, pipelined in chunks",
               .plan = plan_binomial_broadcast, .collective = Collective::broadcast},
 };
 constexpr std::array kReduce{
     Algorithm{.name = "mpi", .description = "MPI_Reduce, the reference of every backend", .plan = plan_library,
               .transport = "mpi", .collective = Collective::reduce},
+#ifdef SCALEPROBE_HAVE_GLOO
+    Algorithm{.name = "gloo", .description = "Gloo's own reduce (with --backend gloo)", .plan = plan_library,
+              .transport = "gloo", .collective = Collective::reduce},
+#endif
+#ifdef SCALEPROBE_HAVE_NCCL
+    Algorithm{.name = "nccl", .description = "ncclReduce (with --backend nccl)", .plan = plan_library,
+              .transport = "nccl", .collective = Collective::reduce},
+#endif
     Algorithm{.name = "binomial", .description = "binomial tree to the root, pipelined in chunks",
               .plan = plan_binomial_reduce, .workspace_bytes = two_segment_workspace, .collective = Collective::reduce},
 };
 constexpr std::array kAllToAll{
     Algorithm{.name = "mpi", .description = "MPI_Alltoall, the reference of every backend", .plan = plan_library,
               .transport = "mpi", .collective = Collective::all_to_all},
+#ifdef SCALEPROBE_HAVE_GLOO
+    Algorithm{.name = "gloo", .description = "Gloo's own alltoall (with --backend gloo)", .plan = plan_library,
+              .transport = "gloo", .collective = Collective::all_to_all},
+#endif
+#ifdef SCALEPROBE_HAVE_NCCL
+    Algorithm{.name = "nccl", .description = "grouped ncclSend and ncclRecv, NCCL's all-to-all (with --backend nccl)", .plan = plan_library,
+              .transport = "nccl", .collective = Collective::all_to_all},
+#endif
     Algorithm{.name = "pairwise", .description = "pairwise exchange: at step k send to rank + k, receive from rank - k",
               .plan = plan_pairwise_all_to_all, .collective = Collective::all_to_all},
 };
@@ -118,6 +159,9 @@ std::uint64_t two_segment_workspace(std::uint64_t bytes, std::uint64_t chunk_byt
 }
 std::uint64_t four_segment_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes) {
   return checked_product(4, std::min(chunk_bytes, bytes), "an algorithm's workspace");
+}
+std::uint64_t two_message_workspace(std::uint64_t bytes, std::uint64_t) {
+  return checked_product(2, bytes, "an algorithm's workspace");
 }
 std::uint64_t message_and_two_segments_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes) {
   return checked_sum(bytes, two_segment_workspace(bytes, chunk_bytes), "an algorithm's workspace");

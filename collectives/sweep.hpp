@@ -88,7 +88,7 @@ BucketSweep resolve_bucket_sweep(const BucketSweepOptions& o, const Session& s);
 void set_bucket_sweep_attributes(TraceWriter& trace, const BucketSweep& w, const RunOptions& ro, const Session& s);
 
 struct P2pOptions {
-  SizeOptions sizes{"4", "1M"};
+  SizeOptions sizes{"4", "1M", 2, {}};
   RunOptions run;
   BackendOption backend;
   std::string tests = "latency,bw,bibw";

@@ -143,6 +143,35 @@ class NcclTransport final : public Transport {
   void library_allreduce(const void* send, void* recv, std::size_t count, Dtype d, Op o) override {
     check_nccl(ncclAllReduce(send, recv, count, nccl_type(d), nccl_op(o), comm_, stream_), "ncclAllReduce");
   }
+  // NCCL's own reduce-scatter, all-gather, broadcast and reduce; all-to-all as NCCL's own pattern of
+  // grouped sends and receives (it has no call of its own).
+  void library_collective(Collective c, const void* send, void* recv, std::size_t count, Dtype d, Op o,
+                          int root) override {
+    const std::size_t block = count / static_cast<std::size_t>(size());
+    const ncclDataType_t type = nccl_type(d);
+    switch (c) {
+      case Collective::reduce_scatter:
+        return check_nccl(ncclReduceScatter(send, recv, block, type, nccl_op(o), comm_, stream_), "ncclReduceScatter");
+      case Collective::all_gather:
+        return check_nccl(ncclAllGather(send, recv, block, type, comm_, stream_), "ncclAllGather");
+      case Collective::broadcast:
+        return check_nccl(ncclBroadcast(send, recv, count, type, root, comm_, stream_), "ncclBroadcast");
+      case Collective::reduce:
+        return check_nccl(ncclReduce(send, recv, count, type, nccl_op(o), root, comm_, stream_), "ncclReduce");
+      case Collective::all_to_all: {
+        const std::size_t bytes = block * size_of(d);
+        check_nccl(ncclGroupStart(), "ncclGroupStart");
+        for (int peer = 0; peer < size(); ++peer) {
+          check_nccl(ncclSend(static_cast<const std::byte*>(send) + std::size_t(peer) * bytes, block, type, peer, comm_,
+                              stream_), "ncclSend");
+          check_nccl(ncclRecv(static_cast<std::byte*>(recv) + std::size_t(peer) * bytes, block, type, peer, comm_,
+                              stream_), "ncclRecv");
+        }
+        return check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+      }
+      default: Transport::library_collective(c, send, recv, count, d, o, root);
+    }
+  }
   void reduce(void* inout, const void* in, std::size_t count, Dtype d, Op o) const override {
     gpu::reduce(inout, in, count, d, o, stream_);
   }
