@@ -21,8 +21,9 @@ int run_collective_sweep(Session& s, const SweepOptions& o, Sweep& w, const std:
   CopyBandwidth local_bw;
   const CopyBandwidth bw = probe_copy_bandwidth(w, s, prov, &local_bw);
   // A device backend's calls are timed on its stream as well (CUDA events): a second phase.
-  const std::string call(ci.name);
-  std::vector<std::pair<std::string, std::string>> phases{{call, "one " + call + " call"}};
+  // The phase is "allreduce" in allreduce traces (as it always was), "collective" in the others.
+  const std::string call = collective == Collective::allreduce ? "allreduce" : "collective";
+  std::vector<std::pair<std::string, std::string>> phases{{call, fmt::format("one {} call", ci.name)}};
   if (backends.backend().on_device())
     phases.emplace_back(call + "_on_device", "the same call on the device's clock (CUDA events on the rank's stream)");
   BenchmarkRun bench(s, o.run, program, collective == Collective::allreduce ? "allreduce" : "collective", prov, phases,

@@ -162,6 +162,7 @@ void set_sweep_attributes(TraceWriter& trace, const Sweep& w, const SweepOptions
   trace.set_attribute("busbw_factor", info(w.collective).busbw_factor(s.size));
   if (w.collective != Collective::allreduce) {
     trace.set_attribute("collective", std::string(info(w.collective).name));
+    trace.set_attribute("library_call", std::string(info(w.collective).library_call));
     if (info(w.collective).rooted) trace.set_attribute("root", static_cast<std::int64_t>(w.root));
   }
   trace.set_attribute("scaling", o.run.scaling);

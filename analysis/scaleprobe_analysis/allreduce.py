@@ -11,7 +11,8 @@ matches cases by (algorithm, dtype, op, placement, bytes).
 
 - **size**: the summary's ``bytes`` under strong scaling; under weak scaling the size per rank
   (``nominal_bytes``, or ``bytes / nranks`` in traces without that column), so one size is one
-  curve across rank counts.
+  curve across rank counts. Kind ``collective`` (collective.py): always ``nominal_bytes``, the size
+  asked (its ``bytes`` are rounded down to whole elements per rank, so they differ by rank count).
 - **time** of a case at a point: the summary's ``t_mean_us`` of each pass (mean over ranks of
   each rank's mean time per call), then the median over passes; error bars min–max over passes.
 - **bus bandwidth**: the summary's ``busbw_GBps`` (bytes / t_mean × 2(n−1)/n), median over passes
@@ -57,6 +58,17 @@ TABLE_SIZES = 6
 rank_times, iteration_times = phase_views("allreduce")  # a case is timed by the allreduce phase
 
 
+def collective_name(trace: Trace) -> str:
+    """The trace's collective as a title word: 'Allreduce', or collective_perf's (kind ``collective``)."""
+    return str(trace.attrs.get("collective", "allreduce")).replace("_", "-").capitalize()
+
+
+def busbw_note(trace: Trace) -> str:
+    if trace.kind == KIND:
+        return "busbw = algbw × 2(n−1)/n"
+    return f"busbw = algbw × {float(trace.attrs.get('busbw_factor', 0)):.3g} (nccl-tests' factor)"
+
+
 # --- one trace -------------------------------------------------------------------------------------
 
 def bytes_axis(ax, sizes, label: str = "message size (bytes; K = 1024)") -> None:
@@ -75,7 +87,7 @@ def latency_figure(trace: Trace, stat: str = "t_mean_us") -> Figure:
     """Time per call vs size per series (log–log), measured points and the fitted α–β line."""
     summary = trace.table("summary")
     fits = {row.series: row.fit for row in fit_summary(summary, stat).itertuples()}
-    fig, (ax,) = style.new_figure("Allreduce latency", style.trace_caption(trace, f"{stat}; dashed: α–β fit"),
+    fig, (ax,) = style.new_figure(f"{collective_name(trace)} latency", style.trace_caption(trace, f"{stat}; dashed: α–β fit"),
                                   simulated=trace.simulated)
     for k, (label, part) in enumerate(series(summary)):
         ax.plot(part["bytes"], part[stat], "o", color=style.colour(k), label=label)
@@ -97,7 +109,7 @@ def busbw_figure(trace: Trace) -> Figure:
     summary = trace.table("summary")
     copy_bw = trace.memory_copy_GBps()
     note = "dotted: memory copy bandwidth per rank (all ranks copying)" if copy_bw else "memory copy bandwidth not measured"
-    fig, (ax,) = style.new_figure("Allreduce bus bandwidth", style.trace_caption(trace, f"busbw = algbw × 2(n−1)/n; {note}"),
+    fig, (ax,) = style.new_figure(f"{collective_name(trace)} bus bandwidth", style.trace_caption(trace, f"{busbw_note(trace)}; {note}"),
                                   simulated=trace.simulated)
     for k, (label, part) in enumerate(series(summary)):
         part = part[part["busbw_GBps"] > 0]  # 1 rank: no bus traffic, busbw 0
@@ -168,6 +180,8 @@ def timeline_events(trace: Trace, pid: int, samples: pd.DataFrame):
 def per_rank_size(trace: Trace) -> pd.Series:
     """The size that names a case across points (module docstring)."""
     summary = trace.table("summary")
+    if trace.kind != KIND and "nominal_bytes" in summary:
+        return summary["nominal_bytes"]  # a collective's bytes are rounded down to its ranks: the size asked
     if str(trace.attrs.get("scaling", "strong")) != "weak":
         return summary["bytes"]
     if "nominal_bytes" in summary:
@@ -333,9 +347,11 @@ def sweep_section(points: list[Point]) -> Section:
     sizes = chosen_sizes(table["size"])
     table_sizes = sorted(set(table["size"])) if table["size"].nunique() <= TABLE_SIZES else sizes
     fits = point_fits(table)
-    figs = {"latency_vs_ranks": by_ranks_figure(table, points, "t_mean_us", "Allreduce latency vs ranks",
+    name = collective_name(points[0].traces[0])
+    library = str(points[0].traces[0].attrs.get("library_call", "MPI_Allreduce"))
+    figs = {"latency_vs_ranks": by_ranks_figure(table, points, "t_mean_us", f"{name} latency vs ranks",
                                                 "time per call (µs)"),
-            "busbw_vs_ranks": by_ranks_figure(table, points, "busbw_GBps", "Allreduce bus bandwidth vs ranks",
+            "busbw_vs_ranks": by_ranks_figure(table, points, "busbw_GBps", f"{name} bus bandwidth vs ranks",
                                               "bus bandwidth (GB/s)", positive_only=True)}
     if len(fits):
         figs["alphabeta_vs_ranks"] = alphabeta_figure(fits, points)
@@ -357,7 +373,7 @@ def sweep_section(points: list[Point]) -> Section:
         for ranks, wide in effects:
             tables += [f"{ranks} ranks:", "", markdown_table(wide.rename(columns={"size": size_word})), ""]
     for size, wide in vs_mpi_tables(table, table_sizes):
-        tables += [f"#### Ratio to MPI_Allreduce at {format_bytes(size)}{' per rank' if weak else ''} "
+        tables += [f"#### Ratio to {library} at {format_bytes(size)}{' per rank' if weak else ''} "
                    "(median over passes of vs_mpi; below 1: faster than MPI)", "", markdown_table(wide), ""]
     if len(fits):
         tables += ["#### α–β fit per point (t = α + β·n on the median times, n = message bytes)", "",
@@ -365,7 +381,7 @@ def sweep_section(points: list[Point]) -> Section:
     labels = table["series"] + " " + table["size"].map(format_bytes)
     tables += ["#### Pass-to-pass spread of the time: (max − min) / median over passes", "",
                markdown_table(spread_table(table, "t_mean_us", labels)), ""]
-    return Section(sweep_title("allreduce across points", points), sweep_stem(points), lines, figs, tables)
+    return Section(sweep_title(f"{name.lower()} across points", points), sweep_stem(points), lines, figs, tables)
 
 
 def backend_cases(points: list[Point]) -> BackendCases:

@@ -31,6 +31,14 @@ constexpr Op kOps[] = {Op::sum, Op::max, Op::min};
 constexpr Collective kCollectives[] = {Collective::reduce_scatter, Collective::all_gather, Collective::broadcast,
                                        Collective::reduce, Collective::all_to_all};
 
+// The asan and mpich stages run f32 and i32 with the sum (issue 29's CI budget); the release stage
+// the whole matrix.
+#if defined(__SANITIZE_ADDRESS__) || defined(MPICH_VERSION)
+constexpr bool kSmallMatrix = true;
+#else
+constexpr bool kSmallMatrix = false;
+#endif
+
 std::string transport_name() {
   const char* name = std::getenv("SP_TRANSPORT");
   return name && *name ? name : "mpi";
@@ -82,7 +90,7 @@ TEST_P(Collectives, ExactForEveryDtypeOpCountAndRoot) {
   const std::size_t P = static_cast<std::size_t>(p);
   // Empty, fewer elements than ranks (empty blocks after rounding), around p, odd, large.
   const std::size_t counts[] = {0, 1, P, 3 * P + 1, 1000, 4099 * P, 300000};
-  const bool full = transport_name() == "mpi";
+  const bool full = transport_name() == "mpi" && !kSmallMatrix;
   const std::span<const Op> ops = full && c.reduces ? std::span<const Op>(kOps) : std::span<const Op>(kOps, 1);
   const std::vector<Dtype> dtypes = full ? std::vector<Dtype>(std::begin(kDtypes), std::end(kDtypes))
                                          : std::vector<Dtype>{Dtype::f32, Dtype::i32};

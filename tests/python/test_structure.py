@@ -13,7 +13,7 @@ PACKAGE = ANALYSIS / "scaleprobe_analysis"
 LAYERS = [
     {"digest", "h5open", "upgrade", "textfmt", "trace", "style", "series", "alphabeta", "samples"},  # one trace (and its digest), figure style, text, summary series
     {"manifest", "campaign", "campaign_status"},  # campaigns: discovery, points, passes; status of every run
-    {"train_tables", "train_figures", "allreduce", "bucket_sweep", "p2p", "train"},  # one module per kind (+ train's helpers)
+    {"train_tables", "train_figures", "allreduce", "bucket_sweep", "collective", "p2p", "train"},  # one module per kind (+ train's helpers)
     {"kinds"},  # the registry
     {"imbalance", "compare", "timeline", "export", "backends"},  # kind-independent views, dispatching through the registry
     {"plots"},
@@ -71,7 +71,7 @@ def test_no_kind_branches_outside_the_kind_modules():
 
 
 def test_every_kind_module_implements_the_registry_interface():
-    assert set(kinds.MODULES) == {"allreduce", "bucket_sweep", "p2p", "train"}
+    assert set(kinds.MODULES) == {"allreduce", "bucket_sweep", "collective", "p2p", "train"}
     missing = [f"{m.__name__}.{name}" for m in kinds.MODULES.values() for name in kinds.INTERFACE if not hasattr(m, name)]
     assert missing == []
     assert kinds.module_for("no-such-kind") is None

@@ -1,0 +1,55 @@
+"""The collective kind (analysis/scaleprobe_analysis/collective.py) on traces of the real
+collective_perf: an all-gather at 2 and 3 ranks (sizes rounded down differently at each) make one
+sweep whose report names the collective and its MPI call, groups cases by the size asked, and
+gives each trace its figures; compare matches the two passes' cases. Expected values come from the
+raw HDF5 tables read with h5py."""
+from __future__ import annotations
+
+import re
+import subprocess
+
+import h5py
+import pytest
+
+from helpers import build_dir, mpi_env, need_binary, run_cli
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory):
+    exe = build_dir() / "bin" / "collective_perf"
+    need_binary(exe)
+    root = tmp_path_factory.mktemp("collective") / "c"
+    root.mkdir()
+    for ranks, name in ((2, "cp_N1_t2_c1_p1"), (2, "cp_N1_t2_c1_p2"), (3, "cp_N1_t3_c1")):
+        proc = subprocess.run(["mpirun", "-np", str(ranks), str(exe), "-c", "all_gather", "--sizes", "4K,64K", "-n", "5",
+                               "--no-membw", "-q", "-o", str(root / f"{name}.h5")], capture_output=True, text=True,
+                              timeout=120, env=mpi_env())
+        assert proc.returncode == 0, proc.stderr
+    return root
+
+
+def test_report_names_the_collective_and_groups_by_the_size_asked(campaign, tmp_path):
+    out = tmp_path / "report"
+    proc = run_cli("report", str(campaign), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    text = (out / "report.md").read_text()
+    assert "## all-gather across points" in text and "Allreduce" not in text
+    with h5py.File(campaign / "cp_N1_t3_c1.h5") as f:
+        assert f.attrs["kind"] == b"collective" and f.attrs["library_call"] == b"MPI_Allgather"
+        assert sorted(set(f["summary/bytes"][()])) == [4092, 65532]  # rounded down to 3 ranks
+    # one ratio table per size asked, not one per rank count's rounded bytes
+    assert text.count("#### Ratio to MPI_Allgather at") == 2
+    assert "#### Ratio to MPI_Allgather at 4K" in text and "#### Ratio to MPI_Allgather at 64K" in text
+    figures = {p.name for p in (out / "figures").rglob("*.png")}
+    assert any("latency" in f for f in figures) and any("busbw" in f for f in figures)
+
+
+def test_compare_matches_the_passes_cases(campaign, tmp_path):
+    proc = run_cli("compare", str(campaign / "cp_N1_t2_c1_p1.h5"), str(campaign / "cp_N1_t2_c1_p2.h5"))
+    assert proc.returncode == 0, proc.stderr
+    with h5py.File(campaign / "cp_N1_t2_c1_p1.h5") as f:
+        cases = len(f["summary/algorithm"])
+    m = re.search(r"Summary: (\d+) regression\(s\), (\d+) improvement\(s\), (\d+) within noise, (\d+) with too few "
+                  r"samples, (\d+) unmatched", proc.stdout)
+    assert m, proc.stdout
+    assert sum(int(g) for g in m.groups()[:4]) == cases and m.group(5) == "0"
