@@ -48,7 +48,7 @@ from .trace import Trace, TraceError, load_traces
 
 NON_TRACE_DIRS = ("checkpoints", "segments", "layouts", "logs", "report")
 STATUSES = ("complete", "partial", "failed", "missing", "incomplete", "unreadable")
-BENCH_OF_PROGRAM = {"allreduce_perf": "allreduce"}  # the job scripts' name where it differs from the binary's
+BENCH_OF_PROGRAM = {"allreduce_perf": "allreduce", "collective_perf": "collective"}  # the job scripts' name where it differs from the binary's
 PER_LAYOUT_KEYS = ("rank_cache_share_bytes",)
 # Paths that differ from run to run, and --backend (a point's own field, so that one configuration run on
 # two backends is two sweeps of one configuration).

@@ -190,7 +190,7 @@ def _sweep(index: int, base: Dict[str, Any], own: Dict[str, Any], flags: Dict[st
     trainer-only setting there is refused for other benchmarks, from other layers ignored."""
     s = {**base, **own, **flags}
     if "bench" not in s:
-        need = "(allreduce, bucket_sweep, p2p, gpt_train or resnet_train)"
+        need = "(allreduce, collective, bucket_sweep, p2p, gpt_train or resnet_train)"
         raise SweepError(f"{file}: {where}: bench is required {need}" if file else f"--bench is required {need}")
     if s["bench"] not in TRAINERS:
         if own.get("requeue"):

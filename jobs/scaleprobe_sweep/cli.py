@@ -13,7 +13,7 @@ from .settings import SWEEP_SETTINGS
 from .submit import Submitter
 
 USAGE = """\
-usage: jobs/submit-sweep --bench allreduce|bucket_sweep|p2p|gpt_train|resnet_train [options] [-- BENCHMARK ARGS...]
+usage: jobs/submit-sweep --bench allreduce|collective|bucket_sweep|p2p|gpt_train|resnet_train [options] [-- BENCHMARK ARGS...]
        jobs/submit-sweep --file CAMPAIGN.toml|CAMPAIGN.json [options]
 
 Submits one SLURM job per grid point (nodes x tasks-per-node x cpus-per-task) of
@@ -27,7 +27,8 @@ campaign file
                           override the file's settings (every sweep's)
 
 grid and benchmark
-  --bench NAME            allreduce, bucket_sweep, p2p, or a trainer: gpt_train, resnet_train
+  --bench NAME            allreduce, collective (-- -c NAME), bucket_sweep, p2p, or a trainer:
+                          gpt_train, resnet_train
   --nodes LIST            node counts, comma list (default 1)
   --tasks-per-node LIST   MPI ranks per node, comma list (default 1)
   --cpus-per-task LIST    CPUs (= OpenMP threads) per rank, comma list (default 1)

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 
-BENCHES = ("allreduce", "bucket_sweep", "p2p", "gpt_train", "resnet_train")
+BENCHES = ("allreduce", "collective", "bucket_sweep", "p2p", "gpt_train", "resnet_train")
 TRAINERS = ("gpt_train", "resnet_train")
 SCALINGS = ("strong", "weak")
 LAUNCHERS = ("srun", "mpirun")
@@ -17,6 +17,7 @@ BACKENDS = ("mpi", "gloo")  # --backend of the binaries (collectives/backend.hpp
 # to the programs) or an install prefix (as in jobs/<bench>.sbatch).
 BINARIES = {
     "allreduce": "bin/allreduce_perf",
+    "collective": "bin/collective_perf",
     "bucket_sweep": "bin/bucket_sweep",
     "p2p": "bin/p2p_perf",
     "gpt_train": "bin/gpt_train",
@@ -106,7 +107,7 @@ class Setting:
 
 SWEEP_SETTINGS = {s.key: s for s in (
     Setting("bench", "--bench", "text", choices=BENCHES,
-            hint="the job scripts exist for allreduce, bucket_sweep, p2p, gpt_train and resnet_train"),
+            hint="the job scripts exist for allreduce, collective, bucket_sweep, p2p, gpt_train and resnet_train"),
     Setting("nodes", "--nodes", "ints"),
     Setting("tasks_per_node", "--tasks-per-node", "ints"),
     Setting("cpus_per_task", "--cpus-per-task", "ints"),

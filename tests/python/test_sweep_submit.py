@@ -236,7 +236,7 @@ def test_flags_parse_like_the_bash_submitter(tmp_path):
 
 
 @pytest.mark.parametrize("argv, expect", [
-    (["--dry-run"], "--bench is required (allreduce, bucket_sweep, p2p, gpt_train or resnet_train)"),
+    (["--dry-run"], "--bench is required (allreduce, collective, bucket_sweep, p2p, gpt_train or resnet_train)"),
     (["--bench", "allreduce", "--tasks-per-node", "1,x"], "--tasks-per-node 1,x: 'x' is not a positive integer"),
     (["--bench", "allreduce", "--nodes", ""], "--nodes: empty list"),
     (["--bench", "allreduce", "--nodez", "1"], "unknown option --nodez (see --help)"),

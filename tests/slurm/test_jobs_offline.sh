@@ -118,6 +118,15 @@ expect "a p2p job: OK with the trace named after its point" 0 "scaleprobe-job: O
   env PATH="$W/launch:$PATH" FAKE_LOG="$W/fake.log" SLURM_JOB_NUM_NODES=1 SLURM_NTASKS=2 SLURM_NTASKS_PER_NODE=2 \
   SLURM_JOB_NODELIST=n1 SLURM_JOB_ID=84 FAKE_TRACE="$P2P_REAL" bash "$ROOT/jobs/p2p.sbatch" -t latency --sizes 4
 expect "p2p: the binary gets its arguments and --scaling strong" 0 "^binary: [^ ]*/bin/p2p_perf -t latency --sizes 4 --scaling strong -o $t\$" cat "$W/fake.log"
+# collective (jobs/collective.sbatch): the point named collective_..., the binary collective_perf.
+COLL_REAL=$W/collective.h5
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+  mpirun -np 2 "$BUILD/bin/collective_perf" -c all_gather --sizes 8 -n 1 --no-membw -q -o "$COLL_REAL" >/dev/null 2>&1
+t=$W/results/default/collective_N1_t2_c1_j85.h5
+expect "a collective job: OK with the trace named after its point" 0 "scaleprobe-job: OK $t\$" \
+  env PATH="$W/launch:$PATH" FAKE_LOG="$W/fake.log" SLURM_JOB_NUM_NODES=1 SLURM_NTASKS=2 SLURM_NTASKS_PER_NODE=2 \
+  SLURM_JOB_NODELIST=n1 SLURM_JOB_ID=85 FAKE_TRACE="$COLL_REAL" bash "$ROOT/jobs/collective.sbatch" -c all_gather --sizes 8
+expect "collective: the binary gets its arguments and --scaling strong" 0 "^binary: [^ ]*/bin/collective_perf -c all_gather --sizes 8 --scaling strong -o $t\$" cat "$W/fake.log"
 expect "an unknown backend is refused" 2 "SCALEPROBE_BACKEND=tcp: use mpi, gloo or nccl" \
   "${one[@]}" SLURM_JOB_ID=78 SCALEPROBE_BACKEND=tcp bash "$AR" --sizes 8
 expect "nccl without GPUs is refused" 2 "SCALEPROBE_BACKEND=nccl needs GPUs: --gpus-per-node N" \
