@@ -42,14 +42,25 @@ constexpr std::array kAlgorithms{
               .plan = plan_hier, .workspace_bytes = message_workspace, .node_local = true,
               .buffers_in_segment = true, .across_nodes = true},
 };
-// The other collectives: MPI's own call (the reference, on every backend) and textbook schedules.
-constexpr std::array kReduceScatter{
-    Algorithm{.name = "mpi", .description = "MPI_Reduce_scatter_block, the reference of every backend",
-              .plan = plan_library, .transport = "mpi", .collective = Collective::reduce_scatter},
-#ifdef SCALEPROBE_HAVE_NCCL
-    Algorithm{.name = "nccl", .description = "ncclReduceScatter (with --backend nccl)", .plan = plan_library,
-              .transport = "nccl", .collective = Collective::reduce_scatter},
+// The other collectives: the libraries' own calls (MPI's the reference on every backend; Gloo's and
+// NCCL's with their --backend) and textbook schedules.
+constexpr Algorithm library(Collective c, std::string_view transport, std::string_view description) {
+  return Algorithm{.name = transport, .description = description, .plan = plan_library, .transport = transport,
+                   .collective = c};
+}
+#ifdef SCALEPROBE_HAVE_GLOO
+#define SP_GLOO(c, what) library(c, "gloo", what " (with --backend gloo)"),
+#else
+#define SP_GLOO(c, what)
 #endif
+#ifdef SCALEPROBE_HAVE_NCCL
+#define SP_NCCL(c, what) library(c, "nccl", what " (with --backend nccl)"),
+#else
+#define SP_NCCL(c, what)
+#endif
+constexpr std::array kReduceScatter{
+    library(Collective::reduce_scatter, "mpi", "MPI_Reduce_scatter_block, the reference of every backend"),
+    SP_NCCL(Collective::reduce_scatter, "ncclReduceScatter")
     Algorithm{.name = "ring", .description = "ring reduce-scatter (the first half of ring allreduce), pipelined",
               .plan = plan_ring_reduce_scatter, .workspace_bytes = message_and_two_segments_workspace,
               .collective = Collective::reduce_scatter},
@@ -58,63 +69,37 @@ constexpr std::array kReduceScatter{
               .collective = Collective::reduce_scatter},
 };
 constexpr std::array kAllGather{
-    Algorithm{.name = "mpi", .description = "MPI_Allgather, the reference of every backend", .plan = plan_library,
-              .transport = "mpi", .collective = Collective::all_gather},
-#ifdef SCALEPROBE_HAVE_GLOO
-    Algorithm{.name = "gloo", .description = "Gloo's own allgather (with --backend gloo)", .plan = plan_library,
-              .transport = "gloo", .collective = Collective::all_gather},
-#endif
-#ifdef SCALEPROBE_HAVE_NCCL
-    Algorithm{.name = "nccl", .description = "ncclAllGather (with --backend nccl)", .plan = plan_library,
-              .transport = "nccl", .collective = Collective::all_gather},
-#endif
+    library(Collective::all_gather, "mpi", "MPI_Allgather, the reference of every backend"),
+    SP_GLOO(Collective::all_gather, "Gloo's own allgather")
+    SP_NCCL(Collective::all_gather, "ncclAllGather")
     Algorithm{.name = "ring", .description = "ring all-gather (the second half of ring allreduce), pipelined",
               .plan = plan_ring_all_gather, .collective = Collective::all_gather},
     Algorithm{.name = "bruck", .description = "Bruck's all-gather: ceil(log2 p) steps at any rank count",
               .plan = plan_bruck_all_gather, .workspace_bytes = message_workspace, .collective = Collective::all_gather},
 };
 constexpr std::array kBroadcast{
-    Algorithm{.name = "mpi", .description = "MPI_Bcast (the root's input copied first), the reference of every backend",
-              .plan = plan_library, .transport = "mpi", .collective = Collective::broadcast},
-#ifdef SCALEPROBE_HAVE_GLOO
-    Algorithm{.name = "gloo", .description = "Gloo's own broadcast (with --backend gloo)", .plan = plan_library,
-              .transport = "gloo", .collective = Collective::broadcast},
-#endif
-#ifdef SCALEPROBE_HAVE_NCCL
-    Algorithm{.name = "nccl", .description = "ncclBroadcast (with --backend nccl)", .plan = plan_library,
-              .transport = "nccl", .collective = Collective::broadcast},
-#endif
+    library(Collective::broadcast, "mpi", "MPI_Bcast, the reference of every backend"),
+    SP_GLOO(Collective::broadcast, "Gloo's own broadcast")
+    SP_NCCL(Collective::broadcast, "ncclBroadcast")
     Algorithm{.name = "binomial", .description = "binomial tree from the root, pipelined in chunks",
               .plan = plan_binomial_broadcast, .collective = Collective::broadcast},
 };
 constexpr std::array kReduce{
-    Algorithm{.name = "mpi", .description = "MPI_Reduce, the reference of every backend", .plan = plan_library,
-              .transport = "mpi", .collective = Collective::reduce},
-#ifdef SCALEPROBE_HAVE_GLOO
-    Algorithm{.name = "gloo", .description = "Gloo's own reduce (with --backend gloo)", .plan = plan_library,
-              .transport = "gloo", .collective = Collective::reduce},
-#endif
-#ifdef SCALEPROBE_HAVE_NCCL
-    Algorithm{.name = "nccl", .description = "ncclReduce (with --backend nccl)", .plan = plan_library,
-              .transport = "nccl", .collective = Collective::reduce},
-#endif
+    library(Collective::reduce, "mpi", "MPI_Reduce, the reference of every backend"),
+    SP_GLOO(Collective::reduce, "Gloo's own reduce")
+    SP_NCCL(Collective::reduce, "ncclReduce")
     Algorithm{.name = "binomial", .description = "binomial tree to the root, pipelined in chunks",
               .plan = plan_binomial_reduce, .workspace_bytes = two_segment_workspace, .collective = Collective::reduce},
 };
 constexpr std::array kAllToAll{
-    Algorithm{.name = "mpi", .description = "MPI_Alltoall, the reference of every backend", .plan = plan_library,
-              .transport = "mpi", .collective = Collective::all_to_all},
-#ifdef SCALEPROBE_HAVE_GLOO
-    Algorithm{.name = "gloo", .description = "Gloo's own alltoall (with --backend gloo)", .plan = plan_library,
-              .transport = "gloo", .collective = Collective::all_to_all},
-#endif
-#ifdef SCALEPROBE_HAVE_NCCL
-    Algorithm{.name = "nccl", .description = "grouped ncclSend and ncclRecv, NCCL's all-to-all (with --backend nccl)", .plan = plan_library,
-              .transport = "nccl", .collective = Collective::all_to_all},
-#endif
+    library(Collective::all_to_all, "mpi", "MPI_Alltoall, the reference of every backend"),
+    SP_GLOO(Collective::all_to_all, "Gloo's own alltoall")
+    SP_NCCL(Collective::all_to_all, "grouped ncclSend and ncclRecv, NCCL's all-to-all")
     Algorithm{.name = "pairwise", .description = "pairwise exchange: at step k send to rank + k, receive from rank - k",
               .plan = plan_pairwise_all_to_all, .collective = Collective::all_to_all},
 };
+#undef SP_GLOO
+#undef SP_NCCL
 constexpr std::array kTransports{
     TransportKind{"mpi", "MPI point-to-point (MPI_Isend / MPI_Irecv), MPI_Allreduce", make_mpi_transport},
 #ifdef SCALEPROBE_HAVE_GLOO

@@ -21,17 +21,8 @@ OUT=${OUT:?"OUT: the folder whose files come back"}
 raw=$OUT/node-extras/raw
 mkdir -p "$raw"
 exec > >(tee -a "$OUT/node-extras.log") 2>&1
-el() { echo "[t+$(( $(date +%s) - t0 ))s] $*"; }
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$repo" || exit 2
-if [ -z "${SP_BIN:-}" ]; then
-  dev=${SP_DEVICE:-$repo/.device}
-  [ -f "$dev/env.sh" ] || { el "error: no SP_BIN and no $dev/env.sh (make one with ../shared/device/make-bundle.sh)"; exit 2; }
-  # shellcheck source=/dev/null
-  source "$dev/env.sh" || { el "error: $dev/env.sh failed"; exit 2; }
-fi
-n=$(OMP_NUM_THREADS= OMP_THREAD_LIMIT= nproc)
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 budget=${SP_BUDGET_S:-100}
 passes=${SP_PASSES:-2}
 steps=${SP_STEPS:-12}

@@ -21,17 +21,8 @@ mkdir -p "$OUT/node-shm/raw"
 traces=$OUT/node-shm/raw
 [ "${SP_KEEP_TRACES:-0}" = 1 ] || traces=$(mktemp -d)
 exec > >(tee -a "$OUT/node-shm.log") 2>&1
-el() { echo "[t+$(( $(date +%s) - t0 ))s] $*"; }
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$repo" || exit 2
-if [ -z "${SP_BIN:-}" ]; then
-  dev=${SP_DEVICE:-$repo/.device}
-  [ -f "$dev/env.sh" ] || { el "error: no SP_BIN and no $dev/env.sh (make one with ../shared/device/make-bundle.sh)"; exit 2; }
-  # shellcheck source=/dev/null
-  source "$dev/env.sh" || { el "error: $dev/env.sh failed"; exit 2; }
-fi
-n=$(OMP_NUM_THREADS= OMP_THREAD_LIMIT= nproc)  # GNU nproc reports OMP_NUM_THREADS when set
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 read -r -a ranks <<<"$(echo "${SP_RANKS:-2 4 8 $n}" | tr ',' ' ')"
 sizes=${SP_SIZES:-8,1K,64K,1M,16M,64M}
 budget=${SP_BUDGET_S:-300}

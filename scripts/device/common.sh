@@ -1,0 +1,16 @@
+# Sourced by the node scripts (node-shm.sh, node-extras.sh) after they set t0, OUT and their log:
+# el (a line with the seconds since t0), the repository as the working directory, the programs
+# (SP_BIN, or the bundle's .device/env.sh: ../shared/device/make-bundle.sh), n = the machine's
+# CPUs, and one rank = one thread as root under Open MPI.
+# shellcheck shell=bash
+el() { echo "[t+$(( $(date +%s) - t0 ))s] $*"; }
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$repo" || exit 2
+if [ -z "${SP_BIN:-}" ]; then
+  dev=${SP_DEVICE:-$repo/.device}
+  [ -f "$dev/env.sh" ] || { el "error: no SP_BIN and no $dev/env.sh (make one with ../shared/device/make-bundle.sh)"; exit 2; }
+  # shellcheck source=/dev/null
+  source "$dev/env.sh" || { el "error: $dev/env.sh failed"; exit 2; }
+fi
+n=$(OMP_NUM_THREADS= OMP_THREAD_LIMIT= nproc)  # GNU nproc reports OMP_NUM_THREADS when set
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
