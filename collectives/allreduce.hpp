@@ -80,6 +80,7 @@ struct AllreduceArgs {
   Workspace* workspace;
   std::size_t chunk_bytes = 1 << 20;  // pipelining segment for ring and tree; 0 = no pipelining
   int root = 0;                       // of a rooted collective (broadcast, reduce)
+  double imbalance = 0;               // of an all-to-allv (collective.hpp)
 
   // The shape of this call on its transport (program.hpp).
   Shape shape(int tag_offset = 0) const {
@@ -173,6 +174,6 @@ Program plan_halving_reduce_scatter(const Shape& s); // halving.cpp
 Program plan_bruck_all_gather(const Shape& s);      // bruck.cpp
 Program plan_binomial_broadcast(const Shape& s);    // binomial.cpp
 Program plan_binomial_reduce(const Shape& s);       // binomial.cpp
-Program plan_pairwise_all_to_all(const Shape& s);   // pairwise.cpp
+Program plan_pairwise_all_to_all(const Shape& s);   // pairwise.cpp (all-to-all and all-to-allv)
 
 }  // namespace sp::coll

@@ -73,8 +73,10 @@ void print_allreduce_header(const Session& s, const SweepOptions& o, const Prove
   fmt::print("# {}: {} ranks on {} host(s) [{}], {} OpenMP thread(s) per rank\n", program, s.size,
              *prov.find("nhosts"), *prov.find("hosts"), *prov.find("omp_max_threads"));
   if (o.collective != Collective::allreduce)
-    fmt::print("# collective: {}{} ({}; size = the message as nccl-tests counts it)\n", ci.name,
-               ci.rooted ? fmt::format(", root {}", o.root) : "", ci.one_buffer ? "in one buffer, as MPI_Bcast" : "out of place");
+    fmt::print("# collective: {}{}{} ({}; size = the message as nccl-tests counts it)\n", ci.name,
+               ci.rooted ? fmt::format(", root {}", o.root) : "",
+               o.collective == Collective::all_to_allv ? fmt::format(", imbalance {}", o.imbalance) : "",
+               ci.one_buffer ? "in one buffer, as MPI_Bcast" : "out of place");
   fmt::print("# MPI: {}\n", *prov.find("mpi_library_version"));
   fmt::print("# backend: {} ({}); the mpi algorithm is {} on every backend\n", *prov.find("backend"),
              *prov.find("backend_library"), ci.library_call);

@@ -69,11 +69,11 @@ class SegmentMemory : public Transport {
     return t_.post_library_allreduce(s, r, n, d, o);
   }
   void library_allreduce(const void* s, void* r, std::size_t n, Dtype d, Op o) override { t_.library_allreduce(s, r, n, d, o); }
-  void library_collective(Collective c, const void* s, void* r, std::size_t n, Dtype d, Op o, int root) override {
-    t_.library_collective(c, s, r, n, d, o, root);
+  void library_collective(const CollectiveCall& c, const void* s, void* r, Dtype d, Op o) override {
+    t_.library_collective(c, s, r, d, o);
   }
-  Request post_library_collective(Collective c, const void* s, void* r, std::size_t n, Dtype d, Op o, int root) override {
-    return t_.post_library_collective(c, s, r, n, d, o, root);
+  Request post_library_collective(const CollectiveCall& c, const void* s, void* r, Dtype d, Op o) override {
+    return t_.post_library_collective(c, s, r, d, o);
   }
   void send(const void* d, std::size_t n, Dtype dt, int peer, int tag) override { t_.send(d, n, dt, peer, tag); }
   void recv(void* d, std::size_t n, Dtype dt, int peer, int tag) override { t_.recv(d, n, dt, peer, tag); }

@@ -16,6 +16,7 @@ constexpr std::array kCollectives{
     CollectiveInfo{Collective::broadcast, "broadcast", "MPI_Bcast", false, true, false, true, "1"},
     CollectiveInfo{Collective::reduce, "reduce", "MPI_Reduce", true, true, false, false, "1"},
     CollectiveInfo{Collective::all_to_all, "all_to_all", "MPI_Alltoall", false, false, true, false, "(n-1)/n"},
+    CollectiveInfo{Collective::all_to_allv, "all_to_allv", "MPI_Alltoallv", false, false, true, false, "(n-1)/n"},
 };
 
 std::byte* at(void* buf, std::size_t i, Dtype d) { return static_cast<std::byte*>(buf) + i * size_of(d); }
@@ -51,34 +52,54 @@ std::size_t usable_count(Collective c, std::size_t count, int nranks) {
   return info(c).blocked ? count / n * n : count;
 }
 
-std::size_t send_count(Collective c, std::size_t count, int nranks) {
-  return c == Collective::all_gather ? count / static_cast<std::size_t>(nranks) : count;
+std::size_t v_block(const CollectiveCall& c, int nranks, int to) {
+  const std::size_t mean = c.count / static_cast<std::size_t>(nranks);
+  if (nranks == 1) return mean;
+  const double w = 1 + c.imbalance * (2.0 * to / (nranks - 1) - 1);
+  return static_cast<std::size_t>(static_cast<double>(mean) * w);
 }
 
-std::size_t recv_count(Collective c, std::size_t count, int nranks) {
-  return c == Collective::reduce_scatter ? count / static_cast<std::size_t>(nranks) : count;
+std::size_t v_displacement(const CollectiveCall& c, int nranks, int to) {
+  std::size_t d = 0;
+  for (int j = 0; j < to; ++j) d += v_block(c, nranks, j);
+  return d;
 }
 
-void fill_input(Collective c, void* buf, std::size_t count, Dtype d, int rank, int nranks) {
-  fill_pattern(buf, send_count(c, count, nranks), d, rank, nranks);
+CallCounts call_counts(const CollectiveCall& c, int nranks, int rank) {
+  const std::size_t n = static_cast<std::size_t>(nranks), block = c.count / n;
+  switch (c.collective) {
+    case Collective::reduce_scatter: return {c.count, block};
+    case Collective::all_gather: return {block, c.count};
+    case Collective::all_to_allv: return {v_displacement(c, nranks, nranks), n * v_block(c, nranks, rank)};
+    default: return {c.count, c.count};
+  }
 }
 
-void fill_output_expected(Collective c, void* buf, std::size_t count, Dtype d, Op o, int rank, int nranks, int root) {
-  const std::size_t block = count / static_cast<std::size_t>(nranks), r = static_cast<std::size_t>(rank);
-  switch (c) {
+void fill_input(const CollectiveCall& c, void* buf, Dtype d, int rank, int nranks) {
+  fill_pattern(buf, call_counts(c, nranks, rank).send, d, rank, nranks);
+}
+
+void fill_output_expected(const CollectiveCall& c, void* buf, Dtype d, Op o, int rank, int nranks) {
+  const std::size_t block = c.count / static_cast<std::size_t>(nranks), r = static_cast<std::size_t>(rank);
+  switch (c.collective) {
     case Collective::allreduce:
-    case Collective::reduce: fill_expected(buf, count, d, o, nranks); break;
+    case Collective::reduce: fill_expected(buf, c.count, d, o, nranks); break;
     case Collective::reduce_scatter: fill_expected(buf, block, d, o, nranks, r * block); break;
-    case Collective::broadcast: fill_pattern(buf, count, d, root, nranks); break;
+    case Collective::broadcast: fill_pattern(buf, c.count, d, c.root, nranks); break;
     case Collective::all_gather:  // block q is rank q's input
       for (int q = 0; q < nranks; ++q) fill_pattern(at(buf, std::size_t(q) * block, d), block, d, q, nranks);
       break;
     case Collective::all_to_all:  // block q is block `rank` of rank q's input
       for (int q = 0; q < nranks; ++q) fill_pattern(at(buf, std::size_t(q) * block, d), block, d, q, nranks, r * block);
       break;
+    case Collective::all_to_allv: {  // block q is what rank q's input holds for this rank
+      const std::size_t mine = v_block(c, nranks, rank), from = v_displacement(c, nranks, rank);
+      for (int q = 0; q < nranks; ++q) fill_pattern(at(buf, std::size_t(q) * mine, d), mine, d, q, nranks, from);
+      break;
+    }
   }
 }
 
-bool output_checked(Collective c, int rank, int root) { return c != Collective::reduce || rank == root; }
+bool output_checked(const CollectiveCall& c, int rank) { return c.collective != Collective::reduce || rank == c.root; }
 
 }  // namespace sp::coll

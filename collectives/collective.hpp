@@ -8,6 +8,9 @@
 // rank receives. The block collectives (reduce-scatter, all-gather, all-to-all) move count / nranks
 // elements per rank pair, so their count is a multiple of the ranks (usable_count rounds down).
 // Broadcast runs in one buffer, as MPI_Bcast does: the root's input, every other rank's output.
+// All-to-allv moves blocks of declared unequal sizes: with imbalance f (0 <= f < 1) every rank sends
+// rank j floor(count/p x w_j) elements, w_j rising linearly from 1 - f (rank 0) to 1 + f (rank
+// p-1): the receivers' loads differ as a mixture of experts' do, the largest (1 + f) times the mean.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -18,7 +21,7 @@
 
 namespace sp::coll {
 
-enum class Collective : std::uint8_t { allreduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all };
+enum class Collective : std::uint8_t { allreduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, all_to_allv };
 
 struct CollectiveInfo {
   Collective id;
@@ -38,15 +41,30 @@ std::string collective_names();                                 // "allreduce, r
 
 // count rounded down to what one call of c on nranks moves (a multiple of nranks for the blocked ones).
 std::size_t usable_count(Collective c, std::size_t count, int nranks);
-// Elements of each rank's send and receive buffers for a message of count (usable) elements.
-std::size_t send_count(Collective c, std::size_t count, int nranks);
-std::size_t recv_count(Collective c, std::size_t count, int nranks);
+
+// One call: the collective, the message (usable_count elements), the root of a rooted one and the
+// imbalance of an all-to-allv.
+struct CollectiveCall {
+  Collective collective = Collective::allreduce;
+  std::size_t count = 0;
+  int root = 0;
+  double imbalance = 0;
+};
+// Elements of rank's send and receive buffers.
+struct CallCounts {
+  std::size_t send = 0, recv = 0;
+};
+CallCounts call_counts(const CollectiveCall& c, int nranks, int rank);
+// All-to-allv: the elements each rank sends to rank `to`, and where they start in its send buffer
+// (the blocks in rank order); rank r receives block(r) from every rank, rank q's at q x block(r).
+std::size_t v_block(const CollectiveCall& c, int nranks, int to);
+std::size_t v_displacement(const CollectiveCall& c, int nranks, int to);
 
 // Verification (harness.hpp's pattern, exact in every dtype): rank's input, and what its receive
 // buffer must hold after the call; output_checked is false where the collective leaves it undefined
 // (a reduce's non-root ranks).
-void fill_input(Collective c, void* buf, std::size_t count, Dtype d, int rank, int nranks);
-void fill_output_expected(Collective c, void* buf, std::size_t count, Dtype d, Op o, int rank, int nranks, int root);
-bool output_checked(Collective c, int rank, int root);
+void fill_input(const CollectiveCall& c, void* buf, Dtype d, int rank, int nranks);
+void fill_output_expected(const CollectiveCall& c, void* buf, Dtype d, Op o, int rank, int nranks);
+bool output_checked(const CollectiveCall& c, int rank);
 
 }  // namespace sp::coll

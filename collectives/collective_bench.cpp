@@ -49,7 +49,7 @@ int run_collective_sweep(Session& s, const SweepOptions& o, Sweep& w, const std:
           const Dtype d = parse_dtype(dt);
           const Algorithm& a = find_algorithm(an, collective);
           CaseSpec c{&a, d, parse_op(o.op), in_place || ci.one_buffer, usable_count(collective, w.message_bytes[k] / size_of(d), s.size),
-                     w.chunk_bytes, w.root};
+                     w.chunk_bytes, w.root, w.imbalance};
           const int iters = o.run.iters > 0 ? o.run.iters : auto_iters(c.bytes());
           const int warmup = o.run.warmup >= 0 ? o.run.warmup : auto_warmup(iters);
           Transport& t = backends.for_algorithm(a);

@@ -146,12 +146,12 @@ Request Transport::post_library_allreduce(const void*, void*, std::size_t, Dtype
   fail("the {} transport has no nonblocking allreduce", name());
 }
 
-void Transport::library_collective(Collective c, const void*, void*, std::size_t, Dtype, Op, int) {
-  fail("the {} transport has no library {} (run it on --backend mpi)", name(), info(c).name);
+void Transport::library_collective(const CollectiveCall& c, const void*, void*, Dtype, Op) {
+  fail("the {} transport has no library {} (run it on --backend mpi)", name(), info(c.collective).name);
 }
 
-Request Transport::post_library_collective(Collective c, const void*, void*, std::size_t, Dtype, Op, int) {
-  fail("the {} transport has no nonblocking library {}", name(), info(c).name);
+Request Transport::post_library_collective(const CollectiveCall& c, const void*, void*, Dtype, Op) {
+  fail("the {} transport has no nonblocking library {}", name(), info(c.collective).name);
 }
 
 }  // namespace sp::coll

@@ -146,14 +146,15 @@ class GlooTransport final : public Transport {
 
   // Gloo's own all-gather, broadcast (in recv: the harness's one buffer), reduce and all-to-all;
   // it has no reduce-scatter of this API (the default refuses it).
-  void library_collective(Collective c, const void* send, void* recv, std::size_t count, Dtype d, Op o,
-                          int root) override {
+  void library_collective(const CollectiveCall& call, const void* send, void* recv, Dtype d, Op o) override {
+    const std::size_t count = call.count;
+    const int root = call.root;
     if (count == 0) return;
     void* in = const_cast<void*>(send);  // Gloo's buffers are not const, it only reads an input
     const std::size_t block = count / static_cast<std::size_t>(size_);
     with_type(d, [&](auto* type) {
       using T = std::remove_pointer_t<decltype(type)>;
-      switch (c) {
+      switch (call.collective) {
         case Collective::all_gather: {
           gloo::AllgatherOptions opts(context_);
           opts.setInput(static_cast<T*>(in), block);
@@ -181,7 +182,7 @@ class GlooTransport final : public Transport {
           opts.setOutput(static_cast<T*>(recv), count);
           return guarded("alltoall", [&] { gloo::alltoall(opts); });
         }
-        default: Transport::library_collective(c, send, recv, count, d, o, root);
+        default: Transport::library_collective(call, send, recv, d, o);
       }
     });
   }

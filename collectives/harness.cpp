@@ -116,10 +116,10 @@ CollectiveCase::Buffers& CollectiveCase::buffers() {
   if (!buffers_) {
     const std::size_t elem = size_of(spec_.dtype);
     buffers_ = std::make_unique<Buffers>();
-    buffers_->send = filled_buffer(transport_, std::max<std::size_t>(send_count(collective(), spec_.count, size_) * elem, 1),
-                                   [&](std::byte* p) { fill_input(collective(), p, spec_.count, spec_.dtype, rank_, size_); });
-    if (!info(collective()).one_buffer)
-      buffers_->recv = transport_.allocate(std::max<std::size_t>(recv_count(collective(), spec_.count, size_) * elem, 1));
+    const CallCounts n = call_counts(call(), size_, rank_);
+    buffers_->send = filled_buffer(transport_, std::max<std::size_t>(n.send * elem, 1),
+                                   [&](std::byte* p) { fill_input(call(), p, spec_.dtype, rank_, size_); });
+    if (!info(collective()).one_buffer) buffers_->recv = transport_.allocate(std::max<std::size_t>(n.recv * elem, 1));
   }
   return *buffers_;
 }
@@ -133,7 +133,8 @@ std::uint64_t CollectiveCase::evict_from_cache() {
 }
 
 void CollectiveCase::run(const void* send, void* recv) {
-  spec_.algorithm->run({send, recv, spec_.count, spec_.dtype, spec_.op, &transport_, &ws_, spec_.chunk_bytes, spec_.root});
+  spec_.algorithm->run(
+      {send, recv, spec_.count, spec_.dtype, spec_.op, &transport_, &ws_, spec_.chunk_bytes, spec_.root, spec_.imbalance});
 }
 
 void CollectiveCase::call(int) { run(buffers().send.data(), buffers().out()); }
@@ -141,18 +142,18 @@ void CollectiveCase::call(int) { run(buffers().send.data(), buffers().out()); }
 long long CollectiveCase::verify() {
   buffers_.reset();  // the timed loop's buffers, before verification's three
   const Collective c = collective();
-  const std::size_t elem = size_of(spec_.dtype), sends = send_count(c, spec_.count, size_),
-                    recvs = recv_count(c, spec_.count, size_);
-  auto input = [&](std::byte* p) { fill_input(c, p, spec_.count, spec_.dtype, rank_, size_); };
+  const CallCounts n = call_counts(call(), size_, rank_);
+  const std::size_t elem = size_of(spec_.dtype), sends = n.send, recvs = n.recv;
+  auto input = [&](std::byte* p) { fill_input(call(), p, spec_.dtype, rank_, size_); };
   TransportBuffer send = filled_buffer(transport_, std::max<std::size_t>(sends * elem, 1), input);
   const bool one_buffer = info(c).one_buffer;
   TransportBuffer recv = one_buffer ? TransportBuffer{} : transport_.allocate(std::max<std::size_t>(recvs * elem, 1));
   void* out = one_buffer ? send.data() : recv.data();
   run(send.data(), out);
   long long wrong = 0;
-  if (output_checked(c, rank_, spec_.root)) {
+  if (output_checked(call(), rank_)) {
     TransportBuffer want = filled_buffer(transport_, std::max<std::size_t>(recvs * elem, 1), [&](std::byte* p) {
-      fill_output_expected(c, p, spec_.count, spec_.dtype, spec_.op, rank_, size_, spec_.root);
+      fill_output_expected(call(), p, spec_.dtype, spec_.op, rank_, size_);
     });
     wrong += static_cast<long long>(transport_.count_mismatches(out, want.data(), recvs, spec_.dtype));
   }

@@ -23,7 +23,8 @@ struct CaseSpec {
   bool in_place = false;
   std::size_t count = 0;
   std::size_t chunk_bytes = 1 << 20;
-  int root = 0;  // of a rooted collective (broadcast, reduce)
+  int root = 0;          // of a rooted collective (broadcast, reduce)
+  double imbalance = 0;  // of an all-to-allv (collective.hpp)
   std::size_t bytes() const { return count * size_of(dtype); }
 };
 
@@ -139,8 +140,7 @@ class AllreduceCase : public BenchCase {
 };
 
 // One call of a collective other than allreduce (collective.hpp): spec.count is the message
-// (usable_count), the buffers hold send_count and recv_count elements (broadcast: one buffer, in
-// place). The input is never written, so the timed loop restores nothing; verification uses fresh
+// (usable_count), the buffers hold call_counts' elements (broadcast: one buffer, in place). The input is never written, so the timed loop restores nothing; verification uses fresh
 // buffers (case_memory_bytes), checks the output where the collective defines it and the input
 // unchanged.
 class CollectiveCase : public BenchCase {
@@ -158,6 +158,7 @@ class CollectiveCase : public BenchCase {
     void* out() { return recv.data() ? recv.data() : send.data(); }
   };
   Collective collective() const { return spec_.algorithm->collective; }
+  CollectiveCall call() const { return {collective(), spec_.count, spec_.root, spec_.imbalance}; }
   Buffers& buffers();
   void run(const void* send, void* recv);
   CaseSpec spec_;

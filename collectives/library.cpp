@@ -20,6 +20,7 @@ std::pair<Transport*, Shape> Algorithm::placement(const AllreduceArgs& a, int ta
   Shape s = a.shape(tag_offset);
   s.collective = collective;
   s.root = a.root;
+  s.imbalance = a.imbalance;
   if (node_local) {
     const NodeSegment* seg = a.workspace->segment();
     if (!seg || !t) fail("algorithm '{}' needs the node's shared segment{} (none was set up)", name, across_nodes ? " and rail" : "");

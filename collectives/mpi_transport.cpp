@@ -100,14 +100,12 @@ class MpiTransport final : public Transport {
                                mpi_op(d, o), comm_));
   }
   // The other collectives, out of place; request == nullptr: the blocking call.
-  void library_collective(Collective c, const void* send, void* recv, std::size_t count, Dtype d, Op o,
-                          int root) override {
-    collective(c, send, recv, count, d, o, root, nullptr);
+  void library_collective(const CollectiveCall& c, const void* send, void* recv, Dtype d, Op o) override {
+    collective(c, send, recv, d, o, nullptr);
   }
-  Request post_library_collective(Collective c, const void* send, void* recv, std::size_t count, Dtype d, Op o,
-                                  int root) override {
+  Request post_library_collective(const CollectiveCall& c, const void* send, void* recv, Dtype d, Op o) override {
     Request r{acquire()};
-    collective(c, send, recv, count, d, o, root, &slots_[r.slot]);
+    collective(c, send, recv, d, o, &slots_[r.slot]);
     return r;
   }
 
@@ -125,11 +123,12 @@ class MpiTransport final : public Transport {
     return s;
   }
 
-  void collective(Collective c, const void* send, void* recv, std::size_t count, Dtype d, Op o, int root,
-                  MPI_Request* req) {
+  void collective(const CollectiveCall& call, const void* send, void* recv, Dtype d, Op o, MPI_Request* req) {
     const MPI_Datatype type = transport_type(d);
+    const std::size_t count = call.count;
+    const int root = call.root;
     const int n = mpi_count(count), block = mpi_count(count / std::size_t(size_));
-    switch (c) {
+    switch (call.collective) {
       case Collective::allreduce: fail("MPI transport: allreduce is library_allreduce");
       case Collective::reduce_scatter:
         SP_MPI_CHECK(req ? MPI_Ireduce_scatter_block(send, recv, block, type, mpi_op(d, o), comm_, req)
@@ -151,8 +150,28 @@ class MpiTransport final : public Transport {
         SP_MPI_CHECK(req ? MPI_Ialltoall(send, block, type, recv, block, type, comm_, req)
                          : MPI_Alltoall(send, block, type, recv, block, type, comm_));
         break;
+      case Collective::all_to_allv: {  // the counts live here until the call completes (one in flight)
+        v_counts_.assign(4 * std::size_t(size_), 0);
+        int* send_counts = v_counts_.data();
+        int* send_displs = send_counts + size_;
+        int* recv_counts = send_displs + size_;
+        int* recv_displs = recv_counts + size_;
+        const int mine = mpi_count(v_block(call, size_, rank_));
+        for (int j = 0; j < size_; ++j) {
+          send_counts[j] = mpi_count(v_block(call, size_, j));
+          send_displs[j] = mpi_count(v_displacement(call, size_, j));
+          recv_counts[j] = mine;
+          recv_displs[j] = mpi_count(std::size_t(j) * std::size_t(mine));
+        }
+        SP_MPI_CHECK(req ? MPI_Ialltoallv(send, send_counts, send_displs, type, recv, recv_counts, recv_displs, type,
+                                          comm_, req)
+                         : MPI_Alltoallv(send, send_counts, send_displs, type, recv, recv_counts, recv_displs, type,
+                                         comm_));
+        break;
+      }
     }
   }
+  std::vector<int> v_counts_;
 
   MPI_Comm comm_;
   int rank_ = 0, size_ = 1;

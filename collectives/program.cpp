@@ -97,8 +97,8 @@ void ProgramBuilder::library_allreduce() {
 void ProgramBuilder::library_call() {
   const Shape& s = p_.shape;
   if (s.collective == Collective::allreduce) return library_allreduce();
-  add({ActionKind::library_collective, -1, -1, recv_buffer(0, recv_count(s.collective, s.count, s.nranks)),
-       send_buffer(0, send_count(s.collective, s.count, s.nranks))});
+  const CallCounts n = call_counts(s.call(), s.nranks, s.rank);
+  add({ActionKind::library_collective, -1, -1, recv_buffer(0, n.recv), send_buffer(0, n.send)});
 }
 
 int ProgramBuilder::signal() {
@@ -192,7 +192,7 @@ void run_blocking(const Program& p, const Bindings& b, Transport& t) {
         break;
       case ActionKind::library_allreduce: t.library_allreduce(at(x.b), at(x.a), x.a.count, d, p.shape.op); break;
       case ActionKind::library_collective:
-        t.library_collective(p.shape.collective, at(x.b), at(x.a), p.shape.count, d, p.shape.op, p.shape.root);
+        t.library_collective(p.shape.call(), at(x.b), at(x.a), d, p.shape.op);
         break;
       case ActionKind::signal: seg->signal(base + std::uint64_t(x.slot + 1), b.channel); break;
       case ActionKind::wait_signals: seg->wait_all(base + std::uint64_t(x.slot + 1), b.channel); break;
@@ -278,8 +278,7 @@ bool ProgressedRun::advance() {
         break;
       case ActionKind::library_collective:
         if (first) {
-          own_[0] = t.post_library_collective(p.shape.collective, at(x.b), at(x.a), p.shape.count, d, p.shape.op,
-                                              p.shape.root);
+          own_[0] = t.post_library_collective(p.shape.call(), at(x.b), at(x.a), d, p.shape.op);
           posted_ = true;
           ++events_;
         }

@@ -79,6 +79,8 @@ struct Shape {
   bool scaled = false;
   Collective collective = Collective::allreduce;  // what the program computes (collective.hpp)
   int root = 0;                                    // of a rooted collective (broadcast, reduce)
+  double imbalance = 0;                            // of an all-to-allv (collective.hpp)
+  CollectiveCall call() const { return {collective, count, root, imbalance}; }
   bool operator==(const Shape&) const = default;
 };
 

@@ -98,6 +98,12 @@ constexpr std::array kAllToAll{
     Algorithm{.name = "pairwise", .description = "pairwise exchange: at step k send to rank + k, receive from rank - k",
               .plan = plan_pairwise_all_to_all, .collective = Collective::all_to_all},
 };
+constexpr std::array kAllToAllV{
+    library(Collective::all_to_allv, "mpi", "MPI_Alltoallv, the reference of every backend"),
+    SP_NCCL(Collective::all_to_allv, "grouped ncclSend and ncclRecv of the declared block sizes")
+    Algorithm{.name = "pairwise", .description = "pairwise exchange of the declared block sizes",
+              .plan = plan_pairwise_all_to_all, .collective = Collective::all_to_allv},
+};
 #undef SP_GLOO
 #undef SP_NCCL
 constexpr std::array kTransports{
@@ -133,6 +139,7 @@ std::span<const Algorithm> algorithms(Collective c) {
     case Collective::broadcast: return kBroadcast;
     case Collective::reduce: return kReduce;
     case Collective::all_to_all: return kAllToAll;
+    case Collective::all_to_allv: return kAllToAllV;
   }
   return {};
 }

@@ -119,6 +119,11 @@ Sweep resolve_sweep(const SweepOptions& o, const Session& s) {
   }
   w.collective = o.collective;
   w.root = o.root;
+  w.imbalance = o.imbalance;
+  if (o.imbalance != 0 && o.collective != Collective::all_to_allv)
+    throw UsageError(fmt::format("--imbalance {}: only all_to_allv moves blocks of unequal sizes", o.imbalance));
+  if (!(o.imbalance >= 0 && o.imbalance < 1))
+    throw UsageError(fmt::format("--imbalance {}: from 0 (balanced) to below 1", o.imbalance));
   if (o.collective != Collective::allreduce) {
     if (o.placement != "out")
       throw UsageError(fmt::format("--placement {}: {} runs out of place only", o.placement, info(o.collective).name));
@@ -164,6 +169,7 @@ void set_sweep_attributes(TraceWriter& trace, const Sweep& w, const SweepOptions
     trace.set_attribute("collective", std::string(info(w.collective).name));
     trace.set_attribute("library_call", std::string(info(w.collective).library_call));
     if (info(w.collective).rooted) trace.set_attribute("root", static_cast<std::int64_t>(w.root));
+    if (w.collective == Collective::all_to_allv) trace.set_attribute("imbalance", w.imbalance);
   }
   trace.set_attribute("scaling", o.run.scaling);
   trace.set_attribute("off_cache", static_cast<std::int64_t>(o.run.off_cache));

@@ -33,6 +33,7 @@ struct SweepOptions {
   // collective_perf's -c and --root (allreduce_perf: an allreduce, no root).
   Collective collective = Collective::allreduce;
   int root = 0;
+  double imbalance = 0;  // -c all_to_allv's
   void add_to(CLI::App& app);
 };
 
@@ -47,6 +48,7 @@ struct Sweep {
   std::size_t membw_array_bytes = 0;         // 0: no copy probe
   Collective collective = Collective::allreduce;
   int root = 0;
+  double imbalance = 0;
 };
 
 // Collective. Refuses a message smaller than one element of a dtype (it would run with count 0

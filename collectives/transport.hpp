@@ -115,13 +115,11 @@ class Transport {
   }
   // The library's own allreduce (send == recv: in place): the reference the schedules run beside.
   virtual void library_allreduce(const void* send, void* recv, std::size_t count, Dtype d, Op o) = 0;
-  // The library's own call of collective c other than allreduce, for a message of count elements
-  // (collective.hpp: send_count / recv_count elements at send / recv; root for broadcast and reduce;
-  // out of place). The default is an sp::Error: a library without it (Gloo, NCCL here) offers none.
-  virtual void library_collective(Collective c, const void* send, void* recv, std::size_t count, Dtype d, Op o,
-                                  int root);
-  virtual Request post_library_collective(Collective c, const void* send, void* recv, std::size_t count, Dtype d,
-                                          Op o, int root);
+  // The library's own call of a collective other than allreduce (collective.hpp: call_counts
+  // elements at send and recv; broadcast in recv). The default is an sp::Error: a library without it
+  // offers none.
+  virtual void library_collective(const CollectiveCall& c, const void* send, void* recv, Dtype d, Op o);
+  virtual Request post_library_collective(const CollectiveCall& c, const void* send, void* recv, Dtype d, Op o);
 
   // Blocking forms, and the exchange every pairwise schedule step is. Posting and waiting is the
   // default; a library with its own blocking calls overrides them (Open MPI's blocking send of 2 MiB

@@ -145,11 +145,11 @@ class NcclTransport final : public Transport {
   }
   // NCCL's own reduce-scatter, all-gather, broadcast and reduce; all-to-all as NCCL's own pattern of
   // grouped sends and receives (it has no call of its own).
-  void library_collective(Collective c, const void* send, void* recv, std::size_t count, Dtype d, Op o,
-                          int root) override {
-    const std::size_t block = count / static_cast<std::size_t>(size());
+  void library_collective(const CollectiveCall& call, const void* send, void* recv, Dtype d, Op o) override {
+    const std::size_t count = call.count, block = count / static_cast<std::size_t>(size());
+    const int root = call.root;
     const ncclDataType_t type = nccl_type(d);
-    switch (c) {
+    switch (call.collective) {
       case Collective::reduce_scatter:
         return check_nccl(ncclReduceScatter(send, recv, block, type, nccl_op(o), comm_, stream_), "ncclReduceScatter");
       case Collective::all_gather:
@@ -169,7 +169,18 @@ class NcclTransport final : public Transport {
         }
         return check_nccl(ncclGroupEnd(), "ncclGroupEnd");
       }
-      default: Transport::library_collective(c, send, recv, count, d, o, root);
+      case Collective::all_to_allv: {  // the same with the declared block sizes (collective.hpp)
+        const std::size_t mine = v_block(call, size(), rank());
+        check_nccl(ncclGroupStart(), "ncclGroupStart");
+        for (int peer = 0; peer < size(); ++peer) {
+          check_nccl(ncclSend(static_cast<const std::byte*>(send) + v_displacement(call, size(), peer) * size_of(d),
+                              v_block(call, size(), peer), type, peer, comm_, stream_), "ncclSend");
+          check_nccl(ncclRecv(static_cast<std::byte*>(recv) + std::size_t(peer) * mine * size_of(d), mine, type, peer,
+                              comm_, stream_), "ncclRecv");
+        }
+        return check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+      }
+      default: Transport::library_collective(call, send, recv, d, o);
     }
   }
   void reduce(void* inout, const void* in, std::size_t count, Dtype d, Op o) const override {

@@ -29,7 +29,7 @@ namespace {
 constexpr Dtype kDtypes[] = {Dtype::f32, Dtype::f64, Dtype::i32, Dtype::bf16};
 constexpr Op kOps[] = {Op::sum, Op::max, Op::min};
 constexpr Collective kCollectives[] = {Collective::reduce_scatter, Collective::all_gather, Collective::broadcast,
-                                       Collective::reduce, Collective::all_to_all};
+                                       Collective::reduce, Collective::all_to_all, Collective::all_to_allv};
 
 // The asan and mpich stages run f32 and i32 with the sum (issue 29's CI budget); the release stage
 // the whole matrix.
@@ -96,19 +96,24 @@ TEST_P(Collectives, ExactForEveryDtypeOpCountAndRoot) {
                                          : std::vector<Dtype>{Dtype::f32, Dtype::i32};
   std::vector<int> roots{0};
   if (c.rooted && p > 1) roots = {0, p / 2, p - 1};
+  // All-to-allv: balanced, and receivers' loads from 0.1 to 1.9 of the mean (blocks of 0 included).
+  std::vector<double> imbalances{0};
+  if (a.collective == Collective::all_to_allv) imbalances = {0, 0.5, 0.9};
   Workspace ws;  // shared by every case, as in the timed loop
   for (Dtype d : dtypes)
     for (Op op : ops)
       for (std::size_t count : counts)
         for (std::size_t chunk : {std::size_t(64), AllreduceArgs{}.chunk_bytes}) {
           if (!full && chunk != (count > 10000 ? AllreduceArgs{}.chunk_bytes : 64)) continue;
-          for (int root : roots) {
-            CaseSpec spec{&a, d, op, false, usable_count(a.collective, count, p), chunk, root};
-            const long long wrong = verify_case(spec, MPI_COMM_WORLD, world_transport(), ws);
-            if (wrong)
-              ADD_FAILURE() << fmt::format("{} {}: dtype={} op={} count={} chunk_bytes={} root={} ranks={}: {} wrong elements",
-                                           c.name, a.name, name(d), name(op), spec.count, chunk, root, p, wrong);
-          }
+          for (int root : roots)
+            for (double imbalance : imbalances) {
+              CaseSpec spec{&a, d, op, false, usable_count(a.collective, count, p), chunk, root, imbalance};
+              const long long wrong = verify_case(spec, MPI_COMM_WORLD, world_transport(), ws);
+              if (wrong)
+                ADD_FAILURE() << fmt::format("{} {}: dtype={} op={} count={} chunk_bytes={} root={} imbalance={} ranks={}: "
+                                             "{} wrong elements", c.name, a.name, name(d), name(op), spec.count, chunk, root,
+                                             imbalance, p, wrong);
+            }
         }
 }
 
@@ -135,22 +140,23 @@ TEST(CollectivePrograms, ProgressedRunsGiveTheBlockingResults) {
     return;
   }
   for (const Algorithm* a : algorithms_on_transport()) {
-    const std::size_t count = usable_count(a->collective, 4099 * std::size_t(p), p);
-    const std::size_t sends = send_count(a->collective, count, p), recvs = recv_count(a->collective, count, p);
-    std::vector<float> send(sends), blocking(recvs, -1), progressed(recvs, -1);
-    fill_input(a->collective, send.data(), count, Dtype::f32, rank, p);
+    const CollectiveCall call{a->collective, usable_count(a->collective, 4099 * std::size_t(p), p), p - 1, 0.5};
+    const CallCounts n = call_counts(call, p, rank);
+    std::vector<float> send(n.send), blocking(n.recv, -1), progressed(n.recv, -1);
+    fill_input(call, send.data(), Dtype::f32, rank, p);
     Workspace ws;
-    const AllreduceArgs args{send.data(), blocking.data(), count, Dtype::f32, Op::sum, &t, &ws, 1024, p - 1};
+    const AllreduceArgs args{send.data(), blocking.data(), call.count, Dtype::f32, Op::sum, &t, &ws, 1024, p - 1, 0.5};
     a->run(args);
-    const auto [transport, shape] = a->placement({send.data(), progressed.data(), count, Dtype::f32, Op::sum, &t, &ws,
-                                                  1024, p - 1});
+    const auto [transport, shape] = a->placement({send.data(), progressed.data(), call.count, Dtype::f32, Op::sum, &t,
+                                                  &ws, 1024, p - 1, 0.5});
     const Program& program = ws.program(a->plan, shape);
     ProgressedRun run;
     run.start(program, ws.bind(program, send.data(), progressed.data(), *transport), *transport);
     std::size_t calls = 0;
     while (!run.advance()) ++calls;
-    const bool defined = output_checked(a->collective, rank, p - 1);
-    if (defined) EXPECT_EQ(blocking, progressed) << test_name(a) << " after " << calls << " calls";
+    if (output_checked(call, rank)) {
+      EXPECT_EQ(blocking, progressed) << test_name(a) << " after " << calls << " calls";
+    }
   }
 }
 

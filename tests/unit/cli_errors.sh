@@ -28,6 +28,8 @@ expect_error "-c: unknown collective 'gather'" $C -c gather
 expect_error "--root 1: not one of the 1 ranks (0 to 0)" $C -c broadcast --root 1
 expect_error "--placement in: all_gather runs out of place only" $C -c all_gather --placement in
 expect_error "unknown reduce_scatter algorithm 'binomial'" $C -c reduce_scatter -a binomial
+expect_error "--imbalance 0.5: only all_to_allv moves blocks of unequal sizes" $C -c all_to_all --imbalance 0.5
+expect_error "--imbalance 1: from 0 (balanced) to below 1" $C -c all_to_allv --imbalance 1
 # p2p_perf: its own refusals, the options before the rank count (these run as one rank).
 expect_error "message size 6 bytes: point-to-point messages are whole 4-byte elements" $P --sizes 4,6
 expect_error "unknown point-to-point test 'osu'" $P -t bw,osu

@@ -170,7 +170,7 @@ TEST(Programs, SendsAndReceivesPairUp) {
 TEST(Programs, OtherCollectivesPairUpWithinTheirWorkspace) {
   int programs = 0;
   for (Collective c : {Collective::reduce_scatter, Collective::all_gather, Collective::broadcast, Collective::reduce,
-                       Collective::all_to_all})
+                       Collective::all_to_all, Collective::all_to_allv})
     for (const Algorithm& a : algorithms(c)) {
       if (!a.is_schedule()) continue;
       for (int p : {1, 2, 3, 6, 9})
@@ -182,6 +182,7 @@ TEST(Programs, OtherCollectivesPairUpWithinTheirWorkspace) {
                 Shape s{count, Dtype::f32, Op::sum, r, p, chunk, false, 0};
                 s.collective = c;
                 s.root = root;
+                s.imbalance = c == Collective::all_to_allv ? 0.7 : 0;
                 const Program prog = a.plan(s);
                 ++programs;
                 EXPECT_LE(prog.scratch_elements * 4, a.workspace_bytes(count * 4, chunk)) << a.name << " rank " << r;
