@@ -21,13 +21,13 @@ int run_collective_sweep(Session& s, const SweepOptions& o, Sweep& w, const std:
   CopyBandwidth local_bw;
   const CopyBandwidth bw = probe_copy_bandwidth(w, s, prov, &local_bw);
   // A device backend's calls are timed on its stream as well (CUDA events): a second phase.
-  // The phase is "allreduce" in allreduce traces (as it always was), "collective" in the others.
-  const std::string call = collective == Collective::allreduce ? "allreduce" : "collective";
-  std::vector<std::pair<std::string, std::string>> phases{{call, fmt::format("one {} call", ci.name)}};
+  // The trace's kind and timed phase: "allreduce" in allreduce traces (as they always were),
+  // "collective" in the others.
+  const std::string kind = collective == Collective::allreduce ? "allreduce" : "collective";
+  std::vector<std::pair<std::string, std::string>> phases{{kind, fmt::format("one {} call", ci.name)}};
   if (backends.backend().on_device())
-    phases.emplace_back(call + "_on_device", "the same call on the device's clock (CUDA events on the rank's stream)");
-  BenchmarkRun bench(s, o.run, program, collective == Collective::allreduce ? "allreduce" : "collective", prov, phases,
-                     phases.size() > 1 ? 1 : -1);
+    phases.emplace_back(kind + "_on_device", "the same call on the device's clock (CUDA events on the rank's stream)");
+  BenchmarkRun bench(s, o.run, program, kind, prov, phases, phases.size() > 1 ? 1 : -1);
   TraceWriter& trace = bench.trace();
   log::info("{} sizes x {} dtype(s) x {} placement(s) x {} algorithm(s); trace {}", w.message_bytes.size(),
             w.dtypes.size(), w.placements.size(), w.algorithms.size(), trace.final_path().string());
@@ -52,13 +52,10 @@ int run_collective_sweep(Session& s, const SweepOptions& o, Sweep& w, const std:
                      w.chunk_bytes, w.root, w.imbalance};
           const int iters = o.run.iters > 0 ? o.run.iters : auto_iters(c.bytes());
           const int warmup = o.run.warmup >= 0 ? o.run.warmup : auto_warmup(iters);
-          Transport& t = backends.for_algorithm(a);
-          std::unique_ptr<BenchCase> one;
-          if (collective == Collective::allreduce) one = std::make_unique<AllreduceCase>(c, s.comm, t, ws);
-          else one = std::make_unique<CollectiveCase>(c, s.comm, t, ws);
-          const std::string label = fmt::format("{} {} {} {} B {}", an, dt, o.op, c.bytes(), in_place ? "in place" : "out of place");
+          const std::unique_ptr<BenchCase> one = make_case(c, s.comm, backends.for_algorithm(a), ws);
+          const std::string label = fmt::format("{} {} {} {} B {}", an, dt, o.op, c.bytes(), c.in_place ? "in place" : "out of place");
           log::debug("case {}: {}, {} iterations", summary.table.rows(), label, iters);
-          CaseResult r = bench.run_case(*one, static_cast<std::int64_t>(summary.table.rows()), iters, warmup, label);
+          const CaseResult r = bench.run_case(*one, static_cast<std::int64_t>(summary.table.rows()), iters, warmup, label);
           auto key = std::make_tuple(w.message_bytes[k], dt, in_place);
           if (an == "mpi") mpi_time[key] = r.stats.mean.mean;
           const double vs = mpi_time.count(key) && mpi_time[key] > 0 ? r.stats.mean.mean / mpi_time[key] : std::nan("");

@@ -164,6 +164,11 @@ long long CollectiveCase::verify() {
   return wrong;
 }
 
+std::unique_ptr<BenchCase> make_case(const CaseSpec& spec, MPI_Comm comm, Transport& transport, Workspace& ws) {
+  if (spec.algorithm->collective == Collective::allreduce) return std::make_unique<AllreduceCase>(spec, comm, transport, ws);
+  return std::make_unique<CollectiveCase>(spec, comm, transport, ws);
+}
+
 TimedRun time_case(const CaseSpec& spec, const TimingOptions& opt, int iters, int warmup,
                    MPI_Comm comm, Transport& transport, Workspace& ws) {
   AllreduceCase c(spec, comm, transport, ws);
@@ -263,12 +268,7 @@ void fill_expected(void* buf, std::size_t count, Dtype d, Op o, int nranks, std:
 }
 
 long long verify_case(const CaseSpec& spec, MPI_Comm comm, Transport& transport, Workspace& ws) {
-  long long wrong = 0;
-  if (spec.algorithm->collective == Collective::allreduce) {
-    wrong = AllreduceCase(spec, comm, transport, ws).verify();
-  } else {
-    wrong = CollectiveCase(spec, comm, transport, ws).verify();
-  }
+  long long wrong = make_case(spec, comm, transport, ws)->verify();
   SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG_LONG, MPI_SUM, comm));
   return wrong;
 }

@@ -140,9 +140,9 @@ class AllreduceCase : public BenchCase {
 };
 
 // One call of a collective other than allreduce (collective.hpp): spec.count is the message
-// (usable_count), the buffers hold call_counts' elements (broadcast: one buffer, in place). The input is never written, so the timed loop restores nothing; verification uses fresh
-// buffers (case_memory_bytes), checks the output where the collective defines it and the input
-// unchanged.
+// (usable_count), the buffers hold call_counts' elements (broadcast: one buffer, in place). The
+// input is never written, so the timed loop restores nothing; verification uses fresh buffers
+// (case_memory_bytes), checks the output where the collective defines it and the input unchanged.
 class CollectiveCase : public BenchCase {
  public:
   CollectiveCase(const CaseSpec& spec, MPI_Comm comm, Transport& transport, Workspace& ws);
@@ -167,6 +167,9 @@ class CollectiveCase : public BenchCase {
   Workspace& ws_;
   std::unique_ptr<Buffers> buffers_;
 };
+
+// The case of spec's algorithm: an AllreduceCase for an allreduce, else a CollectiveCase.
+std::unique_ptr<BenchCase> make_case(const CaseSpec& spec, MPI_Comm comm, Transport& transport, Workspace& ws);
 
 // One allreduce case's timed loop (time_calls on an AllreduceCase). comm carries the harness's own
 // collectives (barriers, statistics); transport the algorithm's data.
