@@ -80,6 +80,11 @@ struct Shape {
   Collective collective = Collective::allreduce;  // what the program computes (collective.hpp)
   int root = 0;                                    // of a rooted collective (broadcast, reduce)
   double imbalance = 0;                            // of an all-to-allv (collective.hpp)
+  // Ring reduce-scatter and all-gather of a count that is not a multiple of the ranks (the sharded
+  // engine's buckets): blocks as Blocks{count, nranks, first_larger_block} (blocks.hpp). In place,
+  // a reduce-scatter's recv is this rank's own block of send and an all-gather's send is already
+  // this rank's block of recv (MPI_IN_PLACE's meaning for MPI_Allgather).
+  std::size_t first_larger_block = 0;
   CollectiveCall call() const { return {collective, count, root, imbalance}; }
   bool operator==(const Shape&) const = default;
 };

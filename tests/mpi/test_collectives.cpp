@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "collectives/allreduce.hpp"
+#include "collectives/blocks.hpp"
 #include "collectives/harness.hpp"
 #include "core/error.hpp"
 #include "tests/lib/optional_part.hpp"
@@ -158,6 +159,45 @@ TEST(CollectivePrograms, ProgressedRunsGiveTheBlockingResults) {
       EXPECT_EQ(blocking, progressed) << test_name(a) << " after " << calls << " calls";
     }
   }
+}
+
+// The sharded engine's use of ring reduce-scatter and all-gather (trainers/dp/shard.hpp): counts
+// that are not multiples of the ranks, the larger blocks rotated, in place (each rank's result in
+// its own block of the input; its block already in place for the all-gather), small segments.
+TEST(CollectivePrograms, RingHalvesInPlaceOnUnevenRotatedBlocks) {
+  if (!transport_built())
+    SP_SKIP_OPTIONAL_PART(transport_name(), "this build has no " + transport_name() + " transport (configure found no library)");
+  if (::testing::Test::IsSkipped()) return;
+  const int p = world_size(), rank = world_rank();
+  const std::size_t P = std::size_t(p), r = std::size_t(rank);
+  Transport& t = world_transport();
+  const Algorithm& rs = find_algorithm("ring", Collective::reduce_scatter);
+  const Algorithm& ag = find_algorithm("ring", Collective::all_gather);
+  for (std::size_t count : {std::size_t(0), std::size_t(1), P + 1, 37 * P + P / 2 + 1})
+    for (std::size_t rotation : {std::size_t(0), P - 1, P + 2}) {
+      const Blocks blocks{count, P, rotation};
+      ASSERT_EQ(blocks.begin(P), count);
+      Shape shape{.count = count, .rank = rank, .nranks = p, .chunk_bytes = 12, .in_place = true,
+                  .collective = Collective::reduce_scatter, .first_larger_block = rotation};
+      // Element i of rank q's input is q + 1 + i % 7 (exact in float), so the sum is known.
+      std::vector<float> data(count);
+      for (std::size_t i = 0; i < count; ++i) data[i] = float(rank + 1 + int(i % 7));
+      Workspace ws;
+      const Program reduce = rs.plan(shape);
+      run_blocking(reduce, ws.bind(reduce, data.data(), data.data() + blocks.begin(r), t), t);
+      const std::string what = fmt::format("count {} rotation {}", count, rotation);
+      for (std::size_t i = blocks.begin(r); i < blocks.begin(r + 1); ++i)
+        ASSERT_EQ(data[i], float(p * (p + 1) / 2 + p * int(i % 7))) << what << ", element " << i;
+      // The all-gather: each rank's block holds its rank; every block arrives everywhere.
+      std::vector<float> gathered(count, -1.0f);
+      std::fill(gathered.begin() + std::ptrdiff_t(blocks.begin(r)), gathered.begin() + std::ptrdiff_t(blocks.begin(r + 1)), float(rank));
+      shape.collective = Collective::all_gather;
+      const Program gather = ag.plan(shape);
+      run_blocking(gather, ws.bind(gather, gathered.data() + blocks.begin(r), gathered.data(), t), t);
+      for (std::size_t q = 0; q < P; ++q)
+        for (std::size_t i = blocks.begin(q); i < blocks.begin(q + 1); ++i)
+          ASSERT_EQ(gathered[i], float(q)) << what << ", element " << i;
+    }
 }
 
 }  // namespace
