@@ -317,10 +317,11 @@ def timeline_events(trace: Trace, pid: int, samples: pd.DataFrame) -> list[dict]
         return None
     phases = list(trace.table("phases")["name"])
     s = samples
-    allreduce = phases.index("allreduce") if "allreduce" in phases else -1
+    # A bucket's sample: its allreduce, or under --shard its reduce-scatter (drawn on the bucket lanes).
+    bucket_phases = [phases.index(p) for p in ("allreduce", "reduce_scatter") if p in phases]
     buckets = trace.tables.get("buckets", pd.DataFrame(columns=["rank", "step", "start_s", "ready_s"]))
     buckets = buckets[buckets["step"].isin(set(s["iteration"]))] if len(buckets) else buckets
-    s = s[s["phase"] != allreduce]
+    s = s[~s["phase"].isin(bucket_phases)]
     origin = pd.concat([s.groupby("rank")["start_s"].min(), buckets.groupby("rank")["ready_s"].min(),
                         buckets.groupby("rank")["start_s"].min()], axis=1).min(axis=1).to_dict()
     args_of = case_args(trace)

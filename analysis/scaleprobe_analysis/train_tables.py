@@ -122,7 +122,9 @@ def summarised(trace: Trace) -> pd.DataFrame:
     """Rows of ``iterations`` that count in the summaries (``in_summary == 1``)."""
     it = trace.table("iterations")
     it = it[it["in_summary"] == 1]
-    it = it.assign(exposed_s=it["wait_s"] + it["average_s"])
+    # --shard: the parameters' all-gather after the optimizer is exposed communication too.
+    gather = it["all_gather_s"] if "all_gather_s" in it.columns else 0.0
+    it = it.assign(exposed_s=it["wait_s"] + it["average_s"] + gather)
     if has_split(trace):
         it = it.assign(after_ready_s=it["exposed_s"] - it["exposed_wait_peers_s"])
     return it
@@ -139,8 +141,9 @@ def slowest_rank_steps(iterations: pd.DataFrame) -> pd.DataFrame:
 def breakdown_table(trace: Trace) -> pd.DataFrame:
     """Per case: mean over summarised steps of the slowest rank's phases (they sum to ``iteration_s``).
 
-    The components are ``breakdown_components([trace])``; ``exposed_s`` (wait + average) is always
-    there, and with the split also ``progress_s``, ``exposed_wait_peers_s`` and ``after_ready_s``.
+    The components are ``breakdown_components([trace])``; ``exposed_s`` (wait + average, and the
+    parameters' all-gather under ``--shard``) is always there, and with the split also ``progress_s``,
+    ``exposed_wait_peers_s`` and ``after_ready_s``.
     """
     slow = slowest_rank_steps(summarised(trace))
     cases = cases_table(trace)

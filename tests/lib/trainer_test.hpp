@@ -61,9 +61,10 @@ inline void expect_engine_tables_of_five_steps(const TraceReader& r) {
   EXPECT_EQ(r.read_table("cases").rows(), 1u);
   const Table summary = r.read_table("summary");
   EXPECT_EQ(column<std::string>(summary, "phase"),
-            (std::vector<std::string>{"data", "forward", "backward", "progress", "wait", "optimizer", "average", "step"}));
-  EXPECT_EQ(column<std::int64_t>(summary, "steps"), (std::vector<std::int64_t>(8, 4)));
-  EXPECT_EQ(column<std::string>(r.read_table("phases"), "name").size(), 9u);
+            (std::vector<std::string>{"data", "forward", "backward", "progress", "wait", "optimizer", "all_gather",
+                                      "average", "step"}));
+  EXPECT_EQ(column<std::int64_t>(summary, "steps"), (std::vector<std::int64_t>(9, 4)));
+  EXPECT_EQ(column<std::string>(r.read_table("phases"), "name").size(), 11u);
   EXPECT_EQ(column<std::string>(r.read_table("ranks"), "host").size(), 1u);
 }
 

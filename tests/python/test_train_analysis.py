@@ -261,7 +261,7 @@ def check_train_timeline(path, tmp_path, capsys):
     complete = [e for e in events if e["ph"] == "X"]
     comm = [e for e in complete if e["tid"] in lanes]
     phases = [e for e in complete if e["tid"] not in lanes]
-    assert {e["name"] for e in phases} <= {"data", "forward", "backward", "progress", "wait", "optimizer", "average"}
+    assert {e["name"] for e in phases} <= {"data", "forward", "backward", "progress", "wait", "optimizer", "all_gather", "average"}
     assert ("progress" in {e["name"] for e in phases}) == (mode == "progress")
     assert_properly_nested(complete)
     assert len(comm) == len(buckets)

@@ -257,6 +257,8 @@ TEST(GptCheckpoint, RoundTripIsBitwiseAndCorruptFilesAreRejected) {
   const std::string path = (dir / "ck.h5").string();
   GPT m = gpt_create(micro(), 3);
   randomize(m, 4);
+  m.m.resize(m.num_parameters);
+  m.v.resize(m.num_parameters);
   for (std::size_t i = 0; i < m.num_parameters; ++i) {
     m.m[i] = float(i) * 1e-3f;
     m.v[i] = float(i) * 1e-6f;

@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "trainers/common/kernel_profile.hpp"
+#include "trainers/common/optimizer_shard.hpp"
 #include "trainers/common/trainer.hpp"
 
 namespace sp::train {
@@ -29,7 +30,32 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
   // Rank 0 alone writes; every rank learns how it went, so a failed write (a full disk) ends the
   // job as one failed run with rank 0's line — not an abort, under which MPICH's launcher can drop
   // the line it was still forwarding.
+  // --shard: the optimizer state of this rank's elements only, from the start (a resumed
+  // checkpoint's whole state cut to the shard); for a checkpoint, gathered into one on rank 0.
+  const dp::ParameterShard& shard = engine.parameter_shard();
+  if (shard.sharded())
+    for (std::vector<float>* state : t.optimizer_state())
+      if (state->size() == shard.total_numel()) {
+        std::vector<float> mine(shard.state_numel());
+        shard.take(state->data(), mine.data());
+        state->swap(mine);
+      }
+  std::vector<std::vector<float>> gathered;
+  const auto gather_state = [&] {
+    for (std::vector<float>* state : t.optimizer_state()) {
+      train::require_state(*state, shard, "optimizer state");
+      gathered.emplace_back(s.rank == 0 ? shard.total_numel() : 0);
+      shard.gather(state->data(), gathered.back().data());
+      if (s.rank == 0) state->swap(gathered.back());
+    }
+  };
+  const auto restore_shard = [&] {
+    const std::vector<std::vector<float>*> states = t.optimizer_state();
+    for (std::size_t i = 0; i < gathered.size() && s.rank == 0; ++i) states[i]->swap(gathered[i]);
+    gathered.clear();
+  };
   const auto save_on_rank0 = [&](const std::string& path, int step) {
+    if (shard.sharded()) gather_state();
     std::string error;
     if (s.rank == 0) {
       try {
@@ -38,6 +64,7 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
         error = one_line_message(e);
       }
     }
+    if (shard.sharded()) restore_shard();
     fail_together(s.comm, error);
   };
   if (!o.save.empty()) loop.save = [&](int step) { save_on_rank0(o.save, step); };
@@ -50,13 +77,18 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
   fn.data = [&](int micro) { t.load(micro); };
   fn.forward = [&](int micro) { return t.forward(micro); };
   fn.backward = [&](const dp::GradReadyFn& ready) { t.backward(ready); };
-  fn.optimizer = [&] { return t.update(loop.lr); };
+  fn.optimizer = [&] { return t.update(loop.lr, shard); };
   const StepLoop::End end = loop.run(engine, fn, step_log);
 
   const std::uint64_t hash = write_train_trace(trace, engine, step_log, o, run.facts, end);
   if (profile.on())
     trace.write_table("kernels", profile.table(), TableScope::per_rank,
                       "--profile-kernels: each kernel's calls, time and work over the steps after the first");
+  // The optimizer state each rank holds (under --shard its shard's; the largest over the ranks).
+  std::uint64_t state_bytes = 0;
+  for (const std::vector<float>* state : t.optimizer_state()) state_bytes += state->size() * sizeof(float);
+  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &state_bytes, 1, MPI_UINT64_T, MPI_MAX, s.comm));
+  trace.set_attribute("optimizer_state_bytes", std::int64_t(state_bytes));
   for (const auto& [name, value] : run.attributes)
     std::visit([&, &name = name](const auto& v) { trace.set_attribute(name, v); }, value);
   const auto path = trace.commit();

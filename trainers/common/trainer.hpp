@@ -36,7 +36,12 @@ class Trainer {
   virtual void load(int micro) = 0;
   virtual double forward(int micro) = 0;
   virtual void backward(const dp::GradReadyFn& on_ready) = 0;
-  virtual double update(double lr) = 0;
+  // shard: the elements to update (every one, or this rank's under --shard optimizer), their
+  // optimizer state at the shard's offsets; the norm is over every rank's (trainers/dp/shard.hpp).
+  virtual double update(double lr, const dp::ParameterShard& shard) = 0;
+  // The optimizer's state vectors (AdamW's two moments, SGD's momentum): the run cuts them to the
+  // shard at its start and gathers them into one model's for a checkpoint.
+  virtual std::vector<std::vector<float>*> optimizer_state() = 0;
 
   // Between steps.
   virtual double learning_rate(int step0) const = 0;  // of a 0-based step

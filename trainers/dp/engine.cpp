@@ -43,7 +43,8 @@ DataParallelEngine::DataParallelEngine(const Session& session, const DataParalle
       grads_(grads),
       numel_(layout.total_numel()),
       layout_(layout),
-      first_step_(first_step) {
+      first_step_(first_step),
+      shard_(ParameterShard::whole(layout.total_numel())) {
   if (plan.fault.kind != Fault::Kind::none && plan.fault.rank == session.rank) fault_.emplace(plan.fault);
   SP_MPI_CHECK(MPI_Comm_dup(session.comm, &comm_));
   SP_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
@@ -55,6 +56,10 @@ DataParallelEngine::DataParallelEngine(const Session& session, const DataParalle
     std::vector<std::string> algorithms;
     for (const ReductionCase& c : plan.cases) algorithms.emplace_back(c.algorithm->name);
     reducer_.emplace(session.comm, grads, layout, plan.backend, algorithms);
+    if (plan.shard_optimizer) {
+      shard_ = ParameterShard(bucket_slices(layout, plan.cases.at(0).cap), session.size, session.rank, comm_);
+      reducer_->shard_buckets(shard_);
+    }
   }
 
   OverlapRequest request{.mode = plan.overlap, .comm_core = plan.comm_core, .synchronous = synchronous,
@@ -254,6 +259,12 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
     for (std::size_t i = 0; i < numel_; ++i) grads_[i] *= scale;
   }
   timed(Phase::optimizer, [&] { r.grad_norm = fn.optimizer(); });
+  if (shard_.sharded()) {
+    timed(Phase::all_gather, [&] { reducer_->gather_parameters(params_); });
+    const double gathering = row.phase_s[step_phase_slot(Phase::all_gather)];
+    r.exposed_s += gathering;
+    r.exposed_after_ready_s += gathering;
+  }
   if (average) {
     timed(Phase::average, [&] { average_parameters(verify); });
     r.averaged = true;
@@ -268,7 +279,7 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
     const auto& timings = reducer_->timings();
     for (std::size_t b = 0; b < buckets.size(); ++b) {
       const BucketTiming& t = timings[b];
-      log_.add_bucket(r.case_id, step, b, buckets[b], t);
+      log_.add_bucket(r.case_id, step, b, buckets[b], t, shard_.sharded() ? Phase::reduce_scatter : Phase::allreduce);
       r.comm_s += t.end_s - t.start_s;
       r.peers_s += t.peers_s;
       r.transfer_s += t.end_s - t.start_s - t.peers_s;
@@ -305,6 +316,10 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
 std::string DataParallelEngine::communication_description() const {
   if (plan_.no_comm) return "none: every rank trains alone (--no-comm)";
   if (plan_.local_sgd > 0) return fmt::format("local SGD: parameters averaged every {} step(s)", plan_.local_sgd);
+  if (shard_.sharded())
+    return fmt::format("sharded (--shard optimizer): each bucket reduce-scattered as backward completes it ({} overlap), "
+                       "each rank's optimizer on its blocks, the parameters all-gathered after the update",
+                       name(overlap_.mode));
   switch (overlap_.mode) {
     case OverlapMode::progress:
       return "progress: each bucket's allreduce starts when backward completes it and is advanced from the compute "
@@ -352,6 +367,12 @@ void DataParallelEngine::write_trace(TraceWriter& trace) {
   trace.set_attribute("num_cases", std::int64_t(plan_.cases.size()));
   trace.set_attribute("gradient_numel", std::int64_t(numel_));
   trace.set_attribute("communication", communication_description());
+  trace.set_attribute("shard", std::string(shard_.sharded() ? "optimizer" : "none"));
+  // Elements each rank updates and keeps optimizer state for (the largest and smallest share).
+  std::uint64_t share[2] = {shard_.state_numel(), ~std::uint64_t(shard_.state_numel())};
+  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, share, 2, MPI_UINT64_T, MPI_MAX, comm_));
+  trace.set_attribute("shard_numel_max", std::int64_t(share[0]));
+  trace.set_attribute("shard_numel_min", std::int64_t(~share[1]));
   trace.set_attribute("summary_excludes", fmt::format("the first {} step(s) of the run (one round of cases) and verified steps",
                                                       plan_.cases.size()));
 }

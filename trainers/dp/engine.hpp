@@ -9,6 +9,8 @@
 //       from backward's own calls, or on a communication thread: --overlap, overlap.hpp)
 //   wait for the outstanding buckets (exposed communication)
 //   optimizer()                                           -- on the averaged gradients
+//   --shard optimizer instead: buckets reduce-scattered, optimizer() on this rank's blocks
+//     (parameter_shard()), then the parameters all-gathered (shard.hpp)
 //   local SGD instead: no gradient allreduce; every N steps the parameters are averaged
 //   --no-comm instead: no communication at all (each rank trains alone: the same-load baseline)
 //
@@ -31,6 +33,7 @@
 #include "collectives/backend.hpp"
 #include "trainers/dp/options.hpp"
 #include "trainers/dp/reducer.hpp"
+#include "trainers/dp/shard.hpp"
 #include "trainers/dp/step_log.hpp"
 
 namespace sp::dp {
@@ -93,6 +96,9 @@ class DataParallelEngine {
   std::uint64_t parameter_hash() const;  // FNV-1a over the parameter bytes
   int case_of(int step) const;
   const DataParallelPlan& plan() const { return plan_; }
+  // The elements this rank updates and keeps optimizer state for: all of them, or under --shard
+  // its blocks of every bucket (shard.hpp).
+  const ParameterShard& parameter_shard() const { return shard_; }
   // How the gradient allreduce overlaps backward, and why (overlap.hpp), for the run's header.
   const OverlapChoice& overlap() const { return overlap_; }
   std::string overlap_line() const;
@@ -121,6 +127,7 @@ class DataParallelEngine {
   int first_step_;
   MPI_Comm comm_ = MPI_COMM_NULL;  // the main thread's collectives (loss, averaging, hashes)
   coll::Backends transports_;  // local SGD's parameter averaging, on comm_ (made only for local SGD)
+  ParameterShard shard_;
   std::optional<GradientReducer> reducer_;  // synchronous data parallelism only
   int configured_case_ = -1;
   int synced_steps_ = 0;

@@ -60,6 +60,10 @@ void add_data_parallel_options(CLI::App& app, DataParallelOptions& o) {
   app.add_option("--inject-fault", o.inject_fault,
                  "testing: KIND:RANK:STEP with KIND exit (process dies), error (rank fails) or corrupt "
                  "(wrong gradient after the allreduce)");
+  app.add_option("--shard", o.shard,
+                 "optimizer: ZeRO-1 sharded data parallelism: gradient buckets reduce-scattered (ring), each rank's "
+                 "optimizer state and update for its blocks only, parameters all-gathered after the update")
+      ->check(CLI::IsMember({"none", "optimizer", "gradients"}))->capture_default_str();
 }
 
 namespace {
@@ -158,6 +162,18 @@ DataParallelPlan make_plan(const DataParallelOptions& o, int batch, int nranks) 
         throw UsageError(fmt::format("--bucket-cap-mb: {}", e.what()));
       }
     }
+  }
+  if (o.shard == "gradients")
+    throw UsageError("--shard gradients (ZeRO-2: the gradient buffer itself sharded) is not built yet; --shard optimizer "
+                     "shards the optimizer state");
+  p.shard_optimizer = o.shard == "optimizer";
+  if (p.shard_optimizer) {
+    if (o.local_sgd > 0 || o.no_comm)
+      throw UsageError(fmt::format("--shard {} and {} exclude each other", o.shard, o.no_comm ? "--no-comm" : "--local-sgd"));
+    // The shard follows the buckets, so one (algorithm, cap) case; the state would move otherwise.
+    if (p.cases.size() != 1 || p.cases[0].algorithm->name != "ring")
+      throw UsageError(fmt::format("--shard {}: one --algorithm ring and one --bucket-cap-mb, not {} case(s) of {}", o.shard,
+                                   p.cases.size(), o.algorithms));
   }
   p.fault = parse_fault(o.inject_fault);
   if (p.fault.kind != Fault::Kind::none && p.fault.rank >= nranks)

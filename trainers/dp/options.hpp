@@ -28,10 +28,12 @@ struct DataParallelOptions {
   int verify_steps = 1;
   int check_sync_every = 0;
   std::string inject_fault;
+  std::string shard = "none";  // none, optimizer (trainers/dp/shard.hpp)
 };
 
 // Adds --algorithm, --backend, --bucket-cap-mb, --chunk-kib, --overlap (--no-overlap), --comm-core, --no-comm,
-// --scaling, --global-batch, --accum-steps, --local-sgd, --verify-steps, --check-sync-every, --inject-fault.
+// --scaling, --global-batch, --accum-steps, --local-sgd, --verify-steps, --check-sync-every, --inject-fault,
+// --shard.
 void add_data_parallel_options(CLI::App& app, DataParallelOptions& o);
 
 struct ReductionCase {
@@ -60,6 +62,7 @@ struct DataParallelPlan {
   int check_sync_every = 0;
   std::vector<ReductionCase> cases;  // step s uses cases[(s - first_step) % cases.size()]
   Fault fault;
+  bool shard_optimizer = false;  // --shard optimizer: reduce-scatter, sharded update, all-gather
 };
 
 // batch: the trainer's --batch (rows per rank per optimizer step in weak scaling). Throws

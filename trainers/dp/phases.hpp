@@ -6,7 +6,7 @@
 
 namespace sp::dp {
 
-enum class Phase : int { data, forward, backward, wait, optimizer, average, validation, allreduce, progress };
+enum class Phase : int { data, forward, backward, wait, optimizer, average, validation, allreduce, progress, reduce_scatter, all_gather };
 
 struct PhaseInfo {
   Phase phase;
@@ -16,7 +16,7 @@ struct PhaseInfo {
   const char* column_description;
 };
 
-inline constexpr std::array<PhaseInfo, 9> kPhases{{
+inline constexpr std::array<PhaseInfo, 11> kPhases{{
     {Phase::data, "data", "load the micro-batch", "data_s", "data loading (all micro-batches)"},
     {Phase::forward, "forward", "forward pass incl. loss", "forward_s", "forward incl. loss (all micro-batches)"},
     {Phase::backward, "backward", "zero the gradients (first micro-batch) + backward; bucket allreduces overlap it",
@@ -34,6 +34,10 @@ inline constexpr std::array<PhaseInfo, 9> kPhases{{
     {Phase::progress, "progress",
      "progress mode: advancing the buckets in flight from inside backward (communication, taken out of backward)",
      "progress_s", "advancing bucket allreduces from inside backward (progress mode; not part of backward_s)"},
+    {Phase::reduce_scatter, "reduce_scatter",
+     "--shard: one bucket's reduce-scatter, in place of its allreduce (bucket column; cpu_s as allreduce's)", "", ""},
+    {Phase::all_gather, "all_gather", "--shard: the updated parameters' all-gather after the optimizer (exposed communication)",
+     "all_gather_s", "--shard: all-gathering the updated parameters (0 otherwise)"},
 }};
 
 constexpr int index_of(Phase p) { return static_cast<int>(p); }
@@ -46,11 +50,13 @@ static_assert(table_in_enum_order(), "kPhases[i] must describe Phase(i): the pha
 constexpr const PhaseInfo& info(Phase p) { return kPhases[std::size_t(index_of(p))]; }
 // The main-thread phases a step's wall time is the sum of (validation and the communication
 // thread's allreduces are not).
-constexpr bool in_step_time(Phase p) { return p != Phase::validation && p != Phase::allreduce; }
+constexpr bool in_step_time(Phase p) {
+  return p != Phase::validation && p != Phase::allreduce && p != Phase::reduce_scatter;
+}
 
 // The step phases in order, for loops over them (the iterations table's columns, IterationRow::phase_s).
-inline constexpr std::array<Phase, 7> kStepPhases{Phase::data,      Phase::forward, Phase::backward, Phase::progress,
-                                                  Phase::wait,      Phase::optimizer, Phase::average};
+inline constexpr std::array<Phase, 8> kStepPhases{Phase::data,      Phase::forward,   Phase::backward, Phase::progress,
+                                                  Phase::wait,      Phase::optimizer, Phase::all_gather, Phase::average};
 
 // Where phase p is in kStepPhases (-1 if it is not a step phase).
 constexpr int step_phase_index(Phase p) {

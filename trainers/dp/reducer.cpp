@@ -116,7 +116,12 @@ void GradientReducer::configure(const coll::Algorithm& algorithm, const coll::Bu
   buckets_ = bucket_slices(layout_, cap);
   // Every bucket's program, built once per case. Buckets in flight at once have their own tags.
   programs_.clear();
+  gather_programs_.clear();
   transport_ = nullptr;
+  if (shard_) {
+    configure_sharded(algorithm);
+    return;
+  }
   for (std::size_t i = 0; i < buckets_.size(); ++i) {
     float* p = bucket_buffer(i);
     const coll::AllreduceArgs call{p, p, buckets_[i].numel, coll::Dtype::f32, coll::Op::sum,
@@ -129,6 +134,45 @@ void GradientReducer::configure(const coll::Algorithm& algorithm, const coll::Bu
   if (!transport_) transport_ = &transports_.for_algorithm(algorithm);  // (no buckets)
   if (overlap_choice_.mode == OverlapMode::progress && !transport_->can_progress())
     fail("the {} transport cannot run {} in progress mode", transport_->name(), algorithm.name);
+}
+
+// --shard: ring reduce-scatter of each bucket into this rank's block, and the parameters' ring
+// all-gather, with the shard's uneven blocks; the programs are written here rather than through
+// the algorithm's placement, which knows only whole messages.
+void GradientReducer::configure_sharded(const coll::Algorithm& algorithm) {
+  if (algorithm.name != "ring" || through_arena_) fail("GradientReducer: --shard runs the ring only, not {}", algorithm.name);
+  if (shard_->buckets().size() != buckets_.size())
+    fail("GradientReducer: the shard has {} buckets, the configured cap {}", shard_->buckets().size(), buckets_.size());
+  transport_ = &transports_.for_algorithm(algorithm);
+  for (std::size_t i = 0; i < buckets_.size(); ++i) {
+    coll::Shape shape{.count = buckets_[i].numel, .rank = transport_->rank(), .nranks = transport_->size(),
+                      .chunk_bytes = chunk_bytes_, .in_place = true,
+                      .tag_offset = coll::tag::kTagStride * int(i % kInFlight), .scaled = true,
+                      .collective = coll::Collective::reduce_scatter,
+                      .first_larger_block = shard_->blocks(i).first_larger};
+    programs_.push_back(coll::plan_ring_reduce_scatter(shape));
+    shape.collective = coll::Collective::all_gather;
+    shape.scaled = false;
+    gather_programs_.push_back(coll::plan_ring_all_gather(shape));
+  }
+  if (overlap_choice_.mode == OverlapMode::progress && !transport_->can_progress())
+    fail("the {} transport cannot run {} in progress mode", transport_->name(), algorithm.name);
+}
+
+std::size_t GradientReducer::own_offset(std::size_t i) const {
+  return buckets_[i].offset + shard_->blocks(i).begin(std::size_t(transport_->rank()));
+}
+
+std::size_t GradientReducer::own_size(std::size_t i) const {
+  return shard_->blocks(i).size(std::size_t(transport_->rank()));
+}
+
+void GradientReducer::gather_parameters(float* params) {
+  if (!shard_ || in_step_) fail("GradientReducer::gather_parameters without --shard or inside a step");
+  for (std::size_t i = 0; i < gather_programs_.size(); ++i) {
+    const coll::Program& p = gather_programs_[i];
+    coll::run_blocking(p, workspace_.bind(p, params + own_offset(i), params + buckets_[i].offset, *transport_), *transport_);
+  }
 }
 
 void GradientReducer::begin(float scale, bool overlap, bool verify) {
@@ -188,9 +232,12 @@ void GradientReducer::end_bucket(std::size_t i) {
   const BucketSlice& b = buckets_[i];
   float* p = grads_ + b.offset;
   if (through_arena_) std::copy(bucket_buffer(i), bucket_buffer(i) + b.numel, p);
-  if (scale_ != 1.0f && !programs_[i].scales) coll::scale_local(p, b.numel, coll::Dtype::f32, scale_);
-  if (corrupt_next_ && b.numel > 0) {
-    p[0] += 1.0f;
+  // The reduced elements this rank keeps: the bucket, or under --shard its block of it.
+  float* kept = shard_ ? grads_ + own_offset(i) : p;
+  const std::size_t kept_numel = shard_ ? own_size(i) : b.numel;
+  if (scale_ != 1.0f && !programs_[i].scales) coll::scale_local(kept, kept_numel, coll::Dtype::f32, scale_);
+  if (corrupt_next_ && kept_numel > 0) {
+    kept[0] += 1.0f;
     corrupt_next_ = false;
   }
   timings_[i].end_s = wall_seconds();
@@ -198,7 +245,7 @@ void GradientReducer::end_bucket(std::size_t i) {
 
 coll::Bindings GradientReducer::bind_bucket(std::size_t i, coll::Workspace& ws) {
   float* p = bucket_buffer(i);
-  coll::Bindings bound = ws.bind(programs_[i], p, p, *transport_);
+  coll::Bindings bound = ws.bind(programs_[i], p, shard_ ? grads_ + own_offset(i) : p, *transport_);
   bound.scale = scale_;
   return bound;
 }
@@ -350,13 +397,14 @@ void GradientReducer::verify() {
   std::vector<double> inputs;
   inputs.swap(snapshot_);
   check_mean_against_reference(comm_, std::move(inputs), grads_, scale_,
-                               fmt::format("gradient allreduce ({})", algorithm_->name));
+                               fmt::format("gradient {} ({})", shard_ ? "reduce-scatter" : "allreduce", algorithm_->name),
+                               shard_ ? &shard_->ranges() : nullptr);
 }
 
 // Summation order differs between algorithms, so the tolerance is the float rounding bound of a
 // p-term sum, p x eps x sum|x_r|, doubled, plus the scaling's rounding.
 void check_mean_against_reference(MPI_Comm comm, std::vector<double> inputs, const float* result, double scale,
-                                  const std::string& what) {
+                                  const std::string& what, const std::vector<ShardRange>* only) {
   int rank = 0, nranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &nranks);
@@ -372,13 +420,16 @@ void check_mean_against_reference(MPI_Comm comm, std::vector<double> inputs, con
   const double eps = std::numeric_limits<float>::epsilon();
   long long bad = 0;
   double detail[3] = {0, 0, 0};  // element, got, expected of this rank's first wrong element
-  for (std::size_t i = 0; i < n; ++i) {
-    const double expect = inputs[i] * scale;
-    const double got = result[i];
-    const double tol = 2.0 * (nranks + 2) * eps * magnitude[i] * scale + 1e-30;
-    if (!(std::fabs(got - expect) <= tol)) {
-      if (bad == 0) detail[0] = double(i), detail[1] = got, detail[2] = expect;
-      ++bad;
+  const std::vector<ShardRange> everything{{0, n, 0}};
+  for (const ShardRange& range : only ? *only : everything) {
+    for (std::size_t i = range.offset; i < range.offset + range.numel; ++i) {
+      const double expect = inputs[i] * scale;
+      const double got = result[i];
+      const double tol = 2.0 * (nranks + 2) * eps * magnitude[i] * scale + 1e-30;
+      if (!(std::fabs(got - expect) <= tol)) {
+        if (bad == 0) detail[0] = double(i), detail[1] = got, detail[2] = expect;
+        ++bad;
+      }
     }
   }
   long long total = 0;

@@ -45,7 +45,9 @@
 #include "collectives/allreduce.hpp"
 #include "collectives/backend.hpp"
 #include "collectives/buckets.hpp"
+#include "trainers/dp/bucket_slice.hpp"
 #include "trainers/dp/overlap.hpp"
+#include "trainers/dp/shard.hpp"
 
 namespace sp::dp {
 
@@ -53,15 +55,10 @@ namespace sp::dp {
 // MPI_Allreduce in double precision, within the float rounding bound of a p-term sum. Collective
 // over comm; throws CollectiveError (the same on every rank) naming the first wrong element.
 // what: names the operation in the message, e.g. "gradient allreduce (ring)".
+// only: the elements checked (this rank's shard after a reduce-scatter); nullptr: all.
 void check_mean_against_reference(MPI_Comm comm, std::vector<double> inputs, const float* result, double scale,
-                                  const std::string& what);
+                                  const std::string& what, const std::vector<ShardRange>* only = nullptr);
 
-// One bucket as a slice of the forward-ordered buffer.
-struct BucketSlice {
-  std::size_t offset = 0;  // first element
-  std::size_t numel = 0;
-  int num_tensors = 0;
-};
 // The packing of pack_buckets() expressed as slices of the forward-ordered buffer, in the order
 // backward completes them (decreasing offset).
 std::vector<BucketSlice> bucket_slices(const coll::GradientLayout& layout, const coll::BucketCap& cap);
@@ -104,6 +101,13 @@ class GradientReducer {
   // starts the communication thread, bound as the choice says, and binds this thread to the rest.
   void set_overlap(const OverlapChoice& overlap);
   const OverlapChoice& overlap() const { return overlap_choice_; }
+  // --shard (shard.hpp): from the next configure on, bucket i is reduce-scattered into this rank's
+  // block (in place, scaled) instead of allreduced, and gather_parameters all-gathers the
+  // parameters' blocks; the algorithm configured must be ring and its buckets the shard's.
+  void shard_buckets(const ParameterShard& shard) { shard_ = &shard; }
+  // --shard, after the optimizer updated this rank's blocks: every bucket's parameters all-gathered
+  // in place, blocking, on the calling thread (between steps of the communication thread).
+  void gather_parameters(float* params);
   // The algorithm and bucket packing of the following steps (only between steps).
   void configure(const coll::Algorithm& algorithm, const coll::BucketCap& cap, std::size_t chunk_bytes);
   const std::vector<BucketSlice>& buckets() const { return buckets_; }
@@ -143,6 +147,10 @@ class GradientReducer {
   // Bucket i's program bound in place on its buffer in ws, with this step's scale.
   coll::Bindings bind_bucket(std::size_t i, coll::Workspace& ws);
   void run_bucket_blocking(std::size_t i);
+  void configure_sharded(const coll::Algorithm& algorithm);
+  // --shard: this rank's block of bucket i (where its reduce-scatter leaves the result).
+  std::size_t own_offset(std::size_t i) const;
+  std::size_t own_size(std::size_t i) const;
   void advance_in_flight();          // progress mode
   double finish_progress(double t0);
   double finish_blocking(double t0);
@@ -166,6 +174,8 @@ class GradientReducer {
   std::size_t chunk_bytes_ = 1 << 20;
   std::vector<BucketSlice> buckets_;
   std::vector<coll::Program> programs_;        // per bucket (progress mode: with its slot's tags)
+  const ParameterShard* shard_ = nullptr;      // --shard: reduce-scatter, then gather_parameters
+  std::vector<coll::Program> gather_programs_; // --shard: per bucket, the parameters' all-gather
   std::vector<BucketTiming> timings_;
   coll::Workspace workspace_;                  // blocking runs
   std::array<coll::Workspace, kInFlight> slot_workspace_;

@@ -78,9 +78,9 @@ void StepLog::add_phase(int case_id, int step, Phase phase, const PhaseSample& s
   sample_process_cpu_s_.push_back(process_cpu_s);
 }
 
-void StepLog::add_bucket(int case_id, int step, std::size_t index, const BucketSlice& b, const BucketTiming& t) {
+void StepLog::add_bucket(int case_id, int step, std::size_t index, const BucketSlice& b, const BucketTiming& t, Phase phase) {
   const double busy = t.end_s - t.start_s;
-  samples_.add(case_id, step, index_of(Phase::allreduce), std::int64_t(index), PhaseSample{t.start_s, busy, t.cpu_s});
+  samples_.add(case_id, step, index_of(phase), std::int64_t(index), PhaseSample{t.start_s, busy, t.cpu_s});
   sample_process_cpu_s_.push_back(std::numeric_limits<double>::quiet_NaN());
   bk_.step.push_back(step);
   bk_.case_id.push_back(case_id);

@@ -37,7 +37,9 @@ class StepLog {
   // A main-thread phase: its samples row, with the whole process's CPU time over it.
   void add_phase(int case_id, int step, Phase phase, const PhaseSample& s, double process_cpu_s);
   // One bucket's allreduce on the communication thread: a samples row and a buckets row.
-  void add_bucket(int case_id, int step, std::size_t index, const BucketSlice& bucket, const BucketTiming& t);
+  // phase: allreduce, or reduce_scatter under --shard.
+  void add_bucket(int case_id, int step, std::size_t index, const BucketSlice& bucket, const BucketTiming& t,
+                  Phase phase = Phase::allreduce);
   void add_iteration(const IterationRow& row);
 
   Table samples_table() const;  // per rank, with process_cpu_s

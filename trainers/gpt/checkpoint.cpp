@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/h5.hpp"
 #include "trainers/common/checkpoint_io.hpp"
+#include "trainers/common/optimizer_shard.hpp"
 
 namespace sp::gpt {
 
@@ -33,8 +34,11 @@ void save_checkpoint(const std::string& path, GPT& m, const TrainState& st) {
     {
       h5::Group g = h5::create_group(f, "optimizer");
       const std::vector<hsize_t> dims{m.num_parameters};
-      train::write_dataset(g, "exp_avg", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, dims, m.m.data());
-      train::write_dataset(g, "exp_avg_sq", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, dims, m.v.data());
+      std::vector<float> zeros;
+      train::write_dataset(g, "exp_avg", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, dims,
+                           train::state_to_save(m.m, zeros, m.num_parameters, "AdamW exp_avg"));
+      train::write_dataset(g, "exp_avg_sq", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, dims,
+                           train::state_to_save(m.v, zeros, m.num_parameters, "AdamW exp_avg_sq"));
       h5::write_attribute(g, "adam_step", std::int64_t(m.adam_step));
     }
     train::write_train_state(h5::create_group(f, "train"), st);
@@ -80,12 +84,14 @@ void load_checkpoint(const std::string& path, GPT& m, bool optimizer) {
     train::read_tensors(h5::open_group(f, "model"), m.tensors, m.params.data());
     if (optimizer) {
       h5::Group o = h5::open_group(f, "optimizer");
+      m.m.assign(m.num_parameters, 0.0f);
+      m.v.assign(m.num_parameters, 0.0f);
       train::read_dataset(o, "exp_avg", {m.num_parameters}, H5T_NATIVE_FLOAT, m.m.data());
       train::read_dataset(o, "exp_avg_sq", {m.num_parameters}, H5T_NATIVE_FLOAT, m.v.data());
       m.adam_step = long(h5::read_int_attribute(o, "adam_step"));
     } else {
-      std::fill(m.m.begin(), m.m.end(), 0.0f);
-      std::fill(m.v.begin(), m.v.end(), 0.0f);
+      m.m.clear();  // a fresh optimizer: zeros at its first update
+      m.v.clear();
       m.adam_step = 0;
     }
   });

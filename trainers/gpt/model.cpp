@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/random.hpp"
 #include "kernels/kernels.hpp"
+#include "trainers/common/optimizer_shard.hpp"
 
 namespace sp::gpt {
 
@@ -164,8 +165,6 @@ GPT gpt_create(const GPTConfig& config, std::uint64_t seed) {
   for (int l = 0; l < config.num_layers; ++l) m.block_offset.push_back(layout.group_offset(l));
   m.params.assign(m.num_parameters, 0.0f);
   m.grads.assign(m.num_parameters, 0.0f);
-  m.m.assign(m.num_parameters, 0.0f);
-  m.v.assign(m.num_parameters, 0.0f);
   TensorTable params(m.params.data()), grads(m.grads.data());
   m.p = gpt_parameters(config, params);
   m.g = gpt_parameters(config, grads);
@@ -306,25 +305,29 @@ void gpt_zero_grad(GPT& m) { std::fill(m.grads.begin(), m.grads.end(), 0.0f); }
 
 double gpt_grad_norm(const GPT& m) { return std::sqrt(k::sum_of_squares(m.grads.data(), m.grads.size())); }
 
-double gpt_clip_grad_norm(GPT& m, double max_norm) {
-  const double norm = gpt_grad_norm(m);
-  if (max_norm > 0 && norm > max_norm) {
-    const float scale = float(max_norm / norm);
-    for (float& x : m.grads) x *= scale;
-  }
-  return norm;
+double gpt_clip_grad_norm(GPT& m, double max_norm, const dp::ParameterShard& shard) {
+  return train::clip_grad_norm(m.grads.data(), max_norm, 0.0, shard);
 }
 
-void gpt_update(GPT& m, const AdamWParams& opt) {
+double gpt_clip_grad_norm(GPT& m, double max_norm) {
+  return gpt_clip_grad_norm(m, max_norm, dp::ParameterShard::whole(m.num_parameters));
+}
+
+void gpt_update(GPT& m, const AdamWParams& opt) { gpt_update(m, opt, dp::ParameterShard::whole(m.num_parameters)); }
+
+void gpt_update(GPT& m, const AdamWParams& opt, const dp::ParameterShard& shard) {
+  train::require_state(m.m, shard, "AdamW exp_avg");
+  train::require_state(m.v, shard, "AdamW exp_avg_sq");
   ++m.adam_step;
   // One configuration for the decayed tensors (weights) and one for the rest (biases, norms).
   const k::AdamWConfig decayed{.lr = opt.lr, .beta1 = opt.beta1, .beta2 = opt.beta2, .eps = opt.eps,
                                .weight_decay = opt.weight_decay};
   k::AdamWConfig not_decayed = decayed;
   not_decayed.weight_decay = 0.0f;
-  for (const TensorInfo& t : m.tensors)
-    k::adamw_update(m.params.data() + t.offset, m.grads.data() + t.offset, m.m.data() + t.offset,
-                    m.v.data() + t.offset, t.numel, t.weight_decay ? decayed : not_decayed, m.adam_step);
+  shard.for_each_piece(train::tensor_begins(m.tensors), [&](std::size_t t, std::size_t at, std::size_t state, std::size_t n) {
+    k::adamw_update(m.params.data() + at, m.grads.data() + at, m.m.data() + state, m.v.data() + state, n,
+                    m.tensors[t].weight_decay ? decayed : not_decayed, m.adam_step);
+  });
 }
 
 sp::coll::GradientLayout gpt_gradient_layout(const GPT& m) { return train::gradient_layout(m.config.name, m.tensors); }

@@ -28,6 +28,7 @@
 
 #include "collectives/buckets.hpp"
 #include "trainers/common/tensor_table.hpp"
+#include "trainers/dp/shard.hpp"
 
 namespace sp::gpt {
 
@@ -106,7 +107,9 @@ struct GPT {
   std::size_t num_parameters = 0;
   std::vector<float> params;        // one allocation, [num_parameters]
   std::vector<float> grads;         // same layout; zero after gpt_zero_grad
-  std::vector<float> m, v;          // AdamW first/second moments, same layout (zero at start)
+  // AdamW first/second moments: empty until the first update or a checkpoint's load (then zeros or
+  // the checkpoint's, in the buffer layout), or this rank's shard only under --shard.
+  std::vector<float> m, v;
   ParamView p, g;                   // named views of params and grads
   long adam_step = 0;               // AdamW updates done so far
 
@@ -141,13 +144,17 @@ void gpt_zero_grad(GPT& model);
 // Global L2 norm of the gradient buffer (accumulated in double).
 double gpt_grad_norm(const GPT& model);
 // Multiplies the gradients by max_norm / norm when norm > max_norm; returns the norm before.
+// With a shard: the norm over every rank of the shards' elements, only this rank's clipped.
 double gpt_clip_grad_norm(GPT& model, double max_norm);
+double gpt_clip_grad_norm(GPT& model, double max_norm, const dp::ParameterShard& shard);
 
 struct AdamWParams {
   float lr = 1e-3f, beta1 = 0.9f, beta2 = 0.95f, eps = 1e-8f, weight_decay = 0.1f;
 };
 // One AdamW step over every tensor (decay only on weight_decay tensors); increments adam_step.
+// With a shard: over its elements only, m and v holding its state (trainers/dp/shard.hpp).
 void gpt_update(GPT& model, const AdamWParams& opt);
+void gpt_update(GPT& model, const AdamWParams& opt, const dp::ParameterShard& shard);
 
 // The gradient layout for bucketing (tensor names and sizes in forward order), to build
 // sp::coll::pack_buckets on. The flat gradient buffer holds the tensors in this order.

@@ -23,10 +23,10 @@ double GptTrainer::forward(int micro) {
   return gpt_forward(model_, inputs_.data() + first, targets_.data() + first, B_, T_);
 }
 
-double GptTrainer::update(double lr) {
-  const double norm = gpt_clip_grad_norm(model_, o_.grad_clip);
+double GptTrainer::update(double lr, const dp::ParameterShard& shard) {
+  const double norm = gpt_clip_grad_norm(model_, o_.grad_clip, shard);
   adam_.lr = float(lr);
-  gpt_update(model_, adam_);
+  gpt_update(model_, adam_, shard);
   return norm;
 }
 

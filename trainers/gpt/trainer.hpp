@@ -25,7 +25,8 @@ class GptTrainer final : public train::Trainer {
   void load(int micro) override;
   double forward(int micro) override;
   void backward(const dp::GradReadyFn& on_ready) override { gpt_backward(model_, on_ready); }
-  double update(double lr) override;
+  double update(double lr, const dp::ParameterShard& shard) override;
+  std::vector<std::vector<float>*> optimizer_state() override { return {&model_.m, &model_.v}; }
   double learning_rate(int step0) const override { return lr_at(o_, step0); }
   bool validates() const override { return o_.val_batches > 0; }
   train::Validation validate() override;

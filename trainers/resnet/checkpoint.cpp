@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/h5.hpp"
 #include "trainers/common/checkpoint_io.hpp"
+#include "trainers/common/optimizer_shard.hpp"
 
 namespace sp::resnet {
 
@@ -53,7 +54,8 @@ void save_checkpoint(const std::string& path, ResNet& m, const TrainState& st) {
     }
     {
       h5::Group g = h5::create_group(f, "optimizer");
-      write_tensors(g, m.tensors, m.momentum.data());
+      std::vector<float> zeros;
+      write_tensors(g, m.tensors, train::state_to_save(m.momentum, zeros, m.num_parameters, "SGD momentum"));
       h5::write_attribute(g, "sgd_step", std::int64_t(m.sgd_step));
     }
     {
@@ -113,10 +115,11 @@ void load_checkpoint(const std::string& path, ResNet& m, bool optimizer) {
     m.num_batches_tracked = long(tracked);
     if (optimizer) {
       h5::Group o = h5::open_group(f, "optimizer");
+      m.momentum.assign(m.num_parameters, 0.0f);
       read_tensors(o, m.tensors, m.momentum.data());
       m.sgd_step = long(h5::read_int_attribute(o, "sgd_step"));
     } else {
-      std::fill(m.momentum.begin(), m.momentum.end(), 0.0f);
+      m.momentum.clear();  // a fresh optimizer: zeros at its first update
       m.sgd_step = 0;
     }
   });

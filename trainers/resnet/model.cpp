@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/random.hpp"
 #include "kernels/kernels.hpp"
+#include "trainers/common/optimizer_shard.hpp"
 
 namespace sp::resnet {
 
@@ -205,7 +206,6 @@ ResNet resnet_create(const ResNetConfig& config, std::uint64_t seed) {
   m.num_parameters = b.params.total_numel();
   m.params.assign(m.num_parameters, 0.0f);
   m.grads.assign(m.num_parameters, 0.0f);
-  m.momentum.assign(m.num_parameters, 0.0f);
   m.buffers.assign(b.buffers.total_numel(), 0.0f);
   resnet_init_parameters(m, seed);
   return m;
@@ -380,16 +380,20 @@ void resnet_backward(ResNet& m, const std::function<void(std::size_t)>& on_grads
 
 void resnet_zero_grad(ResNet& m) { std::fill(m.grads.begin(), m.grads.end(), 0.0f); }
 
-void resnet_update(ResNet& m, const SGDParams& opt) {
+void resnet_update(ResNet& m, const SGDParams& opt) { resnet_update(m, opt, dp::ParameterShard::whole(m.num_parameters)); }
+
+void resnet_update(ResNet& m, const SGDParams& opt, const dp::ParameterShard& shard) {
+  train::require_state(m.momentum, shard, "SGD momentum");
   ++m.sgd_step;
   // One configuration for the decayed tensors (weights) and one for the rest (BN affine, biases).
   const k::SGDConfig decayed{.lr = opt.lr, .momentum = opt.momentum, .weight_decay = opt.weight_decay,
                              .nesterov = opt.nesterov};
   k::SGDConfig not_decayed = decayed;
   not_decayed.weight_decay = 0.0f;
-  for (const TensorInfo& t : m.tensors)
-    k::sgd_update(m.params.data() + t.offset, m.grads.data() + t.offset, m.momentum.data() + t.offset, t.numel,
-                  t.weight_decay ? decayed : not_decayed, m.sgd_step);
+  shard.for_each_piece(train::tensor_begins(m.tensors), [&](std::size_t t, std::size_t at, std::size_t state, std::size_t n) {
+    k::sgd_update(m.params.data() + at, m.grads.data() + at, m.momentum.data() + state, n,
+                  m.tensors[t].weight_decay ? decayed : not_decayed, m.sgd_step);
+  });
 }
 
 std::vector<std::string> resnet_decayed_tensors(const ResNet& m) {

@@ -33,6 +33,7 @@
 
 #include "collectives/buckets.hpp"
 #include "trainers/common/tensor_table.hpp"
+#include "trainers/dp/shard.hpp"
 #include "kernels/cnn.hpp"
 
 namespace sp::resnet {
@@ -91,7 +92,9 @@ struct ResNet {
   std::size_t num_parameters = 0;
   std::vector<float> params;        // one allocation, [num_parameters]
   std::vector<float> grads;         // same layout; zero after resnet_zero_grad
-  std::vector<float> momentum;      // SGD momentum buffer, same layout
+  // SGD momentum: empty until the first update or a checkpoint's load (then in the buffer layout),
+  // or this rank's shard only under --shard (trainers/dp/shard.hpp).
+  std::vector<float> momentum;
   std::vector<float> buffers;       // running means / variances (resnet_buffer_table layout)
   long num_batches_tracked = 0;     // training-mode forwards so far
   long sgd_step = 0;                // SGD updates so far
@@ -151,6 +154,8 @@ struct SGDParams {
 // One torch.optim.SGD step over every tensor (weight decay on weight_decay tensors only);
 // increments sgd_step.
 void resnet_update(ResNet& model, const SGDParams& opt);
+// Over shard's elements only, momentum holding its state.
+void resnet_update(ResNet& model, const SGDParams& opt, const dp::ParameterShard& shard);
 
 // Names of the tensors that get weight decay, in buffer order.
 std::vector<std::string> resnet_decayed_tensors(const ResNet& model);

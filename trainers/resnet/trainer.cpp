@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "kernels/optim.hpp"
+#include "trainers/common/optimizer_shard.hpp"
 
 namespace sp::resnet {
 
@@ -27,14 +28,10 @@ double ResNetTrainer::forward(int micro) {
                         kCifarSide, true);
 }
 
-double ResNetTrainer::update(double lr) {
-  const double norm = std::sqrt(kernels::sum_of_squares(model_.grads.data(), model_.grads.size()));
-  if (o_.grad_clip > 0 && norm > o_.grad_clip) {
-    const float f = float(o_.grad_clip / (norm + 1e-6));
-    for (float& g : model_.grads) g *= f;
-  }
+double ResNetTrainer::update(double lr, const dp::ParameterShard& shard) {
+  const double norm = train::clip_grad_norm(model_.grads.data(), o_.grad_clip, 1e-6, shard);
   sgd_.lr = float(lr);
-  resnet_update(model_, sgd_);
+  resnet_update(model_, sgd_, shard);
   return norm;
 }
 

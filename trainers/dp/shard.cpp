@@ -1,0 +1,87 @@
+#include "trainers/dp/shard.hpp"
+
+#include <algorithm>
+#include <climits>
+
+#include "core/error.hpp"
+
+namespace sp::dp {
+
+ParameterShard ParameterShard::whole(std::size_t numel) {
+  ParameterShard s;
+  s.ranges_.push_back({0, numel, 0});
+  s.state_numel_ = s.total_ = numel;
+  return s;
+}
+
+ParameterShard::ParameterShard(std::vector<BucketSlice> buckets, int nranks, int rank, MPI_Comm comm)
+    : sharded_(true), nranks_(nranks), comm_(comm), buckets_(std::move(buckets)) {
+  const std::size_t p = std::size_t(nranks);
+  std::size_t carried = 0;  // where this bucket's larger blocks start: after the previous ones'
+  for (const BucketSlice& b : buckets_) {
+    first_larger_.push_back(carried % p);
+    carried += b.numel % p;
+    total_ += b.numel;
+  }
+  ranges_ = ranges_of(buckets_, first_larger_, nranks, rank);
+  for (const ShardRange& r : ranges_) state_numel_ += r.numel;
+}
+
+std::vector<ShardRange> ParameterShard::ranges_of(const std::vector<BucketSlice>& buckets,
+                                                  const std::vector<std::size_t>& first, int nranks, int rank) {
+  std::vector<ShardRange> out;
+  for (std::size_t i = 0; i < buckets.size(); ++i) {
+    const coll::Blocks b{buckets[i].numel, std::size_t(nranks), first[i]};
+    const std::size_t r = std::size_t(rank);
+    if (b.size(r) > 0) out.push_back({buckets[i].offset + b.begin(r), b.size(r), 0});
+  }
+  // Ascending in the buffer, the state packed in that order.
+  std::sort(out.begin(), out.end(), [](const ShardRange& a, const ShardRange& b) { return a.offset < b.offset; });
+  std::size_t state = 0;
+  for (ShardRange& r : out) r.state_offset = state, state += r.numel;
+  return out;
+}
+
+coll::Blocks ParameterShard::blocks(std::size_t bucket) const {
+  if (!sharded_) return coll::Blocks{total_, 1, 0};
+  return coll::Blocks{buckets_.at(bucket).numel, static_cast<std::size_t>(nranks_), first_larger_.at(bucket)};
+}
+
+double ParameterShard::sum_over_ranks(double local) const {
+  if (!sharded_ || nranks_ == 1) return local;
+  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &local, 1, MPI_DOUBLE, MPI_SUM, comm_));
+  return local;
+}
+
+void ParameterShard::take(const float* full, float* state) const {
+  for (const ShardRange& r : ranges_) std::copy(full + r.offset, full + r.offset + r.numel, state + r.state_offset);
+}
+
+void ParameterShard::gather(const float* state, float* full) const {
+  if (!sharded_) {
+    std::copy(state, state + state_numel_, full);
+    return;
+  }
+  int rank = 0;
+  SP_MPI_CHECK(MPI_Comm_rank(comm_, &rank));
+  std::vector<std::vector<ShardRange>> of(static_cast<std::size_t>(nranks_));
+  std::vector<int> counts(static_cast<std::size_t>(nranks_)), displs(static_cast<std::size_t>(nranks_));
+  std::size_t at = 0;
+  for (int q = 0; q < nranks_; ++q) {
+    of[std::size_t(q)] = ranges_of(buckets_, first_larger_, nranks_, q);
+    std::size_t n = 0;
+    for (const ShardRange& r : of[std::size_t(q)]) n += r.numel;
+    if (n > std::size_t(INT_MAX) || at > std::size_t(INT_MAX)) fail("checkpoint gather: a shard of {} elements is too large", n);
+    counts[std::size_t(q)] = int(n);
+    displs[std::size_t(q)] = int(at);
+    at += n;
+  }
+  std::vector<float> all(rank == 0 ? at : 0);
+  SP_MPI_CHECK(MPI_Gatherv(state, int(state_numel_), MPI_FLOAT, all.data(), counts.data(), displs.data(), MPI_FLOAT, 0, comm_));
+  if (rank != 0) return;
+  for (int q = 0; q < nranks_; ++q)
+    for (const ShardRange& r : of[std::size_t(q)])
+      std::copy_n(all.data() + displs[std::size_t(q)] + r.state_offset, r.numel, full + r.offset);
+}
+
+}  // namespace sp::dp
