@@ -1,0 +1,60 @@
+"""summary.md from measure.sh's raw/: per model and pass, unsharded DDP beside --shard optimizer
+(each trace's own numbers: the slowest rank's median step, the optimizer and all-gather phases'
+means over ranks and summarised steps, the most optimizer-state bytes and peak RSS of a rank), and
+the sharded / unsharded ratio of the median step in the same pass, with its median over passes.
+    /usr/bin/python3 summarize.py raw > summary.md"""
+import glob
+import os
+import re
+import statistics
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "analysis"))
+from scaleprobe_analysis.h5open import open_h5  # the one safe open  # noqa: E402
+
+raw = sys.argv[1] if len(sys.argv) > 1 else "raw"
+rows, cpu = {}, set()
+for path in sorted(glob.glob(f"{raw}/[a-z]*-p*.h5")):
+    model, shard, p = re.search(r"(\w+)-(none|optimizer)-p(\d+)\.h5$", path).groups()
+    with open_h5(path) as f:
+        cpu.add(f["provenance"].attrs["cpu_signature"].decode())
+        it = f["iterations"]
+        keep = it["in_summary"][()] == 1
+        rows[(model, int(p), shard)] = {
+            "step_ms": float(f["cases"]["iteration_median_s"][0]) * 1e3,
+            "optimizer_ms": float(np.mean(it["optimizer_s"][()][keep])) * 1e3,
+            "all_gather_ms": float(np.mean(it["all_gather_s"][()][keep])) * 1e3,
+            "exposed_ms": float(f["cases"]["exposed_comm_mean_s"][0]) * 1e3,
+            "state_MiB": int(f.attrs["optimizer_state_bytes"]) / 2**20,
+            "peak_rss_MiB": int(np.max(f["ranks"]["peak_rss_bytes"][()])) / 2**20,
+            "params": int(f.attrs["gradient_numel"]),
+            "final_loss": float(f.attrs["final_loss"]),
+        }
+passes = sorted({k[1] for k in rows})
+print(f"CPU: {', '.join(sorted(cpu))}; {len(passes)} passes, 2 ranks bound one per core, 1 thread each; "
+      "step = the slowest rank's median step over the summarised steps (cases.iteration_median_s)\n")
+cols = ["step_ms", "optimizer_ms", "all_gather_ms", "exposed_ms", "state_MiB", "peak_rss_MiB", "final_loss"]
+for model in dict.fromkeys(k[0] for k in sorted(rows)):
+    n = rows[(model, passes[0], "none")]["params"]
+    print(f"## {model} ({n} parameters)\n")
+    print("| pass | shard | " + " | ".join(cols) + " |")
+    print("|---" * (2 + len(cols)) + "|")
+    ratios = []
+    for p in passes:
+        for shard in ("none", "optimizer"):
+            r = rows[(model, p, shard)]
+            print(f"| {p} | {shard} | " + " | ".join(f"{r[c]:.4g}" for c in cols) + " |")
+        ratios.append(rows[(model, p, "optimizer")]["step_ms"] / rows[(model, p, "none")]["step_ms"])
+    print(f"\nsharded / unsharded step, per pass: {', '.join(f'{x:.3f}' for x in ratios)}; "
+          f"median {statistics.median(ratios):.3f}\n")
+extra = sorted(glob.glob(f"{raw}/noverify-*.h5"))
+if extra:
+    print("## peak RSS with --verify-steps 0 (one run each)\n")
+    print("| run | state_MiB | peak_rss_MiB (largest rank) |")
+    print("|---|---|---|")
+    for path in extra:
+        with open_h5(path) as f:
+            print(f"| {os.path.basename(path)[:-3]} | {int(f.attrs['optimizer_state_bytes']) / 2**20:.4g} | "
+                  f"{int(np.max(f['ranks']['peak_rss_bytes'][()])) / 2**20:.4g} |")
