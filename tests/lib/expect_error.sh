@@ -45,9 +45,8 @@ expect_data_parallel_errors() {
   expect_error "--algorithm shm: local SGD averages parameters with a point-to-point schedule" "$@" -B 4 --local-sgd 2 -a ring,shm
   expect_error "--inject-fault 'crash:0:1'"             "$@" --inject-fault crash:0:1
   # --shard (trainers/dp/shard.hpp).
-  expect_error "--shard gradients (ZeRO-2: the gradient buffer itself sharded) is not built yet" "$@" --shard gradients
   expect_error "--shard optimizer and --local-sgd exclude each other" "$@" -B 4 --shard optimizer --local-sgd 2
-  expect_error "--shard optimizer and --no-comm exclude each other" "$@" -B 4 --shard optimizer --no-comm
+  expect_error "--shard gradients and --no-comm exclude each other" "$@" -B 4 --shard gradients --no-comm
   expect_error "--shard optimizer: one --algorithm ring and one --bucket-cap-mb, not 2 case(s) of ring,tree" \
     "$@" --shard optimizer -a ring,tree
   expect_error "--shard optimizer: one --algorithm ring and one --bucket-cap-mb, not 1 case(s) of mpi" "$@" --shard optimizer -a mpi

@@ -4,6 +4,7 @@
 // parameters stay identical across ranks, local SGD averages exactly, a wrong allreduce result
 // or diverged parameters fail the run, and a failing rank ends the whole job quickly.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <map>
 
@@ -273,11 +274,11 @@ TEST_F(DataParallel, AFailingRankEndsTheWholeJobQuickly) {
   }
 }
 
-// --shard optimizer (trainers/dp/shard.hpp) at 2, 3 and 4 ranks, several buckets, every step's
-// reduce-scatter verified against MPI_Allreduce: the loss curve of unsharded DDP at the same rank
-// count within 1e-5, each rank holding ceil(P/ranks) elements of AdamW state (8 bytes each);
-// through Gloo with the communication thread and with the buckets after backward too.
-TEST_F(DataParallel, ShardedOptimizerFollowsTheUnshardedCurve) {
+// --shard optimizer and gradients (trainers/dp/shard.hpp) at 2, 3 and 4 ranks, several buckets,
+// every step's reduce-scatter verified against MPI_Allreduce: the loss curve of unsharded DDP at
+// the same rank count within 1e-5, each rank holding ceil(P/ranks) elements of AdamW state (8
+// bytes each); through Gloo with the communication thread and with the buckets after backward too.
+TEST_F(DataParallel, ShardedRunsFollowTheUnshardedCurve) {
   const std::string run = "-s 8 --global-batch 12 --bucket-cap-mb 0.01 --verify-steps 8 --check-sync-every 1";
   std::vector<std::pair<int, std::string>> cases{{2, ""}, {3, ""}, {4, ""}, {3, "--overlap none"}};
 #ifdef SCALEPROBE_HAVE_GLOO
@@ -286,23 +287,44 @@ TEST_F(DataParallel, ShardedOptimizerFollowsTheUnshardedCurve) {
   for (const auto& [p, extra] : cases) {
     const std::string name = "ddp" + std::to_string(p) + "_" + std::to_string(extra.size());
     ASSERT_EQ(train(p, run + " " + extra + " -o " + path(name + ".h5"), name + ".log"), 0);
-    ASSERT_EQ(train(p, run + " " + extra + " --shard optimizer -o " + path(name + "_z.h5"), name + "_z.log"), 0);
     const std::vector<double> reference = losses(name + ".h5");
     ASSERT_EQ(reference.size(), 8u);
-    for (std::size_t i = 0; i < reference.size(); ++i)
-      EXPECT_NEAR(losses(name + "_z.h5")[i], reference[i], 1e-5) << p << " ranks " << extra << ", step " << i + 1;
-    const sp::TraceReader r(path(name + "_z.h5"));
-    const long long P = std::stoll(r.root_attribute("gradient_numel"));
-    EXPECT_EQ(r.root_attribute("shard"), "optimizer");
-    EXPECT_EQ(r.root_attribute("shard_numel_max"), std::to_string((P + p - 1) / p));
-    EXPECT_EQ(r.root_attribute("shard_numel_min"), std::to_string(P / p));
-    EXPECT_EQ(r.root_attribute("optimizer_state_bytes"), std::to_string((P + p - 1) / p * 8));
-    EXPECT_EQ(sp::TraceReader(path(name + ".h5")).root_attribute("optimizer_state_bytes"), std::to_string(P * 8));
-    // Every bucket a reduce-scatter, and the parameters' all-gather timed in each step.
-    const std::vector<double> gather = sp::test::column<double>(r.read_table("iterations"), "all_gather_s");
-    ASSERT_FALSE(gather.empty());
-    for (double g : gather) EXPECT_GT(g, 0.0);
+    EXPECT_EQ(sp::TraceReader(path(name + ".h5")).root_attribute("shard"), "none");
+    for (const std::string level : {"optimizer", "gradients"}) {
+      const std::string sharded = name + "_" + level;
+      ASSERT_EQ(train(p, run + " " + extra + " --shard " + level + " -o " + path(sharded + ".h5"), sharded + ".log"), 0);
+      const std::vector<double> got = losses(sharded + ".h5");
+      ASSERT_EQ(got.size(), reference.size());
+      for (std::size_t i = 0; i < got.size(); ++i)
+        EXPECT_NEAR(got[i], reference[i], 1e-5) << p << " ranks " << extra << " --shard " << level << ", step " << i + 1;
+      const sp::TraceReader r(path(sharded + ".h5"));
+      const long long P = std::stoll(r.root_attribute("gradient_numel"));
+      EXPECT_EQ(r.root_attribute("shard"), level);
+      EXPECT_EQ(r.root_attribute("shard_numel_max"), std::to_string((P + p - 1) / p));
+      EXPECT_EQ(r.root_attribute("shard_numel_min"), std::to_string(P / p));
+      EXPECT_EQ(r.root_attribute("optimizer_state_bytes"), std::to_string((P + p - 1) / p * 8));
+      // Every step timed the parameters' all-gather.
+      const std::vector<double> gather = sp::test::column<double>(r.read_table("iterations"), "all_gather_s");
+      ASSERT_FALSE(gather.empty());
+      for (double g : gather) EXPECT_GT(g, 0.0);
+    }
+    EXPECT_EQ(sp::TraceReader(path(name + ".h5")).root_attribute("optimizer_state_bytes"),
+              std::to_string(std::stoll(sp::TraceReader(path(name + ".h5")).root_attribute("gradient_numel")) * 8));
   }
+}
+
+// --shard gradients gives the memory of the other ranks' blocks back once a bucket is reduced:
+// with one bucket at 2 ranks, what stays resident of the gradient buffer after the reduction is
+// this rank's half and the two pages its edges share, where --shard optimizer keeps it all.
+TEST_F(DataParallel, ShardedGradientsReleaseTheOtherRanksBlocks) {
+  const std::string run = "-s 4 --global-batch 12 --bucket-cap-mb 25";
+  ASSERT_EQ(train(2, run + " --shard gradients -o " + path("z2.h5"), "z2.log"), 0);
+  ASSERT_EQ(train(2, run + " --shard optimizer -o " + path("z1.h5"), "z1.log"), 0);
+  const long long page = sysconf(_SC_PAGESIZE);
+  const sp::TraceReader z2(path("z2.h5")), z1(path("z1.h5"));
+  const long long bytes = std::stoll(z2.root_attribute("gradient_numel")) * 4;
+  EXPECT_LE(std::stoll(z2.root_attribute("gradient_resident_bytes")), (bytes + 1) / 2 + 3 * page);
+  EXPECT_GE(std::stoll(z1.root_attribute("gradient_resident_bytes")), bytes - page);
 }
 
 // A sharded run's checkpoint holds the whole optimizer state: saved at 3 ranks after 4 steps, it
@@ -322,7 +344,7 @@ TEST_F(DataParallel, ShardedCheckpointResumesAtAnotherRankCount) {
 }
 
 #if !defined(__SANITIZE_ADDRESS__)
-// The counting test: with --shard optimizer no rank calls MPI_Allreduce or MPI_Iallreduce on more
+// The counting test: with --shard (either level) no rank calls MPI_Allreduce or MPI_Iallreduce on more
 // than 16 elements (the gradients travel as reduce-scatters on point-to-point), while the same run
 // unsharded with MPI's own allreduce does, once per bucket and step. Counted by a PMPI library
 // preloaded into each rank (tests/lib/count_allreduce.cpp); verification off, since it is an
@@ -342,7 +364,8 @@ TEST_F(DataParallel, ShardedRunsIssueNoGradientAllreduce) {
     }
     return large;
   };
-  for (long big : counts("sharded", "--shard optimizer")) EXPECT_EQ(big, 0);
+  for (long big : counts("optimizer", "--shard optimizer")) EXPECT_EQ(big, 0);
+  for (long big : counts("gradients", "--shard gradients")) EXPECT_EQ(big, 0);
   for (long big : counts("library", "-a mpi")) EXPECT_GE(big, 4);  // 4 steps, several buckets each
 }
 #endif

@@ -56,9 +56,10 @@ DataParallelEngine::DataParallelEngine(const Session& session, const DataParalle
     std::vector<std::string> algorithms;
     for (const ReductionCase& c : plan.cases) algorithms.emplace_back(c.algorithm->name);
     reducer_.emplace(session.comm, grads, layout, plan.backend, algorithms);
-    if (plan.shard_optimizer) {
+    if (plan.sharded()) {
       shard_ = ParameterShard(bucket_slices(layout, plan.cases.at(0).cap), session.size, session.rank, comm_);
-      reducer_->shard_buckets(shard_);
+      release_gradients_ = plan.shard == "gradients";
+      reducer_->shard_buckets(shard_, release_gradients_);
     }
   }
 
@@ -230,7 +231,8 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
     const bool sync_now = sync && m == plan_.accum_steps - 1;
     if (sync_now) reducer_->begin(1.0f / float(session_.size * plan_.accum_steps), overlap_.mode != OverlapMode::none, verify);
     Measured backward = measure([&] {
-      if (m == 0) std::fill(grads_, grads_ + numel_, 0.0f);
+      // --shard gradients: the buffer is zero already (released after the last update).
+      if (m == 0 && !release_gradients_) std::fill(grads_, grads_ + numel_, 0.0f);
       fn.backward(sync_now ? ready : ignore);
     });
     if (sync_now && overlap_.mode == OverlapMode::progress) {
@@ -251,6 +253,9 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
   if (sync) {
     // Without synchronisation, accumulation scales by 1/k here instead of in the reducer.
     timed(Phase::wait, [&] { r.exposed_s = reducer_->finish(); });
+    // What the step's gradients hold of memory once reduced (under --shard gradients this rank's
+    // blocks and the pages they share with the released rest).
+    if (shard_.sharded()) gradient_resident_max_ = std::max(gradient_resident_max_, resident_bytes(grads_, numel_));
     r.exposed_peers_s = reducer_->exposed().peers_s;
     r.exposed_after_ready_s = reducer_->exposed().after_ready_s;
     if (verify) reducer_->verify();  // outside the timed phases; verified steps are not summarised
@@ -258,7 +263,10 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
     const float scale = 1.0f / float(plan_.accum_steps);
     for (std::size_t i = 0; i < numel_; ++i) grads_[i] *= scale;
   }
-  timed(Phase::optimizer, [&] { r.grad_norm = fn.optimizer(); });
+  timed(Phase::optimizer, [&] {
+    r.grad_norm = fn.optimizer();
+    if (release_gradients_) release_to_zeros(grads_, numel_);  // consumed: back to the system, zero
+  });
   if (shard_.sharded()) {
     timed(Phase::all_gather, [&] { reducer_->gather_parameters(params_); });
     const double gathering = row.phase_s[step_phase_slot(Phase::all_gather)];
@@ -317,9 +325,11 @@ std::string DataParallelEngine::communication_description() const {
   if (plan_.no_comm) return "none: every rank trains alone (--no-comm)";
   if (plan_.local_sgd > 0) return fmt::format("local SGD: parameters averaged every {} step(s)", plan_.local_sgd);
   if (shard_.sharded())
-    return fmt::format("sharded (--shard optimizer): each bucket reduce-scattered as backward completes it ({} overlap), "
-                       "each rank's optimizer on its blocks, the parameters all-gathered after the update",
-                       name(overlap_.mode));
+    return fmt::format("sharded (--shard {}): each bucket reduce-scattered as backward completes it ({} overlap), "
+                       "each rank's optimizer on its blocks, the parameters all-gathered after the update{}",
+                       plan_.shard, name(overlap_.mode),
+                       release_gradients_ ? "; gradient memory released once reduced (other ranks' blocks) and "
+                                            "after the update (the rest)" : "");
   switch (overlap_.mode) {
     case OverlapMode::progress:
       return "progress: each bucket's allreduce starts when backward completes it and is advanced from the compute "
@@ -367,12 +377,17 @@ void DataParallelEngine::write_trace(TraceWriter& trace) {
   trace.set_attribute("num_cases", std::int64_t(plan_.cases.size()));
   trace.set_attribute("gradient_numel", std::int64_t(numel_));
   trace.set_attribute("communication", communication_description());
-  trace.set_attribute("shard", std::string(shard_.sharded() ? "optimizer" : "none"));
+  trace.set_attribute("shard", plan_.shard);
   // Elements each rank updates and keeps optimizer state for (the largest and smallest share).
   std::uint64_t share[2] = {shard_.state_numel(), ~std::uint64_t(shard_.state_numel())};
   SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, share, 2, MPI_UINT64_T, MPI_MAX, comm_));
   trace.set_attribute("shard_numel_max", std::int64_t(share[0]));
   trace.set_attribute("shard_numel_min", std::int64_t(~share[1]));
+  if (shard_.sharded()) {
+    std::uint64_t resident = gradient_resident_max_;
+    SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &resident, 1, MPI_UINT64_T, MPI_MAX, comm_));
+    trace.set_attribute("gradient_resident_bytes", std::int64_t(resident));
+  }
   trace.set_attribute("summary_excludes", fmt::format("the first {} step(s) of the run (one round of cases) and verified steps",
                                                       plan_.cases.size()));
 }

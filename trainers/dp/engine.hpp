@@ -128,6 +128,8 @@ class DataParallelEngine {
   MPI_Comm comm_ = MPI_COMM_NULL;  // the main thread's collectives (loss, averaging, hashes)
   coll::Backends transports_;  // local SGD's parameter averaging, on comm_ (made only for local SGD)
   ParameterShard shard_;
+  bool release_gradients_ = false;       // --shard gradients
+  std::size_t gradient_resident_max_ = 0;  // --shard: the most gradient bytes resident after a reduction
   std::optional<GradientReducer> reducer_;  // synchronous data parallelism only
   int configured_case_ = -1;
   int synced_steps_ = 0;

@@ -61,8 +61,9 @@ void add_data_parallel_options(CLI::App& app, DataParallelOptions& o) {
                  "testing: KIND:RANK:STEP with KIND exit (process dies), error (rank fails) or corrupt "
                  "(wrong gradient after the allreduce)");
   app.add_option("--shard", o.shard,
-                 "optimizer: ZeRO-1 sharded data parallelism: gradient buckets reduce-scattered (ring), each rank's "
-                 "optimizer state and update for its blocks only, parameters all-gathered after the update")
+                 "sharded data parallelism: optimizer (ZeRO-1): gradient buckets reduce-scattered (ring), each "
+                 "rank's optimizer state and update for its blocks only, parameters all-gathered after the update; "
+                 "gradients (ZeRO-2): also the gradient memory of other ranks' blocks released once reduced")
       ->check(CLI::IsMember({"none", "optimizer", "gradients"}))->capture_default_str();
 }
 
@@ -163,11 +164,8 @@ DataParallelPlan make_plan(const DataParallelOptions& o, int batch, int nranks) 
       }
     }
   }
-  if (o.shard == "gradients")
-    throw UsageError("--shard gradients (ZeRO-2: the gradient buffer itself sharded) is not built yet; --shard optimizer "
-                     "shards the optimizer state");
-  p.shard_optimizer = o.shard == "optimizer";
-  if (p.shard_optimizer) {
+  p.shard = o.shard;
+  if (p.sharded()) {
     if (o.local_sgd > 0 || o.no_comm)
       throw UsageError(fmt::format("--shard {} and {} exclude each other", o.shard, o.no_comm ? "--no-comm" : "--local-sgd"));
     // The shard follows the buckets, so one (algorithm, cap) case; the state would move otherwise.

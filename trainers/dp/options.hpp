@@ -28,7 +28,7 @@ struct DataParallelOptions {
   int verify_steps = 1;
   int check_sync_every = 0;
   std::string inject_fault;
-  std::string shard = "none";  // none, optimizer (trainers/dp/shard.hpp)
+  std::string shard = "none";  // none, optimizer, gradients (trainers/dp/shard.hpp)
 };
 
 // Adds --algorithm, --backend, --bucket-cap-mb, --chunk-kib, --overlap (--no-overlap), --comm-core, --no-comm,
@@ -62,7 +62,8 @@ struct DataParallelPlan {
   int check_sync_every = 0;
   std::vector<ReductionCase> cases;  // step s uses cases[(s - first_step) % cases.size()]
   Fault fault;
-  bool shard_optimizer = false;  // --shard optimizer: reduce-scatter, sharded update, all-gather
+  std::string shard = "none";  // --shard: none, optimizer (ZeRO-1) or gradients (ZeRO-2), shard.hpp
+  bool sharded() const { return shard != "none"; }
 };
 
 // batch: the trainer's --batch (rows per rank per optimizer step in weak scaling). Throws

@@ -236,6 +236,10 @@ void GradientReducer::end_bucket(std::size_t i) {
   float* kept = shard_ ? grads_ + own_offset(i) : p;
   const std::size_t kept_numel = shard_ ? own_size(i) : b.numel;
   if (scale_ != 1.0f && !programs_[i].scales) coll::scale_local(kept, kept_numel, coll::Dtype::f32, scale_);
+  if (release_gradients_) {  // the other ranks' blocks of this bucket are dead here
+    release_pages(p, own_offset(i) - b.offset);
+    release_pages(kept + kept_numel, b.offset + b.numel - own_offset(i) - kept_numel);
+  }
   if (corrupt_next_ && kept_numel > 0) {
     kept[0] += 1.0f;
     corrupt_next_ = false;

@@ -104,7 +104,12 @@ class GradientReducer {
   // --shard (shard.hpp): from the next configure on, bucket i is reduce-scattered into this rank's
   // block (in place, scaled) instead of allreduced, and gather_parameters all-gathers the
   // parameters' blocks; the algorithm configured must be ring and its buckets the shard's.
-  void shard_buckets(const ParameterShard& shard) { shard_ = &shard; }
+  // release_gradients (--shard gradients): after its reduce-scatter, a bucket's pages outside this
+  // rank's block are released (shard.hpp's release_pages).
+  void shard_buckets(const ParameterShard& shard, bool release_gradients) {
+    shard_ = &shard;
+    release_gradients_ = release_gradients;
+  }
   // --shard, after the optimizer updated this rank's blocks: every bucket's parameters all-gathered
   // in place, blocking, on the calling thread (between steps of the communication thread).
   void gather_parameters(float* params);
@@ -175,6 +180,7 @@ class GradientReducer {
   std::vector<BucketSlice> buckets_;
   std::vector<coll::Program> programs_;        // per bucket (progress mode: with its slot's tags)
   const ParameterShard* shard_ = nullptr;      // --shard: reduce-scatter, then gather_parameters
+  bool release_gradients_ = false;             // --shard gradients
   std::vector<coll::Program> gather_programs_; // --shard: per bucket, the parameters' all-gather
   std::vector<BucketTiming> timings_;
   coll::Workspace workspace_;                  // blocking runs

@@ -1,7 +1,12 @@
 #include "trainers/dp/shard.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <climits>
+#include <cstdint>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -82,6 +87,51 @@ void ParameterShard::gather(const float* state, float* full) const {
   for (int q = 0; q < nranks_; ++q)
     for (const ShardRange& r : of[std::size_t(q)])
       std::copy_n(all.data() + displs[std::size_t(q)] + r.state_offset, r.numel, full + r.offset);
+}
+
+namespace {
+
+std::uintptr_t page_size() {
+  static const std::uintptr_t size = std::uintptr_t(sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+// The whole pages inside [begin, end): [first, last) rounded inwards.
+std::pair<std::uintptr_t, std::uintptr_t> whole_pages(const float* begin, std::size_t n) {
+  const std::uintptr_t page = page_size(), a = std::uintptr_t(begin), b = std::uintptr_t(begin + n);
+  const std::uintptr_t first = (a + page - 1) / page * page, last = b / page * page;
+  return {first, std::max(first, last)};
+}
+
+}  // namespace
+
+void release_pages(float* begin, std::size_t n) {
+  const auto [first, last] = whole_pages(begin, n);
+  if (last > first && madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED) != 0)
+    fail("--shard gradients: madvise(MADV_DONTNEED) on {} bytes of the gradient buffer failed", last - first);
+}
+
+void release_to_zeros(float* begin, std::size_t n) {
+  const auto [first, last] = whole_pages(begin, n);
+  if (last == first) {
+    std::fill(begin, begin + n, 0.0f);
+    return;
+  }
+  release_pages(begin, n);
+  std::fill(begin, reinterpret_cast<float*>(first), 0.0f);
+  std::fill(reinterpret_cast<float*>(last), begin + n, 0.0f);
+}
+
+std::size_t resident_bytes(const float* begin, std::size_t n) {
+  if (n == 0) return 0;
+  const std::uintptr_t page = page_size();
+  const std::uintptr_t first = std::uintptr_t(begin) / page * page, end = std::uintptr_t(begin + n);
+  std::vector<unsigned char> in_core((end - first + page - 1) / page);
+  if (mincore(reinterpret_cast<void*>(first), end - first, in_core.data()) != 0)
+    fail("mincore on {} bytes of the gradient buffer failed", end - first);
+  std::size_t pages = 0;
+  for (unsigned char c : in_core) pages += c & 1;
+  return pages * page;
 }
 
 }  // namespace sp::dp

@@ -2,6 +2,10 @@
 // instead of allreduced, each rank keeps the optimizer state of its blocks only and updates those
 // parameters, and every bucket's parameters are then all-gathered (ring reduce-scatter and
 // all-gather, collectives/ring_halves.cpp, in place in the trainer's flat buffers).
+// --shard gradients (ZeRO stage 2) also gives the gradient memory back as soon as it is dead: once
+// a bucket is reduce-scattered, the pages of the other ranks' blocks (release_pages); after the
+// update, the whole buffer. Released pages read as zeros, which is what the next backward, adding
+// into the buffer, needs; they take memory again only when backward writes them.
 //
 // Which elements a rank owns: bucket i of n_i elements is cut as Blocks{n_i, ranks, c_i}
 // (collectives/blocks.hpp), rank r owning block r. The n_i % ranks larger blocks of each bucket
@@ -81,5 +85,14 @@ class ParameterShard {
   std::vector<ShardRange> ranges_;
   std::size_t state_numel_ = 0, total_ = 0;
 };
+
+// Gives the whole memory pages inside [begin, begin + n) back to the operating system
+// (madvise(MADV_DONTNEED) on the process's private anonymous memory: they read as zeros afterwards);
+// partial pages at either end keep their contents.
+void release_pages(float* begin, std::size_t n);
+// [begin, begin + n) made zero by releasing its whole pages and writing zeros into the partial ones.
+void release_to_zeros(float* begin, std::size_t n);
+// Bytes of [begin, begin + n) resident in memory (mincore), in whole pages.
+std::size_t resident_bytes(const float* begin, std::size_t n);
 
 }  // namespace sp::dp
