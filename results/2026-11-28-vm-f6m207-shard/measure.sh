@@ -1,6 +1,6 @@
 #!/bin/bash
-# --shard optimizer against unsharded DDP (same run of this script, interleaved, the order rotated
-# each pass): gpt-tiny (8 rows per rank) and ResNet-20 (32 images per rank), 2 ranks bound one per
+# --shard optimizer and --shard gradients against unsharded DDP (same run of this script,
+# interleaved, the order rotated each pass): gpt-tiny (8 rows per rank) and ResNet-20 (32 images per rank), 2 ranks bound one per
 # core, one thread each, weak scaling, ring buckets at the default 25 MiB cap, progress overlap.
 #   bash measure.sh BUILD_DIR PASSES   (raw/, machine.txt and measure.log here)
 set -u
@@ -10,7 +10,7 @@ mkdir -p raw
 { lscpu; grep -m1 '^flags' /proc/cpuinfo; } > machine.txt
 gpt=("$build/trainers/gpt/gpt_train" -m gpt-tiny -B 8 -s 14 --val-batches 0)
 resnet=("$build/trainers/resnet/resnet_train" --depth 20 -B 32 -s 14 --val-images 0 --synthetic-images 2048)
-runs=(gpt:none gpt:optimizer resnet:none resnet:optimizer)
+runs=(gpt:none gpt:optimizer gpt:gradients resnet:none resnet:optimizer resnet:gradients)
 echo "start $(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg) $(grep -m1 'model name' /proc/cpuinfo)"
 for p in $(seq 1 "$passes"); do
   for k in "${!runs[@]}"; do
@@ -24,7 +24,7 @@ for p in $(seq 1 "$passes"); do
 done
 # Peak RSS without the first step's verification (it holds three double copies of the gradients,
 # which set the peak above): gpt-tiny once each way with --verify-steps 0.
-for shard in none optimizer; do
+for shard in none optimizer gradients; do
   mpirun -np 2 --bind-to core "${gpt[@]}" --verify-steps 0 --shard "$shard" -o "raw/noverify-gpt-$shard.h5" \
     > "raw/noverify-gpt-$shard.txt" 2>&1 || echo "FAILED noverify $shard"
 done

@@ -1,7 +1,7 @@
-"""summary.md from measure.sh's raw/: per model and pass, unsharded DDP beside --shard optimizer
+"""summary.md from measure.sh's raw/: per model and pass, unsharded DDP beside --shard optimizer and gradients
 (each trace's own numbers: the slowest rank's median step, the optimizer and all-gather phases'
 means over ranks and summarised steps, the most optimizer-state bytes and peak RSS of a rank), and
-the sharded / unsharded ratio of the median step in the same pass, with its median over passes.
+each sharded / unsharded ratio of the median step in the same pass, with its median over passes.
     /usr/bin/python3 summarize.py raw > summary.md"""
 import glob
 import os
@@ -17,7 +17,7 @@ from scaleprobe_analysis.h5open import open_h5  # the one safe open  # noqa: E40
 raw = sys.argv[1] if len(sys.argv) > 1 else "raw"
 rows, cpu = {}, set()
 for path in sorted(glob.glob(f"{raw}/[a-z]*-p*.h5")):
-    model, shard, p = re.search(r"(\w+)-(none|optimizer)-p(\d+)\.h5$", path).groups()
+    model, shard, p = re.search(r"(\w+)-(none|optimizer|gradients)-p(\d+)\.h5$", path).groups()
     with open_h5(path) as f:
         cpu.add(f["provenance"].attrs["cpu_signature"].decode())
         it = f["iterations"]
@@ -28,6 +28,7 @@ for path in sorted(glob.glob(f"{raw}/[a-z]*-p*.h5")):
             "all_gather_ms": float(np.mean(it["all_gather_s"][()][keep])) * 1e3,
             "exposed_ms": float(f["cases"]["exposed_comm_mean_s"][0]) * 1e3,
             "state_MiB": int(f.attrs["optimizer_state_bytes"]) / 2**20,
+            "grad_resident_MiB": int(f.attrs.get("gradient_resident_bytes", 4 * int(f.attrs["gradient_numel"]))) / 2**20,
             "peak_rss_MiB": int(np.max(f["ranks"]["peak_rss_bytes"][()])) / 2**20,
             "params": int(f.attrs["gradient_numel"]),
             "final_loss": float(f.attrs["final_loss"]),
@@ -35,26 +36,33 @@ for path in sorted(glob.glob(f"{raw}/[a-z]*-p*.h5")):
 passes = sorted({k[1] for k in rows})
 print(f"CPU: {', '.join(sorted(cpu))}; {len(passes)} passes, 2 ranks bound one per core, 1 thread each; "
       "step = the slowest rank's median step over the summarised steps (cases.iteration_median_s)\n")
-cols = ["step_ms", "optimizer_ms", "all_gather_ms", "exposed_ms", "state_MiB", "peak_rss_MiB", "final_loss"]
+cols = ["step_ms", "optimizer_ms", "all_gather_ms", "exposed_ms", "state_MiB", "grad_resident_MiB", "peak_rss_MiB",
+        "final_loss"]
+levels = ("optimizer", "gradients")
 for model in dict.fromkeys(k[0] for k in sorted(rows)):
     n = rows[(model, passes[0], "none")]["params"]
     print(f"## {model} ({n} parameters)\n")
     print("| pass | shard | " + " | ".join(cols) + " |")
     print("|---" * (2 + len(cols)) + "|")
-    ratios = []
+    ratios = {level: [] for level in levels}
     for p in passes:
-        for shard in ("none", "optimizer"):
+        for shard in ("none", *levels):
             r = rows[(model, p, shard)]
             print(f"| {p} | {shard} | " + " | ".join(f"{r[c]:.4g}" for c in cols) + " |")
-        ratios.append(rows[(model, p, "optimizer")]["step_ms"] / rows[(model, p, "none")]["step_ms"])
-    print(f"\nsharded / unsharded step, per pass: {', '.join(f'{x:.3f}' for x in ratios)}; "
-          f"median {statistics.median(ratios):.3f}\n")
+        for level in levels:
+            ratios[level].append(rows[(model, p, level)]["step_ms"] / rows[(model, p, "none")]["step_ms"])
+    print()
+    for level in levels:
+        print(f"--shard {level} / unsharded step, per pass: {', '.join(f'{x:.3f}' for x in ratios[level])}; "
+              f"median {statistics.median(ratios[level]):.3f}\n")
 extra = sorted(glob.glob(f"{raw}/noverify-*.h5"))
 if extra:
     print("## peak RSS with --verify-steps 0 (one run each)\n")
-    print("| run | state_MiB | peak_rss_MiB (largest rank) |")
-    print("|---|---|---|")
+    print("| run | state_MiB | grad_resident_MiB | peak_rss_MiB (largest rank) |")
+    print("|---|---|---|---|")
     for path in extra:
         with open_h5(path) as f:
+            resident = int(f.attrs.get("gradient_resident_bytes", 4 * int(f.attrs["gradient_numel"])))
             print(f"| {os.path.basename(path)[:-3]} | {int(f.attrs['optimizer_state_bytes']) / 2**20:.4g} | "
+                  f"{resident / 2**20:.4g} | "
                   f"{int(np.max(f['ranks']['peak_rss_bytes'][()])) / 2**20:.4g} |")
