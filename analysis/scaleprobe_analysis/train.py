@@ -128,6 +128,16 @@ def _no_hidden_note(trace: Trace) -> str:
     return " (No hidden fraction in this trace.)"
 
 
+def _shard_note(trace: Trace) -> str:
+    """What the communication columns mean in a sharded run (--shard; empty otherwise)."""
+    level = str(trace.attrs.get("shard", "none"))
+    if level == "none":
+        return ""
+    return (f" Sharded (`--shard {level}`): each bucket is a reduce-scatter, not an allreduce, and the exposed "
+            "communication includes the parameters' all-gather after the optimizer (`all_gather` in the phase "
+            f"summary); each rank holds at most {trace.attrs.get('shard_numel_max')} parameters' optimizer state.")
+
+
 def timeline_note(trace: Trace) -> str:
     """The timeline command's note on this trace's tracks (``TIMELINE_NOTE`` for older traces)."""
     if not has_modes(trace):
@@ -198,7 +208,7 @@ def _engine_tables(trace: Trace) -> list[str]:
             f"{trace.attrs.get('global_batch', '?')}, {trace.attrs.get('num_cases', len(cases))} case(s) cycled step by step",
             "", f"Iteration time = the slowest rank's step time, over the summarised steps ({excluded}); compute, "
             "communication and exposed communication are means over steps and ranks. " + definition
-            + _no_hidden_note(trace) + " ★ = fastest case.", "", markdown_table(view), "",
+            + _no_hidden_note(trace) + _shard_note(trace) + " ★ = fastest case.", "", markdown_table(view), "",
             "#### Per-iteration latency breakdown (figure: breakdown)", "", bd_text, "", markdown_table(bd_view), "",
             "#### Bucket cap sweep (figures: bucket_caps, hidden)", "",
             "Best cap per algorithm (lowest time per iteration):", "", markdown_table(best_view), "",

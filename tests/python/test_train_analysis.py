@@ -408,29 +408,34 @@ def test_communication_split_and_hidden_fraction_from_the_raw_tables(campaign):
 
 @pytest.fixture(scope="module")
 def mode_traces(tmp_path_factory) -> dict:
-    """2-rank gpt_train runs with ``--overlap none`` and ``--no-comm`` (one cap, a bucket per tensor)."""
+    """2-rank gpt_train runs with ``--overlap none``, ``--no-comm`` and ``--shard gradients`` (one cap, a bucket
+    per tensor)."""
     exe = build_dir() / "trainers" / "gpt" / "gpt_train"
     need_binary(exe)
     mpirun = need_mpirun()
     root = tmp_path_factory.mktemp("modes")
     common = [mpirun, "-np", "2", str(exe), "-m", "gpt-micro", "-s", "6", "-B", str(TRAIN_RANK_BATCH), "-a", "ring",
               "--bucket-cap-mb", "tensor", "--val-batches", "0", "--synthetic-bytes", "20000", "--threads", "1", "-q"]
-    paths = {"none": root / "none.h5", "no_comm": root / "no_comm.h5"}
+    paths = {"none": root / "none.h5", "no_comm": root / "no_comm.h5", "shard": root / "shard.h5"}
     run_mpi([*common, "--overlap", "none", "-o", str(paths["none"])], OMP_NUM_THREADS="1")
     run_mpi([*common, "--no-comm", "-o", str(paths["no_comm"])], OMP_NUM_THREADS="1")
+    run_mpi([*common, "--shard", "gradients", "-o", str(paths["shard"])], OMP_NUM_THREADS="1")
     return paths
 
 
 def test_split_breakdown_adds_up_in_every_mode(campaign, mode_traces):
-    """step = data + forward + backward + progress + wait + optimizer + average on every rank and step; the
-    breakdown's split components add up to the iteration time; progress only in progress mode."""
+    """step = data + forward + backward + progress + wait + optimizer + all-gather + average on every rank and
+    step; the breakdown's split components add up to the iteration time (the all-gather of a sharded run in
+    its exposed communication); progress only in progress mode."""
     traces = [*campaign.traces, *(load_trace(p) for p in mode_traces.values())]
     assert {t.attrs["overlap_mode"] for t in traces} >= {"progress", "none"}  # auto: progress at 1 rank
     for trace in traces:
         mode = trace.attrs["overlap_mode"]
         assert breakdown_components([trace]) == BREAKDOWN_SPLIT
         it = trace.table("iterations")
-        phases = it[["data_s", "forward_s", "backward_s", "progress_s", "wait_s", "optimizer_s", "average_s"]]
+        phases = it[["data_s", "forward_s", "backward_s", "progress_s", "wait_s", "optimizer_s", "all_gather_s",
+                     "average_s"]]
+        assert (it["all_gather_s"] > 0).all() == (trace.attrs["shard"] != "none")
         assert np.allclose(phases.sum(axis=1), it["step_s"], rtol=1e-12, atol=1e-12)
         assert np.allclose(it["compute_s"], it["forward_s"] + it["backward_s"] + it["optimizer_s"], atol=1e-12)
         assert np.allclose(it["exposed_comm_s"], it["exposed_wait_peers_s"] + it["exposed_after_ready_s"], atol=1e-12)
@@ -477,6 +482,15 @@ def test_report_states_the_mode_and_the_split(report, campaign):
             assert "#### Bucket cap sweep" in text and "hidden_fraction |" not in text
         else:
             assert header.endswith("| hidden_fraction | compute_imbalance | slowest_rank | samples_per_s | tokens_per_s | best |")
+
+
+def test_sharded_run_says_so(mode_traces):
+    trace = load_trace(mode_traces["shard"])
+    text = "\n".join(train.report_tables(trace))
+    assert "Sharded (`--shard gradients`): each bucket is a reduce-scatter" in text
+    assert f"each rank holds at most {trace.attrs['shard_numel_max']} parameters' optimizer state" in text
+    names = list(trace.table("phases")["name"])
+    assert set(trace.table("samples")["phase"]) >= {names.index("reduce_scatter"), names.index("all_gather")}
 
 
 def test_none_and_no_comm_runs(mode_traces, tmp_path, capsys):
