@@ -23,8 +23,9 @@ CaseResult BenchmarkRun::run_case(BenchCase& c, std::int64_t id, int iters, int 
   evicted_bytes_ += r.evicted_bytes;
   long long wrong = c.verify();
   SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG_LONG, MPI_SUM, s_.comm));
-  CaseResult result{id, iters, warmup, case_stats(r, s_.comm), wrong};
-  for (std::size_t i = 0; i < r.samples.size(); ++i) samples_.add(id, static_cast<std::int64_t>(i), 0, -1, r.samples[i]);
+  CaseResult result{id, iters, warmup, case_stats(r, s_.comm, c.takes_part()), wrong};
+  for (std::size_t i = 0; i < r.samples.size() && c.takes_part(); ++i)
+    samples_.add(id, static_cast<std::int64_t>(i), 0, -1, r.samples[i]);
   if (device_phase_ >= 0)
     for (std::size_t i = 0; i < r.device_s.size(); ++i)
       samples_.add(id, static_cast<std::int64_t>(i), device_phase_, -1, {r.samples[i].start_s, r.device_s[i], 0.0});

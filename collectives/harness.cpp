@@ -290,19 +290,20 @@ std::uint64_t rank_memory_budget(MPI_Comm comm) {
   return budget;
 }
 
-CaseStats case_stats(const TimedRun& run, MPI_Comm comm) {
+CaseStats case_stats(const TimedRun& run, MPI_Comm comm, bool counted) {
   std::vector<double> wall, cpu;
   for (const PhaseSample& s : run.samples) {
     wall.push_back(s.wall_s);
     cpu.push_back(s.cpu_s);
   }
   CaseStats st;
-  st.mean = spread_across_ranks(summarize(wall).mean, comm);
+  if (!counted) std::fill(wall.begin(), wall.end(), 0.0);  // no part in the slowest rank's time either
+  st.mean = spread_across_ranks(summarize(wall).mean, comm, counted);
   std::vector<double> slowest = max_across_ranks(wall, comm);
   st.iteration = summarize(slowest);
-  st.cpu_mean_s = spread_across_ranks(summarize(cpu).mean, comm).mean;
+  st.cpu_mean_s = spread_across_ranks(summarize(cpu).mean, comm, counted).mean;
   double rq = run.samples.empty() ? 0 : run.runqueue_wait_s / double(run.samples.size());
-  RankSpread rqs = spread_across_ranks(run.runqueue_wait_s < 0 ? -1e300 : rq, comm);
+  RankSpread rqs = spread_across_ranks(run.runqueue_wait_s < 0 ? -1e300 : rq, comm, counted);
   st.runqueue_wait_s = rqs.min < 0 ? -1 : rqs.mean;
   return st;
 }

@@ -104,6 +104,9 @@ class BenchCase {
   // After the timed loop: one call on the verification pattern checked against the sequential
   // reference; the elements wrong on this rank. It may free the timed loop's buffers first.
   virtual long long verify() = 0;
+  // Whether this rank takes part (p2p_perf --pairs each: only the pair's two ranks do; the others'
+  // calls are empty): only those ranks' times make the case's statistics and samples.
+  virtual bool takes_part() const { return true; }
 };
 
 struct LoopOptions {
@@ -212,7 +215,8 @@ struct CaseStats {
   double cpu_mean_s = 0;         // mean over ranks and iterations of thread CPU time
   double runqueue_wait_s = -1;   // mean over ranks, per iteration (-1 unknown)
 };
-CaseStats case_stats(const TimedRun& run, MPI_Comm comm);
+// counted: this rank's times count (BenchCase::takes_part); the spreads are over the ranks that count.
+CaseStats case_stats(const TimedRun& run, MPI_Comm comm, bool counted = true);
 
 // Bus bandwidth factor for allreduce: each rank sends and receives 2(n-1)/n of the data in a
 // bandwidth-optimal algorithm, so busbw = algbw * 2(n-1)/n is comparable with link bandwidth.

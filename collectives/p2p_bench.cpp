@@ -24,12 +24,15 @@ P2pTest parse_p2p_test(std::string_view text) {
   fail("unknown point-to-point test '{}' (choose latency, bw, bibw)", text);
 }
 
-P2pCase::P2pCase(P2pTest test, std::size_t bytes, int window, bool distinct_slots, Transport& t)
+P2pCase::P2pCase(P2pTest test, std::size_t bytes, int window, bool distinct_slots, Transport& t, int first,
+                 int second)
     : test_(test),
       count_(bytes / 4),
       window_(test == P2pTest::latency ? 1 : window),
       slots_count_(distinct_slots ? window_ : 1),
-      t_(t) {
+      t_(t),
+      first_(first),
+      second_(second) {
   send_ = filled_buffer(t_, bytes, [&](std::byte* p) { fill_pattern(p, count_, Dtype::i32, t_.rank(), t_.size()); });
   slots_ = t_.allocate(bytes * std::size_t(slots_count_));
   ack_ = t_.allocate(4);
@@ -59,6 +62,7 @@ void P2pCase::wait_all() {
 }
 
 void P2pCase::call(int) {
+  if (!active()) return;  // --pairs each: another pair's turn
   switch (test_) {
     case P2pTest::latency:
       if (sender()) {
@@ -94,7 +98,7 @@ long long P2pCase::verify() {
   slots_ = t_.allocate(slots_.size());  // zeroed
   call(-1);
   t_.synchronize();
-  const bool received = test_ != P2pTest::bw || !sender();
+  const bool received = active() && (test_ != P2pTest::bw || !sender());
   if (!received) return 0;
   const TransportBuffer want = filled_buffer(t_, std::max<std::size_t>(count_ * 4, 1), [&](std::byte* p) {
     fill_pattern(p, count_, Dtype::i32, peer(), t_.size());
@@ -106,18 +110,16 @@ long long P2pCase::verify() {
   return wrong;
 }
 
-double P2pRow::latency_us() const {
-  return test == P2pTest::latency ? result.stats.mean.mean / 2 * 1e6 : std::nan("");
-}
+double P2pRow::latency_us() const { return test == P2pTest::latency ? call_s() / 2 * 1e6 : std::nan(""); }
 
 double P2pRow::bandwidth_GBps() const {
-  const double t = result.stats.mean.mean;
+  const double t = call_s();
   if (test == P2pTest::latency || t <= 0) return std::nan("");
   return (test == P2pTest::bibw ? 2.0 : 1.0) * double(bytes) * window * pairs / t / 1e9;
 }
 
 double P2pRow::message_rate_M() const {
-  const double t = result.stats.mean.mean;
+  const double t = call_s();
   if (t <= 0) return std::nan("");
   const double messages = test == P2pTest::latency ? 2.0 : (test == P2pTest::bibw ? 2.0 : 1.0) * window;
   return messages * pairs / t / 1e6;
@@ -136,7 +138,10 @@ Columns<P2pRow> p2p_columns() {
        [](const R& r) { return CellValue(std::string(name(r.test))); }},
       {"bytes", "B", "message size", [=](const R& r) { return i64(r.bytes); }},
       {"window", "", "messages in flight per pair and direction (1 for latency)", [=](const R& r) { return i64(r.window); }},
-      {"pairs", "", "rank pairs running at once (r with r + n/2)", [=](const R& r) { return i64(r.pairs); }},
+      {"pairs", "", "rank pairs running at once (r with r + n/2; 1 with --pairs each)", [=](const R& r) { return i64(r.pairs); }},
+      {"rank_a", "", "--pairs each: the pair's first rank (the sender of bw); -1: every pair r, r + n/2 at once",
+       [=](const R& r) { return i64(r.first); }},
+      {"rank_b", "", "--pairs each: the pair's second rank; -1: every pair at once", [=](const R& r) { return i64(r.second); }},
       {"iters", "", "timed calls (a round trip or a window each)", [=](const R& r) { return i64(r.result.iters); }},
       {"warmup", "", "untimed warm-up calls", [=](const R& r) { return i64(r.result.warmup); }},
   };
@@ -154,7 +159,7 @@ Columns<P2pRow> p2p_columns() {
       {"test", 7, [](const R& r) { return std::string(name(r.test)); }},
       {"size", 9, [](const R& r) { return format_size(r.bytes); }},
       {"window", 6, [](const R& r) { return std::to_string(r.window); }},
-      {"pairs", 5, [](const R& r) { return std::to_string(r.pairs); }},
+      {"pairs", 5, [](const R& r) { return r.first >= 0 ? fmt::format("{}-{}", r.first, r.second) : std::to_string(r.pairs); }},
       {"iters", 6, [](const R& r) { return std::to_string(r.result.iters); }},
       {"t_mean(us)", 10, [=](const R& r) { return us(st(r).mean.mean); }},
       {"p50(us)", 10, [=](const R& r) { return us(st(r).iteration.median); }},
@@ -167,10 +172,16 @@ Columns<P2pRow> p2p_columns() {
   return c;
 }
 
-void print_p2p_header(const Session& s, const Provenance& prov, const RunOptions& ro, const Columns<P2pRow>& columns) {
+void print_p2p_header(const Session& s, const Provenance& prov, const RunOptions& ro, bool each_pair,
+                      const Columns<P2pRow>& columns) {
   if (s.rank != 0) return;
-  fmt::print("# p2p_perf: {} ranks on {} host(s) [{}], {} pair(s): rank r with rank r + {}\n", s.size,
-             *prov.find("nhosts"), *prov.find("hosts"), s.size / 2, s.size / 2);
+  if (each_pair)
+    fmt::print("# p2p_perf: {} ranks on {} host(s) [{}], every one of the {} pairs alone in turn (pairs: a-b; GB/s "
+               "and latency over the pair's two ranks)\n",
+               s.size, *prov.find("nhosts"), *prov.find("hosts"), s.size * (s.size - 1) / 2);
+  else
+    fmt::print("# p2p_perf: {} ranks on {} host(s) [{}], {} pair(s): rank r with rank r + {}\n", s.size,
+               *prov.find("nhosts"), *prov.find("hosts"), s.size / 2, s.size / 2);
   fmt::print("# backend: {} ({})\n", *prov.find("backend"), *prov.find("backend_library"));
   fmt::print("# OSU's definitions: latency = half a ping-pong's round trip; bw = a window of non-blocking sends\n"
              "# and a 4-byte acknowledgement; bibw = windows both ways. GB/s and Mmsg/s: every pair's, summed.\n");

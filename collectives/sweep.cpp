@@ -236,6 +236,9 @@ void P2pOptions::add_to(CLI::App& app) {
       ->check(CLI::Range(1, 1024))->capture_default_str();
   app.add_option("--slots", slots, "a window's receive buffers: shared (one, as OSU's osu_bw) or distinct (one per "
                  "message, each checked)")->check(CLI::IsMember({"shared", "distinct"}))->capture_default_str();
+  app.add_option("--pairs", pairs, "halves: rank r with r + n/2, every pair at once; each: every pair of ranks, one "
+                 "pair at a time while the others wait (a matrix of the links, as mpiGraph's)")
+      ->check(CLI::IsMember({"halves", "each"}))->capture_default_str();
 }
 
 P2pSweep resolve_p2p_sweep(const P2pOptions& o, const Session& s) {
@@ -248,8 +251,12 @@ P2pSweep resolve_p2p_sweep(const P2pOptions& o, const Session& s) {
   w.tests = parse_choice_list(o.tests, {"latency", "bw", "bibw"}, "point-to-point test");
   w.window = o.window;
   w.distinct_slots = o.slots == "distinct";
-  if (s.size < 2 || s.size % 2 != 0)
-    throw UsageError(fmt::format("p2p_perf pairs rank r with rank r + n/2: it needs an even number of ranks, got {}", s.size));
+  w.each_pair = o.pairs == "each";
+  if (s.size < 2)
+    throw UsageError(fmt::format("p2p_perf measures between rank pairs: it needs 2 or more ranks, got {}", s.size));
+  if (!w.each_pair && s.size % 2 != 0)
+    throw UsageError(fmt::format("p2p_perf pairs rank r with rank r + n/2: it needs an even number of ranks, got {} "
+                                 "(--pairs each takes any)", s.size));
   const std::uint64_t largest = *std::max_element(w.bytes.begin(), w.bytes.end());
   std::uint64_t need = UINT64_MAX;
   try {  // the send buffer, the receive slots and verification's expected message

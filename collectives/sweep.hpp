@@ -96,6 +96,7 @@ struct P2pOptions {
   std::string tests = "latency,bw,bibw";
   int window = 64;  // OSU's default window
   std::string slots = "shared";  // a window's receive buffers: shared (OSU's) or distinct
+  std::string pairs = "halves";  // halves: r with r + n/2, all at once; each: every pair, one at a time
   void add_to(CLI::App& app);
 };
 
@@ -104,9 +105,11 @@ struct P2pSweep {
   std::vector<std::string> tests;
   int window = 64;
   bool distinct_slots = false;
+  bool each_pair = false;  // --pairs each
 };
 
-// Collective. Refuses an odd rank count (ranks pair up), --scaling weak (no meaning between a
+// Collective. Refuses fewer than 2 ranks, an odd rank count with --pairs halves (ranks pair up as r
+// and r + n/2), --scaling weak (no meaning between a
 // pair), sizes that are not whole 4-byte elements, and buffers (the send buffer, the receive slots
 // and verification's expected message) that do not fit in this rank's share of its node's memory.
 P2pSweep resolve_p2p_sweep(const P2pOptions& o, const Session& s);

@@ -33,17 +33,26 @@ Summary summarize(std::span<const double> values) {
   return r;
 }
 
-RankSpread spread_across_ranks(double local, MPI_Comm comm) {
+RankSpread spread_across_ranks(double local, MPI_Comm comm, bool counted) {
   int size = 1;
   MPI_Comm_size(comm, &size);
-  std::vector<double> all(size);
-  SP_MPI_CHECK(MPI_Allgather(&local, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, comm));
+  std::vector<double> all(2 * std::size_t(size));
+  const double mine[2] = {local, counted ? 1.0 : 0.0};
+  SP_MPI_CHECK(MPI_Allgather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, comm));
   RankSpread r;
-  auto mx = std::max_element(all.begin(), all.end());
-  r.max = *mx;
-  r.slowest_rank = static_cast<int>(mx - all.begin());
-  r.min = *std::min_element(all.begin(), all.end());
-  r.mean = std::accumulate(all.begin(), all.end(), 0.0) / double(size);
+  bool first = true;
+  double sum = 0;
+  int n = 0;
+  for (int q = 0; q < size; ++q) {  // in rank order, so the mean is the same on every rank
+    if (all[2 * std::size_t(q) + 1] == 0) continue;
+    const double v = all[2 * std::size_t(q)];
+    if (first || v > r.max) r.max = v, r.slowest_rank = q;
+    if (first || v < r.min) r.min = v;
+    first = false;
+    sum += v;
+    ++n;
+  }
+  r.mean = n > 0 ? sum / double(n) : 0.0;
   return r;
 }
 

@@ -22,7 +22,8 @@ struct RankSpread {
   double min = 0, mean = 0, max = 0;
   int slowest_rank = 0;  // rank holding max (lowest such rank on ties)
 };
-RankSpread spread_across_ranks(double local, MPI_Comm comm);
+// counted = false: this rank's value is left out (at least one rank must count).
+RankSpread spread_across_ranks(double local, MPI_Comm comm, bool counted = true);
 // The mean of one value per rank, on every rank, through MPI_Allreduce (the library's summation
 // order: not always bitwise the mean spread_across_ranks sums in rank order).
 double mean_across_ranks(double local, MPI_Comm comm);

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "collectives/p2p_bench.hpp"
 #include "core/error.hpp"
@@ -98,6 +99,34 @@ TEST_F(P2p, AWrongElementIsCountedWhereItLands) {
   // In one shared slot the three corruptions land on the same element: 1 wrong (3 added to it).
   P2pCase shared(P2pTest::bibw, 256, 3, false, corrupting);
   EXPECT_EQ(summed(shared.verify()), 1);
+}
+
+// --pairs each at any rank count (CTest: 2 and 4, and at 3 these tests alone): in every pair's
+// case only its two ranks take part; they deliver the pattern, the statistics are theirs alone
+// (the others' empty calls left out), and a receive corrupted on the last rank is counted in the
+// pairs it belongs to, nowhere else.
+TEST_F(P2p, EachPairAloneDeliversAndOnlyItsRanksCount) {
+  const int p = world().size(), rank = world().rank();
+  CorruptingWorld corrupting;
+  for (int a = 0; a < p; ++a)
+    for (int b = a + 1; b < p; ++b)
+      for (P2pTest test : {P2pTest::latency, P2pTest::bw, P2pTest::bibw}) {
+        const std::string what = std::string(name(test)) + " pair " + std::to_string(a) + "-" + std::to_string(b);
+        P2pCase c(test, 4096, 3, true, world(), a, b);
+        EXPECT_EQ(c.takes_part(), rank == a || rank == b) << what;
+        const TimedRun run = time_calls(c, {3, 1, true, false}, MPI_COMM_WORLD);
+        const CaseStats st = case_stats(run, MPI_COMM_WORLD, c.takes_part());
+        double mine = 0;
+        for (const auto& sample : run.samples) mine += sample.wall_s / double(run.samples.size());
+        std::vector<double> means(static_cast<std::size_t>(p));
+        MPI_Allgather(&mine, 1, MPI_DOUBLE, means.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
+        EXPECT_DOUBLE_EQ(st.mean.mean, (means[std::size_t(a)] + means[std::size_t(b)]) / 2) << what;
+        EXPECT_EQ(summed(c.verify()), 0) << what;
+        // The last rank receives in latency and bibw (and in bw when it is b): 1 slot or 3 corrupted.
+        P2pCase bad(test, 256, 3, true, corrupting, a, b);
+        const long long expected = b != p - 1 ? 0 : test == P2pTest::latency ? 1 : 3;
+        EXPECT_EQ(summed(bad.verify()), expected) << what << " with the last rank corrupting";
+      }
 }
 
 TEST(P2pTests, NamesRoundTripAndUnknownIsAnError) {

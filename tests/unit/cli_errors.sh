@@ -35,7 +35,9 @@ expect_error "message size 6 bytes: point-to-point messages are whole 4-byte ele
 expect_error "unknown point-to-point test 'osu'" $P -t bw,osu
 expect_error "--window"                  $P --window 0
 expect_error "--scaling weak: a message between two ranks" $P --scaling weak
-expect_error "it needs an even number of ranks, got 1" $P -n 1
+expect_error "p2p_perf measures between rank pairs: it needs 2 or more ranks, got 1" $P -n 1
+expect_error "p2p_perf measures between rank pairs: it needs 2 or more ranks, got 1" $P -n 1 --pairs each
+expect_error "--pairs"                   $P --pairs some
 # Sizes: refused before anything is allocated (issue 14: --sizes 3 ran with count 0 and said
 # nothing, 99999999999999999 ended in std::bad_alloc, a parser through double rounded it).
 expect_error "message size 3 bytes is smaller than one f32 element (4 bytes)" $A --sizes 8,3
