@@ -6,6 +6,7 @@
 // Tiny model (depth 8, width 8, 19,954 parameters in 26 tensors), 32x32 synthetic images: about
 // 15 s in all on 2 cores.
 #include <gtest/gtest.h>
+#include <mpi.h>
 
 #include <cmath>
 #include <cstdio>
@@ -111,19 +112,25 @@ TEST_F(ResNetDataParallel, WeakScalingWithBatchStatisticsTrains) {
   EXPECT_NE(m.buffers[0], 0.0f);  // the running mean moved
 }
 
-// --shard optimizer: the SGD momentum of this rank's blocks only (4 bytes per element, ceil(P/3)
-// at 3 ranks), every reduce-scatter verified, the unsharded 3-rank curve within 1e-5; the
+// --shard optimizer: the SGD momentum of this rank's blocks only (4 bytes per element, ceil(P/p)
+// at p = 3 ranks, 2 under ASan and MPICH), every reduce-scatter verified, the unsharded curve at
+// the same rank count within 1e-5; the
 // sharded run's checkpoint holds the whole momentum (PyTorch's layout), loadable as any other.
 TEST_F(ResNetDataParallel, ShardedOptimizerFollowsTheUnshardedCurve) {
+#if defined(__SANITIZE_ADDRESS__) || defined(MPICH_VERSION)
+  const int p = 2;  // the asan and mpich stages: MPICH's polling ranks on 2 cores are slow at 3
+#else
+  const int p = 3;
+#endif
   const std::string run = "--bn-eval --lr 0.1 -s 6 --global-batch 12 --bucket-cap-mb 0.05 --verify-steps 6 --check-sync-every 1";
-  ASSERT_EQ(train(3, run + " -o " + path("ddp.h5"), "ddp.log"), 0);
-  ASSERT_EQ(train(3, run + " --shard optimizer -o " + path("z.h5") + " --save " + path("z_ck.h5"), "z.log"), 0);
+  ASSERT_EQ(train(p, run + " -o " + path("ddp.h5"), "ddp.log"), 0);
+  ASSERT_EQ(train(p, run + " --shard optimizer -o " + path("z.h5") + " --save " + path("z_ck.h5"), "z.log"), 0);
   const std::vector<double> reference = column("ddp.h5", "loss"), got = column("z.h5", "loss");
   ASSERT_EQ(got.size(), reference.size());
   for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], reference[i], 1e-5) << "step " << i + 1;
   const sp::TraceReader r(path("z.h5"));
   const long long P = std::stoll(r.root_attribute("gradient_numel"));
-  EXPECT_EQ(r.root_attribute("optimizer_state_bytes"), std::to_string((P + 2) / 3 * 4));
+  EXPECT_EQ(r.root_attribute("optimizer_state_bytes"), std::to_string((P + p - 1) / p * 4));
   sp::resnet::ResNet m = sp::resnet::resnet_create(sp::resnet::read_checkpoint_info(path("z_ck.h5")).config, 1);
   sp::resnet::load_checkpoint(path("z_ck.h5"), m, true);
   ASSERT_EQ(m.momentum.size(), std::size_t(P));
