@@ -27,9 +27,6 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
   loop.val_every = run.val_every;
   KernelProfile profile(o.profile_kernels);
   if (t.validates()) loop.validate = [&] { return profile.paused([&] { return t.validate(); }); };
-  // Rank 0 alone writes; every rank learns how it went, so a failed write (a full disk) ends the
-  // job as one failed run with rank 0's line — not an abort, under which MPICH's launcher can drop
-  // the line it was still forwarding.
   // --shard: the optimizer state of this rank's elements only, from the start (a resumed
   // checkpoint's whole state cut to the shard); for a checkpoint, gathered into one on rank 0.
   const dp::ParameterShard& shard = engine.parameter_shard();
@@ -54,6 +51,9 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
     for (std::size_t i = 0; i < gathered.size() && s.rank == 0; ++i) states[i]->swap(gathered[i]);
     gathered.clear();
   };
+  // Rank 0 alone writes; every rank learns how it went, so a failed write (a full disk) ends the
+  // job as one failed run with rank 0's line — not an abort, under which MPICH's launcher can drop
+  // the line it was still forwarding.
   const auto save_on_rank0 = [&](const std::string& path, int step) {
     if (shard.sharded()) gather_state();
     std::string error;

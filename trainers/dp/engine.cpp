@@ -379,10 +379,9 @@ void DataParallelEngine::write_trace(TraceWriter& trace) {
   trace.set_attribute("communication", communication_description());
   trace.set_attribute("shard", plan_.shard);
   // Elements each rank updates and keeps optimizer state for (the largest and smallest share).
-  std::uint64_t share[2] = {shard_.state_numel(), ~std::uint64_t(shard_.state_numel())};
-  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, share, 2, MPI_UINT64_T, MPI_MAX, comm_));
-  trace.set_attribute("shard_numel_max", std::int64_t(share[0]));
-  trace.set_attribute("shard_numel_min", std::int64_t(~share[1]));
+  const RankSpread share = spread_across_ranks(double(shard_.state_numel()), comm_);
+  trace.set_attribute("shard_numel_max", std::int64_t(share.max));
+  trace.set_attribute("shard_numel_min", std::int64_t(share.min));
   if (shard_.sharded()) {
     std::uint64_t resident = gradient_resident_max_;
     SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &resident, 1, MPI_UINT64_T, MPI_MAX, comm_));
