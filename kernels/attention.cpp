@@ -1,6 +1,6 @@
 #include "kernels/attention.hpp"
+#include "kernels/gemm.hpp"
 
-#include <cblas.h>
 
 #include <cassert>
 #include <cmath>
@@ -36,7 +36,7 @@ void attention_forward(float* out, float* att, const float* qkv, int B, int T, i
       const float* v = q + 2 * (size_t)C;
       float* p = att + ((size_t)b * NH + h) * T * T;
       // Scores: p[t, t2] = scale * q[t] . k[t2]
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, scale, q, C3, k, C3, 0.0f, p, T);
+      sgemm(false, true, T, T, hs, scale, q, C3, k, C3, 0.0f, p, T);
       // Softmax over t2 <= t (max subtracted for a stable exp); the masked (future) entries are 0.
       // Vector loops: this file is built with -ffast-math (kernels/CMakeLists.txt), under which
       // GCC calls glibc's vector expf; every value here is finite (no -INFINITY start for max).
@@ -58,7 +58,7 @@ void attention_forward(float* out, float* att, const float* qkv, int B, int T, i
       }
       // out[t] = sum_t2 p[t, t2] v[t2]
       float* o = out + (size_t)b * T * C + (size_t)h * hs;
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, p, T, v, C3, 0.0f, o, C);
+      sgemm(false, false, T, hs, T, 1.0f, p, T, v, C3, 0.0f, o, C);
     }
   }
 }
@@ -86,8 +86,8 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
         const float* p = att + ((size_t)b * NH + h) * T * T;
         const float* d = dout + (size_t)b * T * C + (size_t)h * hs;
         // out = p · v:  dp = dout · v^T,  dv (+)= p^T · dout
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, 1.0f, d, C, v, C3, 0.0f, ds.data(), T);
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, p, T, d, C, beta, dv, C3);
+        sgemm(false, true, T, T, hs, 1.0f, d, C, v, C3, 0.0f, ds.data(), T);
+        sgemm(true, false, T, hs, T, 1.0f, p, T, d, C, beta, dv, C3);
         // Softmax backward, row by row: dscore[t2] = p[t2] (dp[t2] - sum_j p[j] dp[j]) * scale
         // (zero where p is: the masked entries).
         for (int t = 0; t < T; t++) {
@@ -101,8 +101,8 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
           for (int t2 = t + 1; t2 < T; t2++) row[t2] = 0.0f;
         }
         // score = q · k^T:  dq (+)= dscore · k,  dk (+)= dscore^T · q
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, ds.data(), T, k, C3, beta, dq, C3);
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, ds.data(), T, q, C3, beta, dk, C3);
+        sgemm(false, false, T, hs, T, 1.0f, ds.data(), T, k, C3, beta, dq, C3);
+        sgemm(true, false, T, hs, T, 1.0f, ds.data(), T, q, C3, beta, dk, C3);
       }
     }
   }

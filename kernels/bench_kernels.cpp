@@ -71,7 +71,7 @@ void bench_activation_backward(benchmark::State& state, ActivationBackward backw
   set_bytes(state, 4.0 * 4 * n);  // x, dout read; dinp read + written
 }
 
-// ---- SGEMM probe: square n x n x n through matmul_forward without bias (one cblas_sgemm) ----
+// ---- SGEMM probe: square n x n x n through matmul_forward without bias (one sgemm) ----
 void BM_sgemm(benchmark::State& state) {
   const int n = (int)state.range(0);
   const auto a = random_vec((size_t)n * n, 1), b = random_vec((size_t)n * n, 2);
@@ -441,6 +441,7 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::AddCustomContext("omp_max_threads", std::to_string(omp_get_max_threads()));
   benchmark::AddCustomContext("blas", k::blas_description());
+  benchmark::AddCustomContext("gemm", k::gemm_description());
   benchmark::AddCustomContext("shape", "B=8 T=128 C=256 NH=4 V=256; CNN batch 32");
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

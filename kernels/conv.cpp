@@ -14,7 +14,6 @@
 // The forward's im2col matrices can be kept by the caller (the col argument) and handed to
 // backward, which then does not recompute them (ResNet-20 step: ~4% faster, within the noise of
 // this shared machine; im2col had been ~16% of a step, half of it in backward).
-#include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -23,6 +22,7 @@
 #include <vector>
 
 #include "kernels/cnn.hpp"
+#include "kernels/gemm.hpp"
 #include "kernels/conv_direct.hpp"
 #include "kernels/profile.hpp"
 
@@ -136,7 +136,7 @@ void conv2d_forward(float* out, const float* inp, const float* weight, const flo
       for (int o = 0; o < s.OC; o++) std::fill(y + std::size_t(o) * P, y + std::size_t(o + 1) * P, bias[o]);
       beta = 1.0f;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.OC, P, K, 1.0f, weight, K, c, P, beta, y, P);
+    sgemm(false, false, s.OC, P, K, 1.0f, weight, K, c, P, beta, y, P);
   };
   if (images_in_parallel(s.N)) {
 #pragma omp parallel for schedule(static)
@@ -165,11 +165,11 @@ void gemm_backward(float* dinp, float* dweight, const float* dout, const float* 
       im2col(work, std::size_t(P), inp + n * in_img, s);
       c = work;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s.OC, K, P, 1.0f, dy, P, c, P, 1.0f, dweight_acc, K);
+    sgemm(false, true, s.OC, K, P, 1.0f, dy, P, c, P, 1.0f, dweight_acc, K);
     if (dinp == nullptr) return;
     float* dx = dinp + n * in_img;
     // dcol = weight^T [K, OC] · dout[n] [OC, P] (the scratch is free again), then scattered.
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, P, s.OC, 1.0f, weight, K, dy, P, 0.0f, work, P);
+    sgemm(true, false, K, P, s.OC, 1.0f, weight, K, dy, P, 0.0f, work, P);
     if (!accumulate_dinp) std::fill(dx, dx + in_img, 0.0f);
     col2im_add(dx, work, std::size_t(P), s);
   };

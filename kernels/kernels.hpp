@@ -11,8 +11,8 @@
 //  - Inputs and outputs of a call must not alias unless the declaration says so.
 //  - No argument checking beyond debug asserts; sizes and pointers are the caller's contract.
 //  - OpenMP parallelises over rows (B*T) or over B*NH; results do not depend on the thread
-//    count except where a comment says otherwise (GEMM blocking inside OpenBLAS may round
-//    differently for different thread counts).
+//    count except where a comment says otherwise and in the GEMMs of oneDNN, the default GEMM
+//    library, whose blocking rounds differently for different thread counts (gemm.hpp).
 //
 // One header per family, all included here:
 #pragma once
@@ -21,6 +21,7 @@
 #include "kernels/blas.hpp"         // set_blas_threads and the BLAS thread-pool rules
 #include "kernels/cnn.hpp"          // conv2d, batch norm, ReLU, pooling (ResNet)
 #include "kernels/crossentropy.hpp" // fused softmax + cross-entropy
+#include "kernels/gemm.hpp"         // sgemm: every GEMM, in OpenBLAS or oneDNN
 #include "kernels/layers.hpp"       // encoder, layernorm, gelu, residual
-#include "kernels/matmul.hpp"       // linear layer through cblas_sgemm
+#include "kernels/matmul.hpp"       // linear layer through sgemm
 #include "kernels/optim.hpp"        // AdamW, SGD with momentum

@@ -1,6 +1,6 @@
 #include "kernels/matmul.hpp"
+#include "kernels/gemm.hpp"
 
-#include <cblas.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -27,8 +27,7 @@ void matmul_forward(float* out, const float* inp, const float* weight, const flo
     beta = 1.0f;
   }
   // out[N, OC] = inp[N, C] · weight[OC, C]^T  (+ out when beta = 1)
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C,
-              1.0f, inp, C, weight, C, beta, out, OC);
+  sgemm(false, true, N, OC, C, 1.0f, inp, C, weight, C, beta, out, OC);
 }
 
 void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout,
@@ -40,12 +39,10 @@ void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dou
   const int N = B * T;
   if (dinp != nullptr) {
     // dinp[N, C] (+)= dout[N, OC] · weight[OC, C]
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, OC,
-                1.0f, dout, OC, weight, C, accumulate_dinp ? 1.0f : 0.0f, dinp, C);
+    sgemm(false, false, N, C, OC, 1.0f, dout, OC, weight, C, accumulate_dinp ? 1.0f : 0.0f, dinp, C);
   }
   // dweight[OC, C] += dout[N, OC]^T · inp[N, C]
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, N,
-              1.0f, dout, OC, inp, C, 1.0f, dweight, C);
+  sgemm(true, false, OC, C, N, 1.0f, dout, OC, inp, C, 1.0f, dweight, C);
 
   if (dbias != nullptr) {
     // Column sums of dout (column_blocks.hpp: thread-count-independent order).

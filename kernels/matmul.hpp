@@ -1,6 +1,5 @@
-// Linear layer (nn.Linear): out = inp · weight^T + bias, computed with cblas_sgemm.
-// The GEMMs always go through OpenBLAS; only the bias broadcast and the bias-gradient column sum
-// are written here.
+// Linear layer (nn.Linear): out = inp · weight^T + bias, computed with sgemm (gemm.hpp:
+// oneDNN or OpenBLAS); only the bias broadcast and the bias-gradient column sum are written here.
 #pragma once
 
 namespace sp::kernels {

@@ -18,6 +18,8 @@ PACKAGES=(
   "${MPI_PACKAGES[@]}" hdf5-tools
   # C++ libraries
   libfmt-dev libcli11-dev nlohmann-json3-dev libopenblas-openmp-dev libgtest-dev libbenchmark-dev libhwloc-dev
+  # oneDNN: the default GEMM library (kernels/gemm.hpp), its kernels generated for the CPU at hand
+  libdnnl-dev
   # Gloo: the gloo transport (--backend gloo; collectives/gloo_transport.cpp)
   libgloo-dev
   # zlib: crc32, the whole-file digest of traces and checkpoints (core/file_digest)

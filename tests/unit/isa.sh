@@ -5,7 +5,10 @@
 #     else runs; without the pretence it starts (--help, exit 0);
 #  2. the kernel variant: SCALEPROBE_KERNEL_ISA naming no variant, or a variant this CPU cannot
 #     run, is a one-line error; the chosen variant is in the trace's provenance (kernel_isa);
-#  3. the AVX-512 objects define no weak (comdat) function: the linker could otherwise keep its
+#  3. the GEMM library (kernels/gemm.hpp): SCALEPROBE_GEMM naming no library of the build is a
+#     one-line error; the library in use is in the trace's provenance (gemm_library): oneDNN by
+#     default when the build has it, OpenBLAS when asked;
+#  4. the AVX-512 objects define no weak (comdat) function: the linker could otherwise keep its
 #     AVX-512 copy of a shared inline function for the whole program; nor does the start-up check's
 #     object (it must not pick up a baseline copy).
 #   isa.sh BUILD_DIR
@@ -43,6 +46,15 @@ for isa in default baseline; do
   got=$(/usr/bin/python3 -c 'import h5py, sys; v = h5py.File(sys.argv[1])["provenance"].attrs["kernel_isa"]; print(v.decode() if isinstance(v, bytes) else v)' "$tmp/$isa.h5" 2>&1)
   [ $isa = baseline ] && expect=baseline || expect=$want
   [ "$got" = "$expect" ] || { echo "FAIL: kernel_isa '$got' in the trace of the $isa run, wanted $expect"; failures=$((failures + 1)); }
+done
+expect_error "SCALEPROBE_GEMM=mkl: not a GEMM library of this build" env SCALEPROBE_GEMM=mkl "${R[@]}" -o "$tmp/c.h5"
+if grep -q SP_KERNELS_HAVE_ONEDNN "$B/compile_commands.json"; then default_gemm=onednn; else default_gemm=openblas; fi
+for gemm in default openblas; do
+  checks=$((checks + 1))
+  if [ $gemm = default ]; then "${R[@]}" -o "$tmp/g$gemm.h5" >/dev/null 2>&1; else SCALEPROBE_GEMM=$gemm "${R[@]}" -o "$tmp/g$gemm.h5" >/dev/null 2>&1; fi
+  got=$(/usr/bin/python3 -c 'import h5py, sys; v = h5py.File(sys.argv[1])["provenance"].attrs["gemm_library"]; print(v.decode() if isinstance(v, bytes) else v)' "$tmp/g$gemm.h5" 2>&1)
+  [ $gemm = default ] && expect=$default_gemm || expect=$gemm
+  [ "$got" = "$expect" ] || { echo "FAIL: gemm_library '$got' in the trace of the $gemm run, wanted $expect"; failures=$((failures + 1)); }
 done
 for v4 in conv_direct_v4 gelu_v4; do
   checks=$((checks + 1))

@@ -7,8 +7,10 @@ add_executable(test_kernels
   ${CMAKE_CURRENT_LIST_DIR}/test_kernels_forward.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_kernels_optim.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_cnn_kernels.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/test_gemm.cpp
 )
 target_link_libraries(test_kernels PRIVATE scaleprobe_kernels GTest::gtest_main OpenMP::OpenMP_CXX)
+target_compile_definitions(test_kernels PRIVATE SCALEPROBE_OPTIONAL_PARTS_FILE="${PROJECT_SOURCE_DIR}/tests/optional-parts.txt")
 # gtest_discover_tests (CMake 3.25) flattens PROPERTIES, so ENVIRONMENT "A=1;B=1" would keep only
 # A=1 (B=1 is dropped, checked with ctest --show-only=json-v1). Hence one variable through
 # ENVIRONMENT and the other through ENVIRONMENT_MODIFICATION, each a single list element.

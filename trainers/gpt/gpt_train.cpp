@@ -10,6 +10,7 @@
 
 #include "core/program.hpp"
 #include "kernels/blas.hpp"
+#include "kernels/gemm.hpp"
 #include "trainers/common/train_main.hpp"
 #include "trainers/gpt/trainer.hpp"
 
@@ -78,8 +79,8 @@ int run(Session& s, TrainOptions& o, const CLI::App& app) {
       .header = {
         fmt::format("gpt_train: {} (V {} T {} C {} L {} NH {}), {} parameters", cfg.name, cfg.vocab_size,
                     cfg.max_seq_len, cfg.channels, cfg.num_layers, cfg.num_heads, model.num_parameters),
-        fmt::format("data: {} ({} train / {} val tokens); {} rank(s) x {} thread(s), BLAS: {}", data_source,
-                    split.train.size(), split.val.size(), s.size, threads, kernels::blas_description()),
+        fmt::format("data: {} ({} train / {} val tokens); {} rank(s) x {} thread(s), BLAS: {}; GEMM: {}", data_source,
+                    split.train.size(), split.val.size(), s.size, threads, kernels::blas_description(), kernels::gemm_description()),
         fmt::format("{} scaling: global batch {} = {} rank(s) x {} micro-batch(es) x {} rows of {} tokens = {} tokens/step",
                     plan.scaling, plan.global_batch, s.size, plan.accum_steps, B, T, tokens_per_step),
         train::gradient_plan_line(plan),

@@ -15,6 +15,7 @@
 
 #include "core/program.hpp"
 #include "kernels/blas.hpp"
+#include "kernels/gemm.hpp"
 #include "trainers/common/train_main.hpp"
 #include "trainers/resnet/trainer.hpp"
 
@@ -84,9 +85,9 @@ int run(Session& s, TrainOptions& o, const CLI::App& app) {
       .header = {
           fmt::format("resnet_train: {} ({} stages, depth {}, width {}, {} classes), {} parameters", cfg.name, cfg.stages,
                       cfg.depth, cfg.width, cfg.num_classes, model.num_parameters),
-          fmt::format("data: {} ({} train / {} test images, {} validated{}); {} rank(s) x {} thread(s), BLAS: {}",
+          fmt::format("data: {} ({} train / {} test images, {} validated{}); {} rank(s) x {} thread(s), BLAS: {}; GEMM: {}",
                       data_source, train.size(), test.size(), val_n, o.augment ? ", crop+flip augmentation" : "", s.size,
-                      threads, kernels::blas_description()),
+                      threads, kernels::blas_description(), kernels::gemm_description()),
           fmt::format("{} scaling: global batch {} = {} rank(s) x {} micro-batch(es) x {} images of {}x{}; batch norm {}",
                       plan.scaling, plan.global_batch, s.size, plan.accum_steps, B, S, S,
                       o.bn_eval ? "frozen (--bn-eval: running statistics, batch-independent)"

@@ -1,0 +1,102 @@
+// sgemm's dispatch (gemm.hpp): the only file that names the GEMM libraries.
+#include "kernels/gemm.hpp"
+
+#include <cblas.h>
+
+#include <cstdlib>
+#include <stdexcept>
+
+#if defined(SP_KERNELS_HAVE_ONEDNN)
+#include <dnnl.h>
+#endif
+
+namespace sp::kernels {
+
+namespace {
+
+enum class Library { openblas, onednn };
+
+struct Entry {
+  const char* name;
+  Library library;
+};
+
+// The default first (gemm.hpp says why oneDNN is).
+const Entry kLibraries[] = {
+#if defined(SP_KERNELS_HAVE_ONEDNN)
+    {"onednn", Library::onednn},
+#endif
+    {"openblas", Library::openblas},
+};
+
+const Entry& choose() {
+  const char* asked = std::getenv("SCALEPROBE_GEMM");
+  if (asked == nullptr || *asked == '\0') return kLibraries[0];
+  std::string names;
+  for (const Entry& e : kLibraries) {
+    if (e.name == std::string(asked)) return e;
+    names += names.empty() ? e.name : std::string(", ") + e.name;
+  }
+  throw std::invalid_argument("SCALEPROBE_GEMM=" + std::string(asked) + ": not a GEMM library of this build (" + names +
+                              ")");
+}
+
+const Entry& chosen() {
+  static const Entry& e = choose();
+  return e;
+}
+
+void run(Library library, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+         const float* B, int ldb, float beta, float* C, int ldc) {
+  switch (library) {
+#if defined(SP_KERNELS_HAVE_ONEDNN)
+    case Library::onednn: {
+      // dnnl_sgemm is row-major; it returns an error only for invalid arguments (a bug here).
+      const dnnl_status_t st = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb,
+                                          beta, C, ldc);
+      if (st != dnnl_success) throw std::logic_error("dnnl_sgemm: invalid arguments");
+      return;
+    }
+#endif
+    case Library::openblas:
+    default:
+      cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K,
+                  alpha, A, lda, B, ldb, beta, C, ldc);
+      return;
+  }
+}
+
+}  // namespace
+
+void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+           const float* B, int ldb, float beta, float* C, int ldc) {
+  run(chosen().library, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void sgemm_in(const std::string& library, bool trans_a, bool trans_b, int M, int N, int K, float alpha,
+              const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc) {
+  for (const Entry& e : kLibraries)
+    if (library == e.name) return run(e.library, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  throw std::invalid_argument("not a GEMM library of this build: " + library);
+}
+
+std::vector<std::string> gemm_libraries() {
+  std::vector<std::string> out;
+  for (const Entry& e : kLibraries) out.emplace_back(e.name);
+  return out;
+}
+
+std::string gemm_library() { return chosen().name; }
+
+std::string gemm_description() {
+  std::string s = chosen().name;
+#if defined(SP_KERNELS_HAVE_ONEDNN)
+  if (chosen().library == Library::onednn) {
+    const dnnl_version_t* v = dnnl_version();
+    s += " (oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) + ")";
+  }
+#endif
+  return s;
+}
+
+}  // namespace sp::kernels
