@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 namespace sp::kernels {
 
@@ -32,8 +33,11 @@ struct Conv2dShape {
 // bias:   [OC] or nullptr
 // out[n,o,y,x] = bias[o] + sum_{c,i,j} weight[o,c,i,j] * inp[n, c, y*stride-pad+i, x*stride-pad+j]
 // (zero outside the image).
-// Two implementations, chosen by shape:
-// - 3x3, stride 1, pad 1 (the "same" convolution, ~94% of a CIFAR ResNet's work): direct
+// Three implementations, chosen by shape:
+// - 3x3, pad 1, output at most 16x16, in a build with oneDNN: oneDNN's convolutions, our NCHW
+//   tensors reordered into its layouts and back (conv_onednn.hpp; SCALEPROBE_CONV chooses,
+//   conv2d_choice() says how). No col matrix is used.
+// - other 3x3, stride 1 or 2, pad 1 (the "same" convolution, ~94% of a CIFAR ResNet's work): direct
 //   convolution on zero-padded images, no im2col (conv_direct.hpp). No col matrix is used:
 //   conv2d_col_numel returns 0 and the col arguments are ignored.
 // - every other shape: per image one SGEMM out[n] = weight[OC, C*KH*KW] · col[C*KH*KW, OH*OW]
@@ -44,6 +48,10 @@ struct Conv2dShape {
 // thread and is then reused (no allocation in the steady state).
 // Threads: images in parallel; results do not depend on the thread count.
 std::size_t conv2d_col_numel(const Conv2dShape& s);
+// How 3x3 convolutions are chosen: "auto" (oneDNN for outputs of at most 16x16, the direct path
+// otherwise), "direct" or "onednn" (every 3x3 pad-1 convolution): SCALEPROBE_CONV, read once;
+// "direct" in a build without oneDNN. Throws std::invalid_argument naming a bad value.
+std::string conv2d_choice();
 void conv2d_forward(float* out, const float* inp, const float* weight, const float* bias,
                     const Conv2dShape& s, float* col = nullptr);
 

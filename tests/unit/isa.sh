@@ -7,7 +7,8 @@
 #     run, is a one-line error; the chosen variant is in the trace's provenance (kernel_isa);
 #  3. the GEMM library (kernels/gemm.hpp): SCALEPROBE_GEMM naming no library of the build is a
 #     one-line error; the library in use is in the trace's provenance (gemm_library): oneDNN by
-#     default when the build has it, OpenBLAS when asked;
+#     default when the build has it, OpenBLAS when asked; likewise SCALEPROBE_CONV (conv_choice:
+#     auto with oneDNN, direct without);
 #  4. the AVX-512 objects define no weak (comdat) function: the linker could otherwise keep its
 #     AVX-512 copy of a shared inline function for the whole program; nor does the start-up check's
 #     object (it must not pick up a baseline copy).
@@ -49,6 +50,11 @@ for isa in default baseline; do
 done
 expect_error "SCALEPROBE_GEMM=mkl: not a GEMM library of this build" env SCALEPROBE_GEMM=mkl "${R[@]}" -o "$tmp/c.h5"
 if grep -q SP_KERNELS_HAVE_ONEDNN "$B/compile_commands.json"; then default_gemm=onednn; else default_gemm=openblas; fi
+expect_error "SCALEPROBE_CONV=fast: not auto, direct or onednn" env SCALEPROBE_CONV=fast "${R[@]}" -o "$tmp/d.h5"
+[ $default_gemm = onednn ] && default_conv=auto || default_conv=direct
+checks=$((checks + 1))
+got=$(/usr/bin/python3 -c 'import h5py, sys; v = h5py.File(sys.argv[1])["provenance"].attrs["conv_choice"]; print(v.decode() if isinstance(v, bytes) else v)' "$tmp/default.h5" 2>&1)
+[ "$got" = "$default_conv" ] || { echo "FAIL: conv_choice '$got' in the trace of the default run, wanted $default_conv"; failures=$((failures + 1)); }
 for gemm in default openblas; do
   checks=$((checks + 1))
   if [ $gemm = default ]; then "${R[@]}" -o "$tmp/g$gemm.h5" >/dev/null 2>&1; else SCALEPROBE_GEMM=$gemm "${R[@]}" -o "$tmp/g$gemm.h5" >/dev/null 2>&1; fi

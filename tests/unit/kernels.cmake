@@ -23,7 +23,13 @@ gtest_discover_tests(test_kernels PROPERTIES LABELS unit
 # above uses the widest this CPU runs: on AVX-512 machines the x86-64-v4 variant).
 add_test(NAME kernels.conv_baseline_variant COMMAND test_kernels --gtest_filter=Conv2d.*:CnnGradCheck.*)
 set_tests_properties(kernels.conv_baseline_variant PROPERTIES LABELS unit SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]"
-                     ENVIRONMENT "SCALEPROBE_KERNEL_ISA=baseline;OMP_NUM_THREADS=1;OPENBLAS_NUM_THREADS=1")
+                     ENVIRONMENT "SCALEPROBE_KERNEL_ISA=baseline;SCALEPROBE_CONV=direct;OMP_NUM_THREADS=1;OPENBLAS_NUM_THREADS=1")
+
+# The convolution tests once more with every 3x3 convolution on the direct path (the run above
+# sends those with outputs of at most 16x16 to oneDNN when the build has it: SCALEPROBE_CONV=auto).
+add_test(NAME kernels.conv_direct_path COMMAND test_kernels --gtest_filter=Conv2d.*:CnnGradCheck.*)
+set_tests_properties(kernels.conv_direct_path PROPERTIES LABELS unit SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]"
+                     ENVIRONMENT "SCALEPROBE_CONV=direct;OMP_NUM_THREADS=1;OPENBLAS_NUM_THREADS=1")
 
 # The BLAS core decision (kernels/blas_core.hpp) as a pure function; the start-up around it, a real
 # re-execution included, is the blas_core test (blas_core.sh, tests/unit/CMakeLists.txt).

@@ -7,6 +7,7 @@
 #include "core/provenance.hpp"
 #include "core/samples.hpp"
 #include "kernels/blas.hpp"
+#include "kernels/cnn.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/isa.hpp"
 
@@ -19,6 +20,7 @@ TraceWriter open_train_trace(const Session& s, const RunOptions& run) {
   prov.add("blas_core_reason", kernels::blas_core().reason);
   prov.add("kernel_isa", kernels::kernel_isa());
   prov.add("gemm_library", kernels::gemm_library());
+  prov.add("conv_choice", kernels::conv2d_choice());
   prov.add("blas_threads", std::to_string(kernels::blas_threads()));
   return TraceWriter(s, run.trace_path(prov), "train", prov);
 }

@@ -85,9 +85,9 @@ int run(Session& s, TrainOptions& o, const CLI::App& app) {
       .header = {
           fmt::format("resnet_train: {} ({} stages, depth {}, width {}, {} classes), {} parameters", cfg.name, cfg.stages,
                       cfg.depth, cfg.width, cfg.num_classes, model.num_parameters),
-          fmt::format("data: {} ({} train / {} test images, {} validated{}); {} rank(s) x {} thread(s), BLAS: {}; GEMM: {}",
+          fmt::format("data: {} ({} train / {} test images, {} validated{}); {} rank(s) x {} thread(s), BLAS: {}; GEMM: {}; 3x3 convolutions: {}",
                       data_source, train.size(), test.size(), val_n, o.augment ? ", crop+flip augmentation" : "", s.size,
-                      threads, kernels::blas_description(), kernels::gemm_description()),
+                      threads, kernels::blas_description(), kernels::gemm_description(), kernels::conv2d_choice()),
           fmt::format("{} scaling: global batch {} = {} rank(s) x {} micro-batch(es) x {} images of {}x{}; batch norm {}",
                       plan.scaling, plan.global_batch, s.size, plan.accum_steps, B, S, S,
                       o.bn_eval ? "frozen (--bn-eval: running statistics, batch-independent)"
