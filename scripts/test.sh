@@ -31,11 +31,10 @@
 #     this stage in the CI of 29c456e; the release and asan stages run it at 3); the other
 #     MPI tests keep their 3-rank runs. SCALEPROBE_MPICH=0 skips it.
 # The switches are for local runs: .ci/run refuses them (and SCALEPROBE_NO_TORCH/_NO_ROOT=1,
-# SCALEPROBE_GLOO=OFF, which widen the skips). Extra arguments go to the release stage's ctest and
-# run that stage only, e.g.
-# `scripts/test.sh -L unit`. Skips: a test that skips shows as "Not Run"; with SCALEPROBE_CI=1 a
-# skip fails unless tests/optional-parts.txt lists its part. Every stage runs; the script fails if
-# any did, and ends with one line per stage.
+# SCALEPROBE_GLOO=OFF, SCALEPROBE_ONEDNN=OFF, which widen the skips). Extra arguments go to the
+# release stage's ctest and run that stage only, e.g. `scripts/test.sh -L unit`. Skips: a test
+# that skips shows as "Not Run"; with SCALEPROBE_CI=1 a skip fails unless tests/optional-parts.txt
+# lists its part. Every stage runs; the script fails if any did, and ends with one line per stage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
