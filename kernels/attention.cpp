@@ -1,12 +1,11 @@
 #include "kernels/attention.hpp"
-#include "kernels/gemm.hpp"
-
 
 #include <cassert>
 #include <cmath>
 #include <cstddef>
 #include <vector>
 
+#include "kernels/gemm.hpp"
 #include "kernels/profile.hpp"
 
 namespace sp::kernels {

@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "kernels/cnn.hpp"
+#include "kernels/conv_direct.hpp"
 #include "kernels/conv_onednn.hpp"
 #include "kernels/gemm.hpp"
-#include "kernels/conv_direct.hpp"
 #include "kernels/profile.hpp"
 
 namespace sp::kernels {

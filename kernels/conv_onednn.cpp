@@ -33,7 +33,7 @@ std::string read_choice() {
 
 }  // namespace
 
-std::string conv_choice() {
+const std::string& conv_choice() {
   static const std::string choice = read_choice();
   return choice;
 }
@@ -130,9 +130,15 @@ memory into(dnnl::stream& st, const memory& ours, const memory::desc& want, int 
   return m;
 }
 
-// What into() made last time for `want` in `slot` (or `ours` itself), without copying again.
-memory into_again(const memory& ours, const memory::desc& want, int slot) {
-  return ours.get_desc() == want ? ours : staged(slot, want);
+// oneDNN's result `theirs` into our tensor `ours`: written, or added with the reorder's sum post-op.
+void out_of(dnnl::stream& st, memory& theirs, memory& ours, bool add) {
+  dnnl::primitive_attr attr;
+  if (add) {
+    dnnl::post_ops po;
+    po.append_sum(1.0f);
+    attr.set_post_ops(po);
+  }
+  dnnl::reorder(dnnl::reorder::primitive_desc(theirs, ours, attr)).execute(st, theirs, ours);
 }
 
 }  // namespace
@@ -148,7 +154,7 @@ void conv2d_onednn_forward(float* out, const float* inp, const float* weight, co
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, xs}, {DNNL_ARG_WEIGHTS, ws}, {DNNL_ARG_DST, ys}};
   if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, memory(p.bias, cpu(), const_cast<float*>(bias)));
   p.fwd.execute(st, args);
-  if (!direct_out) dnnl::reorder(ys, y).execute(st, ys, y);
+  if (!direct_out) out_of(st, ys, y, false);
   st.wait();
 }
 
@@ -157,35 +163,23 @@ void conv2d_onednn_backward(float* dinp, float* dweight, const float* dout, cons
   const Plan& p = plan(s, false);
   dnnl::stream st(cpu());
   memory dy(p.dst, cpu(), const_cast<float*>(dout));
+  memory dys;  // dout in oneDNN's layout (slot 0), made once when both gradients want the same one
   if (dinp != nullptr) {
     memory w(p.wei, cpu(), const_cast<float*>(weight));
-    memory dys = into(st, dy, p.bwd_data_pd.diff_dst_desc(), 0), ws = into(st, w, p.bwd_data_pd.weights_desc(), 1);
+    dys = into(st, dy, p.bwd_data_pd.diff_dst_desc(), 0);
+    memory ws = into(st, w, p.bwd_data_pd.weights_desc(), 1);
     memory dxs = staged(2, p.bwd_data_pd.diff_src_desc());
     p.bwd_data.execute(st, {{DNNL_ARG_DIFF_DST, dys}, {DNNL_ARG_WEIGHTS, ws}, {DNNL_ARG_DIFF_SRC, dxs}});
-    // Into ours: a reorder writes (accumulate_dinp = false) or, with its sum post-op, adds.
     memory dx(p.src, cpu(), dinp);
-    dnnl::primitive_attr attr;
-    if (accumulate_dinp) {
-      dnnl::post_ops po;
-      po.append_sum(1.0f);
-      attr.set_post_ops(po);
-    }
-    dnnl::reorder(dnnl::reorder::primitive_desc(dxs, dx, attr)).execute(st, dxs, dx);
+    out_of(st, dxs, dx, accumulate_dinp);
   }
+  if (!dys || dys.get_desc() != p.bwd_weights_pd.diff_dst_desc()) dys = into(st, dy, p.bwd_weights_pd.diff_dst_desc(), 0);
   memory x(p.src, cpu(), const_cast<float*>(inp));
-  // dout in slot 0 already has the layout the weight gradient wants when the input gradient ran.
-  const bool dy_staged = dinp != nullptr && p.bwd_data_pd.diff_dst_desc() == p.bwd_weights_pd.diff_dst_desc();
-  memory dys = dy_staged ? into_again(dy, p.bwd_weights_pd.diff_dst_desc(), 0)
-                         : into(st, dy, p.bwd_weights_pd.diff_dst_desc(), 0);
   memory xs = into(st, x, p.bwd_weights_pd.src_desc(), 1);
   memory dws = staged(2, p.bwd_weights_pd.diff_weights_desc());
   p.bwd_weights.execute(st, {{DNNL_ARG_DIFF_DST, dys}, {DNNL_ARG_SRC, xs}, {DNNL_ARG_DIFF_WEIGHTS, dws}});
-  memory dw(p.wei, cpu(), dweight);  // dweight += : the reorder's sum post-op
-  dnnl::primitive_attr attr;
-  dnnl::post_ops po;
-  po.append_sum(1.0f);
-  attr.set_post_ops(po);
-  dnnl::reorder(dnnl::reorder::primitive_desc(dws, dw, attr)).execute(st, dws, dw);
+  memory dw(p.wei, cpu(), dweight);
+  out_of(st, dws, dw, true);  // dweight +=
   st.wait();
 }
 

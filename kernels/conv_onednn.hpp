@@ -21,7 +21,7 @@ namespace sp::kernels::detail {
 
 // "auto", "direct" or "onednn" (SCALEPROBE_CONV; "direct" in a build without oneDNN), read once.
 // Throws std::invalid_argument naming the problem for another value.
-std::string conv_choice();
+const std::string& conv_choice();
 
 bool conv2d_onednn_applies(const Conv2dShape& s);
 

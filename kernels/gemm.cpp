@@ -29,15 +29,24 @@ const Entry kLibraries[] = {
     {"openblas", Library::openblas},
 };
 
+// The entry named `name`, or nullptr when this build has no such library.
+const Entry* find(const std::string& name) {
+  for (const Entry& e : kLibraries)
+    if (name == e.name) return &e;
+  return nullptr;
+}
+
+std::string names() {
+  std::string out;
+  for (const Entry& e : kLibraries) out += out.empty() ? e.name : std::string(", ") + e.name;
+  return out;
+}
+
 const Entry& choose() {
   const char* asked = std::getenv("SCALEPROBE_GEMM");
   if (asked == nullptr || *asked == '\0') return kLibraries[0];
-  std::string names;
-  for (const Entry& e : kLibraries) {
-    if (e.name == std::string(asked)) return e;
-    names += names.empty() ? e.name : std::string(", ") + e.name;
-  }
-  throw std::invalid_argument("SCALEPROBE_GEMM=" + std::string(asked) + ": not a GEMM library of this build (" + names +
+  if (const Entry* e = find(asked)) return *e;
+  throw std::invalid_argument("SCALEPROBE_GEMM=" + std::string(asked) + ": not a GEMM library of this build (" + names() +
                               ")");
 }
 
@@ -75,9 +84,9 @@ void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const f
 
 void sgemm_in(const std::string& library, bool trans_a, bool trans_b, int M, int N, int K, float alpha,
               const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc) {
-  for (const Entry& e : kLibraries)
-    if (library == e.name) return run(e.library, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  throw std::invalid_argument("not a GEMM library of this build: " + library);
+  const Entry* e = find(library);
+  if (e == nullptr) throw std::invalid_argument("not a GEMM library of this build: " + library);
+  run(e->library, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 std::vector<std::string> gemm_libraries() {

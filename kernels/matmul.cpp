@@ -1,11 +1,10 @@
 #include "kernels/matmul.hpp"
-#include "kernels/gemm.hpp"
-
 
 #include <algorithm>
 #include <cstddef>
 
 #include "kernels/column_blocks.hpp"
+#include "kernels/gemm.hpp"
 #include "kernels/profile.hpp"
 
 namespace sp::kernels {

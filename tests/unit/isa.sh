@@ -17,6 +17,10 @@ set -u
 B=$1
 source "$(dirname "$0")/../lib/expect_error.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# provenance ATTRIBUTE TRACE: the trace's provenance attribute, as text.
+provenance() {
+  /usr/bin/python3 -c 'import h5py, sys; v = h5py.File(sys.argv[2])["provenance"].attrs[sys.argv[1]]; print(v.decode() if isinstance(v, bytes) else v)' "$1" "$2" 2>&1
+}
 features=$(grep -o 'isa_features = "[^"]*"' "$B/generated/core/build_info.hpp" | cut -d'"' -f2)
 if [ -z "$features" ]; then
   # No baseline ISA (SCALEPROBE_ISA empty, or not x86-64): there is nothing to check at start-up, so
@@ -44,7 +48,7 @@ fi
 for isa in default baseline; do
   checks=$((checks + 1))
   if [ $isa = default ]; then "${R[@]}" -o "$tmp/$isa.h5" >/dev/null 2>&1; else SCALEPROBE_KERNEL_ISA=$isa "${R[@]}" -o "$tmp/$isa.h5" >/dev/null 2>&1; fi
-  got=$(/usr/bin/python3 -c 'import h5py, sys; v = h5py.File(sys.argv[1])["provenance"].attrs["kernel_isa"]; print(v.decode() if isinstance(v, bytes) else v)' "$tmp/$isa.h5" 2>&1)
+  got=$(provenance kernel_isa "$tmp/$isa.h5")
   [ $isa = baseline ] && expect=baseline || expect=$want
   [ "$got" = "$expect" ] || { echo "FAIL: kernel_isa '$got' in the trace of the $isa run, wanted $expect"; failures=$((failures + 1)); }
 done
@@ -53,12 +57,12 @@ if grep -q SP_KERNELS_HAVE_ONEDNN "$B/compile_commands.json"; then default_gemm=
 expect_error "SCALEPROBE_CONV=fast: not auto, direct or onednn" env SCALEPROBE_CONV=fast "${R[@]}" -o "$tmp/d.h5"
 [ $default_gemm = onednn ] && default_conv=auto || default_conv=direct
 checks=$((checks + 1))
-got=$(/usr/bin/python3 -c 'import h5py, sys; v = h5py.File(sys.argv[1])["provenance"].attrs["conv_choice"]; print(v.decode() if isinstance(v, bytes) else v)' "$tmp/default.h5" 2>&1)
+got=$(provenance conv_choice "$tmp/default.h5")
 [ "$got" = "$default_conv" ] || { echo "FAIL: conv_choice '$got' in the trace of the default run, wanted $default_conv"; failures=$((failures + 1)); }
 for gemm in default openblas; do
   checks=$((checks + 1))
   if [ $gemm = default ]; then "${R[@]}" -o "$tmp/g$gemm.h5" >/dev/null 2>&1; else SCALEPROBE_GEMM=$gemm "${R[@]}" -o "$tmp/g$gemm.h5" >/dev/null 2>&1; fi
-  got=$(/usr/bin/python3 -c 'import h5py, sys; v = h5py.File(sys.argv[1])["provenance"].attrs["gemm_library"]; print(v.decode() if isinstance(v, bytes) else v)' "$tmp/g$gemm.h5" 2>&1)
+  got=$(provenance gemm_library "$tmp/g$gemm.h5")
   [ $gemm = default ] && expect=$default_gemm || expect=$gemm
   [ "$got" = "$expect" ] || { echo "FAIL: gemm_library '$got' in the trace of the $gemm run, wanted $expect"; failures=$((failures + 1)); }
 done
