@@ -70,6 +70,7 @@ void print_allreduce_header(const Session& s, const SweepOptions& o, const Prove
                             const Columns<AllreduceRow>& columns, const std::string& program) {
   if (s.rank != 0) return;
   const CollectiveInfo& ci = info(o.collective);
+  fmt::print("{}", simulation_banner());
   fmt::print("# {}: {} ranks on {} host(s) [{}], {} OpenMP thread(s) per rank\n", program, s.size,
              *prov.find("nhosts"), *prov.find("hosts"), *prov.find("omp_max_threads"));
   if (o.collective != Collective::allreduce)

@@ -127,6 +127,7 @@ void print_bucket_header(const Session& s, const RunOptions& ro, const Provenanc
                          const std::string& dtype, const Columns<BucketRow>& columns) {
   if (s.rank != 0) return;
   const std::size_t n = layout.total_numel();
+  fmt::print("{}", simulation_banner());
   fmt::print("# bucket_sweep: layout {}{} ({} tensors, {} parameters, {} per iteration as {}), {} ranks\n", layout.name,
              ro.weak() ? fmt::format(" x {} ranks (weak scaling)", s.size) : "", layout.tensors.size(), n,
              format_size(n * size_of(parse_dtype(dtype))), dtype, s.size);

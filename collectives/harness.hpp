@@ -138,6 +138,7 @@ class AllreduceCase : public BenchCase {
   int rank_ = 0, size_ = 1;
   Transport& transport_;
   Workspace& ws_;
+  MPI_Comm comm_;
   std::unique_ptr<CaseBuffers> buffers_;  // made at the first reset (untimed): verify alone needs none
   CaseBuffers& buffers();
 };

@@ -30,6 +30,9 @@ constexpr std::array kAlgorithms{
               .plan = plan_ring, .workspace_bytes = two_segment_workspace},
     Algorithm{.name = "rabenseifner", .description = "recursive-halving reduce-scatter + recursive-doubling allgather",
               .plan = plan_rabenseifner, .workspace_bytes = message_workspace},
+#if !defined(SCALEPROBE_SIMULATED)
+    // Not in the simulated build: SMPI times MPI calls only, and loads and stores in shared
+    // memory would take no simulated time.
     Algorithm{.name = "shm", .description = "node-local: chunks staged in shared memory, each rank reduces its slice "
               "out of every rank's, then gathers all slices (host backends, one node)", .plan = plan_shm,
               .node_local = true},
@@ -41,6 +44,7 @@ constexpr std::array kAlgorithms{
               "Rabenseifner of each slice across nodes (ranks of the same local rank), shm all-gather",
               .plan = plan_hier, .workspace_bytes = message_workspace, .node_local = true,
               .buffers_in_segment = true, .across_nodes = true},
+#endif
 };
 // The other collectives: the libraries' own calls (MPI's the reference on every backend; Gloo's and
 // NCCL's with their --backend) and textbook schedules.

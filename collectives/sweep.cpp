@@ -143,7 +143,8 @@ Sweep resolve_sweep(const SweepOptions& o, const Session& s) {
   if (o.placement != "out") w.placements.push_back(true);
   // The reference runs first so every other algorithm's row can show its ratio to it.
   std::stable_partition(w.algorithms.begin(), w.algorithms.end(), [](const std::string& a) { return a == "mpi"; });
-  if (o.membw)
+  // Simulated (SMPI): the probe would time this machine's memory, not the platform's.
+  if (o.membw && !kSimulatedBuild)
     w.membw_array_bytes = o.membw_bytes.empty() ? copy_probe_array_bytes(rank_cache_share(s.comm))
                                                 : membw_bytes_option(o.membw_bytes);
   return w;

@@ -13,6 +13,14 @@
 
 namespace sp {
 
+// Built with SimGrid's smpicxx (the smpi preset): every rank is a simulated process of one
+// simulator process, time is the simulated clock, and this machine's own probes mean nothing.
+#if defined(SCALEPROBE_SIMULATED)
+inline constexpr bool kSimulatedBuild = true;
+#else
+inline constexpr bool kSimulatedBuild = false;
+#endif
+
 // An error every rank raises together (all ranks agreed on it, e.g. through a broadcast), so
 // rank 0 alone reports it and no abort is needed. Exit code 1.
 struct CollectiveError : Error {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -74,9 +75,24 @@ const std::string* Provenance::find(const std::string& key) const {
 }
 
 std::string host_name() {
+#if defined(SCALEPROBE_SIMULATED)
+  // The simulated host this rank runs on (SMPI: the platform's name for it).
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  SP_MPI_CHECK(MPI_Get_processor_name(name, &len));
+  return std::string(name, static_cast<std::size_t>(len));
+#endif
   char buf[256] = {};
   if (gethostname(buf, sizeof buf - 1) != 0) fail("gethostname failed: {}", std::strerror(errno));
   return buf;
+}
+
+std::string simulation_banner() {
+  if (!kSimulatedBuild) return "";
+  const char* platform = std::getenv("SCALEPROBE_SIM_PLATFORM");
+  const char* config = std::getenv("SCALEPROBE_SIM_CONFIG");
+  return fmt::format("# SIMULATED (SimGrid SMPI): every time below is simulated. Platform: {}; settings: {}\n",
+                     platform ? platform : "not described (run through scripts/simulate)", config ? config : "SMPI's defaults");
 }
 
 std::string cpu_model() { return cpu_info_field("model name"); }
@@ -194,9 +210,14 @@ Provenance collect_provenance(const Session& s) {
   p.add("isa_features", build_info::isa_features);
   p.add("git_revision", build_info::git_revision());
   p.add("scaleprobe_version", build_info::version);
-  p.add("clock_source", "std::chrono::steady_clock (CLOCK_MONOTONIC); kernel clocksource " +
-                            read_first_line("/sys/devices/system/clocksource/clocksource0/current_clocksource"));
-  p.add("cpu_clock", "CLOCK_THREAD_CPUTIME_ID (per thread)");
+  if (kSimulatedBuild) {
+    p.add("clock_source", "simulated: SMPI's clock (MPI_Wtime), the platform's time");
+    p.add("cpu_clock", "none: simulated processes (cpu columns are 0)");
+  } else {
+    p.add("clock_source", "std::chrono::steady_clock (CLOCK_MONOTONIC); kernel clocksource " +
+                              read_first_line("/sys/devices/system/clocksource/clocksource0/current_clocksource"));
+    p.add("cpu_clock", "CLOCK_THREAD_CPUTIME_ID (per thread)");
+  }
   p.add("load_average_start", load_average());
   for (char** e = environ; *e; ++e) {
     std::string_view kv(*e);

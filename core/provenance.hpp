@@ -28,6 +28,9 @@ Provenance collect_provenance(const Session& session);
 
 // Facts about this machine used by the harness as well as recorded.
 std::string host_name();
+// "# SIMULATED ...\n" naming the platform and SMPI's settings (scripts/simulate puts them in the
+// environment) in the simulated build, "" otherwise: the first header line of every program's table.
+std::string simulation_banner();
 std::string cpu_model();
 std::string cpu_info_field(const std::string& key);  // first processor's /proc/cpuinfo field, or "unknown"
 std::string cpu_isa_summary();          // notable ISA extensions present, e.g. "avx2 fma avx512f"

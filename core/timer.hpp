@@ -11,8 +11,12 @@ namespace sp {
 
 // Seconds on a monotonic clock since the process's timing epoch (first use).
 double wall_seconds();
-// CPU seconds consumed by the calling thread (CLOCK_THREAD_CPUTIME_ID).
+// CPU seconds consumed by the calling thread (CLOCK_THREAD_CPUTIME_ID); 0 in the simulated build,
+// whose processes have simulated time only.
 inline double thread_cpu_seconds() {
+#if defined(SCALEPROBE_SIMULATED)
+  return 0;
+#endif
   timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);

@@ -12,9 +12,53 @@
 namespace sp {
 namespace {
 
-// Rows [offset, offset+count) of a 1-D dataset of total rows, written collectively.
-void write_rows(hid_t group, const std::string& name, hid_t mem_type, hid_t file_type,
+#if defined(SCALEPROBE_SIMULATED)
+// Under SimGrid's SMPI the trace is written with the serial HDF5 (a parallel one links a real MPI
+// beside SMPI's): every rank's rows are gathered to rank 0, which alone holds the file. Same
+// file, same schema; the root attribute simulated = 1 says what made it.
+constexpr bool kGatheredWrite = true;
+#else
+constexpr bool kGatheredWrite = false;
+#endif
+
+// Rows [offset, offset+count) of a 1-D dataset of total rows, written collectively (parallel
+// HDF5); in the gathered write, rank 0 receives every rank's rows and writes them all.
+void write_rows(MPI_Comm comm, int rank, hid_t group, const std::string& name, hid_t mem_type, hid_t file_type,
                 const void* data, hsize_t offset, hsize_t count, hsize_t total) {
+  if constexpr (kGatheredWrite) {
+    int size = 1;
+    SP_MPI_CHECK(MPI_Comm_size(comm, &size));
+    const std::size_t row_bytes = H5Tget_size(mem_type);
+    int mine = static_cast<int>(count * row_bytes);
+    std::vector<int> bytes(rank == 0 ? size : 0), at(rank == 0 ? size : 0);
+    SP_MPI_CHECK(MPI_Gather(&mine, 1, MPI_INT, bytes.data(), 1, MPI_INT, 0, comm));
+    std::vector<unsigned char> all;
+    if (rank == 0) {
+      std::size_t sum = 0;
+      for (int r = 0; r < size; ++r) at[r] = static_cast<int>(sum), sum += static_cast<std::size_t>(bytes[r]);
+      all.resize(std::max<std::size_t>(sum, 1));
+    }
+    // Point-to-point in rank order, not MPI_Gatherv: SMPI's waits on its p requests at once,
+    // which takes minutes of simulation at 1024 ranks.
+    constexpr int kTag = 0x7ace;
+    if (rank != 0) {
+      if (mine > 0) SP_MPI_CHECK(MPI_Send(data, mine, MPI_BYTE, 0, kTag, comm));
+      return;
+    }
+    if (mine > 0) std::memcpy(all.data(), data, static_cast<std::size_t>(mine));
+    for (int r = 1; r < size; ++r)
+      if (bytes[r] > 0) SP_MPI_CHECK(MPI_Recv(all.data() + at[r], bytes[r], MPI_BYTE, r, kTag, comm, MPI_STATUS_IGNORE));
+    data = all.data(), offset = 0, count = total;
+    comm = MPI_COMM_NULL;  // below: rank 0 alone, a plain write
+    h5::Dataspace file_space(h5::check(H5Screate_simple(1, &total, nullptr), "H5Screate_simple"));
+    h5::PropertyList dcpl = h5::checksummed_layout({total}, H5Tget_size(file_type));
+    h5::Dataset ds(h5::check(H5Dcreate2(group, name.c_str(), file_type, file_space, H5P_DEFAULT,
+                                        dcpl, H5P_DEFAULT), ("create dataset " + name).c_str()));
+    if (total == 0) return;
+    h5::check_status(H5Dwrite(ds, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), ("write dataset " + name).c_str());
+    return;
+  }
+  (void)comm, (void)rank;
   h5::Dataspace file_space(h5::check(H5Screate_simple(1, &total, nullptr), "H5Screate_simple"));
   // Chunked with a Fletcher32 checksum per chunk (schema version 2); parallel HDF5 (>= 1.10.2)
   // writes filtered datasets collectively, which is how every column is written.
@@ -31,7 +75,9 @@ void write_rows(hid_t group, const std::string& name, hid_t mem_type, hid_t file
     H5Sselect_none(mem_space);
   }
   h5::PropertyList xfer(h5::check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate"));
+#if !defined(SCALEPROBE_SIMULATED)
   h5::check_status(H5Pset_dxpl_mpio(xfer, H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
+#endif
   static const std::int64_t dummy = 0;
   h5::check_status(H5Dwrite(ds, mem_type, mem_space, file_space, xfer, data ? data : &dummy),
                    ("write dataset " + name).c_str());
@@ -58,7 +104,9 @@ TraceWriter::TraceWriter(const Session& session, std::filesystem::path final_pat
                                              final_path_.parent_path().string(), why));
 
   h5::PropertyList fapl(h5::check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"));
+#if !defined(SCALEPROBE_SIMULATED)
   h5::check_status(H5Pset_fapl_mpio(fapl, comm_, MPI_INFO_NULL), "H5Pset_fapl_mpio");
+#endif
   // The HDF5 1.8 file format: its object headers, heaps and B-trees carry checksums, so damaged
   // metadata is refused by the library instead of crashing it (as fuzzing showed with the
   // earliest format); the column data carry Fletcher32 (write_rows).
@@ -66,15 +114,24 @@ TraceWriter::TraceWriter(const Session& session, std::filesystem::path final_pat
   // The user block that commit() fills with the whole-file digest (schema version 3).
   h5::PropertyList fcpl = digest_file_creation();
   // Opening is collective: it fails on every rank or on none.
-  hid_t f = H5Fcreate(partial_path_.c_str(), H5F_ACC_TRUNC, fcpl, fapl);
-  if (f < 0) throw CollectiveError(fmt::format("cannot create trace file '{}'", partial_path_.string()));
-  file_ = h5::File(f);
+  if constexpr (kGatheredWrite) {
+    hid_t f = rank_ == 0 ? H5Fcreate(partial_path_.c_str(), H5F_ACC_TRUNC, fcpl, fapl) : H5I_INVALID_HID;
+    int created = rank_ != 0 || f >= 0;
+    SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &created, 1, MPI_INT, MPI_MIN, comm_));
+    if (!created) throw CollectiveError(fmt::format("cannot create trace file '{}'", partial_path_.string()));
+    if (rank_ != 0) return;  // rank 0 alone writes attributes, provenance and tables
+    file_ = h5::File(f);
+  } else {
+    hid_t f = H5Fcreate(partial_path_.c_str(), H5F_ACC_TRUNC, fcpl, fapl);
+    if (f < 0) throw CollectiveError(fmt::format("cannot create trace file '{}'", partial_path_.string()));
+    file_ = h5::File(f);
+  }
 
   h5::write_attribute(file_, "schema", std::string(kTraceSchemaName));
   h5::write_attribute(file_, "schema_version", kTraceSchemaVersion);
   h5::write_attribute(file_, "kind", kind);
   h5::write_attribute(file_, "complete", std::int64_t{0});
-  h5::write_attribute(file_, "simulated", std::int64_t{0});
+  h5::write_attribute(file_, "simulated", std::int64_t{kGatheredWrite ? 1 : 0});
   h5::write_attribute(file_, "nranks", std::int64_t{size_});
   const std::string* host = prov.find("hostname");
   h5::write_attribute(file_, "machine", (host ? *host : std::string("?")) + " (" + cpu_model() + ")");
@@ -119,17 +176,26 @@ void TraceWriter::write_table_rows(const std::string& name, const Table& table, 
                                    const std::string& description) {
   std::size_t local_rows = table.rows();
   if (scope == TableScope::shared && rank_ != 0) local_rows = 0;
+  // Every rank's row count, then this rank's offset and the total. An all-gather rather than
+  // MPI_Exscan + MPI_Allreduce: SMPI's MPI_Exscan sends p^2/2 messages (minutes of simulation at
+  // 256 ranks), its all-gather follows Open MPI's selection.
   unsigned long long mine = local_rows, offset = 0, total = 0;
-  SP_MPI_CHECK(MPI_Exscan(&mine, &offset, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm_));
-  if (rank_ == 0) offset = 0;  // MPI_Exscan leaves rank 0's result undefined
-  SP_MPI_CHECK(MPI_Allreduce(&mine, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm_));
+  std::vector<unsigned long long> rows_of(static_cast<std::size_t>(size_));
+  SP_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, rows_of.data(), 1, MPI_UNSIGNED_LONG_LONG, comm_));
+  for (int r = 0; r < size_; ++r) (r < rank_ ? offset : total) += rows_of[static_cast<std::size_t>(r)];
+  total += offset;
 
-  h5::Group g = h5::create_group(file_, name);
-  h5::write_attribute(g, "rows", static_cast<std::int64_t>(total));
-  h5::write_attribute(g, "scope", std::string(scope == TableScope::shared ? "shared" : "per_rank"));
-  h5::write_attribute(g, "description", description);
+  const bool holds_file = !kGatheredWrite || rank_ == 0;
+  h5::Group g;
+  if (holds_file) {
+    g = h5::create_group(file_, name);
+    h5::write_attribute(g, "rows", static_cast<std::int64_t>(total));
+    h5::write_attribute(g, "scope", std::string(scope == TableScope::shared ? "shared" : "per_rank"));
+    h5::write_attribute(g, "description", description);
+  }
 
   auto finish_column = [&](const std::string& col, const std::string& unit, const std::string& desc) {
+    if (!holds_file) return;
     h5::Dataset ds(h5::check(H5Dopen2(g, col.c_str(), H5P_DEFAULT), "H5Dopen2"));
     h5::write_attribute(ds, "unit", unit);
     h5::write_attribute(ds, "description", desc);
@@ -137,14 +203,14 @@ void TraceWriter::write_table_rows(const std::string& name, const Table& table, 
 
   if (scope == TableScope::per_rank) {
     std::vector<std::int64_t> rank_col(local_rows, rank_);
-    write_rows(g, "rank", H5T_NATIVE_INT64, H5T_STD_I64LE, rank_col.data(), offset, mine, total);
+    write_rows(comm_, rank_, g, "rank", H5T_NATIVE_INT64, H5T_STD_I64LE, rank_col.data(), offset, mine, total);
     finish_column("rank", "", "MPI rank (in MPI_COMM_WORLD) that recorded the row");
   }
   for (const Column& c : table.columns()) {
     if (const auto* v = std::get_if<std::vector<std::int64_t>>(&c.values)) {
-      write_rows(g, c.name, H5T_NATIVE_INT64, H5T_STD_I64LE, v->data(), offset, mine, total);
+      write_rows(comm_, rank_, g, c.name, H5T_NATIVE_INT64, H5T_STD_I64LE, v->data(), offset, mine, total);
     } else if (const auto* v = std::get_if<std::vector<double>>(&c.values)) {
-      write_rows(g, c.name, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, v->data(), offset, mine, total);
+      write_rows(comm_, rank_, g, c.name, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, v->data(), offset, mine, total);
     } else {
       const auto& s = std::get<std::vector<std::string>>(c.values);
       unsigned long long len = 1;
@@ -153,30 +219,32 @@ void TraceWriter::write_table_rows(const std::string& name, const Table& table, 
       std::vector<char> packed(local_rows * len, '\0');
       for (std::size_t i = 0; i < local_rows; ++i) std::memcpy(packed.data() + i * len, s[i].data(), s[i].size());
       h5::Datatype t = h5::fixed_string_type(len);
-      write_rows(g, c.name, t, t, packed.data(), offset, mine, total);
+      write_rows(comm_, rank_, g, c.name, t, t, packed.data(), offset, mine, total);
     }
     finish_column(c.name, c.unit, c.description);
   }
 }
 
 void TraceWriter::set_attribute(const std::string& name, const std::string& value) {
-  h5::write_attribute(file_, name, value);
+  if (!kGatheredWrite || rank_ == 0) h5::write_attribute(file_, name, value);
 }
 void TraceWriter::set_attribute(const std::string& name, std::int64_t value) {
-  h5::write_attribute(file_, name, value);
+  if (!kGatheredWrite || rank_ == 0) h5::write_attribute(file_, name, value);
 }
 void TraceWriter::set_attribute(const std::string& name, double value) {
-  h5::write_attribute(file_, name, value);
+  if (!kGatheredWrite || rank_ == 0) h5::write_attribute(file_, name, value);
 }
 
 std::filesystem::path TraceWriter::commit() {
-  h5::write_attribute(file_, "load_average_end", load_average());
-  h5::write_attribute(file_, "finished_utc", utc_timestamp());
-  try {
-    h5::write_attribute(file_, "complete", std::int64_t{1});
-    file_.close("close trace file");
-  } catch (const std::exception& e) {
-    fail_write(e);
+  if (!kGatheredWrite || rank_ == 0) {
+    h5::write_attribute(file_, "load_average_end", load_average());
+    h5::write_attribute(file_, "finished_utc", utc_timestamp());
+    try {
+      h5::write_attribute(file_, "complete", std::int64_t{1});
+      file_.close("close trace file");
+    } catch (const std::exception& e) {
+      fail_write(e);
+    }
   }
   SP_MPI_CHECK(MPI_Barrier(comm_));
   int ok = 1;

@@ -22,6 +22,9 @@ PACKAGES=(
   libdnnl-dev
   # Gloo: the gloo transport (--backend gloo; collectives/gloo_transport.cpp)
   libgloo-dev
+  # SimGrid's SMPI and the serial HDF5 it writes traces with: the simulated build (preset smpi,
+  # docs/simulation.md); Debian keeps the parallel HDF5 the default (its alternative ranks higher)
+  libsimgrid-dev libhdf5-dev
   # zlib: crc32, the whole-file digest of traces and checkpoints (core/file_digest)
   zlib1g-dev
   # fuzzing (tests/fuzz: clang with libFuzzer and the sanitizer runtimes)

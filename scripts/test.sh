@@ -30,6 +30,9 @@
 #     same reason the algorithm matrix runs at 2 ranks only here (its 3-rank entry took 119 s of
 #     this stage in the CI of 29c456e; the release and asan stages run it at 3); the other
 #     MPI tests keep their 3-rank runs. SCALEPROBE_MPICH=0 skips it.
+#  6. smpi: the collective programs built with SimGrid's smpicxx (preset smpi, build/smpi: only the
+#     programs its test runs) and the simulated label (tests/simulated: 5-8 simulated ranks on
+#     generated platforms, checked against a closed form). SCALEPROBE_SMPI=0 skips it.
 # The switches are for local runs: .ci/run refuses them (and SCALEPROBE_NO_TORCH/_NO_ROOT=1,
 # SCALEPROBE_GLOO=OFF, SCALEPROBE_ONEDNN=OFF, which widen the skips). Extra arguments go to the
 # release stage's ctest and run that stage only, e.g. `scripts/test.sh -L unit`. Skips: a test
@@ -116,6 +119,11 @@ mpich() {
   ctest --preset mpich -j "$jobs" -E "$release_only|^allreduce_algorithms\.np3\$"
 }
 
+smpi() {
+  cmake --preset smpi >/dev/null && cmake --build --preset smpi --target allreduce_perf collective_perf bucket_sweep trace_check &&
+    ctest --preset smpi -j "$jobs"
+}
+
 # extra_stage NAME SWITCH NARGS: runs stage NAME (function NAME) unless the release stage got
 # arguments (NARGS > 0) or the variable SWITCH is 0; either way its closing line says so.
 extra_stage() {
@@ -134,6 +142,7 @@ extra_stage asan SCALEPROBE_ASAN $#
 extra_stage fuzz SCALEPROBE_FUZZ $#
 extra_stage installed SCALEPROBE_INSTALLED $#
 extra_stage mpich SCALEPROBE_MPICH $#
+extra_stage smpi SCALEPROBE_SMPI $#
 
 echo "== test stages ($(awk -v s=$SECONDS 'BEGIN { printf "%.1f min", s / 60 }') in all)"
 printf '%s\n' "${summary[@]}"

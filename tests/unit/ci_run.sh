@@ -24,7 +24,7 @@ refused() {
   if [ -e "$tmp/started" ]; then echo "FAIL: .ci/run with $1 started scripts/test.sh"; failures=$((failures + 1)); fi
 }
 
-for stage in ASAN FUZZ INSTALLED MPICH; do refused "SCALEPROBE_$stage=0"; done
+for stage in ASAN FUZZ INSTALLED MPICH SMPI; do refused "SCALEPROBE_$stage=0"; done
 refused SCALEPROBE_FUZZ=no
 # the skip-widening switches the issue names, and every condition in the list (a part added later)
 for v in SCALEPROBE_NO_TORCH=1 SCALEPROBE_NO_ROOT=1 SCALEPROBE_GLOO=OFF \

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The simulated build (preset smpi) on SimGrid's SMPI, through scripts/simulate:
+#  - allreduce_perf, every algorithm of the simulated build, f32 and i32, 8 ranks (2 nodes x 4):
+#    every result verified (exit 0), the table headed SIMULATED, the trace valid with simulated = 1
+#    and the platform in its provenance;
+#  - the same run again: the simulated times are identical (a simulation is deterministic);
+#  - bucket_sweep at 6 ranks (3 nodes x 2) and collective_perf's reduce-scatter at 5 ranks: valid traces;
+#  - the ring's simulated time at 1 MiB on 8 nodes of one rank each against the alpha-beta closed
+#    form of a pipelined ring on this platform (within 3 %);
+#  - bad input: a platform option out of range and a program not built, one line each, non-zero.
+#   bash simulated_runs.sh BUILD_DIR
+set -euo pipefail
+build=$1
+root=$(cd "$(dirname "$0")/../.." && pwd)
+sim() { "$root/scripts/simulate" --build "$build" "$@"; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+run_allreduce() {
+  sim --nodes 2 --ranks-per-node 4 allreduce_perf -b 8 -e 256K -f 8 -d f32,i32 -n 3 -w 1 -q -o "$work/$1.h5" \
+    > "$work/$1.txt" 2> "$work/$1.err" || { cat "$work/$1.err" "$work/$1.txt"; fail "allreduce_perf ($1) exit $?"; }
+}
+run_allreduce a
+run_allreduce b
+grep -q '^# SIMULATED (SimGrid SMPI)' "$work/a.txt" || fail "no SIMULATED banner: $(head -2 "$work/a.txt")"
+rows=$(grep -vc '^#' "$work/a.txt")
+[ "$rows" = $((6 * 2 * 5)) ] || fail "expected 60 rows (6 sizes x 2 dtypes x 5 algorithms), got $rows"
+# Columns: ... t_mean(us) is the 9th; #wrong the last.
+awk '!/^#/ && $NF != 0 { bad = 1 } END { exit bad }' "$work/a.txt" || fail "wrong elements in a row"
+cmp -s <(grep -v '^#' "$work/a.txt") <(grep -v '^#' "$work/b.txt") || fail "two identical simulations differ: $(diff <(grep -v '^#' "$work/a.txt") <(grep -v '^#' "$work/b.txt") | head -4)"
+
+check_trace() {
+  sim --nodes 1 --ranks-per-node 1 trace_check "$1" > "$work/check.txt" 2>&1 || { cat "$work/check.txt"; fail "trace_check $1"; }
+  [ "$(h5dump -a simulated "$1" | grep -c '(0): 1$')" = 1 ] || fail "$1: simulated is not 1"
+  h5dump -a /provenance/env/SCALEPROBE_SIM_PLATFORM "$1" | grep -q 'flat cluster' || fail "$1: no platform in the provenance"
+}
+check_trace "$work/a.h5"
+
+sim --nodes 3 --ranks-per-node 2 bucket_sweep --layout resnet50 -c 5,25 -a ring,mpi -n 1 -q -o "$work/bucket.h5" > "$work/bucket.txt" 2>&1 ||
+  { cat "$work/bucket.txt"; fail "bucket_sweep"; }
+check_trace "$work/bucket.h5"
+sim --nodes 5 --ranks-per-node 1 collective_perf -c reduce_scatter -b 1K -e 64K -f 64 -n 2 -q -o "$work/rs.h5" > "$work/rs.txt" 2>&1 ||
+  { cat "$work/rs.txt"; fail "collective_perf reduce_scatter"; }
+check_trace "$work/rs.h5"
+
+# The ring on p = 8 hosts, one rank each, n = 1 MiB in one pipelining chunk: 2(p-1) steps, each
+# sending n/p bytes over two host links (alpha = 2 x 1 us, the backbone has no latency here) at
+# the link's 12.5 GB/s: t = 2(p-1)(2e-6 + (n/p)/12.5e9).
+sim --nodes 8 --ranks-per-node 1 allreduce_perf --sizes 1M -a ring -n 2 -w 1 -q --chunk 1M -o "$work/ring.h5" > "$work/ring.txt" 2>&1 ||
+  { cat "$work/ring.txt"; fail "ring"; }
+awk '!/^#/ { t = $9 * 1e-6; model = 2 * 7 * (2e-6 + (1048576 / 8) / 12.5e9); r = t / model;
+             printf "ring 1 MiB, 8 hosts: simulated %.2f us, closed form %.2f us, ratio %.3f\n", t * 1e6, model * 1e6, r;
+             if (r < 0.97 || r > 1.03) exit 1 }' "$work/ring.txt" || fail "ring time off the closed form"
+
+# Bad input: one line, non-zero.
+if sim --nodes 0 allreduce_perf > "$work/bad.txt" 2>&1; then fail "--nodes 0 accepted"; fi
+grep -q "argument --nodes: '0' is not a count" "$work/bad.txt" || fail "--nodes 0: $(cat "$work/bad.txt")"
+if sim no_such_program > "$work/bad.txt" 2>&1; then fail "a missing program accepted"; fi
+[ "$(wc -l < "$work/bad.txt")" = 1 ] && grep -q "no_such_program not found" "$work/bad.txt" || fail "missing program: $(cat "$work/bad.txt")"
+echo "simulated runs: ok"
