@@ -21,44 +21,39 @@ constexpr bool kGatheredWrite = true;
 constexpr bool kGatheredWrite = false;
 #endif
 
+// The gathered write: every rank's bytes, in rank order, on rank 0 (empty elsewhere). Sends in
+// rank order, not MPI_Gatherv: SMPI's waits on its p requests at once, minutes at 1024 ranks.
+[[maybe_unused]] std::vector<unsigned char> gather_to_root(MPI_Comm comm, int rank, const void* data, std::size_t bytes) {
+  int size = 1;
+  SP_MPI_CHECK(MPI_Comm_size(comm, &size));
+  const int mine = static_cast<int>(bytes);
+  std::vector<int> counts(rank == 0 ? size : 0);
+  SP_MPI_CHECK(MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm));
+  constexpr int kTag = 0x7ace;
+  if (rank != 0) {
+    if (mine > 0) SP_MPI_CHECK(MPI_Send(data, mine, MPI_BYTE, 0, kTag, comm));
+    return {};
+  }
+  std::size_t total = 0;
+  for (int c : counts) total += static_cast<std::size_t>(c);
+  std::vector<unsigned char> all(std::max<std::size_t>(total, 1));
+  if (mine > 0) std::memcpy(all.data(), data, bytes);
+  std::size_t at = static_cast<std::size_t>(mine);
+  for (int r = 1; r < size; at += static_cast<std::size_t>(counts[r]), ++r)
+    if (counts[r] > 0) SP_MPI_CHECK(MPI_Recv(all.data() + at, counts[r], MPI_BYTE, r, kTag, comm, MPI_STATUS_IGNORE));
+  return all;
+}
+
 // Rows [offset, offset+count) of a 1-D dataset of total rows, written collectively (parallel
-// HDF5); in the gathered write, rank 0 receives every rank's rows and writes them all.
+// HDF5); in the gathered write, rank 0 alone writes every rank's rows.
 void write_rows(MPI_Comm comm, int rank, hid_t group, const std::string& name, hid_t mem_type, hid_t file_type,
                 const void* data, hsize_t offset, hsize_t count, hsize_t total) {
+  std::vector<unsigned char> gathered;
   if constexpr (kGatheredWrite) {
-    int size = 1;
-    SP_MPI_CHECK(MPI_Comm_size(comm, &size));
-    const std::size_t row_bytes = H5Tget_size(mem_type);
-    int mine = static_cast<int>(count * row_bytes);
-    std::vector<int> bytes(rank == 0 ? size : 0), at(rank == 0 ? size : 0);
-    SP_MPI_CHECK(MPI_Gather(&mine, 1, MPI_INT, bytes.data(), 1, MPI_INT, 0, comm));
-    std::vector<unsigned char> all;
-    if (rank == 0) {
-      std::size_t sum = 0;
-      for (int r = 0; r < size; ++r) at[r] = static_cast<int>(sum), sum += static_cast<std::size_t>(bytes[r]);
-      all.resize(std::max<std::size_t>(sum, 1));
-    }
-    // Point-to-point in rank order, not MPI_Gatherv: SMPI's waits on its p requests at once,
-    // which takes minutes of simulation at 1024 ranks.
-    constexpr int kTag = 0x7ace;
-    if (rank != 0) {
-      if (mine > 0) SP_MPI_CHECK(MPI_Send(data, mine, MPI_BYTE, 0, kTag, comm));
-      return;
-    }
-    if (mine > 0) std::memcpy(all.data(), data, static_cast<std::size_t>(mine));
-    for (int r = 1; r < size; ++r)
-      if (bytes[r] > 0) SP_MPI_CHECK(MPI_Recv(all.data() + at[r], bytes[r], MPI_BYTE, r, kTag, comm, MPI_STATUS_IGNORE));
-    data = all.data(), offset = 0, count = total;
-    comm = MPI_COMM_NULL;  // below: rank 0 alone, a plain write
-    h5::Dataspace file_space(h5::check(H5Screate_simple(1, &total, nullptr), "H5Screate_simple"));
-    h5::PropertyList dcpl = h5::checksummed_layout({total}, H5Tget_size(file_type));
-    h5::Dataset ds(h5::check(H5Dcreate2(group, name.c_str(), file_type, file_space, H5P_DEFAULT,
-                                        dcpl, H5P_DEFAULT), ("create dataset " + name).c_str()));
-    if (total == 0) return;
-    h5::check_status(H5Dwrite(ds, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), ("write dataset " + name).c_str());
-    return;
+    gathered = gather_to_root(comm, rank, data, count * H5Tget_size(mem_type));
+    if (rank != 0) return;
+    data = gathered.data(), offset = 0, count = total;
   }
-  (void)comm, (void)rank;
   h5::Dataspace file_space(h5::check(H5Screate_simple(1, &total, nullptr), "H5Screate_simple"));
   // Chunked with a Fletcher32 checksum per chunk (schema version 2); parallel HDF5 (>= 1.10.2)
   // writes filtered datasets collectively, which is how every column is written.
