@@ -110,12 +110,13 @@ long long AllreduceCase::verify() {
   void* out = spec_.in_place ? send.data() : recv.data();
   spec_.algorithm->run({send.data(), out, spec_.count, spec_.dtype, spec_.op, &transport_, &ws_, spec_.chunk_bytes});
   long long wrong = static_cast<long long>(transport_.count_mismatches(out, want_data, spec_.count, spec_.dtype));
-  if (shared_want) SP_MPI_CHECK(MPI_Barrier(comm_));  // every rank compared before rank 0 frees its buffer
-  want = {};  // at most three buffers at once (case_memory_bytes)
-  // Out of place must leave the input untouched.
+  if (shared_want) SP_MPI_CHECK(MPI_Barrier(comm_));  // every rank compared before rank 0 reuses its buffer
+  // Out of place must leave the input untouched: the pattern again, into the expected buffer where
+  // this rank has one (at most three buffers at once, case_memory_bytes).
   if (!spec_.in_place) {
-    TransportBuffer unchanged = filled_buffer(transport_, bytes, pattern);
-    wrong += static_cast<long long>(transport_.count_mismatches(send.data(), unchanged.data(), spec_.count, spec_.dtype));
+    if (want.data() == nullptr) want = transport_.allocate(bytes);
+    fill_buffer(transport_, want, pattern);
+    wrong += static_cast<long long>(transport_.count_mismatches(send.data(), want.data(), spec_.count, spec_.dtype));
   }
   return wrong;
 }
