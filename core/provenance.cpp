@@ -81,10 +81,11 @@ std::string host_name() {
   int len = 0;
   SP_MPI_CHECK(MPI_Get_processor_name(name, &len));
   return std::string(name, static_cast<std::size_t>(len));
-#endif
+#else
   char buf[256] = {};
   if (gethostname(buf, sizeof buf - 1) != 0) fail("gethostname failed: {}", std::strerror(errno));
   return buf;
+#endif
 }
 
 std::string simulation_banner() {

@@ -11,10 +11,11 @@ namespace sp {
 double wall_seconds() {
 #if defined(SCALEPROBE_SIMULATED)
   return MPI_Wtime();  // SMPI's simulated clock: the platform's time, not this machine's
-#endif
+#else
   using clock = std::chrono::steady_clock;
   static const clock::time_point epoch = clock::now();
   return std::chrono::duration<double>(clock::now() - epoch).count();
+#endif
 }
 
 double thread_runqueue_wait_seconds() {

@@ -16,10 +16,11 @@ double wall_seconds();
 inline double thread_cpu_seconds() {
 #if defined(SCALEPROBE_SIMULATED)
   return 0;
-#endif
+#else
   timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+#endif
 }
 // Seconds the calling thread has spent runnable but waiting for a CPU (schedstat run-queue
 // wait), or a negative value where the kernel does not expose it.

@@ -21,6 +21,9 @@ constexpr bool kGatheredWrite = true;
 constexpr bool kGatheredWrite = false;
 #endif
 
+// Whether this rank holds the file: every rank in the parallel write, rank 0 in the gathered one.
+bool holds_file(int rank) { return !kGatheredWrite || rank == 0; }
+
 // The gathered write: every rank's bytes, in rank order, on rank 0 (empty elsewhere). Sends in
 // rank order, not MPI_Gatherv: SMPI's waits on its p requests at once, minutes at 1024 ranks.
 [[maybe_unused]] std::vector<unsigned char> gather_to_root(MPI_Comm comm, int rank, const void* data, std::size_t bytes) {
@@ -109,18 +112,12 @@ TraceWriter::TraceWriter(const Session& session, std::filesystem::path final_pat
   // The user block that commit() fills with the whole-file digest (schema version 3).
   h5::PropertyList fcpl = digest_file_creation();
   // Opening is collective: it fails on every rank or on none.
-  if constexpr (kGatheredWrite) {
-    hid_t f = rank_ == 0 ? H5Fcreate(partial_path_.c_str(), H5F_ACC_TRUNC, fcpl, fapl) : H5I_INVALID_HID;
-    int created = rank_ != 0 || f >= 0;
-    SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &created, 1, MPI_INT, MPI_MIN, comm_));
-    if (!created) throw CollectiveError(fmt::format("cannot create trace file '{}'", partial_path_.string()));
-    if (rank_ != 0) return;  // rank 0 alone writes attributes, provenance and tables
-    file_ = h5::File(f);
-  } else {
-    hid_t f = H5Fcreate(partial_path_.c_str(), H5F_ACC_TRUNC, fcpl, fapl);
-    if (f < 0) throw CollectiveError(fmt::format("cannot create trace file '{}'", partial_path_.string()));
-    file_ = h5::File(f);
-  }
+  hid_t f = holds_file(rank_) ? H5Fcreate(partial_path_.c_str(), H5F_ACC_TRUNC, fcpl, fapl) : H5I_INVALID_HID;
+  int created = !holds_file(rank_) || f >= 0;
+  if constexpr (kGatheredWrite) SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &created, 1, MPI_INT, MPI_MIN, comm_));
+  if (!created) throw CollectiveError(fmt::format("cannot create trace file '{}'", partial_path_.string()));
+  if (!holds_file(rank_)) return;  // the gathered write: rank 0 alone writes attributes, provenance and tables
+  file_ = h5::File(f);
 
   h5::write_attribute(file_, "schema", std::string(kTraceSchemaName));
   h5::write_attribute(file_, "schema_version", kTraceSchemaVersion);
@@ -180,9 +177,8 @@ void TraceWriter::write_table_rows(const std::string& name, const Table& table, 
   for (int r = 0; r < size_; ++r) (r < rank_ ? offset : total) += rows_of[static_cast<std::size_t>(r)];
   total += offset;
 
-  const bool holds_file = !kGatheredWrite || rank_ == 0;
   h5::Group g;
-  if (holds_file) {
+  if (holds_file(rank_)) {
     g = h5::create_group(file_, name);
     h5::write_attribute(g, "rows", static_cast<std::int64_t>(total));
     h5::write_attribute(g, "scope", std::string(scope == TableScope::shared ? "shared" : "per_rank"));
@@ -190,7 +186,7 @@ void TraceWriter::write_table_rows(const std::string& name, const Table& table, 
   }
 
   auto finish_column = [&](const std::string& col, const std::string& unit, const std::string& desc) {
-    if (!holds_file) return;
+    if (!holds_file(rank_)) return;
     h5::Dataset ds(h5::check(H5Dopen2(g, col.c_str(), H5P_DEFAULT), "H5Dopen2"));
     h5::write_attribute(ds, "unit", unit);
     h5::write_attribute(ds, "description", desc);
@@ -221,17 +217,17 @@ void TraceWriter::write_table_rows(const std::string& name, const Table& table, 
 }
 
 void TraceWriter::set_attribute(const std::string& name, const std::string& value) {
-  if (!kGatheredWrite || rank_ == 0) h5::write_attribute(file_, name, value);
+  if (holds_file(rank_)) h5::write_attribute(file_, name, value);
 }
 void TraceWriter::set_attribute(const std::string& name, std::int64_t value) {
-  if (!kGatheredWrite || rank_ == 0) h5::write_attribute(file_, name, value);
+  if (holds_file(rank_)) h5::write_attribute(file_, name, value);
 }
 void TraceWriter::set_attribute(const std::string& name, double value) {
-  if (!kGatheredWrite || rank_ == 0) h5::write_attribute(file_, name, value);
+  if (holds_file(rank_)) h5::write_attribute(file_, name, value);
 }
 
 std::filesystem::path TraceWriter::commit() {
-  if (!kGatheredWrite || rank_ == 0) {
+  if (holds_file(rank_)) {
     h5::write_attribute(file_, "load_average_end", load_average());
     h5::write_attribute(file_, "finished_utc", utc_timestamp());
     try {
