@@ -142,6 +142,12 @@ bool Transport::test(Request& r) {
   fail("the {} transport cannot test a request (it cannot advance a schedule without blocking)", name());
 }
 
+std::size_t Transport::wait_any(std::span<Request* const> requests) {
+  if (requests.empty()) fail("wait_any on no request");
+  wait(*requests.front());
+  return 0;
+}
+
 Request Transport::post_library_allreduce(const void*, void*, std::size_t, Dtype, Op) {
   fail("the {} transport has no nonblocking allreduce", name());
 }

@@ -75,6 +75,18 @@ class MpiTransport final : public Transport {
     r = Request{};
     return true;
   }
+  std::size_t wait_any(std::span<Request* const> requests) override {
+    std::vector<MPI_Request> waiting;
+    for (Request* r : requests) waiting.push_back(r->pending() ? slots_[std::size_t(r->slot)] : MPI_REQUEST_NULL);
+    int index = MPI_UNDEFINED;
+    SP_MPI_CHECK(MPI_Waitany(int(waiting.size()), waiting.data(), &index, MPI_STATUS_IGNORE));
+    if (index == MPI_UNDEFINED) fail("wait_any on no pending request");
+    Request& done = *requests[std::size_t(index)];
+    slots_[std::size_t(done.slot)] = MPI_REQUEST_NULL;
+    free_.push_back(done.slot);
+    done = Request{};
+    return std::size_t(index);
+  }
   Request post_library_allreduce(const void* send, void* recv, std::size_t count, Dtype d, Op o) override {
     Request r{acquire()};
     SP_MPI_CHECK(MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, mpi_count(count), transport_type(d),

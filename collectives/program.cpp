@@ -209,6 +209,7 @@ void ProgressedRun::start(const Program& p, const Bindings& b, Transport& t) {
   pc_ = events_ = 0;
   requests_.fill(Request{});
   own_[0] = own_[1] = Request{};
+  stuck_ = nullptr;
   posted_ = ended_ = false;
   begin_signals(p, b, signal_base_);
 }
@@ -217,13 +218,18 @@ void* ProgressedRun::at(const Span& s) const { return address(bind_, s, program_
 
 bool ProgressedRun::test(Request& r) {
   if (!r.pending()) return true;
-  if (!t_->test(r)) return false;
+  if (!poll_ || !t_->test(r)) {
+    stuck_ = &r;
+    return false;
+  }
   ++events_;
   return true;
 }
 
-bool ProgressedRun::advance() {
+bool ProgressedRun::advance(bool poll) {
   if (!program_) fail("ProgressedRun::advance before start");
+  poll_ = poll;
+  stuck_ = nullptr;
   const Program& p = *program_;
   const Dtype d = p.shape.dtype;
   Transport& t = *t_;

@@ -184,8 +184,14 @@ void run_blocking(const Program& p, const Bindings& b, Transport& t);
 class ProgressedRun {
  public:
   void start(const Program& p, const Bindings& b, Transport& t);
-  // Advances as far as possible; true once every action has completed.
-  bool advance();
+  // Advances as far as possible; true once every action has completed. poll = false: a pending
+  // request is not tested, only stopped at (waiting_on()), for a caller that then blocks on it.
+  bool advance(bool poll = true);
+  // The request the last advance() stopped at, if still pending (else nullptr, as when the run
+  // waits for a node segment's signals): a caller with nothing else to do blocks on it and the
+  // other runs' (Transport::wait_any) instead of polling — in a simulation, a rank that polls
+  // never lets simulated time pass, and every failed test costs SMPI dearly.
+  Request* waiting_on() const { return stuck_ && stuck_->pending() ? stuck_ : nullptr; }
   bool done() const { return program_ && pc_ == program_->actions.size(); }
   bool started() const { return program_ != nullptr; }
   // Messages posted and requests completed so far (for tests of how far each call gets).
@@ -200,7 +206,9 @@ class ProgressedRun {
   std::size_t pc_ = 0, events_ = 0;
   std::array<Request, kMaxRequests> requests_;  // the program's slots
   Request own_[2];                 // the current blocking action's requests, once posted
+  Request* stuck_ = nullptr;       // the request advance() last found incomplete
   bool posted_ = false;
+  bool poll_ = true;               // of the advance() in progress
   std::uint64_t signal_base_ = 0;  // the node segment's counters at the start of this run
   bool ended_ = false;             // its end given to the segment
 };

@@ -85,6 +85,10 @@ class Transport {
   // on a condition variable while its own I/O thread moves the data).
   virtual bool busy_polls() const { return true; }
   virtual bool test(Request& r);
+  // Blocks until one of the requests completes (none of them none), resets it to none and returns
+  // its index: how a caller with several runs in flight and nothing else to do waits without
+  // polling. The default waits for the first.
+  virtual std::size_t wait_any(std::span<Request* const> requests);
   virtual Request post_library_allreduce(const void* send, void* recv, std::size_t count, Dtype d, Op o);
 
   // Where the buffers live and how they are handled. The defaults are host memory (MPI, Gloo); a

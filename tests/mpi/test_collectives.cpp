@@ -158,6 +158,20 @@ TEST(CollectivePrograms, ProgressedRunsGiveTheBlockingResults) {
     if (output_checked(call, rank)) {
       EXPECT_EQ(blocking, progressed) << test_name(a) << " after " << calls << " calls";
     }
+    // Without polling (sim/step_replay.cpp's way): advanced up to what it waits on, which the
+    // caller then blocks on through wait_any; the same results.
+    if (a->node_local) continue;  // waits for the node's signals, not for a request
+    std::vector<float> waited(n.recv, -1);
+    ProgressedRun quiet;
+    quiet.start(program, ws.bind(program, send.data(), waited.data(), *transport), *transport);
+    while (!quiet.advance(false)) {
+      Request* r = quiet.waiting_on();
+      ASSERT_NE(r, nullptr) << test_name(a) << ": stopped, but waiting on no request";
+      Request* const waiting[] = {r};
+      EXPECT_EQ(transport->wait_any(waiting), 0u);
+      EXPECT_FALSE(r->pending());
+    }
+    if (output_checked(call, rank)) EXPECT_EQ(blocking, waited) << test_name(a) << " without polling";
   }
 }
 
