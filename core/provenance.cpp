@@ -45,7 +45,8 @@ void broadcast(KeyValues& kv, MPI_Comm comm) {
   unsigned long long n = blob.size();
   SP_MPI_CHECK(MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, comm));
   blob.resize(n);
-  SP_MPI_CHECK(MPI_Bcast(blob.data(), static_cast<int>(n), MPI_CHAR, 0, comm));
+  // Never a broadcast of nothing: SMPI's Open MPI pipeline broadcast divides by zero on one.
+  if (n > 0) SP_MPI_CHECK(MPI_Bcast(blob.data(), static_cast<int>(n), MPI_CHAR, 0, comm));
   kv.clear();
   for (std::size_t pos = 0; pos < blob.size();) {
     std::string k(blob.c_str() + pos);
