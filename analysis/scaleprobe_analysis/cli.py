@@ -14,6 +14,7 @@ from pathlib import Path
 
 from . import allreduce
 from .alphabeta import fit_summary
+from .calibrate import CalibrationError, calibrate
 from .campaign import Campaign, load_campaign, trace_stem
 from .campaign_status import scan_campaign, scan_of
 from .export import export
@@ -75,6 +76,26 @@ def cmd_fit(args) -> int:
         for row in fit_summary(t.table("summary"), args.stat).itertuples():
             print(f"{row.series:<20} {row.alpha_us:>10.4g} {row.beta_us_per_byte:>14.4g} "
                   f"{row.bandwidth_GBps:>12.4g} {row.rms_rel_error:>12.3g} {row.points:>6d}")
+    return 0
+
+
+def cmd_calibrate(args) -> int:
+    measured = _campaign(args.measured).of_kind(allreduce.KIND)
+    simulated = load_trace(Path(args.simulated))
+    try:
+        c = calibrate(measured, simulated, args.algorithm, args.stat)
+    except CalibrationError as e:
+        _error(f"calibrate: {e}")
+        return 1
+    m, s = c.measured, c.simulated
+    machines = sorted({t.machine for t in measured})
+    print(f"# measured ({len(measured)} trace(s), {', '.join(machines)}, {simulated.nranks} ranks, {args.algorithm}, "
+          f"{args.stat}): alpha {m.alpha_us:.4g} us, 1/beta {m.bandwidth_GBps:.4g} GB/s, rms rel. error {m.rms_rel_error:.3g}")
+    print(f"# simulated on the reference {c.link} link ({c.reference_latency_s * 1e6:.4g} us, "
+          f"{c.reference_bandwidth_Bps / 1e9:.4g} GB/s): alpha {s.alpha_us:.4g} us, 1/beta {s.bandwidth_GBps:.4g} GB/s")
+    print(f"# calibrated {c.link} link: {c.latency_s * 1e6:.4g} us, {c.bandwidth_Bps / 1e9:.4g} GB/s "
+          f"(the {args.algorithm} at {simulated.nranks} ranks, its reductions and copies included)")
+    print(c.flags())
     return 0
 
 
@@ -175,6 +196,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stat", default="t_mean_us", choices=["t_mean_us", "p50_us", "t_min_us"],
                    help="summary time column to fit (default t_mean_us)")
     p.set_defaults(func=cmd_fit)
+    p = sub.add_parser("calibrate", help="a simulated platform's link (scripts/simulate's options) from measured "
+                                         "allreduce traces and one simulation of the same algorithm on a reference link")
+    p.add_argument("measured", metavar="DIR", help="measured allreduce traces: a campaign directory or one file")
+    p.add_argument("simulated", metavar="SIMULATED", help="the same algorithm and ranks through scripts/simulate")
+    p.add_argument("--algorithm", default="ring", help="the algorithm to calibrate with (default ring)")
+    p.add_argument("--stat", default="p50_us", choices=["t_mean_us", "p50_us", "t_min_us"],
+                   help="summary time column (default p50_us; the median over traces per size is fitted)")
+    p.set_defaults(func=cmd_calibrate)
     for name, default, what in (("plot", "figures", "write PNG and SVG figures (latency, bandwidth, bucket cap, contention, "
                                                     "per-rank imbalance; trainer breakdown, overlap and strong/weak scaling)"),
                                 ("report", "report", "write report.md with figures and tables (incl. per-rank imbalance "
