@@ -30,9 +30,10 @@
 #     same reason the algorithm matrix runs at 2 ranks only here (its 3-rank entry took 119 s of
 #     this stage in the CI of 29c456e; the release and asan stages run it at 3); the other
 #     MPI tests keep their 3-rank runs. SCALEPROBE_MPICH=0 skips it.
-#  6. smpi: the collective programs built with SimGrid's smpicxx (preset smpi, build/smpi: only the
-#     programs its test runs) and the simulated label (tests/simulated: 5-8 simulated ranks on
-#     generated platforms, checked against a closed form). SCALEPROBE_SMPI=0 skips it.
+#  6. smpi: the collective programs and step_replay built with SimGrid's smpicxx (preset smpi,
+#     build/smpi: only the programs its test runs) and the simulated label (tests/simulated: 2-16
+#     simulated ranks on generated platforms, checked against a closed form and measured traces).
+#     SCALEPROBE_SMPI=0 skips it.
 # The switches are for local runs: .ci/run refuses them (and SCALEPROBE_NO_TORCH/_NO_ROOT=1,
 # SCALEPROBE_GLOO=OFF, SCALEPROBE_ONEDNN=OFF, which widen the skips). Extra arguments go to the
 # release stage's ctest and run that stage only, e.g. `scripts/test.sh -L unit`. Skips: a test
@@ -120,7 +121,7 @@ mpich() {
 }
 
 smpi() {
-  cmake --preset smpi >/dev/null && cmake --build --preset smpi --target allreduce_perf collective_perf bucket_sweep trace_check &&
+  cmake --preset smpi >/dev/null && cmake --build --preset smpi --target allreduce_perf collective_perf bucket_sweep trace_check step_replay &&
     ctest --preset smpi -j "$jobs"
 }
 

@@ -7,7 +7,10 @@
 #  - bucket_sweep at 6 ranks (3 nodes x 2) and collective_perf's reduce-scatter at 5 ranks: valid traces;
 #  - the ring's simulated time at 1 MiB on 8 nodes of one rank each against the alpha-beta closed
 #    form of a pipelined ring on this platform (within 3 %);
-#  - bad input: a platform option out of range and a program not built, one line each, non-zero.
+#  - step_replay of two stored gpt-micro traces (progress overlap on 2 ranks, thread on 1): within
+#    25 % of the measured step like for like, slower at 16 ranks, a valid simulated trace;
+#  - bad input: a platform option out of range, a program not built, a replay of a trace that is
+#    not a trainer's or of a case it lacks: one line each, non-zero.
 #   bash simulated_runs.sh BUILD_DIR
 set -euo pipefail
 build=$1
@@ -52,6 +55,37 @@ sim --nodes 8 --ranks-per-node 1 allreduce_perf --sizes 1M -a ring -n 2 -w 1 -q 
 awk '!/^#/ { t = $9 * 1e-6; model = 2 * 7 * (2e-6 + (1048576 / 8) / 12.5e9); r = t / model;
              printf "ring 1 MiB, 8 hosts: simulated %.2f us, closed form %.2f us, ratio %.3f\n", t * 1e6, model * 1e6, r;
              if (r < 0.97 || r > 1.03) exit 1 }' "$work/ring.txt" || fail "ring time off the closed form"
+
+# step_replay (sim/step_replay.cpp) of two measured gpt-micro runs (tests/data): progress overlap
+# on 2 ranks, replayed on 2 ranks of one host and on 16 (2 hosts x 8); thread overlap on 1 rank,
+# replayed on 4. Columns of a case row: case algorithm cap buckets steps measured predicted error
+# m.wait p.wait.
+data=$root/tests/data
+sim --nodes 1 --ranks-per-node 2 step_replay "$data/train-gpt-micro-progress-2ranks.h5" -o "$work/replay2.h5" \
+  > "$work/replay2.txt" 2>&1 || { cat "$work/replay2.txt"; fail "step_replay on 2 ranks"; }
+grep -q '^# SIMULATED (SimGrid SMPI)' "$work/replay2.txt" || fail "step_replay: no SIMULATED banner"
+[ "$(grep -c '^  ' "$work/replay2.txt")" = 2 ] || fail "step_replay: expected 2 case rows: $(cat "$work/replay2.txt")"
+# Like for like (same ranks, the measured compute), the replayed step is the measured one within 25 %.
+awk '/^  / { e = $8 + 0; if (e < -25 || e > 25) bad = 1 } END { exit bad }' "$work/replay2.txt" ||
+  fail "step_replay: predicted step off the measured by more than 25 %: $(grep '^  ' "$work/replay2.txt")"
+check_trace "$work/replay2.h5"
+sim --nodes 2 --ranks-per-node 8 step_replay "$data/train-gpt-micro-progress-2ranks.h5" -q -o "$work/replay16.h5" \
+  > "$work/replay16.txt" 2>&1 || { cat "$work/replay16.txt"; fail "step_replay on 16 ranks"; }
+# 16 ranks over host links take longer than 2 on one host: each case's predicted step grows.
+paste <(grep '^  ' "$work/replay2.txt") <(grep '^  ' "$work/replay16.txt") |
+  awk '{ if ($7 + 0 <= 0 || $17 + 0 < $7 + 0) bad = 1 } END { exit bad }' ||
+  fail "step_replay: 16 ranks not slower than 2: $(grep '^  ' "$work/replay2.txt" "$work/replay16.txt")"
+grep -q '^  .* - ' "$work/replay16.txt" || fail "step_replay: an error given where the rank counts differ"
+sim --nodes 1 --ranks-per-node 4 step_replay "$data/train-gpt-micro-thread-1rank.h5" -q --steps 2 -o "$work/replay-thread.h5" \
+  > "$work/replay-thread.txt" 2>&1 || { cat "$work/replay-thread.txt"; fail "step_replay of a thread-mode run"; }
+[ "$(grep -c '^  ' "$work/replay-thread.txt")" = 1 ] || fail "step_replay thread: $(cat "$work/replay-thread.txt")"
+# Not a trainer's trace, or a case it does not have: one line, non-zero.
+if sim --nodes 1 --ranks-per-node 2 step_replay "$work/a.h5" -q -o "$work/bad.h5" > "$work/bad.txt" 2>&1; then
+  fail "step_replay took an allreduce trace"; fi
+grep -q "not a trainer's" "$work/bad.txt" && [ ! -e "$work/bad.h5" ] || fail "step_replay of an allreduce trace: $(cat "$work/bad.txt")"
+if sim --nodes 1 --ranks-per-node 2 step_replay "$data/train-gpt-micro-progress-2ranks.h5" --case 7 -q -o "$work/bad.h5" \
+  > "$work/bad.txt" 2>&1; then fail "step_replay --case 7 accepted"; fi
+grep -q -- "--case 7: .* has 2 case(s)" "$work/bad.txt" || fail "step_replay --case 7: $(cat "$work/bad.txt")"
 
 # Bad input: one line, non-zero.
 if sim --nodes 0 allreduce_perf > "$work/bad.txt" 2>&1; then fail "--nodes 0 accepted"; fi

@@ -1,0 +1,214 @@
+#include "sim/replay_profile.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <utility>
+
+#include "core/error.hpp"
+#include "core/trace.hpp"
+
+namespace sp::sim {
+
+namespace {
+
+std::int64_t int_attribute(const TraceReader& r, const std::string& name, std::int64_t fallback) {
+  const std::string text = r.root_attribute(name);
+  if (text.empty()) return fallback;
+  try {
+    return std::stoll(text);
+  } catch (const std::exception&) {
+    fail("attribute '{}' is '{}', not an integer", name, text);
+  }
+}
+
+}  // namespace
+
+double ReplayProfile::measured_step_s(std::size_t k) const {
+  double slowest = 0;
+  for (const auto& rank : by_rank) slowest = std::max(slowest, rank[k].measured_step_s);
+  return slowest;
+}
+
+double ReplayProfile::measured_wait_s(std::size_t k) const {
+  double longest = 0;
+  for (const auto& rank : by_rank) longest = std::max(longest, rank[k].measured_wait_s);
+  return longest;
+}
+
+ReplayProfile read_replay_profile(const std::filesystem::path& path) {
+  const TraceReader r(path);
+  const std::string file = path.string();
+  try {
+    if (r.kind() != "train") fail("a trace of kind '{}', not a trainer's (kind train)", r.kind());
+    if (int_attribute(r, "no_comm", 0) != 0) fail("a --no-comm run: it has no gradient allreduce to replay");
+    if (int_attribute(r, "local_sgd", 0) != 0) fail("a local-SGD run: the replay takes synchronous data parallelism");
+    if (const std::string shard = r.root_attribute("shard"); !shard.empty() && shard != "none")
+      fail("a --shard {} run: the replay takes unsharded data parallelism", shard);
+    ReplayProfile p;
+    p.source = file;
+    p.ranks = int(r.nranks());
+    p.overlap_mode = r.root_attribute("overlap_mode");
+    if (p.overlap_mode.empty()) p.overlap_mode = int_attribute(r, "overlap", 1) ? "thread" : "none";
+    if (p.overlap_mode != "progress" && p.overlap_mode != "thread" && p.overlap_mode != "none")
+      fail("overlap_mode '{}' is not progress, thread or none", p.overlap_mode);
+    p.chunk_bytes = double(int_attribute(r, "chunk_bytes", 1 << 20));
+    p.machine = r.provenance("cpu_model");
+
+    const Table cases = r.read_table("cases");
+    const auto& algorithm = column_values<std::string>(cases, "cases", "algorithm");
+    const auto& cap = column_values<std::string>(cases, "cases", "bucket_cap");
+    for (std::size_t i = 0; i < algorithm.size(); ++i) p.cases.push_back({algorithm[i], cap[i]});
+
+    // The summarised steps of every rank, in step order.
+    const Table it = r.read_table("iterations");
+    const auto& it_rank = column_values<std::int64_t>(it, "iterations", "rank");
+    const auto& it_step = column_values<std::int64_t>(it, "iterations", "step");
+    const auto& it_case = column_values<std::int64_t>(it, "iterations", "case");
+    const auto& it_start = column_values<double>(it, "iterations", "step_start_s");
+    const auto& it_progress = column_values<double>(it, "iterations", "progress_s");
+    const auto& it_optimizer = column_values<double>(it, "iterations", "optimizer_s");
+    const auto& it_step_s = column_values<double>(it, "iterations", "step_s");
+    const auto& it_wait = column_values<double>(it, "iterations", "wait_s");
+    const auto& it_summary = column_values<std::int64_t>(it, "iterations", "in_summary");
+    std::map<std::pair<std::int64_t, std::int64_t>, ReplayStep> steps;  // (rank, step)
+    std::map<std::pair<std::int64_t, std::int64_t>, std::pair<double, double>> timing;  // start, progress
+    for (std::size_t i = 0; i < it_rank.size(); ++i) {
+      if (!it_summary[i]) continue;
+      if (it_case[i] < 0 || std::size_t(it_case[i]) >= p.cases.size())
+        fail("iterations row {} names case {}, of {}", i, it_case[i], p.cases.size());
+      ReplayStep& s = steps[{it_rank[i], it_step[i]}];
+      s.step = double(it_step[i]);
+      s.case_id = double(it_case[i]);
+      s.tail_s = it_optimizer[i];
+      s.measured_step_s = it_step_s[i];
+      s.measured_wait_s = it_wait[i];
+      timing[{it_rank[i], it_step[i]}] = {it_start[i], it_progress[i]};
+    }
+    if (steps.empty()) fail("no summarised step (in_summary = 1) to replay");
+
+    // The last micro-batch's backward of each step: its start and its compute time. Phase ids
+    // are rows of the phases table.
+    const Table phases = r.read_table("phases");
+    const auto& phase_names = column_values<std::string>(phases, "phases", "name");
+    const auto backward_row = std::find(phase_names.begin(), phase_names.end(), "backward");
+    if (backward_row == phase_names.end()) fail("the phases table has no 'backward'");
+    const auto backward_phase = std::int64_t(backward_row - phase_names.begin());
+    const Table samples = r.read_table("samples");
+    const auto& sa_rank = column_values<std::int64_t>(samples, "samples", "rank");
+    const auto& sa_iteration = column_values<std::int64_t>(samples, "samples", "iteration");
+    const auto& sa_phase = column_values<std::int64_t>(samples, "samples", "phase");
+    const auto& sa_start = column_values<double>(samples, "samples", "start_s");
+    const auto& sa_wall = column_values<double>(samples, "samples", "wall_s");
+    std::map<std::pair<std::int64_t, std::int64_t>, std::pair<double, double>> backward;  // start, wall
+    for (std::size_t i = 0; i < sa_rank.size(); ++i) {
+      if (sa_phase[i] != backward_phase) continue;
+      auto [at, fresh] = backward.try_emplace({sa_rank[i], sa_iteration[i]}, sa_start[i], sa_wall[i]);
+      if (!fresh && sa_start[i] > at->second.first) at->second = {sa_start[i], sa_wall[i]};
+    }
+    for (auto& [key, s] : steps) {
+      const auto b = backward.find(key);
+      if (b == backward.end()) fail("rank {} step {} has no backward sample", key.first, key.second);
+      const auto [step_start, progress] = timing[key];
+      s.lead_s = std::max(0.0, b->second.first - step_start);
+      s.backward_s = b->second.second;
+      // Progress mode: the buckets' ready times count the calls that advanced them inside
+      // backward; spread over backward, they are taken out in proportion.
+      timing[key] = {b->second.first, s.backward_s / std::max(1e-12, s.backward_s + progress)};
+    }
+
+    const Table bk = r.read_table("buckets");
+    const auto& bk_rank = column_values<std::int64_t>(bk, "buckets", "rank");
+    const auto& bk_step = column_values<std::int64_t>(bk, "buckets", "step");
+    const auto& bk_numel = column_values<std::int64_t>(bk, "buckets", "numel");
+    const auto& bk_tensors = column_values<std::int64_t>(bk, "buckets", "tensors");
+    const auto& bk_ready = column_values<double>(bk, "buckets", "ready_s");
+    for (std::size_t i = 0; i < bk_rank.size(); ++i) {
+      const auto s = steps.find({bk_rank[i], bk_step[i]});
+      if (s == steps.end()) continue;  // not a summarised step
+      const auto [backward_start, compute_share] = timing[{bk_rank[i], bk_step[i]}];
+      const double ready = std::clamp((bk_ready[i] - backward_start) * compute_share, 0.0, s->second.backward_s);
+      s->second.buckets.push_back({double(bk_numel[i]), double(std::max<std::int64_t>(1, bk_tensors[i])), ready});
+    }
+
+    p.by_rank.resize(std::size_t(p.ranks));
+    for (auto& [key, s] : steps) {
+      if (key.first < 0 || key.first >= p.ranks) fail("iterations row of rank {} in a trace of {} ranks", key.first, p.ranks);
+      if (s.buckets.empty()) fail("rank {} step {} has no bucket", key.first, key.second);
+      std::stable_sort(s.buckets.begin(), s.buckets.end(),
+                       [](const ReplayBucket& a, const ReplayBucket& b) { return a.ready_s < b.ready_s; });
+      p.by_rank[std::size_t(key.first)].push_back(std::move(s));
+    }
+    for (std::size_t rank = 0; rank < p.by_rank.size(); ++rank) {
+      const auto& mine = p.by_rank[rank];
+      const auto& first = p.by_rank.front();
+      if (mine.size() != first.size()) fail("rank {} has {} summarised steps, rank 0 {}", rank, mine.size(), first.size());
+      for (std::size_t k = 0; k < mine.size(); ++k)
+        if (mine[k].step != first[k].step || mine[k].buckets.size() != first[k].buckets.size())
+          fail("rank {} step {} differs from rank 0's in its step or buckets", rank, mine[k].step);
+    }
+    return p;
+  } catch (const Error& e) {
+    fail("{}: {}", file, e.what());
+  }
+}
+
+// Numbers: ranks, chunk_bytes, cases, steps; then per rank and step the step's fields, its bucket
+// count and per bucket numel, tensors, ready_s. Text: source, mode, machine, then per case its
+// algorithm and cap, each ending in '\n'.
+std::vector<double> flatten(const ReplayProfile& p, std::string& text) {
+  text = p.source + '\n' + p.overlap_mode + '\n' + p.machine + '\n';
+  for (const ReplayCase& c : p.cases) text += c.algorithm + '\n' + c.bucket_cap + '\n';
+  std::vector<double> v{double(p.ranks), p.chunk_bytes, double(p.cases.size()), double(p.steps())};
+  for (const auto& rank : p.by_rank)
+    for (const ReplayStep& s : rank) {
+      v.insert(v.end(), {s.step, s.case_id, s.lead_s, s.backward_s, s.tail_s, s.measured_step_s, s.measured_wait_s,
+                             double(s.buckets.size())});
+      for (const ReplayBucket& b : s.buckets) v.insert(v.end(), {b.numel, b.tensors, b.ready_s});
+    }
+  return v;
+}
+
+ReplayProfile unflatten(const std::vector<double>& v, const std::string& text) {
+  std::size_t at = 0, line = 0;
+  auto next_line = [&] {
+    const std::size_t end = text.find('\n', line);
+    if (end == std::string::npos) fail("replay profile: its text is cut short");
+    std::string s = text.substr(line, end - line);
+    line = end + 1;
+    return s;
+  };
+  auto next = [&] {
+    if (at >= v.size()) fail("replay profile: its numbers are cut short");
+    return v[at++];
+  };
+  ReplayProfile p;
+  p.source = next_line();
+  p.overlap_mode = next_line();
+  p.machine = next_line();
+  p.ranks = int(next());
+  p.chunk_bytes = next();
+  const auto cases = std::size_t(next()), steps = std::size_t(next());
+  for (std::size_t c = 0; c < cases; ++c) {
+    std::string algorithm = next_line();
+    p.cases.push_back({algorithm, next_line()});
+  }
+  p.by_rank.resize(std::size_t(p.ranks));
+  for (auto& rank : p.by_rank)
+    for (std::size_t k = 0; k < steps; ++k) {
+      ReplayStep s;
+      s.step = next(), s.case_id = next(), s.lead_s = next(), s.backward_s = next(), s.tail_s = next();
+      s.measured_step_s = next();
+      s.measured_wait_s = next();
+      const auto buckets = std::size_t(next());
+      for (std::size_t b = 0; b < buckets; ++b) {
+        ReplayBucket x;
+        x.numel = next(), x.tensors = next(), x.ready_s = next();
+        s.buckets.push_back(x);
+      }
+      rank.push_back(std::move(s));
+    }
+  return p;
+}
+
+}  // namespace sp::sim
