@@ -71,8 +71,14 @@ ReplayProfile read_replay_profile(const std::filesystem::path& path) {
     const auto& it_step_s = column_values<double>(it, "iterations", "step_s");
     const auto& it_wait = column_values<double>(it, "iterations", "wait_s");
     const auto& it_summary = column_values<std::int64_t>(it, "iterations", "in_summary");
-    std::map<std::pair<std::int64_t, std::int64_t>, ReplayStep> steps;  // (rank, step)
-    std::map<std::pair<std::int64_t, std::int64_t>, std::pair<double, double>> timing;  // start, progress
+    using RankStep = std::pair<std::int64_t, std::int64_t>;
+    std::map<RankStep, ReplayStep> steps;
+    // Per step, on the rank's clock: the step's start and the progress calls inside backward;
+    // then the last backward's start and the share of its wall time that was compute.
+    struct Clock {
+      double step_start = 0, progress = 0, backward_start = 0, compute_share = 1;
+    };
+    std::map<RankStep, Clock> clock;
     for (std::size_t i = 0; i < it_rank.size(); ++i) {
       if (!it_summary[i]) continue;
       if (it_case[i] < 0 || std::size_t(it_case[i]) >= p.cases.size())
@@ -83,7 +89,7 @@ ReplayProfile read_replay_profile(const std::filesystem::path& path) {
       s.tail_s = it_optimizer[i];
       s.measured_step_s = it_step_s[i];
       s.measured_wait_s = it_wait[i];
-      timing[{it_rank[i], it_step[i]}] = {it_start[i], it_progress[i]};
+      clock[{it_rank[i], it_step[i]}] = {it_start[i], it_progress[i]};
     }
     if (steps.empty()) fail("no summarised step (in_summary = 1) to replay");
 
@@ -100,7 +106,7 @@ ReplayProfile read_replay_profile(const std::filesystem::path& path) {
     const auto& sa_phase = column_values<std::int64_t>(samples, "samples", "phase");
     const auto& sa_start = column_values<double>(samples, "samples", "start_s");
     const auto& sa_wall = column_values<double>(samples, "samples", "wall_s");
-    std::map<std::pair<std::int64_t, std::int64_t>, std::pair<double, double>> backward;  // start, wall
+    std::map<RankStep, std::pair<double, double>> backward;  // the last one's start, wall time
     for (std::size_t i = 0; i < sa_rank.size(); ++i) {
       if (sa_phase[i] != backward_phase) continue;
       auto [at, fresh] = backward.try_emplace({sa_rank[i], sa_iteration[i]}, sa_start[i], sa_wall[i]);
@@ -109,12 +115,13 @@ ReplayProfile read_replay_profile(const std::filesystem::path& path) {
     for (auto& [key, s] : steps) {
       const auto b = backward.find(key);
       if (b == backward.end()) fail("rank {} step {} has no backward sample", key.first, key.second);
-      const auto [step_start, progress] = timing[key];
-      s.lead_s = std::max(0.0, b->second.first - step_start);
+      Clock& c = clock[key];
+      s.lead_s = std::max(0.0, b->second.first - c.step_start);
       s.backward_s = b->second.second;
       // Progress mode: the buckets' ready times count the calls that advanced them inside
       // backward; spread over backward, they are taken out in proportion.
-      timing[key] = {b->second.first, s.backward_s / std::max(1e-12, s.backward_s + progress)};
+      c.backward_start = b->second.first;
+      c.compute_share = s.backward_s / std::max(1e-12, s.backward_s + c.progress);
     }
 
     const Table bk = r.read_table("buckets");
@@ -126,8 +133,10 @@ ReplayProfile read_replay_profile(const std::filesystem::path& path) {
     for (std::size_t i = 0; i < bk_rank.size(); ++i) {
       const auto s = steps.find({bk_rank[i], bk_step[i]});
       if (s == steps.end()) continue;  // not a summarised step
-      const auto [backward_start, compute_share] = timing[{bk_rank[i], bk_step[i]}];
-      const double ready = std::clamp((bk_ready[i] - backward_start) * compute_share, 0.0, s->second.backward_s);
+      if (bk_numel[i] <= 0 || bk_numel[i] > (std::int64_t(1) << 40))
+        fail("buckets row {} has {} elements", i, bk_numel[i]);
+      const Clock& c = clock[{bk_rank[i], bk_step[i]}];
+      const double ready = std::clamp((bk_ready[i] - c.backward_start) * c.compute_share, 0.0, s->second.backward_s);
       s->second.buckets.push_back({double(bk_numel[i]), double(std::max<std::int64_t>(1, bk_tensors[i])), ready});
     }
 

@@ -17,7 +17,7 @@ struct ReplayBucket {
   double ready_s = 0;     // backward compute from its start until the bucket was ready
 };
 
-// One measured rank's step.
+// One measured rank's step (numbers all doubles: the profile travels to every rank as one array).
 struct ReplayStep {
   double step = 0, case_id = 0;
   double lead_s = 0;      // step start to the last micro-batch's backward: data, forward(s)

@@ -275,7 +275,7 @@ int run(Session& s) {
       chosen.push_back(k);
   if (chosen.empty()) throw UsageError(fmt::format("--case {}: no summarised step of {} ran it", only_case, p.source));
   const std::size_t steps = chosen.size();
-  const auto& mine_all = p.by_rank[std::size_t(s.rank % p.ranks)];
+  const auto& mine = p.by_rank[std::size_t(s.rank % p.ranks)];
 
   coll::Backends backends = coll::BackendOption{}.make(s.comm);
   Provenance prov = collect_provenance(s);
@@ -298,7 +298,7 @@ int run(Session& s) {
   Replayer replay(p, backends.backend(), s.comm);
   MPI_Barrier(s.comm);
   for (std::size_t k = 0; k < steps; ++k) {
-    const ReplayStep& step = mine_all[chosen[k]];
+    const ReplayStep& step = mine[chosen[k]];
     const StepTimes t = replay.run(step);
     step_col.push_back(std::int64_t(step.step));
     case_col.push_back(std::int64_t(step.case_id));
@@ -338,12 +338,12 @@ int run(Session& s) {
     std::vector<double> measured, predicted, waits, measured_waits;
     std::int64_t buckets = 0;
     for (std::size_t k = 0; k < steps; ++k)
-      if (std::size_t(mine_all[chosen[k]].case_id) == c) {
+      if (std::size_t(mine[chosen[k]].case_id) == c) {
         measured.push_back(p.measured_step_s(chosen[k]));
         measured_waits.push_back(p.measured_wait_s(chosen[k]));
         predicted.push_back(slowest[k]);
         waits.push_back(wait_max[k]);
-        buckets = std::int64_t(mine_all[chosen[k]].buckets.size());
+        buckets = std::int64_t(mine[chosen[k]].buckets.size());
       }
     if (predicted.empty()) continue;
     const double m = median_of(measured), q = median_of(predicted), w = median_of(waits), mw = median_of(measured_waits);
