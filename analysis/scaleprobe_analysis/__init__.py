@@ -7,11 +7,13 @@ Modules by layer; a module imports only from its own layer or below (tests/pytho
   ``trace`` (load + validate one trace), ``style`` (figure size, fonts,
   title + caption, legends outside, SIMULATED watermark, deterministic PNG + SVG), ``textfmt``
   (sizes, markdown tables), ``series`` (the curves of a summary table; timing-thread CPU/wall),
-  ``alphabeta`` (the α–β fit), ``samples`` (per-iteration views of the samples table);
+  ``alphabeta`` (the α–β fit), ``calibrate`` (a simulated link from a measured fit), ``samples``
+  (per-iteration views of the samples table);
 - campaigns: ``manifest`` (jobs/submit-sweep's manifest.tsv), ``campaign`` (discovery, expected runs
   and their status, point identity, passes and their median/min/max);
 - one module per trace kind, each with its tables, figures, report section, case labels and
-  samples, compare keys and cross-point sections: ``allreduce``, ``bucket_sweep``, ``p2p``, ``train`` (with
+  samples, compare keys and cross-point sections: ``allreduce``, ``bucket_sweep``, ``p2p``,
+  ``replay`` (step_replay, simulated), ``train`` (with
   ``train_tables``: definitions and scaling arithmetic, and ``train_figures``);
 - ``kinds``: the registry kind → module and the interface every kind module provides;
 - kind-independent views dispatching through it: ``imbalance`` (per-rank imbalance), ``compare``

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import allreduce, bucket_sweep, collective, p2p, train
+from . import allreduce, bucket_sweep, collective, p2p, replay, train
 
-MODULES: dict[str, ModuleType] = {m.KIND: m for m in (allreduce, bucket_sweep, collective, p2p, train)}
+MODULES: dict[str, ModuleType] = {m.KIND: m for m in (allreduce, bucket_sweep, collective, p2p, replay, train)}
 INTERFACE = (  # every module in MODULES defines these (checked by tests/python/test_structure.py)
     "KIND", "figures", "report_tables", "case_labels", "rank_times", "CASE_AXIS", "IMBALANCE_NOTE", "CASE_KEYS",
     "case_table", "iteration_times", "case_args", "timeline_events", "TIMELINE_NOTE", "campaign_sections",

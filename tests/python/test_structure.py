@@ -13,7 +13,7 @@ PACKAGE = ANALYSIS / "scaleprobe_analysis"
 LAYERS = [
     {"digest", "h5open", "upgrade", "textfmt", "trace", "style", "series", "alphabeta", "calibrate", "samples"},  # one trace (and its digest), figure style, text, summary series, fits
     {"manifest", "campaign", "campaign_status"},  # campaigns: discovery, points, passes; status of every run
-    {"train_tables", "train_figures", "allreduce", "bucket_sweep", "collective", "p2p", "train"},  # one module per kind (+ train's helpers)
+    {"train_tables", "train_figures", "allreduce", "bucket_sweep", "collective", "p2p", "replay", "train"},  # one module per kind (+ train's helpers)
     {"kinds"},  # the registry
     {"imbalance", "compare", "timeline", "export", "backends"},  # kind-independent views, dispatching through the registry
     {"plots"},
@@ -21,7 +21,7 @@ LAYERS = [
     {"cli"},
     {"__init__", "__main__"},
 ]
-KIND_MODULES = {"allreduce", "bucket_sweep", "p2p", "train", "train_tables", "train_figures"}
+KIND_MODULES = {"allreduce", "bucket_sweep", "p2p", "replay", "train", "train_tables", "train_figures"}
 # trace.py validates the tables a train trace must have (as it always did); it is below every kind module.
 KIND_BRANCH_ALLOWED = KIND_MODULES | {"trace"}
 
@@ -64,14 +64,14 @@ def test_no_module_imports_one_above_it_and_no_cycles():
 
 
 def test_no_kind_branches_outside_the_kind_modules():
-    branch = re.compile(r"""kind["']?\]?\s*[!=]=\s*["'](allreduce|bucket_sweep|p2p|train)["']""")
+    branch = re.compile(r"""kind["']?\]?\s*[!=]=\s*["'](allreduce|bucket_sweep|p2p|replay|train)["']""")
     offenders = [f"{p.name}: {line.strip()}" for p in sorted(PACKAGE.glob("*.py")) if p.stem not in KIND_BRANCH_ALLOWED
                  for line in p.read_text().splitlines() if branch.search(line)]
     assert offenders == []
 
 
 def test_every_kind_module_implements_the_registry_interface():
-    assert set(kinds.MODULES) == {"allreduce", "bucket_sweep", "collective", "p2p", "train"}
+    assert set(kinds.MODULES) == {"allreduce", "bucket_sweep", "collective", "p2p", "replay", "train"}
     missing = [f"{m.__name__}.{name}" for m in kinds.MODULES.values() for name in kinds.INTERFACE if not hasattr(m, name)]
     assert missing == []
     assert kinds.module_for("no-such-kind") is None
