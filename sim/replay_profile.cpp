@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <string_view>
 #include <utility>
 
 #include "core/error.hpp"
@@ -158,6 +159,8 @@ ReplayProfile read_replay_profile(const std::filesystem::path& path) {
     }
     return p;
   } catch (const Error& e) {
+    // The reader's own errors name the file already (TraceReader::read_table does the same).
+    if (std::string_view(e.what()).starts_with(file + ": ")) throw;
     fail("{}: {}", file, e.what());
   }
 }

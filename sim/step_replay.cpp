@@ -115,13 +115,12 @@ class Replayer {
   }
 
  private:
-  // The programs of case c's buckets (each bucket of a step in its order), built on first use.
+  // The programs of case c's buckets (each bucket of a step in its order), built when the case
+  // changes: one case's programs at a time, as at 1024 ranks a ring's take megabytes per rank.
   void prepare(int c, const ReplayStep& s) {
     if (c == programs_case_) return;
-    // One case's programs at a time: at 1024 ranks a ring's take megabytes per rank.
     programs_case_ = c;
-    auto& programs = programs_;
-    programs.clear();
+    programs_.clear();
     const coll::Algorithm& a = coll::find_algorithm(p_.cases[std::size_t(c)].algorithm);
     std::size_t offset = 0;
     for (std::size_t b = 0; b < s.buckets.size(); ++b) {
@@ -132,9 +131,9 @@ class Replayer {
       auto [transport, shape] = a.placement(call, coll::tag::kTagStride * int(b % kInFlight));
       if (transport != &t_) fail("algorithm '{}' needs a transport of its own; the replay runs MPI's", a.name);
       shape.scaled = true;  // the engine's mean
-      programs.push_back({a.plan(shape), offset});
+      programs_.push_back({a.plan(shape), offset});
       offset += numel;
-      const std::size_t slot = b % kInFlight, need = programs.back().program.scratch_elements;
+      const std::size_t slot = b % kInFlight, need = programs_.back().program.scratch_elements;
       if (need > scratch_elements_[slot]) {
         if (scratch_[slot]) SMPI_SHARED_FREE(scratch_[slot]);
         scratch_[slot] = static_cast<float*>(SMPI_SHARED_MALLOC(need * sizeof(float)));
