@@ -9,24 +9,47 @@
 
 namespace sp::kernels {
 
-void matmul_forward(float* out, const float* inp, const float* weight, const float* bias,
-                    int B, int T, int C, int OC) {
-  const double rows = double(B) * T;
-  profile::Scope scope("matmul_forward", 2 * rows * C * OC + (bias ? rows * OC : 0), 4 * (rows * C + double(OC) * C + rows * OC));
-  const int N = B * T;
-  // With a bias, pre-fill every row of out with it and let the GEMM add to it (beta = 1):
-  // one pass over out instead of a second one after the GEMM.
+namespace {
+
+// out = inp · weight^T + (each row of out pre-filled with bias + the residual's row, when given):
+// the GEMM adds to the pre-filled rows (beta = 1), one pass over out instead of one more after it.
+void linear_forward(float* out, const float* inp, const float* weight, const float* bias,
+                    const float* residual, int N, int C, int OC) {
   float beta = 0.0f;
-  if (bias != nullptr) {
+  if (bias != nullptr || residual != nullptr) {
 #pragma omp parallel for
     for (int n = 0; n < N; n++) {
       float* out_row = out + (size_t)n * OC;
-      for (int o = 0; o < OC; o++) out_row[o] = bias[o];
+      const float* res_row = residual ? residual + (size_t)n * OC : nullptr;
+      if (bias && res_row) {
+        for (int o = 0; o < OC; o++) out_row[o] = res_row[o] + bias[o];
+      } else if (bias) {
+        for (int o = 0; o < OC; o++) out_row[o] = bias[o];
+      } else {
+        for (int o = 0; o < OC; o++) out_row[o] = res_row[o];
+      }
     }
     beta = 1.0f;
   }
   // out[N, OC] = inp[N, C] · weight[OC, C]^T  (+ out when beta = 1)
   sgemm(false, true, N, OC, C, 1.0f, inp, C, weight, C, beta, out, OC);
+}
+
+}  // namespace
+
+void matmul_forward(float* out, const float* inp, const float* weight, const float* bias,
+                    int B, int T, int C, int OC) {
+  const double rows = double(B) * T;
+  profile::Scope scope("matmul_forward", 2 * rows * C * OC + (bias ? rows * OC : 0), 4 * (rows * C + double(OC) * C + rows * OC));
+  linear_forward(out, inp, weight, bias, nullptr, B * T, C, OC);
+}
+
+void matmul_residual_forward(float* out, const float* inp, const float* weight, const float* bias,
+                             const float* residual, int B, int T, int C, int OC) {
+  const double rows = double(B) * T;
+  profile::Scope scope("matmul_forward", 2 * rows * C * OC + (bias ? 2 : 1) * rows * OC,
+                       4 * (rows * C + double(OC) * C + 2 * rows * OC));
+  linear_forward(out, inp, weight, bias, residual, B * T, C, OC);
 }
 
 void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout,

@@ -11,6 +11,11 @@ namespace sp::kernels {
 // out[n, o] = bias[o] + sum_c inp[n, c] * weight[o, c]
 void matmul_forward(float* out, const float* inp, const float* weight, const float* bias,
                     int B, int T, int C, int OC);
+// The same layer with the residual add of a transformer block folded in (its own pass saved):
+// out[n, o] = residual[n, o] + bias[o] + sum_c inp[n, c] * weight[o, c]   residual: [B*T, OC]
+// (out must not alias inp; it may alias residual).
+void matmul_residual_forward(float* out, const float* inp, const float* weight, const float* bias,
+                             const float* residual, int B, int T, int C, int OC);
 
 // Gradients ACCUMULATE (llm.c convention), dinp unless accumulate_dinp is false (then written:
 // a caller that would otherwise zero it first saves the pass over memory):

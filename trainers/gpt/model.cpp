@@ -96,14 +96,12 @@ ActivationView gpt_activations(const GPTConfig& c, int B, int T, TensorTable& t)
     x.qkv = t.add(p + "attn.qkv", {b, n, 3 * C});
     x.atty = t.add(p + "attn.y", {b, n, C});
     x.att = t.add(p + "attn.probs", {b, NH, n, n});
-    x.attproj = t.add(p + "attn.c_proj", {b, n, C});
     x.residual2 = t.add(p + "residual_2", {b, n, C});
     x.ln2 = t.add(p + "ln_2", {b, n, C});
     x.ln2_mean = t.add(p + "ln_2.mean", {b, n});
     x.ln2_rstd = t.add(p + "ln_2.rstd", {b, n});
     x.fch = t.add(p + "mlp.c_fc", {b, n, 4 * C});
     x.fch_gelu = t.add(p + "mlp.gelu", {b, n, 4 * C});
-    x.fcproj = t.add(p + "mlp.c_proj", {b, n, C});
     x.residual3 = t.add(p + "residual_3", {b, n, C});
     t.end_group();
   }
@@ -219,13 +217,11 @@ double gpt_forward(GPT& m, const int* inputs, const int* targets, int B, int T) 
     k::layernorm_forward(x.ln1, x.ln1_mean, x.ln1_rstd, residual, w.ln1w, w.ln1b, B, T, C);
     k::matmul_forward(x.qkv, x.ln1, w.qkvw, w.qkvb, B, T, C, 3 * C);
     k::attention_forward(x.atty, x.att, x.qkv, B, T, C, NH);
-    k::matmul_forward(x.attproj, x.atty, w.attprojw, w.attprojb, B, T, C, C);
-    k::residual_forward(x.residual2, residual, x.attproj, BT * C);
+    k::matmul_residual_forward(x.residual2, x.atty, w.attprojw, w.attprojb, residual, B, T, C, C);
     k::layernorm_forward(x.ln2, x.ln2_mean, x.ln2_rstd, x.residual2, w.ln2w, w.ln2b, B, T, C);
     k::matmul_forward(x.fch, x.ln2, w.fcw, w.fcb, B, T, C, 4 * C);
     k::gelu_forward(x.fch_gelu, x.fch, BT * 4 * C);
-    k::matmul_forward(x.fcproj, x.fch_gelu, w.fcprojw, w.fcprojb, B, T, 4 * C, C);
-    k::residual_forward(x.residual3, x.residual2, x.fcproj, BT * C);
+    k::matmul_residual_forward(x.residual3, x.fch_gelu, w.fcprojw, w.fcprojb, x.residual2, B, T, 4 * C, C);
     residual = x.residual3;
   }
   k::layernorm_forward(a.lnf, a.lnf_mean, a.lnf_rstd, residual, p.lnfw, p.lnfb, B, T, C);
@@ -269,10 +265,12 @@ void gpt_backward(GPT& m, const std::function<void(std::size_t)>& on_grads_ready
   k::matmul_backward(ga.lnf, g.lm_head, nullptr, ga.logits, a.lnf, p.lm_head, B, T, C, V, false);
   if (!c.tied_lm_head) ready_from(g.lm_head);  // last in the buffer
   const int L = c.num_layers;
-  const float* last = a.h[L - 1].residual3;
-  float* dlast = ga.h[L - 1].residual3;
-  std::fill(dlast, dlast + BT * C, 0.0f);
-  k::layernorm_backward(dlast, g.lnfw, g.lnfb, ga.lnf, last, p.lnfw, a.lnf_mean, a.lnf_rstd, B, T, C);
+  // The residual stream's gradient, updated in place from the last block to the first: a block's
+  // output gradient is also its c_proj outputs' gradient (the residual adds copy it), and each
+  // layer norm's backward adds its branch's share to it.
+  float* dres = ga.h[L - 1].residual3;
+  std::fill(dres, dres + BT * C, 0.0f);
+  k::layernorm_backward(dres, g.lnfw, g.lnfb, ga.lnf, a.h[L - 1].residual3, p.lnfw, a.lnf_mean, a.lnf_rstd, B, T, C);
   ready_from(g.lnfw);  // wte (tied LM head) is at offset 0: only the encoder finishes it
   for (int l = L - 1; l >= 0; --l) {
     const auto& w = p.h[l];
@@ -280,24 +278,21 @@ void gpt_backward(GPT& m, const std::function<void(std::size_t)>& on_grads_ready
     const auto& x = a.h[l];
     auto& dx = ga.h[l];
     const float* residual = l == 0 ? a.encoded : a.h[l - 1].residual3;
-    float* dresidual = l == 0 ? ga.encoded : ga.h[l - 1].residual3;
-    k::residual_backward(dx.residual2, dx.fcproj, dx.residual3, BT * C, false);
-    k::matmul_backward(dx.fch_gelu, dw.fcprojw, dw.fcprojb, dx.fcproj, x.fch_gelu, w.fcprojw, B, T, 4 * C, C, false);
+    k::matmul_backward(dx.fch_gelu, dw.fcprojw, dw.fcprojb, dres, x.fch_gelu, w.fcprojw, B, T, 4 * C, C, false);
     progress();
     k::gelu_backward(dx.fch, x.fch, dx.fch_gelu, BT * 4 * C, false);
     k::matmul_backward(dx.ln2, dw.fcw, dw.fcb, dx.fch, x.ln2, w.fcw, B, T, C, 4 * C, false);
     progress();
-    k::layernorm_backward(dx.residual2, dw.ln2w, dw.ln2b, dx.ln2, x.residual2, w.ln2w, x.ln2_mean, x.ln2_rstd, B, T, C);
-    k::residual_backward(dresidual, dx.attproj, dx.residual2, BT * C, false);
-    k::matmul_backward(dx.atty, dw.attprojw, dw.attprojb, dx.attproj, x.atty, w.attprojw, B, T, C, C, false);
+    k::layernorm_backward(dres, dw.ln2w, dw.ln2b, dx.ln2, x.residual2, w.ln2w, x.ln2_mean, x.ln2_rstd, B, T, C);
+    k::matmul_backward(dx.atty, dw.attprojw, dw.attprojb, dres, x.atty, w.attprojw, B, T, C, C, false);
     progress();
     k::attention_backward(dx.qkv, dx.atty, x.qkv, x.att, B, T, C, NH, false);
     progress();
     k::matmul_backward(dx.ln1, dw.qkvw, dw.qkvb, dx.qkv, x.ln1, w.qkvw, B, T, C, 3 * C, false);
-    k::layernorm_backward(dresidual, dw.ln1w, dw.ln1b, dx.ln1, residual, w.ln1w, x.ln1_mean, x.ln1_rstd, B, T, C);
+    k::layernorm_backward(dres, dw.ln1w, dw.ln1b, dx.ln1, residual, w.ln1w, x.ln1_mean, x.ln1_rstd, B, T, C);
     ready_from(m.grads.data() + m.block_offset[std::size_t(l)]);  // the block's gradients are final
   }
-  k::encoder_backward(g.wte, g.wpe, ga.encoded, m.inputs.data(), B, T, C);
+  k::encoder_backward(g.wte, g.wpe, dres, m.inputs.data(), B, T, C);
   ready_from(m.grads.data());
 }
 

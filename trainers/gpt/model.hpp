@@ -87,12 +87,10 @@ struct ActivationView {
     float *qkv;                               // [B, T, 3C]
     float *atty;                              // [B, T, C]    attention output before c_proj
     float *att;                               // [B, NH, T, T] softmax probabilities
-    float *attproj;                           // [B, T, C]
-    float *residual2;                         // [B, T, C]    x + attn(...)
+    float *residual2;                         // [B, T, C]    x + attn.c_proj(atty)
     float *ln2, *ln2_mean, *ln2_rstd;         // [B,T,C], [B,T], [B,T]
     float *fch, *fch_gelu;                    // [B, T, 4C]
-    float *fcproj;                            // [B, T, C]
-    float *residual3;                         // [B, T, C]    block output
+    float *residual3;                         // [B, T, C]    block output: residual2 + mlp.c_proj(...)
   };
   std::vector<Layer> h;
   float *lnf, *lnf_mean, *lnf_rstd;           // [B,T,C], [B,T], [B,T]
