@@ -1,5 +1,6 @@
 #include "kernels/attention.hpp"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <cstddef>
@@ -7,23 +8,41 @@
 
 #include "kernels/gemm.hpp"
 #include "kernels/profile.hpp"
+#include "kernels/variants.hpp"
 
 namespace sp::kernels {
 
-// Per (batch row, head) the attention is three GEMMs over strided slices of qkv — scores Q·K^T,
-// then P·V (forward); dP = dout·V^T, dV += P^T·dout, dQ += dS·K, dK += dS^T·Q (backward) — with
-// the softmax and its backward between them. The GEMMs run over the whole T x T square (the
-// masked half is zero): twice the causal triangle's arithmetic, at BLAS speed instead of a
+// Per (batch row, head) the attention is GEMMs over strided slices of qkv — scores Q·K^T, then P·V
+// (forward); dP = dout·V^T, dV += P^T·dout, dQ += dS·K, dK += dS^T·Q (backward) — with the softmax
+// and its backward between them. The queries go in blocks of row_block rows and block i's GEMMs
+// stop at its last key, (i + 1) * row_block: the causal mask leaves the rest zero. At T = 128 and
+// 64-row blocks that is 3/4 of the whole square's arithmetic, at BLAS speed instead of a
 // dot-product loop's (results/2026-11-26-vm-f26m2-kernel-profile: 14-18 GFLOP/s as loops).
-// OpenBLAS runs single-threaded inside the parallel loop, so results do not depend on the thread
-// count.
+// OpenBLAS and oneDNN run single-threaded inside the parallel loop, so results do not depend on the
+// thread count.
 
-void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH) {
+namespace {
+
+// The arithmetic of one (b, h) when block i spans keys [0, (i + 1) * row_block): the sum over
+// the blocks of rows x keys, times the GEMMs' 2 * hs per entry.
+double causal_block_entries(int T, int row_block) {
+  double entries = 0;
+  for (int r0 = 0; r0 < T; r0 += row_block) {
+    const int rows = std::min(row_block, T - r0);
+    entries += double(rows) * (r0 + rows);
+  }
+  return entries;
+}
+
+}  // namespace
+
+void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH, int row_block) {
+  assert(C % NH == 0 && row_block > 0);
   const double heads = double(B) * NH;
-  profile::Scope scope("attention_forward", heads * (4.0 * T * T * (C / NH) + 4.0 * T * (T + 1) / 2),
-                       4 * (4.0 * B * T * C + heads * T * T));
-  assert(C % NH == 0);
   const int hs = C / NH;
+  const double entries = causal_block_entries(T, row_block);
+  profile::Scope scope("attention_forward", heads * (4.0 * entries * hs + 4.0 * T * (T + 1) / 2),
+                       4 * (4.0 * B * T * C + heads * T * T));
   const int C3 = 3 * C;
   const float scale = 1.0f / std::sqrt((float)hs);
 
@@ -34,48 +53,36 @@ void attention_forward(float* out, float* att, const float* qkv, int B, int T, i
       const float* k = q + C;
       const float* v = q + 2 * (size_t)C;
       float* p = att + ((size_t)b * NH + h) * T * T;
-      // Scores: p[t, t2] = scale * q[t] . k[t2]
-      sgemm(false, true, T, T, hs, scale, q, C3, k, C3, 0.0f, p, T);
-      // Softmax over t2 <= t (max subtracted for a stable exp); the masked (future) entries are 0.
-      // Vector loops: this file is built with -ffast-math (kernels/CMakeLists.txt), under which
-      // GCC calls glibc's vector expf; every value here is finite (no -INFINITY start for max).
-      for (int t = 0; t < T; t++) {
-        float* row = p + (size_t)t * T;
-        float maxval = row[0];
-#pragma omp simd reduction(max : maxval)
-        for (int t2 = 0; t2 <= t; t2++) maxval = std::max(maxval, row[t2]);
-        float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-        for (int t2 = 0; t2 <= t; t2++) {
-          row[t2] = std::exp(row[t2] - maxval);
-          sum += row[t2];
-        }
-        const float inv_sum = 1.0f / sum;
-#pragma omp simd
-        for (int t2 = 0; t2 <= t; t2++) row[t2] *= inv_sum;
-        for (int t2 = t + 1; t2 < T; t2++) row[t2] = 0.0f;
-      }
-      // out[t] = sum_t2 p[t, t2] v[t2]
       float* o = out + (size_t)b * T * C + (size_t)h * hs;
-      sgemm(false, false, T, hs, T, 1.0f, p, T, v, C3, 0.0f, o, C);
+      for (int r0 = 0; r0 < T; r0 += row_block) {
+        const int rows = std::min(row_block, T - r0), keys = r0 + rows;
+        float* pb = p + (size_t)r0 * T;
+        // Scores: p[t, t2] = scale * q[t] . k[t2] for the block's rows t and keys t2 < keys
+        sgemm(false, true, rows, keys, hs, scale, q + (size_t)r0 * C3, C3, k, C3, 0.0f, pb, T);
+        // Softmax over t2 <= t; the masked (future) entries are 0 (per ISA variant: variants.hpp).
+        detail::softmax_causal_rows(p, T, r0, r0 + rows);
+        // out[t] = sum_{t2 < keys} p[t, t2] v[t2]
+        sgemm(false, false, rows, hs, keys, 1.0f, pb, T, v, C3, 0.0f, o + (size_t)r0 * C, C);
+      }
     }
   }
 }
 
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att,
-                        int B, int T, int C, int NH, bool accumulate) {
+                        int B, int T, int C, int NH, bool accumulate, int row_block) {
+  assert(C % NH == 0 && row_block > 0);
   const double heads = double(B) * NH;
-  profile::Scope scope("attention_backward", heads * (8.0 * T * T * (C / NH) + 4.0 * T * T),
-                       4 * (4.0 * B * T * C + heads * T * T + 6.0 * B * T * C));
-  assert(C % NH == 0);
   const int hs = C / NH;
+  const double entries = causal_block_entries(T, row_block);
+  profile::Scope scope("attention_backward", heads * (8.0 * entries * hs + 4.0 * T * T),
+                       4 * (4.0 * B * T * C + heads * T * T + 6.0 * B * T * C));
   const int C3 = 3 * C;
   const float scale = 1.0f / std::sqrt((float)hs);
-  const float beta = accumulate ? 1.0f : 0.0f;  // each GEMM writes its (b, h) slice once
+  const int last_block = (T - 1) / row_block * row_block;
 
 #pragma omp parallel
   {
-    std::vector<float> ds((size_t)T * T);  // per-thread scratch: d loss / d p, then d loss / d score
+    std::vector<float> ds((size_t)row_block * T);  // per-thread scratch: d loss / d p, then d loss / d score
 #pragma omp for collapse(2)
     for (int b = 0; b < B; b++) {
       for (int h = 0; h < NH; h++) {
@@ -84,24 +91,24 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
         float *dq = dqkv + at, *dk = dq + C, *dv = dq + 2 * (size_t)C;
         const float* p = att + ((size_t)b * NH + h) * T * T;
         const float* d = dout + (size_t)b * T * C + (size_t)h * hs;
-        // out = p · v:  dp = dout · v^T,  dv (+)= p^T · dout
-        sgemm(false, true, T, T, hs, 1.0f, d, C, v, C3, 0.0f, ds.data(), T);
-        sgemm(true, false, T, hs, T, 1.0f, p, T, d, C, beta, dv, C3);
-        // Softmax backward, row by row: dscore[t2] = p[t2] (dp[t2] - sum_j p[j] dp[j]) * scale
-        // (zero where p is: the masked entries).
-        for (int t = 0; t < T; t++) {
-          const float* prow = p + (size_t)t * T;
-          float* row = ds.data() + (size_t)t * T;
-          float p_dp = 0.0f;
-#pragma omp simd reduction(+ : p_dp)
-          for (int t2 = 0; t2 <= t; t2++) p_dp += prow[t2] * row[t2];
-#pragma omp simd
-          for (int t2 = 0; t2 <= t; t2++) row[t2] = prow[t2] * (row[t2] - p_dp) * scale;
-          for (int t2 = t + 1; t2 < T; t2++) row[t2] = 0.0f;
+        // The last block first: its keys are all of them, so its dk and dv GEMMs write (or
+        // accumulate into) every row once; the blocks before add to their leading rows.
+        for (int r0 = last_block; r0 >= 0; r0 -= row_block) {
+          const int rows = std::min(row_block, T - r0), keys = r0 + rows;
+          const float beta_kv = r0 == last_block && !accumulate ? 0.0f : 1.0f;
+          const float beta_q = accumulate ? 1.0f : 0.0f;  // dq's rows belong to this block alone
+          const float* pb = p + (size_t)r0 * T;
+          const float* db = d + (size_t)r0 * C;
+          // out = p · v:  dp = dout · v^T,  dv (+)= p^T · dout
+          sgemm(false, true, rows, keys, hs, 1.0f, db, C, v, C3, 0.0f, ds.data(), T);
+          sgemm(true, false, keys, hs, rows, 1.0f, pb, T, db, C, beta_kv, dv, C3);
+          // Softmax backward, row by row: dscore[t2] = p[t2] (dp[t2] - sum_j p[j] dp[j]) * scale
+          // (zero where p is: the masked entries; per ISA variant: variants.hpp).
+          detail::softmax_causal_rows_backward(ds.data(), p, T, r0, r0 + rows, keys, scale);
+          // score = q · k^T:  dq (+)= dscore · k,  dk (+)= dscore^T · q
+          sgemm(false, false, rows, hs, keys, 1.0f, ds.data(), T, k, C3, beta_q, dq + (size_t)r0 * C3, C3);
+          sgemm(true, false, keys, hs, rows, 1.0f, ds.data(), T, q + (size_t)r0 * C3, C3, beta_kv, dk, C3);
         }
-        // score = q · k^T:  dq (+)= dscore · k,  dk (+)= dscore^T · q
-        sgemm(false, false, T, hs, T, 1.0f, ds.data(), T, k, C3, beta, dq, C3);
-        sgemm(true, false, T, hs, T, 1.0f, ds.data(), T, q, C3, beta, dk, C3);
       }
     }
   }

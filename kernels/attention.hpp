@@ -8,15 +8,20 @@ namespace sp::kernels {
 // out: [B, T, C]   out[b,t,h*hs:(h+1)*hs] = sum_{t2<=t} att[b,h,t,t2] * v[b,t2,h]
 // att: [B, NH, T, T] (written, saved for backward)
 //      att[b,h,t,:] = softmax_{t2<=t}(q[b,t,h] . k[b,t2,h] / sqrt(hs)); entries t2 > t are 0.
-// Parallel over B*NH, each (b, h) two GEMMs over the whole T x T square (attention.cpp): 4*B*C*T*T
-// flop, twice the causal triangle's 4*B*C*T(T+1)/2, at BLAS speed.
-void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH);
+// Parallel over B*NH, each (b, h) two GEMMs per block of row_block queries, up to the block's
+// last key (attention.cpp): at T = 2 row_block, 3/4 of the whole T x T square's 4*B*C*T*T flop.
+// row_block (> 0) changes the rounding, not the result; tests set it to cover several blocks.
+inline constexpr int kAttentionRowBlock = 64;
+void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH,
+                       int row_block = kAttentionRowBlock);
 
 // dqkv [B, T, 3C] += gradient w.r.t. qkv (dq, dk, dv in the same layout as qkv); written
 // instead when accumulate is false.
 // dout: [B, T, C]; qkv and att as in/from attention_forward. Parallel over B*NH (each (b, h)
-// owns its own channel slice of dqkv, so there are no races). Four GEMMs: 8*B*C*T*T flop.
+// owns its own channel slice of dqkv, so there are no races). Four GEMMs per block of queries,
+// up to its last key: 8*B*C*T*T flop for the whole square, 3/4 of it at T = 2 row_block.
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att,
-                        int B, int T, int C, int NH, bool accumulate = true);
+                        int B, int T, int C, int NH, bool accumulate = true,
+                        int row_block = kAttentionRowBlock);
 
 }  // namespace sp::kernels

@@ -2,9 +2,8 @@
 // the largest of a transformer block (B*T*4C), so its cost is that of the exp per element.
 //
 // GELU(x) = 0.5 x (1 + tanh(u)) = x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3), and
-// sigmoid(2u) = 1 / (1 + exp(-2u)). The exp is inlined (below) rather than glibc's: libmvec has
-// no AVX-512 expf for a -march=x86-64-v3 build, and its call and range checks cost as much as
-// the polynomial. Compiled once per instruction-set variant (kernels/variants.hpp; gelu_v4.cpp
+// sigmoid(2u) = 1 / (1 + exp(-2u)). The exp is inlined (exp_clamped.hpp) rather than glibc's.
+// Compiled once per instruction-set variant (kernels/variants.hpp; gelu_v4.cpp
 // with -march=x86-64-v4): 16 lanes run this ~2.5x faster than libmvec's 8 on Zen 5. The file is
 // built with -ffast-math so the loops vectorise; they are elementwise and, by the clamp below,
 // free of infinities and NaNs for finite input. Only builtins are called (no comdat copies of
@@ -12,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/exp_clamped.hpp"
 #include "kernels/variants.hpp"
 
 #ifndef SP_KERNEL_VARIANT
@@ -26,23 +26,6 @@ constexpr float kGeluCubic = 0.044715f;
 // exp's argument is clamped to +-80: exp(80) ~ 5.5e34 keeps 1 + exp finite and 2^n normal, and
 // sigmoid is 0 or 1 to float precision well before (|2u| > 17).
 constexpr float kExpClamp = 80.0f;
-
-// exp(v) for |v| <= 80: v = n ln2 + r with n = round(v / ln2), |r| <= ln2 / 2 (ln2 in two parts,
-// Cody-Waite, so r is exact to float), exp(r) by its Taylor polynomial to r^6 (truncation error
-// 0.35^7 / 5040 ~ 1.3e-7, about one float ulp), times 2^n by adding n to the exponent field.
-inline float exp_clamped(float v) {
-  const float n = __builtin_nearbyintf(v * 1.44269504f);
-  const float r = __builtin_fmaf(n, -0.693145752f, __builtin_fmaf(n, -1.42860677e-6f, v));
-  float p = 1.0f / 720.0f;
-  p = __builtin_fmaf(p, r, 1.0f / 120.0f);
-  p = __builtin_fmaf(p, r, 1.0f / 24.0f);
-  p = __builtin_fmaf(p, r, 1.0f / 6.0f);
-  p = __builtin_fmaf(p, r, 0.5f);
-  p = __builtin_fmaf(p, r, 1.0f);
-  p = __builtin_fmaf(p, r, 1.0f);
-  const std::int32_t exponent = static_cast<std::int32_t>(n) * (1 << 23);
-  return __builtin_bit_cast(float, __builtin_bit_cast(std::int32_t, p) + exponent);
-}
 
 // sigmoid(2u) = 1 / (1 + exp(-2u)) for GELU's u(x).
 inline float gelu_sigmoid(float x) {

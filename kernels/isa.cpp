@@ -1,5 +1,5 @@
 // Chooses the instruction-set variant of the kernels that have several (kernels/variants.hpp:
-// the direct convolution, GELU) once, on first use:
+// the direct convolution, GELU, attention's softmax) once, on first use:
 // SCALEPROBE_KERNEL_ISA if set, else the widest variant the CPU runs. Compiled with the build's
 // baseline flags like the rest, and the only place that names the variants.
 #include <cstdint>
@@ -21,6 +21,8 @@ struct Variant {
   decltype(&detail::baseline::conv2d_direct_backward) backward;
   decltype(&detail::baseline::gelu_forward) gelu_forward;
   decltype(&detail::baseline::gelu_backward) gelu_backward;
+  decltype(&detail::baseline::softmax_causal_rows) softmax_causal_rows;
+  decltype(&detail::baseline::softmax_causal_rows_backward) softmax_causal_rows_backward;
 };
 
 #if defined(SP_KERNELS_HAVE_X86_64_V4)
@@ -32,10 +34,12 @@ bool always() { return true; }  // the baseline: the start-up check (core/isa_ch
 const Variant kVariants[] = {
 #if defined(SP_KERNELS_HAVE_X86_64_V4)
     {"x86-64-v4", cpu_runs_v4, detail::x86_64_v4::conv2d_direct_forward, detail::x86_64_v4::conv2d_direct_backward,
-     detail::x86_64_v4::gelu_forward, detail::x86_64_v4::gelu_backward},
+     detail::x86_64_v4::gelu_forward, detail::x86_64_v4::gelu_backward, detail::x86_64_v4::softmax_causal_rows,
+     detail::x86_64_v4::softmax_causal_rows_backward},
 #endif
     {"baseline", always, detail::baseline::conv2d_direct_forward, detail::baseline::conv2d_direct_backward,
-     detail::baseline::gelu_forward, detail::baseline::gelu_backward},
+     detail::baseline::gelu_forward, detail::baseline::gelu_backward, detail::baseline::softmax_causal_rows,
+     detail::baseline::softmax_causal_rows_backward},
 };
 
 const Variant& choose() {
@@ -90,6 +94,12 @@ void gelu_forward(float* out, const float* inp, std::size_t N) { chosen().gelu_f
 
 void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t N, bool accumulate) {
   chosen().gelu_backward(dinp, inp, dout, N, accumulate);
+}
+
+void softmax_causal_rows(float* p, int T, int t_begin, int t_end) { chosen().softmax_causal_rows(p, T, t_begin, t_end); }
+
+void softmax_causal_rows_backward(float* ds, const float* p, int T, int t_begin, int t_end, int keys, float scale) {
+  chosen().softmax_causal_rows_backward(ds, p, T, t_begin, t_end, keys, scale);
 }
 
 float* conv_direct_scratch(int slot, std::size_t n) {

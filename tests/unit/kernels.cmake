@@ -19,10 +19,12 @@ target_compile_definitions(test_kernels PRIVATE SCALEPROBE_OPTIONAL_PARTS_FILE="
 gtest_discover_tests(test_kernels PROPERTIES LABELS unit
                      ENVIRONMENT "OMP_NUM_THREADS=1"
                      ENVIRONMENT_MODIFICATION "OPENBLAS_NUM_THREADS=set:1")
-# The convolution tests once more on the baseline variant of the direct convolution (the run
-# above uses the widest this CPU runs: on AVX-512 machines the x86-64-v4 variant).
-add_test(NAME kernels.conv_baseline_variant COMMAND test_kernels --gtest_filter=Conv2d.*:CnnGradCheck.*)
-set_tests_properties(kernels.conv_baseline_variant PROPERTIES LABELS unit SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]"
+# The tests of the kernels with ISA variants (kernels/variants.hpp: the direct convolution, GELU,
+# attention's softmax) once more on the baseline variant (the run above uses the widest this CPU
+# runs: on AVX-512 machines the x86-64-v4 variant).
+add_test(NAME kernels.baseline_variant COMMAND test_kernels
+         --gtest_filter=Conv2d.*:CnnGradCheck.*:GradCheck.Gelu:KernelsForward.GeluKnownValues:GradCheck.Attention:KernelsForward/AttentionRowBlock.*)
+set_tests_properties(kernels.baseline_variant PROPERTIES LABELS unit SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]"
                      ENVIRONMENT "SCALEPROBE_KERNEL_ISA=baseline;SCALEPROBE_CONV=direct;OMP_NUM_THREADS=1;OPENBLAS_NUM_THREADS=1")
 
 # The convolution tests once more with every 3x3 convolution on the direct path (the run above

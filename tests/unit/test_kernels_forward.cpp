@@ -55,12 +55,17 @@ TEST(KernelsForward, MatmulMatchesNaiveLoop) {
   check_matmul_against_naive(1, 33, 129, 257, /*with_bias=*/true, 4);
 }
 
-TEST(KernelsForward, AttentionMatchesReferenceAndIsCausal) {
+// Row blocks of 4 at T = 6 (a block of 4 queries over 4 keys, one of 2 over all 6), and one block.
+class AttentionRowBlock : public ::testing::TestWithParam<int> {};
+INSTANTIATE_TEST_SUITE_P(KernelsForward, AttentionRowBlock, ::testing::Values(4, 64));
+
+TEST_P(AttentionRowBlock, MatchesReferenceAndIsCausal) {
+  const int row_block = GetParam();
   constexpr int B = 2, T = 6, C = 8, NH = 2, hs = C / NH;
   const size_t C3 = 3 * C;
   std::vector<float> qkv = random_vec((size_t)B * T * C3, 5, -2.0f, 2.0f);
-  std::vector<float> out((size_t)B * T * C), att((size_t)B * NH * T * T);
-  k::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
+  std::vector<float> out((size_t)B * T * C), att((size_t)B * NH * T * T, -1.0f);  // -1: every entry written
+  k::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH, row_block);
 
   // Reference in double, straight from the definition.
   for (int b = 0; b < B; b++) {
@@ -100,7 +105,7 @@ TEST(KernelsForward, AttentionMatchesReferenceAndIsCausal) {
     }
   }
   std::vector<float> out2(out.size()), att2(att.size());
-  k::attention_forward(out2.data(), att2.data(), qkv2.data(), B, T, C, NH);
+  k::attention_forward(out2.data(), att2.data(), qkv2.data(), B, T, C, NH, row_block);
   for (int b = 0; b < B; b++) {
     for (int t = 0; t < T; t++) {
       bool changed = false;

@@ -151,19 +151,23 @@ TEST(GradCheck, Gelu) {
   EXPECT_TRUE(grads_match("gelu dinp", added(dinp, dinp0), numeric_grad(inp, loss)));
 }
 
+// Row blocks of 2 at T = 5 (blocks of 2, 2, 1: each stops at its last key) and one block of T.
 TEST(GradCheck, Attention) {
-  std::vector<float> qkv = random_vec(BT * 3 * C, 60, -2.0f, 2.0f);  // peaked softmax rows
-  const std::vector<float> w = random_vec(BT * C, 61);
-  std::vector<float> out(BT * C), att((size_t)B * NH * T * T);
-  auto loss = [&] {
-    k::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
-    return weighted_sum(out, w);
-  };
-  loss();  // att of the unperturbed input, for the backward
-  const std::vector<float> dqkv0 = random_vec(qkv.size(), 62);
-  std::vector<float> dqkv = dqkv0;
-  k::attention_backward(dqkv.data(), w.data(), qkv.data(), att.data(), B, T, C, NH);
-  EXPECT_TRUE(grads_match("attention dqkv", added(dqkv, dqkv0), numeric_grad(qkv, loss)));
+  for (const int row_block : {2, T}) {
+    std::vector<float> qkv = random_vec(BT * 3 * C, 60, -2.0f, 2.0f);  // peaked softmax rows
+    const std::vector<float> w = random_vec(BT * C, 61);
+    std::vector<float> out(BT * C), att((size_t)B * NH * T * T);
+    auto loss = [&] {
+      k::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH, row_block);
+      return weighted_sum(out, w);
+    };
+    loss();  // att of the unperturbed input, for the backward
+    const std::vector<float> dqkv0 = random_vec(qkv.size(), 62);
+    std::vector<float> dqkv = dqkv0;
+    k::attention_backward(dqkv.data(), w.data(), qkv.data(), att.data(), B, T, C, NH, true, row_block);
+    EXPECT_TRUE(grads_match("attention dqkv, row block " + std::to_string(row_block), added(dqkv, dqkv0),
+                            numeric_grad(qkv, loss)));
+  }
 }
 
 TEST(GradCheck, SoftmaxCrossEntropy) {
@@ -227,6 +231,9 @@ TEST(GradCheck, WriteModeEqualsAccumulateOntoZero) {
   k::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
   same("attention dqkv", [&](float* d, bool acc) {
     k::attention_backward(d, datt.data(), qkv.data(), att.data(), B, T, C, NH, acc);
+  }, qkv.size());
+  same("attention dqkv, row blocks of 2", [&](float* d, bool acc) {
+    k::attention_backward(d, datt.data(), qkv.data(), att.data(), B, T, C, NH, acc, 2);
   }, qkv.size());
   std::vector<int> targets(BT);
   for (size_t i = 0; i < BT; i++) targets[i] = (int)((i * 3 + 1) % V);

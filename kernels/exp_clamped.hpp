@@ -1,0 +1,28 @@
+// exp over a clamped range as a polynomial, for the per-ISA kernel files (kernels/variants.hpp):
+// libmvec has no AVX-512 expf for a -march=x86-64-v3 build, and its call and range checks cost as
+// much as the polynomial. Builtins only and internal linkage (static): each ISA's object gets its
+// own copy, never a weak one the linker could share between variants (tests/unit/isa.sh).
+#pragma once
+
+#include <cstdint>
+
+namespace sp::kernels::detail {
+
+// exp(v) for |v| <= 80: v = n ln2 + r with n = round(v / ln2), |r| <= ln2 / 2 (ln2 in two parts,
+// Cody-Waite, so r is exact to float), exp(r) by its Taylor polynomial to r^6 (truncation error
+// 0.35^7 / 5040 ~ 1.3e-7, about one float ulp), times 2^n by adding n to the exponent field.
+static inline float exp_clamped(float v) {
+  const float n = __builtin_nearbyintf(v * 1.44269504f);
+  const float r = __builtin_fmaf(n, -0.693145752f, __builtin_fmaf(n, -1.42860677e-6f, v));
+  float p = 1.0f / 720.0f;
+  p = __builtin_fmaf(p, r, 1.0f / 120.0f);
+  p = __builtin_fmaf(p, r, 1.0f / 24.0f);
+  p = __builtin_fmaf(p, r, 1.0f / 6.0f);
+  p = __builtin_fmaf(p, r, 0.5f);
+  p = __builtin_fmaf(p, r, 1.0f);
+  p = __builtin_fmaf(p, r, 1.0f);
+  const std::int32_t exponent = static_cast<std::int32_t>(n) * (1 << 23);
+  return __builtin_bit_cast(float, __builtin_bit_cast(std::int32_t, p) + exponent);
+}
+
+}  // namespace sp::kernels::detail
