@@ -75,7 +75,7 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
 
   dp::StepFunctions fn;
   fn.data = [&](int micro) { t.load(micro); };
-  fn.forward = [&](int micro) { return t.forward(micro); };
+  fn.forward = [&](int micro, const dp::ParamsNeededFn& need) { return t.forward(micro, need); };
   fn.backward = [&](const dp::GradReadyFn& ready) { t.backward(ready); };
   fn.optimizer = [&] { return t.update(loop.lr, shard); };
   const StepLoop::End end = loop.run(engine, fn, step_log);

@@ -71,11 +71,13 @@ StepLoop::End StepLoop::run(dp::DataParallelEngine& engine, const dp::StepFuncti
   int saved_at = -1;
   for (int step = first_step; step <= last_step; ++step) {
     lr = schedule(step - 1);
-    const dp::StepReport r = engine.step(step, step == last_step, fn);
+    const bool validating = validate && (step == last_step || (val_every > 0 && step % val_every == 0));
+    const bool saving = save && save_every > 0 && step % save_every == 0;
+    const dp::StepReport r = engine.step(step, step == last_step, fn, validating || saving);
     end.loss = r.loss;
     if (!std::isfinite(r.loss)) throw CollectiveError(fmt::format("training diverged: loss is {} at step {}", r.loss, step));
     Validation v;
-    if (validate && (step == last_step || (val_every > 0 && step % val_every == 0))) {
+    if (validating) {
       PhaseTimer timer;
       timer.start();
       v = validate();

@@ -32,9 +32,11 @@ class Trainer {
   // One optimizer step. load(m) puts this rank's micro-batch m in place (a trainer may load the
   // whole step's rows at m = 0); forward(m) returns its loss (this rank's mean); backward ADDS its
   // gradients, reporting readiness through on_ready; update(lr) clips, steps the optimizer and
-  // returns the gradient norm before clipping.
+  // returns the gradient norm before clipping. forward calls need(end) before each layer with the
+  // end of the parameters it reads next (in buffer order; under --shard the engine completes
+  // their all-gather there).
   virtual void load(int micro) = 0;
-  virtual double forward(int micro) = 0;
+  virtual double forward(int micro, const dp::ParamsNeededFn& need) = 0;
   virtual void backward(const dp::GradReadyFn& on_ready) = 0;
   // shard: the elements to update (every one, or this rank's under --shard optimizer), their
   // optimizer state at the shard's offsets; the norm is over every rank's (trainers/dp/shard.hpp).

@@ -75,6 +75,11 @@ DataParallelEngine::DataParallelEngine(const Session& session, const DataParalle
   if (overlap_.mode == OverlapMode::thread && session.size > 1 && session.thread_level < MPI_THREAD_SERIALIZED)
     fail("--overlap thread needs MPI_THREAD_SERIALIZED, MPI provides level {}", session.thread_level);
   if (reducer_) reducer_->set_overlap(overlap_);
+  gathers_overlap_ = plan.sharded() && overlap_.mode != OverlapMode::none;
+}
+
+void DataParallelEngine::complete_parameters() {
+  if (reducer_ && reducer_->gathering()) reducer_->gather_until(numel_);
 }
 
 std::string DataParallelEngine::overlap_line() const {
@@ -102,6 +107,7 @@ std::uint64_t DataParallelEngine::parameter_hash() const {
 }
 
 void DataParallelEngine::check_in_sync(int step) {
+  complete_parameters();
   const std::uint64_t h = parameter_hash();
   std::uint64_t lo = h, hi = h;
   SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, comm_));
@@ -125,6 +131,7 @@ int DataParallelEngine::end_of_step(int step, const StepReport& report) {
 }
 
 void DataParallelEngine::end_of_run(int last_step, bool interrupted) {
+  complete_parameters();  // a run stopped by a signal after a step that left its all-gather in flight
   if (plan_.local_sgd > 0 && interrupted) broadcast_parameters();
   if (!plan_.no_comm) check_in_sync(last_step);  // without communication the models differ by design
   measure_reference_communication();
@@ -168,9 +175,9 @@ void DataParallelEngine::average_parameters(bool verify) {
                                  fmt::format("local SGD parameter averaging ({})", c.algorithm->name));
 }
 
-StepReport DataParallelEngine::step(int step, bool last_step, const StepFunctions& fn) {
+StepReport DataParallelEngine::step(int step, bool last_step, const StepFunctions& fn, bool parameters_read_after) {
   try {
-    return run_step(step, last_step, fn);
+    return run_step(step, last_step, fn, parameters_read_after);
   } catch (const CollectiveError&) {
     throw;  // every rank raised it together
   } catch (const std::exception& e) {
@@ -183,10 +190,11 @@ StepReport DataParallelEngine::step(int step, bool last_step, const StepFunction
   }
 }
 
-StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunctions& fn) {
+StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunctions& fn, bool parameters_read_after) {
   StepReport r;
   r.case_id = case_of(step);
   if (reducer_ && r.case_id != configured_case_) {
+    complete_parameters();
     const ReductionCase& c = plan_.cases[std::size_t(r.case_id)];
     reducer_->configure(*c.algorithm, c.cap, plan_.chunk_bytes);
     configured_case_ = r.case_id;
@@ -225,9 +233,36 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
   const GradReadyFn ready = [this](std::size_t offset) { reducer_->grads_ready(offset); };
   const GradReadyFn ignore = [](std::size_t) {};
   double loss_sum = 0;
+  // --shard: the previous update's all-gathers, completed as forward needs the parameters; the
+  // time inside the hook is communication, not forward's.
+  double gather_s = 0, gather_cpu_s = 0;
+  const bool gathering = reducer_ && reducer_->gathering();
+  const ParamsNeededFn need = [&](std::size_t end) {
+    if (!reducer_ || !reducer_->gathering()) return;
+    const double c0 = thread_cpu_seconds(), t0 = wall_seconds();
+    reducer_->gather_until(end);
+    gather_s += wall_seconds() - t0;
+    gather_cpu_s += thread_cpu_seconds() - c0;
+  };
+  const ParamsNeededFn nothing = [](std::size_t) {};
   for (int m = 0; m < plan_.accum_steps; ++m) {
     timed(Phase::data, [&] { fn.data(m); });
-    timed(Phase::forward, [&] { loss_sum += fn.forward(m); });
+    Measured forward = measure([&] {
+      loss_sum += fn.forward(m, gathering ? need : nothing);
+      need(numel_);  // a forward that did not ask for every parameter: none stays in flight
+    });
+    if (gathering && m == 0) {
+      const Measured gather{{forward.sample.start_s, gather_s, gather_cpu_s}, gather_cpu_s};
+      forward.sample.wall_s -= gather_s;
+      forward.sample.cpu_s -= gather_cpu_s;
+      forward.process_cpu_s -= gather_cpu_s;
+      record(Phase::forward, forward);
+      record(Phase::all_gather, gather);
+      r.exposed_s += gather_s;
+      r.exposed_after_ready_s += gather_s;
+    } else {
+      record(Phase::forward, forward);
+    }
     const bool sync_now = sync && m == plan_.accum_steps - 1;
     if (sync_now) reducer_->begin(1.0f / float(session_.size * plan_.accum_steps), overlap_.mode != OverlapMode::none, verify);
     Measured backward = measure([&] {
@@ -268,10 +303,21 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
     if (release_gradients_) release_to_zeros(grads_, numel_);  // consumed: back to the system, zero
   });
   if (shard_.sharded()) {
-    timed(Phase::all_gather, [&] { reducer_->gather_parameters(params_); });
-    const double gathering = row.phase_s[step_phase_slot(Phase::all_gather)];
-    r.exposed_s += gathering;
-    r.exposed_after_ready_s += gathering;
+    const bool in_next_forward = gathers_overlap_ && !last_step && !parameters_read_after &&
+                                 !(plan_.check_sync_every > 0 && step % plan_.check_sync_every == 0) &&
+                                 reducer_->can_overlap_gathers();
+    const double before = row.phase_s[step_phase_slot(Phase::all_gather)];
+    timed(Phase::all_gather, [&] {
+      if (in_next_forward) {
+        reducer_->start_gathers(params_);  // completed by the next step's forward
+        ++gathers_left_to_forward_;
+      } else {
+        reducer_->gather_parameters(params_);
+      }
+    });
+    const double gathering_s = row.phase_s[step_phase_slot(Phase::all_gather)] - before;
+    r.exposed_s += gathering_s;
+    r.exposed_after_ready_s += gathering_s;
   }
   if (average) {
     timed(Phase::average, [&] { average_parameters(verify); });
@@ -326,8 +372,11 @@ std::string DataParallelEngine::communication_description() const {
   if (plan_.local_sgd > 0) return fmt::format("local SGD: parameters averaged every {} step(s)", plan_.local_sgd);
   if (shard_.sharded())
     return fmt::format("sharded (--shard {}): each bucket reduce-scattered as backward completes it ({} overlap), "
-                       "each rank's optimizer on its blocks, the parameters all-gathered after the update{}",
+                       "each rank's optimizer on its blocks, the parameters all-gathered {}{}",
                        plan_.shard, name(overlap_.mode),
+                       gathers_overlap_ ? "during the next step's forward, each bucket completed when a layer needs it "
+                                          "(right after the update when something reads them before that forward)"
+                                        : "after the update",
                        release_gradients_ ? "; gradient memory released once reduced (other ranks' blocks) and "
                                             "after the update (the rest)" : "");
   switch (overlap_.mode) {
@@ -382,6 +431,8 @@ void DataParallelEngine::write_trace(TraceWriter& trace) {
   const RankSpread share = spread_across_ranks(double(shard_.state_numel()), comm_);
   trace.set_attribute("shard_numel_max", std::int64_t(share.max));
   trace.set_attribute("shard_numel_min", std::int64_t(share.min));
+  // Steps whose update left its all-gathers in flight for the next step's forward (--shard).
+  trace.set_attribute("gathers_overlapping_forward", std::int64_t(gathers_left_to_forward_));
   if (shard_.sharded()) {
     std::uint64_t resident = gradient_resident_max_;
     SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &resident, 1, MPI_UINT64_T, MPI_MAX, comm_));

@@ -10,7 +10,10 @@
 //   wait for the outstanding buckets (exposed communication)
 //   optimizer()                                           -- on the averaged gradients
 //   --shard optimizer instead: buckets reduce-scattered, optimizer() on this rank's blocks
-//     (parameter_shard()), then the parameters all-gathered (shard.hpp)
+//     (parameter_shard()), then the parameters all-gathered (shard.hpp): overlapped with the
+//     next step's forward (it reports which parameters it needs next: ParamsNeededFn) when the
+//     overlap mode is not none, the transport can progress and nothing reads the parameters
+//     between the two steps; else blocking after the update
 //   local SGD instead: no gradient allreduce; every N steps the parameters are averaged
 //   --no-comm instead: no communication at all (each rank trains alone: the same-load baseline)
 //
@@ -40,10 +43,13 @@ namespace sp::dp {
 
 // Backward's readiness hook: every gradient at buffer offset >= the argument is final.
 using GradReadyFn = std::function<void(std::size_t)>;
+// Forward's hook: every parameter at buffer offset < the argument must be final on return (called
+// before each layer; under --shard it completes the all-gathers those parameters are in).
+using ParamsNeededFn = std::function<void(std::size_t)>;
 
 struct StepFunctions {
   std::function<void(int micro)> data;               // load this rank's micro-batch `micro`
-  std::function<double(int micro)> forward;          // forward + loss (this rank's mean) of it
+  std::function<double(int micro, const ParamsNeededFn&)> forward;  // forward + loss (this rank's mean) of it
   std::function<void(const GradReadyFn&)> backward;  // ADD its gradients to the buffer
   std::function<double()> optimizer;                 // clip + update; returns the gradient norm
 };
@@ -75,7 +81,12 @@ class DataParallelEngine {
   ~DataParallelEngine();
 
   void broadcast_parameters();  // rank 0's parameters to every rank (collective)
-  StepReport step(int step, bool last_step, const StepFunctions& fn);
+  // parameters_read_after: something reads the parameters before the next step's forward
+  // (validation, a checkpoint): under --shard the step then completes its all-gather itself.
+  StepReport step(int step, bool last_step, const StepFunctions& fn, bool parameters_read_after = true);
+  // Completes an all-gather left in flight for the next forward (collective; a no-op when none is):
+  // before anything between steps reads the parameters.
+  void complete_parameters();
   // Throws CollectiveError naming the step if the ranks' parameters differ (collective).
   void check_in_sync(int step);
   // The run-control every trainer shares. install_stop_handlers: SIGUSR1 and SIGTERM (the SLURM
@@ -114,7 +125,7 @@ class DataParallelEngine {
   std::vector<std::string> case_summary_lines() const { return case_lines_; }
 
  private:
-  StepReport run_step(int step, bool last_step, const StepFunctions& fn);
+  StepReport run_step(int step, bool last_step, const StepFunctions& fn, bool parameters_read_after);
   void average_parameters(bool verify);
   std::string communication_description() const;  // trace attribute "communication"
 
@@ -129,6 +140,8 @@ class DataParallelEngine {
   coll::Backends transports_;  // local SGD's parameter averaging, on comm_ (made only for local SGD)
   ParameterShard shard_;
   bool release_gradients_ = false;       // --shard gradients
+  bool gathers_overlap_ = false;         // --shard: the all-gathers may overlap the next forward
+  int gathers_left_to_forward_ = 0;      // steps whose update left its all-gathers to the next forward
   std::size_t gradient_resident_max_ = 0;  // --shard: the most gradient bytes resident after a reduction
   std::optional<GradientReducer> reducer_;  // synchronous data parallelism only
   int configured_case_ = -1;

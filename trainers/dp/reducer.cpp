@@ -107,7 +107,7 @@ GradientReducer::~GradientReducer() {
 
 void GradientReducer::configure(const coll::Algorithm& algorithm, const coll::BucketCap& cap, std::size_t chunk_bytes) {
   std::lock_guard lock(mutex_);
-  if (in_step_) fail("GradientReducer::configure inside a step");
+  if (in_step_ || gathering()) fail("GradientReducer::configure inside a step");
   algorithm_ = &algorithm;
   if (algorithm.node_local && !transports_.node)
     fail("GradientReducer: algorithm '{}' was not among the reducer's algorithms (no node segment)", algorithm.name);
@@ -168,15 +168,52 @@ std::size_t GradientReducer::own_size(std::size_t i) const {
 }
 
 void GradientReducer::gather_parameters(float* params) {
-  if (!shard_ || in_step_) fail("GradientReducer::gather_parameters without --shard or inside a step");
+  if (!shard_ || in_step_ || gathering()) fail("GradientReducer::gather_parameters without --shard or inside a step");
   for (std::size_t i = 0; i < gather_programs_.size(); ++i) {
     const coll::Program& p = gather_programs_[i];
     coll::run_blocking(p, workspace_.bind(p, params + own_offset(i), params + buckets_[i].offset, *transport_), *transport_);
   }
 }
 
+void GradientReducer::start_gathers(float* params) {
+  if (!shard_ || in_step_ || gathering()) fail("GradientReducer::start_gathers without --shard or inside a step");
+  if (!can_overlap_gathers()) fail("the {} transport cannot overlap the all-gathers", transport_->name());
+  gather_params_ = params;
+  gathers_started_ = gathered_ = 0;
+  gather_until(0);
+}
+
+void GradientReducer::start_gather(std::size_t k) {
+  const std::size_t i = buckets_.size() - 1 - k;
+  const coll::Program& p = gather_programs_[i];
+  coll::Workspace& ws = slot_workspace_[i % kInFlight];  // consecutive buckets: other slots and tags
+  runs_[i % kInFlight].start(p, ws.bind(p, gather_params_ + own_offset(i), gather_params_ + buckets_[i].offset, *transport_),
+                             *transport_);
+}
+
+void GradientReducer::gather_until(std::size_t end) {
+  if (!gathering()) return;
+  const std::size_t n = buckets_.size();
+  auto run_of = [&](std::size_t k) -> coll::ProgressedRun& { return runs_[(n - 1 - k) % kInFlight]; };
+  for (;;) {
+    while (gathers_started_ < n && gathers_started_ < gathered_ + kInFlight) start_gather(gathers_started_++);
+    for (std::size_t k = gathered_; k < gathers_started_; ++k)
+      if (!run_of(k).done()) run_of(k).advance();
+    while (gathered_ < gathers_started_ && run_of(gathered_).done()) ++gathered_;
+    if (gathered_ == n) {
+      gather_params_ = nullptr;
+      return;
+    }
+    // Done when the next bucket to complete (the lowest offsets left) is not needed yet and
+    // every free slot has a gather posted and advanced once.
+    const bool window_full = gathers_started_ == std::min(n, gathered_ + kInFlight);
+    if (buckets_[n - 1 - gathered_].offset >= end && window_full) return;
+  }
+}
+
 void GradientReducer::begin(float scale, bool overlap, bool verify) {
   if (!algorithm_) fail("GradientReducer::begin before configure");
+  if (gathering()) fail("GradientReducer::begin while the parameters' all-gathers are in flight");
   std::lock_guard lock(mutex_);
   timings_.assign(buckets_.size(), BucketTiming{});
   num_ready_ = num_done_ = 0;

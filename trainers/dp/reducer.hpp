@@ -113,6 +113,16 @@ class GradientReducer {
   // --shard, after the optimizer updated this rank's blocks: every bucket's parameters all-gathered
   // in place, blocking, on the calling thread (between steps of the communication thread).
   void gather_parameters(float* params);
+  // The same all-gathers overlapped with the next forward (progress mode's machinery, on the
+  // calling thread, between steps of the communication thread): start_gathers posts the first
+  // ones and returns; gather_until(end) completes every bucket holding parameters at offsets
+  // < end (blocking on those) and advances the rest; the buckets go in forward order, from the
+  // last (whose tensors come first). Nothing else may use the reducer until gathering() is false.
+  void start_gathers(float* params);
+  void gather_until(std::size_t end);
+  bool gathering() const { return gather_params_ != nullptr; }
+  // Whether the configured algorithm's transport can overlap the all-gathers (progress).
+  bool can_overlap_gathers() const { return transport_ && transport_->can_progress(); }
   // The algorithm and bucket packing of the following steps (only between steps).
   void configure(const coll::Algorithm& algorithm, const coll::BucketCap& cap, std::size_t chunk_bytes);
   const std::vector<BucketSlice>& buckets() const { return buckets_; }
@@ -157,6 +167,7 @@ class GradientReducer {
   std::size_t own_offset(std::size_t i) const;
   std::size_t own_size(std::size_t i) const;
   void advance_in_flight();          // progress mode
+  void start_gather(std::size_t k);  // the k-th all-gather in forward order (bucket n - 1 - k)
   double finish_progress(double t0);
   double finish_blocking(double t0);
   double finish_thread(double t0);
@@ -192,6 +203,10 @@ class GradientReducer {
   std::size_t produced_ = 0;      // buckets backward has completed (main thread only)
   // Progress mode: buckets [0, finished_) are done; [finished_, started_) are in flight.
   std::size_t started_ = 0, finished_ = 0;
+  // Overlapped all-gathers: the parameters they fill, and [gathered_, gathers_started_) in flight
+  // (counted in forward order).
+  float* gather_params_ = nullptr;
+  std::size_t gathers_started_ = 0, gathered_ = 0;
   double progress_s_ = 0, progress_cpu_s_ = 0;
   ExposedSplit exposed_;
 

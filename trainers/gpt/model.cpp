@@ -191,7 +191,8 @@ void gpt_init_parameters(GPT& m, std::uint64_t seed) {
   }
 }
 
-double gpt_forward(GPT& m, const int* inputs, const int* targets, int B, int T) {
+double gpt_forward(GPT& m, const int* inputs, const int* targets, int B, int T,
+                   const std::function<void(std::size_t)>& params_needed) {
   const GPTConfig& c = m.config;
   if (B < 1 || T < 1 || T > c.max_seq_len)
     fail("gpt_forward: batch {} x length {} outside 1..{}", B, T, c.max_seq_len);
@@ -209,11 +210,17 @@ double gpt_forward(GPT& m, const int* inputs, const int* targets, int B, int T) 
   const int C = c.channels, NH = c.num_heads, V = c.vocab_size;
   const ParamView& p = m.p;
   ActivationView& a = m.a;
+  // The parameters are in forward order: each layer needs those up to the next one's first.
+  auto need_below = [&](const float* end) {
+    if (params_needed) params_needed(std::size_t(end - m.params.data()));
+  };
+  need_below(m.params.data() + m.block_offset[0]);
   k::encoder_forward(a.encoded, m.inputs.data(), p.wte, p.wpe, B, T, C);
   const float* residual = a.encoded;
   for (int l = 0; l < c.num_layers; ++l) {
     const auto& w = p.h[l];
     auto& x = a.h[l];
+    need_below(l + 1 < c.num_layers ? m.params.data() + m.block_offset[std::size_t(l) + 1] : p.lnfw);
     k::layernorm_forward(x.ln1, x.ln1_mean, x.ln1_rstd, residual, w.ln1w, w.ln1b, B, T, C);
     k::matmul_forward(x.qkv, x.ln1, w.qkvw, w.qkvb, B, T, C, 3 * C);
     k::attention_forward(x.atty, x.att, x.qkv, B, T, C, NH);
@@ -224,6 +231,7 @@ double gpt_forward(GPT& m, const int* inputs, const int* targets, int B, int T) 
     k::matmul_residual_forward(x.residual3, x.fch_gelu, w.fcprojw, w.fcprojb, x.residual2, B, T, 4 * C, C);
     residual = x.residual3;
   }
+  need_below(m.params.data() + m.params.size());
   k::layernorm_forward(a.lnf, a.lnf_mean, a.lnf_rstd, residual, p.lnfw, p.lnfb, B, T, C);
   k::matmul_forward(a.logits, a.lnf, p.lm_head, nullptr, B, T, C, V);
   if (!targets) {

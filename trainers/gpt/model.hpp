@@ -130,7 +130,11 @@ void gpt_init_parameters(GPT& model, std::uint64_t seed);
 // inputs, targets: [B, T] token ids in [0, V), 1 <= T <= maxT. targets may be nullptr (no loss;
 // mean_loss = -1). Fills the activations (logits [B, T, V] in model.a.logits) and returns the
 // mean cross-entropy loss (accumulated in double).
-double gpt_forward(GPT& model, const int* inputs, const int* targets, int B, int T);
+// params_needed (optional), the data-parallel engine's hook: called before the embeddings, each
+// block and ln_f with the end of the parameters they read (every parameter at a buffer offset
+// below it must be final on return: under --shard the engine completes their all-gather there).
+double gpt_forward(GPT& model, const int* inputs, const int* targets, int B, int T,
+                   const std::function<void(std::size_t)>& params_needed = {});
 // Gradients of the mean loss of the last gpt_forward (which must have had targets), ADDED to
 // model.grads (call gpt_zero_grad first; accumulating over micro-batches is allowed).
 // on_grads_ready (optional), the data-parallel engine's hook: called with an offset each time

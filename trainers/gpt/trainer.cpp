@@ -18,9 +18,9 @@ void GptTrainer::load(int micro) {
   if (micro == 0) train_loader_.next(inputs_.data(), targets_.data());
 }
 
-double GptTrainer::forward(int micro) {
+double GptTrainer::forward(int micro, const dp::ParamsNeededFn& need) {
   const std::size_t first = std::size_t(micro) * B_ * T_;
-  return gpt_forward(model_, inputs_.data() + first, targets_.data() + first, B_, T_);
+  return gpt_forward(model_, inputs_.data() + first, targets_.data() + first, B_, T_, need);
 }
 
 double GptTrainer::update(double lr, const dp::ParameterShard& shard) {

@@ -281,7 +281,7 @@ void conv_bn_backward(ResNet& m, const ConvBN& u, const float* dout, float* dx, 
 }  // namespace
 
 double resnet_forward(ResNet& m, const float* images, const int* labels, int N, int H, int W,
-                      bool train_mode) {
+                      bool train_mode, const std::function<void(std::size_t)>& params_needed) {
   const ResNetConfig& c = m.config;
   if (N < 1 || H < 1 || W < 1) fail("resnet_forward: batch {} of {}x{} images must be positive", N, H, W);
   if (labels)
@@ -297,9 +297,16 @@ double resnet_forward(ResNet& m, const float* images, const int* labels, int N, 
   float* a = m.acts.data();
   const float* p = m.params.data();
   std::copy(images, images + std::size_t(N) * c.in_channels * H * W, a + m.input);
+  // The parameters are in forward order: each layer needs those up to the next one's first.
+  auto need_below = [&](std::size_t end) {
+    if (params_needed) params_needed(end);
+  };
+  need_below(m.blocks.front().param_begin);
   conv_bn_forward(m, m.stem, a + m.input, true);
   const float* x = a + m.stem.bn;
-  for (Block& b : m.blocks) {
+  for (std::size_t i = 0; i < m.blocks.size(); ++i) {
+    Block& b = m.blocks[i];
+    need_below(i + 1 < m.blocks.size() ? m.blocks[i + 1].param_begin : m.fc_weight);
     conv_bn_forward(m, b.conv1, x, true);
     conv_bn_forward(m, b.conv2, a + b.conv1.bn, false);
     const float* shortcut = x;
@@ -315,6 +322,7 @@ double resnet_forward(ResNet& m, const float* images, const int* labels, int N, 
   const ConvBN& last = m.blocks.back().conv2;
   const int C = last.s.OC, K = c.num_classes;
   k::global_avgpool_forward(a + m.pooled, x, N, C, last.s.out_h() * last.s.out_w());
+  need_below(m.params.size());
   k::matmul_forward(a + m.logits, a + m.pooled, p + m.fc_weight, p + m.fc_bias, N, 1, C, K);
   if (!labels) return m.mean_loss = -1;
   k::softmax_crossentropy_forward(a + m.losses, a + m.probs, a + m.logits, m.labels.data(), N, 1, K);

@@ -136,8 +136,9 @@ void resnet_init_parameters(ResNet& model, std::uint64_t seed);
 // model.train()); otherwise the running statistics are used and left alone (model.eval()).
 // Logits [N, num_classes] are at model.acts.data() + model.logits. Returns the mean
 // cross-entropy (accumulated in double).
+// params_needed (optional): as gpt_forward's, called before the stem, each block and fc.
 double resnet_forward(ResNet& model, const float* images, const int* labels, int N, int H, int W,
-                      bool train_mode);
+                      bool train_mode, const std::function<void(std::size_t)>& params_needed = {});
 // Gradients of the mean loss of the last resnet_forward (training mode, with labels), ADDED to
 // model.grads. on_grads_ready(offset), when given, is called each time every gradient at buffer
 // offsets >= offset is final: after fc, after each block (from the last), and 0 at the end;

@@ -22,10 +22,10 @@ void ResNetTrainer::load(int micro) {
   if (micro == 0) train_loader_.next(images_.data(), labels_.data());
 }
 
-double ResNetTrainer::forward(int micro) {
+double ResNetTrainer::forward(int micro, const dp::ParamsNeededFn& need) {
   const std::size_t first = std::size_t(micro) * B_;
   return resnet_forward(model_, images_.data() + first * image_floats(), labels_.data() + first, B_, kCifarSide,
-                        kCifarSide, true);
+                        kCifarSide, true, need);
 }
 
 double ResNetTrainer::update(double lr, const dp::ParameterShard& shard) {

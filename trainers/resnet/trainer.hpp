@@ -35,7 +35,7 @@ class ResNetTrainer final : public train::Trainer {
   float* gradients() override { return model_.grads.data(); }
   coll::GradientLayout gradient_layout() const override { return resnet_gradient_layout(model_); }
   void load(int micro) override;
-  double forward(int micro) override;
+  double forward(int micro, const dp::ParamsNeededFn& need) override;
   void backward(const dp::GradReadyFn& on_ready) override { resnet_backward(model_, on_ready); }
   double update(double lr, const dp::ParameterShard& shard) override;
   std::vector<std::vector<float>*> optimizer_state() override { return {&model_.momentum}; }
