@@ -51,6 +51,7 @@ expect_data_parallel_errors() {
     "$@" --shard optimizer -a ring,tree
   expect_error "--shard optimizer: one --algorithm ring and one --bucket-cap-mb, not 1 case(s) of mpi" "$@" --shard optimizer -a mpi
   expect_error "--shard"                                "$@" --shard everything
+  expect_error "--shard-gather"                         "$@" --shard optimizer --shard-gather later
   # Overlap modes (trainers/dp/overlap.hpp): exit 2, one line.
   expect_error "--overlap"                              "$@" --overlap sometimes
   expect_error "--no-overlap and --overlap thread contradict each other" "$@" --no-overlap --overlap thread

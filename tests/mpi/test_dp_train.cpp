@@ -329,22 +329,26 @@ TEST_F(DataParallel, ShardedRunsFollowTheUnshardedCurve) {
 
 // --shard's all-gather overlapped with the next forward: every step but the last leaves its
 // parameters' all-gathers in flight and the next forward completes them layer by layer (counted:
-// gathers_overlapping_forward; how far they got before forward needed them depends on timing), unless something reads the parameters between the steps (here a hash
-// check every step) or the overlap mode is none. Gathers copy exact values, so all three runs
-// give the same losses bit for bit; each step still times its all-gather (started, or completed
-// in forward), and in the overlapped run that time is in the step's exposed communication.
+// gathers_overlapping_forward; how far they got before forward needs them depends on timing),
+// unless something reads the parameters between the steps (here a hash check every step), the
+// overlap mode is none or --shard-gather is after-update. Gathers copy exact values, so all four
+// runs give the same losses bit for bit (a bucket used before its gather completed would not);
+// each step times its all-gather (started, or completed in forward) inside its exposed time.
 TEST_F(DataParallel, ShardedAllGatherOverlapsTheNextForward) {
   const std::string run = "-s 6 --global-batch 12 --bucket-cap-mb 0.01 --shard optimizer";
   ASSERT_EQ(train(2, run + " -o " + path("g_next.h5"), "g_next.log"), 0);
   ASSERT_EQ(train(2, run + " --check-sync-every 1 -o " + path("g_sync.h5"), "g_sync.log"), 0);
   ASSERT_EQ(train(2, run + " --overlap none -o " + path("g_none.h5"), "g_none.log"), 0);
+  ASSERT_EQ(train(2, run + " --shard-gather after-update -o " + path("g_after.h5"), "g_after.log"), 0);
   EXPECT_EQ(sp::TraceReader(path("g_next.h5")).root_attribute("gathers_overlapping_forward"), "5");
   EXPECT_EQ(sp::TraceReader(path("g_sync.h5")).root_attribute("gathers_overlapping_forward"), "0");
   EXPECT_EQ(sp::TraceReader(path("g_none.h5")).root_attribute("gathers_overlapping_forward"), "0");
+  EXPECT_EQ(sp::TraceReader(path("g_after.h5")).root_attribute("gathers_overlapping_forward"), "0");
   const std::vector<double> next = losses("g_next.h5");
   ASSERT_EQ(next.size(), 6u);
   EXPECT_EQ(next, losses("g_sync.h5"));
   EXPECT_EQ(next, losses("g_none.h5"));
+  EXPECT_EQ(next, losses("g_after.h5"));
   const sp::TraceReader r(path("g_next.h5"));
   const auto iterations = r.read_table("iterations");
   const std::vector<double> gather = sp::test::column<double>(iterations, "all_gather_s");

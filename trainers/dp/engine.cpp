@@ -75,7 +75,7 @@ DataParallelEngine::DataParallelEngine(const Session& session, const DataParalle
   if (overlap_.mode == OverlapMode::thread && session.size > 1 && session.thread_level < MPI_THREAD_SERIALIZED)
     fail("--overlap thread needs MPI_THREAD_SERIALIZED, MPI provides level {}", session.thread_level);
   if (reducer_) reducer_->set_overlap(overlap_);
-  gathers_overlap_ = plan.sharded() && overlap_.mode != OverlapMode::none;
+  gathers_overlap_ = plan.sharded() && plan.gather_in_next_forward && overlap_.mode != OverlapMode::none;
 }
 
 void DataParallelEngine::complete_parameters() {

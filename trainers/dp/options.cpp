@@ -65,6 +65,11 @@ void add_data_parallel_options(CLI::App& app, DataParallelOptions& o) {
                  "rank's optimizer state and update for its blocks only, parameters all-gathered after the update; "
                  "gradients (ZeRO-2): also the gradient memory of other ranks' blocks released once reduced")
       ->check(CLI::IsMember({"none", "optimizer", "gradients"}))->capture_default_str();
+  app.add_option("--shard-gather", o.shard_gather,
+                 "--shard: the parameters' all-gather overlapped with the next step's forward (next-forward: each "
+                 "bucket completed when a layer needs it, where nothing reads the parameters in between and the "
+                 "overlap mode is not none) or completed right after the update (after-update)")
+      ->check(CLI::IsMember({"next-forward", "after-update"}))->capture_default_str();
 }
 
 namespace {
@@ -165,6 +170,7 @@ DataParallelPlan make_plan(const DataParallelOptions& o, int batch, int nranks) 
     }
   }
   p.shard = o.shard;
+  p.gather_in_next_forward = o.shard_gather == "next-forward";
   if (p.sharded()) {
     if (o.local_sgd > 0 || o.no_comm)
       throw UsageError(fmt::format("--shard {} and {} exclude each other", o.shard, o.no_comm ? "--no-comm" : "--local-sgd"));

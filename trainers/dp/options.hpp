@@ -29,11 +29,12 @@ struct DataParallelOptions {
   int check_sync_every = 0;
   std::string inject_fault;
   std::string shard = "none";  // none, optimizer, gradients (trainers/dp/shard.hpp)
+  std::string shard_gather = "next-forward";  // next-forward, after-update
 };
 
 // Adds --algorithm, --backend, --bucket-cap-mb, --chunk-kib, --overlap (--no-overlap), --comm-core, --no-comm,
 // --scaling, --global-batch, --accum-steps, --local-sgd, --verify-steps, --check-sync-every, --inject-fault,
-// --shard.
+// --shard, --shard-gather.
 void add_data_parallel_options(CLI::App& app, DataParallelOptions& o);
 
 struct ReductionCase {
@@ -64,6 +65,7 @@ struct DataParallelPlan {
   Fault fault;
   std::string shard = "none";  // --shard: none, optimizer (ZeRO-1) or gradients (ZeRO-2), shard.hpp
   bool sharded() const { return shard != "none"; }
+  bool gather_in_next_forward = true;  // --shard-gather next-forward (the engine says where it can)
 };
 
 // batch: the trainer's --batch (rows per rank per optimizer step in weak scaling). Throws
