@@ -132,7 +132,8 @@ void gpt_init_parameters(GPT& model, std::uint64_t seed);
 // mean cross-entropy loss (accumulated in double).
 // params_needed (optional), the data-parallel engine's hook: called before the embeddings, each
 // block and ln_f with the end of the parameters they read (every parameter at a buffer offset
-// below it must be final on return: under --shard the engine completes their all-gather there).
+// below it must be final on return: under --shard the engine completes their all-gather there),
+// and between a block's kernels with the same end (the engine moves the rest on).
 double gpt_forward(GPT& model, const int* inputs, const int* targets, int B, int T,
                    const std::function<void(std::size_t)>& params_needed = {});
 // Gradients of the mean loss of the last gpt_forward (which must have had targets), ADDED to
