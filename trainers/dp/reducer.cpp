@@ -136,81 +136,6 @@ void GradientReducer::configure(const coll::Algorithm& algorithm, const coll::Bu
     fail("the {} transport cannot run {} in progress mode", transport_->name(), algorithm.name);
 }
 
-// --shard: ring reduce-scatter of each bucket into this rank's block, and the parameters' ring
-// all-gather, with the shard's uneven blocks; the programs are written here rather than through
-// the algorithm's placement, which knows only whole messages.
-void GradientReducer::configure_sharded(const coll::Algorithm& algorithm) {
-  if (algorithm.name != "ring" || through_arena_) fail("GradientReducer: --shard runs the ring only, not {}", algorithm.name);
-  if (shard_->buckets().size() != buckets_.size())
-    fail("GradientReducer: the shard has {} buckets, the configured cap {}", shard_->buckets().size(), buckets_.size());
-  transport_ = &transports_.for_algorithm(algorithm);
-  for (std::size_t i = 0; i < buckets_.size(); ++i) {
-    coll::Shape shape{.count = buckets_[i].numel, .rank = transport_->rank(), .nranks = transport_->size(),
-                      .chunk_bytes = chunk_bytes_, .in_place = true,
-                      .tag_offset = coll::tag::kTagStride * int(i % kInFlight), .scaled = true,
-                      .collective = coll::Collective::reduce_scatter,
-                      .first_larger_block = shard_->blocks(i).first_larger};
-    programs_.push_back(coll::plan_ring_reduce_scatter(shape));
-    shape.collective = coll::Collective::all_gather;
-    shape.scaled = false;
-    gather_programs_.push_back(coll::plan_ring_all_gather(shape));
-  }
-  if (overlap_choice_.mode == OverlapMode::progress && !transport_->can_progress())
-    fail("the {} transport cannot run {} in progress mode", transport_->name(), algorithm.name);
-}
-
-std::size_t GradientReducer::own_offset(std::size_t i) const {
-  return buckets_[i].offset + shard_->blocks(i).begin(std::size_t(transport_->rank()));
-}
-
-std::size_t GradientReducer::own_size(std::size_t i) const {
-  return shard_->blocks(i).size(std::size_t(transport_->rank()));
-}
-
-void GradientReducer::gather_parameters(float* params) {
-  if (!shard_ || in_step_ || gathering()) fail("GradientReducer::gather_parameters without --shard or inside a step");
-  for (std::size_t i = 0; i < gather_programs_.size(); ++i) {
-    const coll::Program& p = gather_programs_[i];
-    coll::run_blocking(p, workspace_.bind(p, params + own_offset(i), params + buckets_[i].offset, *transport_), *transport_);
-  }
-}
-
-void GradientReducer::start_gathers(float* params) {
-  if (!shard_ || in_step_ || gathering()) fail("GradientReducer::start_gathers without --shard or inside a step");
-  if (!can_overlap_gathers()) fail("the {} transport cannot overlap the all-gathers", transport_->name());
-  gather_params_ = params;
-  gathers_started_ = gathered_ = 0;
-  gather_until(0);
-}
-
-void GradientReducer::start_gather(std::size_t k) {
-  const std::size_t i = buckets_.size() - 1 - k;
-  const coll::Program& p = gather_programs_[i];
-  coll::Workspace& ws = slot_workspace_[i % kInFlight];  // consecutive buckets: other slots and tags
-  runs_[i % kInFlight].start(p, ws.bind(p, gather_params_ + own_offset(i), gather_params_ + buckets_[i].offset, *transport_),
-                             *transport_);
-}
-
-void GradientReducer::gather_until(std::size_t end) {
-  if (!gathering()) return;
-  const std::size_t n = buckets_.size();
-  auto run_of = [&](std::size_t k) -> coll::ProgressedRun& { return runs_[(n - 1 - k) % kInFlight]; };
-  for (;;) {
-    while (gathers_started_ < n && gathers_started_ < gathered_ + kInFlight) start_gather(gathers_started_++);
-    for (std::size_t k = gathered_; k < gathers_started_; ++k)
-      if (!run_of(k).done()) run_of(k).advance();
-    while (gathered_ < gathers_started_ && run_of(gathered_).done()) ++gathered_;
-    if (gathered_ == n) {
-      gather_params_ = nullptr;
-      return;
-    }
-    // Done when the next bucket to complete (the lowest offsets left) is not needed yet and
-    // every free slot has a gather posted and advanced once.
-    const bool window_full = gathers_started_ == std::min(n, gathered_ + kInFlight);
-    if (buckets_[n - 1 - gathered_].offset >= end && window_full) return;
-  }
-}
-
 void GradientReducer::begin(float scale, bool overlap, bool verify) {
   if (!algorithm_) fail("GradientReducer::begin before configure");
   if (gathering()) fail("GradientReducer::begin while the parameters' all-gathers are in flight");
@@ -440,48 +365,6 @@ void GradientReducer::verify() {
   check_mean_against_reference(comm_, std::move(inputs), grads_, scale_,
                                fmt::format("gradient {} ({})", shard_ ? "reduce-scatter" : "allreduce", algorithm_->name),
                                shard_ ? &shard_->ranges() : nullptr);
-}
-
-// Summation order differs between algorithms, so the tolerance is the float rounding bound of a
-// p-term sum, p x eps x sum|x_r|, doubled, plus the scaling's rounding.
-void check_mean_against_reference(MPI_Comm comm, std::vector<double> inputs, const float* result, double scale,
-                                  const std::string& what, const std::vector<ShardRange>* only) {
-  int rank = 0, nranks = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &nranks);
-  const std::size_t n = inputs.size();
-  std::vector<double> magnitude(n);
-  for (std::size_t i = 0; i < n; ++i) magnitude[i] = std::fabs(inputs[i]);
-  const std::size_t step = std::size_t(1) << 26;  // MPI counts are int
-  for (std::size_t o = 0; o < n; o += step) {
-    const int c = int(std::min(step, n - o));
-    SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, inputs.data() + o, c, MPI_DOUBLE, MPI_SUM, comm));
-    SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, magnitude.data() + o, c, MPI_DOUBLE, MPI_SUM, comm));
-  }
-  const double eps = std::numeric_limits<float>::epsilon();
-  long long bad = 0;
-  double detail[3] = {0, 0, 0};  // element, got, expected of this rank's first wrong element
-  const std::vector<ShardRange> everything{{0, n, 0}};
-  for (const ShardRange& range : only ? *only : everything) {
-    for (std::size_t i = range.offset; i < range.offset + range.numel; ++i) {
-      const double expect = inputs[i] * scale;
-      const double got = result[i];
-      const double tol = 2.0 * (nranks + 2) * eps * magnitude[i] * scale + 1e-30;
-      if (!(std::fabs(got - expect) <= tol)) {
-        if (bad == 0) detail[0] = double(i), detail[1] = got, detail[2] = expect;
-        ++bad;
-      }
-    }
-  }
-  long long total = 0;
-  SP_MPI_CHECK(MPI_Allreduce(&bad, &total, 1, MPI_LONG_LONG, MPI_SUM, comm));
-  if (total == 0) return;
-  int first = bad > 0 ? rank : nranks;
-  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm));
-  SP_MPI_CHECK(MPI_Bcast(detail, 3, MPI_DOUBLE, first, comm));
-  throw CollectiveError(fmt::format(
-      "{} gave a wrong result: {} element(s) differ from MPI_Allreduce, first on rank {}: element {} is {:.9g}, "
-      "expected {:.9g}", what, total, first, (long long)detail[0], detail[1], detail[2]));
 }
 
 }  // namespace sp::dp
