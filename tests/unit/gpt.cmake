@@ -14,5 +14,5 @@ sp_add_trainer_script_test(gpt_cli_errors ${CMAKE_CURRENT_LIST_DIR}/gpt_cli_erro
 # The checkpoint loads into PyTorch (trainers/gpt/load_checkpoint.py) with matching logits.
 # Not Run (exit 77) where torch or h5py is missing (SCALEPROBE_NO_TORCH installs), a failure in CI
 # unless torch is optional there (tests/optional-parts.txt).
-sp_add_trainer_script_test(gpt_torch_load ${PROJECT_SOURCE_DIR}/trainers/gpt/test_torch_load.sh gpt_train
+sp_add_trainer_script_test(gpt_torch_load ${PROJECT_SOURCE_DIR}/tests/unit/gpt_torch_load.sh gpt_train
                            SKIP_RETURN_CODE 77)

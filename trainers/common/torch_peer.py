@@ -30,12 +30,12 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-# torch, numpy and h5py (through open_h5) are imported where they are used: the DDP launcher and bench_vs_torch.sh
+# torch, numpy and h5py (through open_h5) are imported where they are used: the DDP launcher and scripts/bench-peers
 # need none of them, and the GPU node's Python has torch but no h5py (no --init there).
 if TYPE_CHECKING:
     import torch
 
-WARMUP_STEPS = 3  # excluded from the statistics on both sides (bench_vs_torch.sh passes it to the trainer's side)
+WARMUP_STEPS = 3  # excluded from the statistics on both sides (scripts/bench_peers/runs.py applies it to the trainer's side)
 # The same list as scaleprobe_analysis/trace.py (a test checks): bench-peers compares the two sides.
 KERNEL_ENV_PREFIXES = ("OMP_", "OPENBLAS_", "GOTO_", "MKL_", "KMP_", "GOMP_", "ONEDNN_", "DNNL_")
 

@@ -5,7 +5,7 @@
         [--caps 1,5,25,100] [--ranks 2] [--threads 1] [--cpu-sets '0;1'] [--comm-timing] [--raw FILE]
 
 The PyTorch counterpart of `mpirun -np R gpt_train -B B --bucket-cap-mb CAPS` (used by
-bench_ddp_vs_torch.sh and scripts/bench-peers). The harness is trainers/common/torch_peer.py's
+scripts/bench-peers). The harness is trainers/common/torch_peer.py's
 ddp_main (trainers/resnet/bench_ddp_torch.py is the same on ResNet); this file gives it the model
 and the step. This process only launches and summarises: it starts R worker processes of itself
 (no torch.distributed.run: Debian's torch 1.13 launcher fails under Python 3.11), each pinned

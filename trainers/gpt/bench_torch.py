@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Times training steps of the same GPT-2 in PyTorch on the CPU, for bench_vs_torch.sh.
+"""Times training steps of the same GPT-2 in PyTorch on the CPU, for scripts/bench-peers.
 
     OMP_NUM_THREADS=N OPENBLAS_NUM_THREADS=N /usr/bin/python3 trainers/gpt/bench_torch.py --threads N
         [--model gpt-tiny] [--batch 8] [--steps 14] [--init CHECKPOINT]
