@@ -19,14 +19,21 @@ namespace {
 // and the clamp keeps 2^n a normal number.
 constexpr float kExpFloor = -80.0f;
 constexpr int kVectorFloats = 16;  // AVX-512's width, twice AVX2's
+
+// Where row t's loops stop: whole vectors of 16 past t (a row is short, t + 1 entries, and a
+// scalar remainder loop after the vector one took most of the time), but not past limit.
+// A ternary rather than std::min: builtins only in the per-ISA objects.
+inline int whole_vectors_past(int t, int limit) {
+  const int n = (t + kVectorFloats) / kVectorFloats * kVectorFloats;
+  return n < limit ? n : limit;
+}
 }  // namespace
 
 void softmax_causal_rows(float* p, int T, int t_begin, int t_end) {
   for (int t = t_begin; t < t_end; t++) {
     float* row = p + (std::size_t)t * T;
-    // The loops run over whole vectors of 16 past t, the masked entries selected out: a row is
-    // short (t + 1 entries), so a scalar remainder loop after the vector one took most of the time.
-    const int n = (t + kVectorFloats) / kVectorFloats * kVectorFloats < T ? (t + kVectorFloats) / kVectorFloats * kVectorFloats : T;
+    // The masked entries up to n are selected out.
+    const int n = whole_vectors_past(t, T);
     // Max subtracted for a stable exp; every value is finite (no -INFINITY start for max).
     float maxval = row[0];
 #pragma omp simd reduction(max : maxval)
@@ -52,9 +59,8 @@ void softmax_causal_rows_backward(float* ds, const float* p, int T, int t_begin,
   for (int t = t_begin; t < t_end; t++) {
     const float* prow = p + (std::size_t)t * T;
     float* row = ds + (std::size_t)(t - t_begin) * T;
-    // Whole vectors past t as in the forward; p is 0 at the masked entries, so they add nothing
-    // to p_dp and come out 0.
-    const int n = (t + kVectorFloats) / kVectorFloats * kVectorFloats < keys ? (t + kVectorFloats) / kVectorFloats * kVectorFloats : keys;
+    // p is 0 at the masked entries up to n, so they add nothing to p_dp and come out 0.
+    const int n = whole_vectors_past(t, keys);
     float p_dp = 0.0f;
 #pragma omp simd reduction(+ : p_dp)
     for (int t2 = 0; t2 < n; t2++) p_dp += prow[t2] * row[t2];

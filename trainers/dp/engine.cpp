@@ -121,7 +121,7 @@ void DataParallelEngine::install_stop_handlers() {
 }
 
 int DataParallelEngine::end_of_step(int step, const StepReport& report) {
-  if (plan_.check_sync_every > 0 && step % plan_.check_sync_every == 0 && !plan_.no_comm &&
+  if (plan_.sync_check_after(step) && !plan_.no_comm &&
       (plan_.local_sgd == 0 || report.averaged))
     check_in_sync(step);
   int sig = g_stop_signal.load();
@@ -243,11 +243,10 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
     gather_s += wall_seconds() - t0;
     gather_cpu_s += thread_cpu_seconds() - c0;
   };
-  const ParamsNeededFn nothing = [](std::size_t) {};
   for (int m = 0; m < plan_.accum_steps; ++m) {
     timed(Phase::data, [&] { fn.data(m); });
     Measured forward = measure([&] {
-      loss_sum += fn.forward(m, gathering ? need : nothing);
+      loss_sum += fn.forward(m, need);
       need(numel_);  // a forward that did not ask for every parameter: none stays in flight
     });
     if (gathering && m == 0) {
@@ -303,7 +302,7 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
   });
   if (shard_.sharded()) {
     const bool in_next_forward = gathers_overlap_ && !last_step && !parameters_read_after &&
-                                 !(plan_.check_sync_every > 0 && step % plan_.check_sync_every == 0) &&
+                                 !plan_.sync_check_after(step) &&
                                  reducer_->can_overlap_gathers();
     const double before = row.phase_s[step_phase_slot(Phase::all_gather)];
     timed(Phase::all_gather, [&] {

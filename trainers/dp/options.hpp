@@ -61,6 +61,8 @@ struct DataParallelPlan {
   std::size_t chunk_bytes = 1 << 20;
   int verify_steps = 1;
   int check_sync_every = 0;
+  // Whether the parameter hashes are compared after `step` (--check-sync-every).
+  bool sync_check_after(int step) const { return check_sync_every > 0 && step % check_sync_every == 0; }
   std::vector<ReductionCase> cases;  // step s uses cases[(s - first_step) % cases.size()]
   Fault fault;
   std::string shard = "none";  // --shard: none, optimizer (ZeRO-1) or gradients (ZeRO-2), shard.hpp
