@@ -1,7 +1,8 @@
 # What `cmake --install` lays out, and the same bin/ in the build tree:
 #   <prefix>/bin/                      every user-facing program, scaleprobe-analyze, submit-sweep
 #   <prefix>/share/scaleprobe/jobs/    the SLURM job scripts and the sweep submitter
-#   <prefix>/share/scaleprobe/analysis/  the analysis package and its wrapper
+#   <prefix>/share/scaleprobe/analysis/  the scaleprobe-analyze wrapper
+#   <prefix>/share/scaleprobe/python/  the Python tree (analysis, submitter, in-job code)
 # The job scripts find programs as <build dir>/bin/<name> (SCALEPROBE_BUILD_DIR: a build tree or an
 # install prefix), so the build tree gets a bin/ of links to its programs too.
 include(GNUInstallDirs)
@@ -23,11 +24,12 @@ function(scaleprobe_install_scripts)
           PATTERN __pycache__ EXCLUDE PATTERN site.env EXCLUDE)
   install(CODE "set(SP_SHARE \"${SCALEPROBE_SHARE_DIR}\")")
   install(SCRIPT ${PROJECT_SOURCE_DIR}/cmake/install_jobs.cmake)
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/analysis/scaleprobe_analysis DESTINATION ${SCALEPROBE_SHARE_DIR}/analysis
-          PATTERN __pycache__ EXCLUDE)
+  # The one Python tree (python/: analysis, sweep submitter, in-job code); the wrappers in jobs/
+  # and analysis/ find it as ../python.
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/ DESTINATION ${SCALEPROBE_SHARE_DIR}/python
+          PATTERN __pycache__ EXCLUDE PATTERN *.egg-info EXCLUDE)
   install(PROGRAMS ${PROJECT_SOURCE_DIR}/analysis/scaleprobe-analyze DESTINATION ${SCALEPROBE_SHARE_DIR}/analysis)
-  install(FILES ${PROJECT_SOURCE_DIR}/analysis/pyproject.toml ${PROJECT_SOURCE_DIR}/analysis/README.md
-          DESTINATION ${SCALEPROBE_SHARE_DIR}/analysis)
+  install(FILES ${PROJECT_SOURCE_DIR}/analysis/README.md DESTINATION ${SCALEPROBE_SHARE_DIR}/analysis)
   # The marker by which jobs/lib/common.sh and the submitter know they run from an installation
   # (default build dir: the prefix; default results: ./results of the submitting folder).
   file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/installed "scaleprobe ${PROJECT_VERSION}: an installed tree (cmake --install)\n")

@@ -2,7 +2,7 @@
 # jobs/lib/common.sh: the shared part of scaleprobe's SLURM job scripts (jobs/*.sbatch). Sourcing
 # it only defines SP_ROOT and sp_* functions; nothing runs. The job scripts call sp_job_main (one
 # benchmark run) or sp_report_main. (The sweep submitter, jobs/submit-sweep, is Python:
-# jobs/scaleprobe_sweep; it predicts the trace names given here, see naming.py there.)
+# python/scaleprobe_sweep; it predicts the trace names given here, see naming.py there.)
 #
 # Settings, all optional (the job scripts read them from the environment, the submitter passes
 # them on every sbatch line with --export=ALL,NAME=value,...):
@@ -41,7 +41,7 @@ sp_warn() { printf '%s: warning: %s\n' "$SP_PROG" "$*" >&2; }
 # sp_die RC MESSAGE: exit RC (2 = bad configuration or usage, 1 = the run failed).
 sp_die()  { local rc=$1; shift; printf '%s: error: %s\n' "$SP_PROG" "$*" >&2; exit "$rc"; }
 
-# ---------------------------------------------------------------- naming (as jobs/scaleprobe_sweep/naming.py)
+# ---------------------------------------------------------------- naming (as python/scaleprobe_sweep/naming.py)
 
 # sp_point_name BENCH NODES TASKS_PER_NODE CPUS_PER_TASK GPUS_PER_NODE SCALING LAUNCHER [BACKEND]
 # e.g. allreduce_N2_t1_c1; non-default dimensions add _g<G>, _weak, _mpirun, _<backend>.
@@ -245,7 +245,7 @@ sp_is_trainer() { case $1 in gpt_train|resnet_train) return 0;; *) return 1;; es
 # a trainer's checkpoint (--save, --resume, --init-from) and passes the sweep's scaling itself
 # (--scaling; the binaries scale weak sizes and batches, so --global-batch is refused too: -B N is
 # the global batch under strong scaling and the per-rank batch under weak scaling). A scan of the
-# words, not a parse; jobs/scaleprobe_sweep/benchargs.py does the same before submitting.
+# words, not a parse; python/scaleprobe_sweep/benchargs.py does the same before submitting.
 sp_check_args() {
   local bench=$1 a; shift
   for a in "$@"; do

@@ -9,17 +9,13 @@ skip not allowed by the list fails (the plugin optional_parts.py).
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from helpers import (ANALYSIS, ALLREDUCE_ALGORITHMS, ALLREDUCE_ITERS, ALLREDUCE_SIZES, BUCKET_ALGORITHMS, BUCKET_CAPS,  # noqa: E402
+from helpers import (ALLREDUCE_ALGORITHMS, ALLREDUCE_ITERS, ALLREDUCE_SIZES, BUCKET_ALGORITHMS, BUCKET_CAPS,
                      BUCKET_ITERS, NRANKS, TINY_LAYOUT, TRAIN_CAPS, TRAIN_GLOBAL_BATCH, TRAIN_RANK_BATCH, TRAIN_RANKS,
                      TRAIN_STEPS, build_dir, need_binary, need_mpirun, run_mpi)
-
-sys.path.insert(0, str(ANALYSIS))
 
 pytest_plugins = ["optional_parts"]
 

@@ -1,4 +1,4 @@
-"""The analysis installs as a Python package (analysis/pyproject.toml) and its `scaleprobe-analyze`
+"""The analysis installs as a Python package (python/pyproject.toml) and its `scaleprobe-analyze`
 entry point works from outside the repository; the source-tree wrapper honours SCALEPROBE_PYTHON.
 
 The venv sees Debian's packages (--system-site-packages) and installs without dependencies or an
@@ -12,14 +12,14 @@ import subprocess
 import sys
 import venv
 
-from helpers import ANALYSIS, REPO
+from helpers import ANALYSIS, PYTHON_TREE, REPO
 
 STORED = REPO / "results" / "2026-11-22-allreduce-np2-vm"
 
 
 def test_installed_entry_point_reproduces_a_stored_report(tmp_path):
     src = tmp_path / "src"
-    shutil.copytree(ANALYSIS, src, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
+    shutil.copytree(PYTHON_TREE, src, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
     py = env_dir / "bin" / "python"

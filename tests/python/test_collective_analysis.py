@@ -1,4 +1,4 @@
-"""The collective kind (analysis/scaleprobe_analysis/collective.py) on traces of the real
+"""The collective kind (python/scaleprobe_analysis/collective.py) on traces of the real
 collective_perf: an all-gather at 2 and 3 ranks (sizes rounded down differently at each) make one
 sweep whose report names the collective and its MPI call, groups cases by the size asked, and
 gives each trace its figures; compare matches the two passes' cases. Expected values come from the

@@ -1,4 +1,4 @@
-"""The p2p kind (analysis/scaleprobe_analysis/p2p.py) on traces of the real p2p_perf: two passes of a
+"""The p2p kind (python/scaleprobe_analysis/p2p.py) on traces of the real p2p_perf: two passes of a
 pair and one run of two pairs make a campaign whose report has the cross-point section, each
 trace's table and figures; compare matches cases by (test, bytes, window). Expected values are read
 from the raw HDF5 tables with h5py, not through the package."""

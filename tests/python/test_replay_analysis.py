@@ -1,4 +1,4 @@
-"""The replay kind (analysis/scaleprobe_analysis/replay.py) on the stored step_replay traces of
+"""The replay kind (python/scaleprobe_analysis/replay.py) on the stored step_replay traces of
 results/2026-11-28-vm-f6m207-step-replay: replays of one measured gpt-tiny run at 16, 64 and 256
 simulated ranks make a campaign whose report has the cross-rank section, labelled SIMULATED, and
 each trace's table; the package's per-step view agrees with the program's own medians. Expected

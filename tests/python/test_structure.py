@@ -5,10 +5,10 @@ import ast
 import re
 import subprocess
 
-from helpers import ANALYSIS
+from helpers import PYTHON_TREE
 from scaleprobe_analysis import kinds
 
-PACKAGE = ANALYSIS / "scaleprobe_analysis"
+PACKAGE = PYTHON_TREE / "scaleprobe_analysis"
 # Bottom to top; a module may import modules of its own layer or below, never above.
 LAYERS = [
     {"digest", "h5open", "upgrade", "textfmt", "trace", "style", "series", "alphabeta", "calibrate", "samples"},  # one trace (and its digest), figure style, text, summary series, fits
@@ -106,11 +106,11 @@ def test_the_read_detector_finds_reads_and_spares_writes():
 
 
 def test_no_hdf5_read_outside_the_one_open():
-    repo = ANALYSIS.parent
+    repo = PYTHON_TREE.parent
     files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "*.py"], cwd=repo,
                            capture_output=True, text=True, check=True).stdout.split()
-    assert "analysis/scaleprobe_analysis/trace.py" in files
+    assert "python/scaleprobe_analysis/trace.py" in files
     offenders = [f"{name}:{line}" for name in files
-                 if not name.startswith("tests/") and name != "analysis/scaleprobe_analysis/h5open.py"
+                 if not name.startswith("tests/") and name != "python/scaleprobe_analysis/h5open.py"
                  and (repo / name).exists() for line in hdf5_reads((repo / name).read_text())]
     assert offenders == [], "read HDF5 through scaleprobe_analysis.h5open.open_h5 / read_image + open_image"

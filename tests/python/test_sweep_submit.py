@@ -1,4 +1,4 @@
-"""Pure logic of the sweep submitter (jobs/scaleprobe_sweep): names, campaign files and their
+"""Pure logic of the sweep submitter (python/scaleprobe_sweep): names, campaign files and their
 expansion, flags, the manifest (old and new format), benchmark-argument checks (and that the
 job scripts' shell scan agrees). No SLURM, no binaries: tests/slurm/test_jobs_offline.sh runs
 the submitter end to end with fake sbatch/squeue."""
@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "jobs"))
+from scaleprobe_sweep import benchargs, campaign, cli, naming, slurm
+from scaleprobe_sweep.errors import SweepError
+from scaleprobe_sweep.manifest import COLUMNS, OLD_COLUMNS, History, Manifest
 
-from scaleprobe_sweep import benchargs, campaign, cli, naming, slurm  # noqa: E402
-from scaleprobe_sweep.errors import SweepError  # noqa: E402
-from scaleprobe_sweep.manifest import COLUMNS, OLD_COLUMNS, History, Manifest  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
 
 
 # ---------------------------------------------------------------- helpers

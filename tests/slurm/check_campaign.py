@@ -27,8 +27,7 @@ from pathlib import Path
 
 import h5py
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "jobs"))
-from scaleprobe_sweep import naming  # noqa: E402
+from scaleprobe_sweep import naming  # python/ on PYTHONPATH (test_slurm_sweep.sh)
 
 
 def s(x):

@@ -133,7 +133,7 @@ wait_idle() {
 
 check_campaign() {  # prints the checker's lines; sets FAILED (its FAILED lines)
   local out
-  out=$(/usr/bin/python3 "$HERE/check_campaign.py" "$CDIR/manifest.tsv" --trace-check "$BUILD/core/trace_check" \
+  out=$(PYTHONPATH="$ROOT/python" /usr/bin/python3 "$HERE/check_campaign.py" "$CDIR/manifest.tsv" --trace-check "$BUILD/core/trace_check" \
         --weak-sizes 8,64K --base-layout "$HERE/tiny.layout" --train-batch 2 --site-env "$W/site.env" --expect-points $NPOINTS 2>&1)
   CHECK_RC=$?
   grep -v '^FAILED ' <<<"$out"

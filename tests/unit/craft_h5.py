@@ -24,8 +24,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "analysis"))
-from scaleprobe_analysis import digest  # noqa: E402
+from scaleprobe_analysis import digest  # python/ on PYTHONPATH (safe_reads.sh)
 
 
 @contextmanager

@@ -20,7 +20,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # One tensor altered: with the digest re-stamped (as if written so) the logits check rejects it;
 # without, the digest does, before the tensors are read.
 cp "$tmp/ck.h5" "$tmp/bad.h5"
-PYTHONPATH="$root/analysis" /usr/bin/python3 -c 'import h5py, sys
+PYTHONPATH="$root/python" /usr/bin/python3 -c 'import h5py, sys
 from scaleprobe_analysis import digest
 with h5py.File(sys.argv[1], "r+") as f:
     d = f["model/transformer.h.1.mlp.c_fc.weight"]; d[0, :] = d[0, :] * 1.5

@@ -20,7 +20,7 @@ Modules by layer; a module imports only from its own layer or below (tests/pytho
   (two campaigns side by side), ``timeline`` (Chrome trace-event export);
 - ``plots`` (every figure of a campaign), ``report`` (report.md), ``cli`` (``scaleprobe-analyze``).
 """
-__version__ = "0.1.0"  # as analysis/pyproject.toml and the C++ project (CMakeLists.txt)
+__version__ = "0.1.0"  # as python/pyproject.toml and the C++ project (CMakeLists.txt)
 
 # Loaded on first use (PEP 562), so importing one module (h5open in a trainer's loader, trace in the
 # isolated reader's child process) does not import pandas, matplotlib and every kind module.

@@ -131,7 +131,8 @@ def parse(argv: List[str]) -> Optional[campaign.Request]:
     return req
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: Optional[List[str]] = None, prog: str = "submit-sweep") -> int:
+    """Runs one call; `prog` is how campaign.json records the command (the wrapper's name)."""
     argv = sys.argv[1:] if argv is None else argv
     try:
         req = parse(argv)
@@ -139,7 +140,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             return 0
         root = Path(os.path.realpath(os.environ.get("SCALEPROBE_ROOT") or Path(__file__).resolve().parents[2]))
         c = campaign.build(req, root, dict(os.environ))
-        return Submitter(c, root, [sys.argv[0]] + argv).run()
+        return Submitter(c, root, [prog] + argv).run()
     except SweepError as e:
         print("submit-sweep: error: " + str(e).replace("\n", " "), file=sys.stderr)
         return 2
