@@ -30,7 +30,7 @@ function(scaleprobe_install_scripts)
           PATTERN __pycache__ EXCLUDE PATTERN *.egg-info EXCLUDE)
   install(PROGRAMS ${PROJECT_SOURCE_DIR}/analysis/scaleprobe-analyze DESTINATION ${SCALEPROBE_SHARE_DIR}/analysis)
   install(FILES ${PROJECT_SOURCE_DIR}/analysis/README.md DESTINATION ${SCALEPROBE_SHARE_DIR}/analysis)
-  # The marker by which jobs/lib/common.sh and the submitter know they run from an installation
+  # The marker by which the job (python/scaleprobe_sweep/job.py) and the submitter know they run from an installation
   # (default build dir: the prefix; default results: ./results of the submitting folder).
   file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/installed "scaleprobe ${PROJECT_VERSION}: an installed tree (cmake --install)\n")
   install(FILES ${CMAKE_CURRENT_BINARY_DIR}/installed DESTINATION ${SCALEPROBE_SHARE_DIR})

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .manifest import point_name
+from scaleprobe_sweep import dimensions
 from .style import status_text
 from .textfmt import file_stem
 from .trace import Trace, TraceError, load_traces
@@ -157,9 +157,13 @@ class PointId:
 
     @property
     def name(self) -> str:
-        """The job scripts' point name, e.g. allreduce_N2_t4_c1 (what the status section lists)."""
-        return point_name(self.bench, self.nodes, f"{self.tasks_per_node:g}", self.cpus_per_task,
-                          scaling=self.scaling, launcher=self.launcher, backend=self.backend)
+        """The job's point name, e.g. allreduce_N2_t4_c1 (what the status section lists); an unknown
+        launcher (a run outside the job scripts) is not named."""
+        values = dimensions.defaults()
+        for key, value in (("scaling", self.scaling), ("launcher", self.launcher), ("backend", self.backend)):
+            if value in dimensions.BY_KEY[key].choices:
+                values[key] = value
+        return dimensions.point_name(self.bench, self.nodes, f"{self.tasks_per_node:g}", self.cpus_per_task, values)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from scaleprobe_sweep import dimensions
+
 MANIFEST_NAME = "manifest.tsv"
 REQUIRED = ("benchmark", "nodes", "tasks_per_node", "cpus_per_task", "status", "trace")
 EXPECTS_TRACE = ("submitted", "complete")
@@ -29,18 +31,15 @@ ERROR_LINE = re.compile(r"\berror:", re.IGNORECASE)
 QUOTE_CHARS = 240  # an error line longer than this is cut (a launcher can print a whole environment)
 
 
-def point_name(bench: str, nodes, tasks_per_node, cpus_per_task, gpus="0", scaling="strong",
-               launcher="srun", backend="mpi") -> str:
-    """The point's name as jobs/lib/common.sh's sp_point_name writes it:
-    allreduce_N2_t1_c1[_g2][_weak][_mpirun][_gloo]. A GPU run (_g<N>) is on NCCL, so _nccl is
-    named only without _g<N> (the job's rule; tests/python/test_sweep_submit.py checks all three)."""
-    gpu = str(gpus) not in ("", "0")
-    name = f"{bench}_N{nodes}_t{tasks_per_node}_c{cpus_per_task}"
-    name += f"_g{gpus}" if gpu else ""
-    name += "_weak" if scaling == "weak" else ""
-    name += f"_{launcher}" if launcher not in ("srun", "unknown", "") else ""
-    name += f"_{backend}" if backend not in ("mpi", "") and not (gpu and backend == "nccl") else ""
-    return name
+def point_name(row: dict[str, str]) -> str:
+    """The name the job gave a manifest row's point (scaleprobe_sweep.dimensions, the one rule):
+    allreduce_N2_t1_c1[_g2][_weak][_mpirun][_gloo]; a column an older manifest lacks is at its
+    default. :class:`ManifestError` names a value no dimension allows."""
+    try:
+        values = dimensions.from_texts(row)
+    except dimensions.BadValue as exc:
+        raise ManifestError(f"{exc} (one of the columns {', '.join(d.key for d in dimensions.DIMENSIONS)})") from exc
+    return dimensions.point_name(row["benchmark"], row["nodes"], row["tasks_per_node"], row["cpus_per_task"], values)
 
 
 @dataclass(frozen=True)
@@ -79,9 +78,10 @@ def read_manifest(path: Path) -> list[Submission]:
             pass_no = int(row.get("pass") or 1)
         except ValueError as exc:
             raise ManifestError(f"{path}: line {line}: pass '{row.get('pass')}' is not a number") from exc
-        name = point_name(row["benchmark"], row["nodes"], row["tasks_per_node"], row["cpus_per_task"],
-                          row.get("gpus_per_node") or "0", row.get("scaling") or "strong", row.get("launcher") or "srun",
-                          row.get("backend") or "mpi")
+        try:
+            name = point_name(row)
+        except ManifestError as exc:
+            raise ManifestError(f"{path}: line {line}: {exc}") from exc
         out.append(Submission(name, pass_no, row.get("job_id", ""), row["trace"], row.get("log", ""), line))
     return out
 

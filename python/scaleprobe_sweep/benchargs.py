@@ -1,9 +1,6 @@
-"""Benchmark arguments the job scripts own, refused before anything is submitted.
-
-The same scan runs in every job (sp_check_args in jobs/lib/common.sh, for jobs submitted with a
-plain sbatch); doing it here too makes a bad sweep fail at once instead of in every job.
-tests/python/test_sweep_submit.py checks that both give the same verdicts. It is a scan of the
-words, not a parse: the binaries' own parsers (CLI11) judge everything else.
+"""Benchmark arguments the job owns, refused before anything is submitted and again in every job
+(job.py, for jobs submitted with a plain sbatch), so a bad sweep fails at once instead of in every
+job. A scan of the words, not a parse: the binaries' own parsers (CLI11) judge everything else.
 """
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ Precedence of a sweep setting: the command line, then the sweep's own table, the
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
@@ -14,7 +15,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import benchargs, naming
+from . import benchargs, dimensions, naming
+from .dimensions import DIMENSIONS
 from .errors import SweepError
 from .settings import (CAMPAIGN_NAME_HINT, REPORT_KEYS, SWEEP_SETTINGS, TRAINERS, BadValue, campaign_name_ok,
                        sweep_defaults)
@@ -29,10 +31,7 @@ class Sweep:
     nodes: Tuple[int, ...]
     tasks_per_node: Tuple[int, ...]
     cpus_per_task: Tuple[int, ...]
-    gpus_per_node: int
-    scaling: Tuple[str, ...]
-    launcher: Tuple[str, ...]
-    backend: Tuple[str, ...]
+    dims: Tuple[Tuple[str, Tuple[Any, ...]], ...]   # (key, its values) per dimension, in table order
     srun_mpi: str
     repeat: int
     args: Tuple[str, ...]
@@ -46,14 +45,31 @@ class Sweep:
     requeue: bool
     warn_before: int
 
+    def values(self, key: str) -> Tuple[Any, ...]:
+        return dict(self.dims)[key]
+
     def points(self) -> List["Point"]:
-        """The cartesian product; passes inside scaling and launcher (so the points an array can hold
-        stay together), pass 1 of every point before pass 2 of any. Backends are inside the passes:
-        pass k runs on every backend before pass k + 1 on any, so the backends' runs alternate in
-        time and a drift of the machine over the campaign does not fall on one backend alone."""
-        return [Point(self, n, t, c, s, la, b, k)
-                for s in self.scaling for la in self.launcher for k in range(1, self.repeat + 1) for b in self.backend
-                for n in self.nodes for t in self.tasks_per_node for c in self.cpus_per_task]
+        """The cartesian product: the dimensions that do not alternate outermost (so the points an
+        array can hold stay together), then the passes, pass 1 of every point before pass 2 of any,
+        then the alternating dimensions (backend: pass k runs on every backend before pass k + 1 on
+        any, so a drift of the machine over the campaign does not fall on one backend alone), then
+        the geometry."""
+        outer = [d.key for d in DIMENSIONS if not d.alternate]
+        inner = [d.key for d in DIMENSIONS if d.alternate]
+        out = []
+        for o in itertools.product(*(self.values(key) for key in outer)):
+            for k in range(1, self.repeat + 1):
+                for i in itertools.product(*(self.values(key) for key in inner)):
+                    given = dict(zip(outer + inner, o + i))
+                    values = resolved(given)
+                    out += [Point(self, n, t, c, tuple((d.key, values[d.key]) for d in DIMENSIONS), k)
+                            for n in self.nodes for t in self.tasks_per_node for c in self.cpus_per_task]
+        return out
+
+
+def resolved(given: Dict[str, Any]) -> Dict[str, Any]:
+    """One point's dimension values after the rules between them (dimensions.resolve)."""
+    return dimensions.resolve(given, lambda key, value: f"{dimensions.BY_KEY[key].flag} {value}")
 
 
 @dataclass(frozen=True)
@@ -62,15 +78,16 @@ class Point:
     nodes: int
     tasks_per_node: int
     cpus_per_task: int
-    scaling: str
-    launcher: str
-    backend: str
+    dims: Tuple[Tuple[str, Any], ...]   # (key, value) per dimension, in table order
     pass_no: int
+
+    def value(self, key: str) -> Any:
+        return dict(self.dims)[key]
 
     @property
     def name(self) -> str:
-        return naming.point_name(self.sweep.bench, self.nodes, self.tasks_per_node, self.cpus_per_task,
-                                 self.sweep.gpus_per_node, self.scaling, self.launcher, self.backend)
+        return dimensions.point_name(self.sweep.bench, self.nodes, self.tasks_per_node, self.cpus_per_task,
+                                     dict(self.dims))
 
     @property
     def stem(self) -> str:
@@ -102,8 +119,14 @@ class Campaign:
                 "results": str(self.results), "build_dir": str(self.build_dir),
                 "site_env": str(self.site_env) if self.site_env else None, "analysis": self.analysis,
                 "report": {k: list(v) if isinstance(v, tuple) else v for k, v in self.report.items()},
-                "sweeps": [{k: list(v) if isinstance(v, tuple) else v for k, v in asdict(s).items() if k != "index"}
-                           for s in self.sweeps]}
+                "sweeps": [_described(s) for s in self.sweeps]}
+
+
+def _described(s: Sweep) -> Dict[str, Any]:
+    """A sweep as campaign.json stores it: every setting by its campaign-file key."""
+    flat = {k: v for k, v in asdict(s).items() if k not in ("index", "dims")}
+    flat.update(dict(s.dims))
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in flat.items()}
 
 
 @dataclass
@@ -208,7 +231,18 @@ def _sweep(index: int, base: Dict[str, Any], own: Dict[str, Any], flags: Dict[st
         if odd:
             problem = f"p2p pairs ranks: every point needs an even number of them ({', '.join(odd)} is odd)"
             raise SweepError(f"{file}: {where}: {problem}" if file else problem)
-    return Sweep(index=index, **{f.name: s[f.name] for f in fields(Sweep) if f.name != "index"})
+    for d in DIMENSIONS:
+        if d.benches and s["bench"] not in d.benches and s[d.key] != (d.default,):
+            problem = f"{d.key} is for {', '.join(d.benches)} (this sweep runs {s['bench']})"
+            raise SweepError(f"{file}: {where}.{problem}" if file else f"{d.flag}: {problem}")
+    dims = tuple((d.key, s[d.key]) for d in DIMENSIONS)
+    sweep = Sweep(index=index, dims=dims, **{f.name: s[f.name] for f in fields(Sweep) if f.name not in ("index", "dims")})
+    try:
+        for combo in itertools.product(*(values for _, values in dims)):
+            resolved(dict(zip((d.key for d in DIMENSIONS), combo)))
+    except dimensions.BadValue as e:
+        raise SweepError(f"{file}: {where}: {e}" if file else str(e)) from None
+    return sweep
 
 
 def _path(text: str, relative_to: Path) -> Path:
@@ -222,8 +256,8 @@ def _check_unique(file: Optional[Path], sweeps: Tuple[Sweep, ...]) -> None:
         if p.stem in seen:
             a, b = seen[p.stem].sweep.index, p.sweep.index
             if not file:
-                raise SweepError(f"point {p.name} is listed twice: check --nodes, --tasks-per-node, "
-                                 "--cpus-per-task, --scaling, --launcher and --backend")
+                flags = ", ".join(["--nodes", "--tasks-per-node", "--cpus-per-task"] + [d.flag for d in DIMENSIONS])
+                raise SweepError(f"point {p.name} is listed twice: check {flags}")
             which = f"sweep[{a}] lists" if a == b else f"sweep[{a}] and sweep[{b}] both list"
             raise SweepError(f"{file}: {which} point {p.name} (a trace name must be unique in a campaign)")
         seen[p.stem] = p

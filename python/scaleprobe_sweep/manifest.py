@@ -14,14 +14,22 @@ import sys
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Set
 
+from .dimensions import DIMENSIONS
 from .errors import SweepError
 
-COLUMNS = ("submitted_utc", "benchmark", "nodes", "tasks_per_node", "cpus_per_task", "gpus_per_node",
-           "scaling", "launcher", "backend", "pass", "status", "job_id", "trace", "log", "sbatch_command")
-# Earlier manifests, read and rewritten in the current format before the first append: without
-# the backend column (every run was on MPI), and the bash submitter's, without pass either.
-PASS_COLUMNS = tuple(c for c in COLUMNS if c != "backend")
-OLD_COLUMNS = tuple(c for c in PASS_COLUMNS if c != "pass")
+COLUMNS = ("submitted_utc", "benchmark", "nodes", "tasks_per_node", "cpus_per_task", *(d.key for d in DIMENSIONS),
+           "pass", "status", "job_id", "trace", "log", "sbatch_command")
+# Earlier manifests lack columns added since (a dimension, pass): they are read with those
+# columns at their defaults and rewritten in the current format before the first append. The
+# bash submitter's had neither pass nor backend (every run was pass 1 on MPI).
+LATER_COLUMNS = {**{d.key: str(d.default) for d in DIMENSIONS}, "pass": "1"}
+OLD_COLUMNS = tuple(c for c in COLUMNS if c not in ("backend", "pass"))
+
+
+def _earlier_format(header: tuple) -> bool:
+    """COLUMNS without some of LATER_COLUMNS, in the same order."""
+    return (header != COLUMNS and set(COLUMNS) - set(header) <= set(LATER_COLUMNS)
+            and list(header) == [c for c in COLUMNS if c in header])
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -57,7 +65,7 @@ class Manifest:
         text = self.path.read_text(encoding="utf-8", errors="replace")
         lines = text.split("\n")
         header = tuple(lines[0].split("\t"))
-        if header in (OLD_COLUMNS, PASS_COLUMNS):
+        if _earlier_format(header):
             self._old_format = True
         elif header != COLUMNS:
             raise SweepError(f"{self.path}: not a submit-sweep manifest (its first line is not the column header)")
@@ -71,8 +79,8 @@ class Manifest:
                 skipped += 1
                 continue
             row = dict(zip(header, fields))
-            row.setdefault("pass", "" if row["benchmark"] == "report" else "1")
-            row.setdefault("backend", "" if row["benchmark"] == "report" else "mpi")
+            for column, default in LATER_COLUMNS.items():
+                row.setdefault(column, "" if row["benchmark"] == "report" else default)
             self.rows.append(row)
         if skipped:
             print(f"# note: {self.path}: {skipped} malformed line(s) ignored", file=sys.stderr)

@@ -1,32 +1,15 @@
-"""Names of points, traces, logs and jobs.
+"""Names of traces, logs and jobs (points: dimensions.point_name).
 
-The job script names its own trace (sp_point_name in jobs/lib/common.sh); the submitter must
-predict that name to resume, so the two rules are the same:
-  point  <bench>_N<nodes>_t<tasks/node>_c<cpus/task>[_g<gpus/node>][_weak][_mpirun][_<backend>]
-         (a GPU run, _g<N>, is on NCCL: no _nccl)
+The job names its own trace (job.py); the submitter must predict that name to resume, and both
+use these functions:
+  point  <bench>_N<nodes>_t<tasks/node>_c<cpus/task> + the dimensions' parts, in table order:
+         [_g<gpus/node>][_weak][_mpirun][_<backend>] (a GPU run, _g<N>, is on NCCL: no _nccl)
   stem   the point, plus _p<k> for pass k >= 2 (pass 1 keeps the name traces always had)
   trace  <stem>_j<job id>.h5, or <stem>_j<array job>_<task>.h5 in an array
 """
 from __future__ import annotations
 
 from pathlib import Path
-
-
-def variant_tag(gpus: int, scaling: str, launcher: str, backend: str = "mpi") -> str:
-    """The name parts of the non-default dimensions: "_g4_weak_mpirun_gloo", or ""."""
-    tag = f"_g{gpus}" if gpus else ""
-    if scaling == "weak":
-        tag += "_weak"
-    if launcher == "mpirun":
-        tag += "_mpirun"
-    if backend != "mpi" and not (gpus and backend == "nccl"):  # _g<N> already says NCCL
-        tag += f"_{backend}"
-    return tag
-
-
-def point_name(bench: str, nodes: int, tpn: int, cpt: int, gpus: int, scaling: str, launcher: str,
-               backend: str = "mpi") -> str:
-    return f"{bench}_N{nodes}_t{tpn}_c{cpt}{variant_tag(gpus, scaling, launcher, backend)}"
 
 
 def pass_suffix(pass_no: int) -> str:

@@ -8,11 +8,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 
+from .dimensions import DIMENSIONS, BadValue, Dimension
+
 BENCHES = ("allreduce", "collective", "bucket_sweep", "p2p", "gpt_train", "resnet_train")
 TRAINERS = ("gpt_train", "resnet_train")
-SCALINGS = ("strong", "weak")
-LAUNCHERS = ("srun", "mpirun")
-BACKENDS = ("mpi", "gloo")  # --backend of the binaries (collectives/backend.hpp)
 # The program each job script runs, relative to the build folder: a build tree (its bin/ holds links
 # to the programs) or an install prefix (as in jobs/<bench>.sbatch).
 BINARIES = {
@@ -23,10 +22,6 @@ BINARIES = {
     "gpt_train": "bin/gpt_train",
     "resnet_train": "bin/resnet_train",
 }
-
-
-class BadValue(Exception):
-    """What is wrong with a value, without where it came from."""
 
 
 def _no_control(text: str) -> str:
@@ -44,11 +39,12 @@ def _is_int(v: Any) -> bool:
 class Setting:
     key: str                      # campaign-file key
     flag: Optional[str]           # command-line flag (None: campaign files only)
-    kind: str                     # ints | words | count | text | texts | flag (see coerce)
+    kind: str                     # ints | counts | words | count | text | texts | flag (see coerce)
     hint: str = ""                # the problem of a bad value ("use strong or weak")
     choices: Tuple[str, ...] = ()
     pattern: str = ""             # text: the value must match it
-    minimum: int = 0              # count: the smallest allowed
+    minimum: int = 0              # count, counts: the smallest allowed
+    dimension: Optional[Dimension] = None  # a sweep dimension (dimensions.py) checks the values
 
     def coerce(self, v: Any) -> Any:
         """A campaign-file (TOML/JSON) value -> the typed value, or BadValue."""
@@ -62,14 +58,11 @@ class Setting:
                 if not _is_int(x) or x < 1:
                     raise BadValue(f"'{x}' is not a positive integer")
             return tuple(items)
-        if self.kind == "words":      # one of the choices, or a list of them -> tuple
+        if self.kind in ("words", "counts"):  # a dimension's value, or a list of them -> tuple
             items = v if isinstance(v, list) else [v]
             if not items:
                 raise BadValue("empty list")
-            for x in items:
-                if x not in self.choices:
-                    raise BadValue(self.hint)
-            return tuple(items)
+            return tuple(self.dimension.check(x) for x in items)
         if self.kind == "count":
             if not _is_int(v) or v < self.minimum:
                 raise BadValue(self.hint)
@@ -100,6 +93,9 @@ class Setting:
             return [int(x) if re.fullmatch(r"[1-9][0-9]*", x) else x for x in text.split(",") if text]
         if self.kind == "words":
             return text.split(",") if "," in text else text
+        if self.kind == "counts":
+            items = [int(x) if re.fullmatch(r"[0-9]+", x) else x for x in text.split(",")]
+            return items if len(items) > 1 else items[0]
         if self.kind == "count":
             return int(text) if re.fullmatch(r"[0-9]+", text) else text
         return text
@@ -111,10 +107,7 @@ SWEEP_SETTINGS = {s.key: s for s in (
     Setting("nodes", "--nodes", "ints"),
     Setting("tasks_per_node", "--tasks-per-node", "ints"),
     Setting("cpus_per_task", "--cpus-per-task", "ints"),
-    Setting("gpus_per_node", "--gpus-per-node", "count", hint="not a GPU count"),
-    Setting("scaling", "--scaling", "words", choices=SCALINGS, hint="use strong or weak"),
-    Setting("launcher", "--launcher", "words", choices=LAUNCHERS, hint="use srun or mpirun"),
-    Setting("backend", "--backend", "words", choices=BACKENDS, hint="use mpi or gloo"),
+    *(Setting(d.key, d.flag, "words" if d.choices else "counts", dimension=d) for d in DIMENSIONS),
     Setting("srun_mpi", "--srun-mpi", "text", pattern=r"[A-Za-z0-9_]*", hint="not a plugin name"),
     Setting("repeat", "--repeat", "count", minimum=1, hint="not a positive number of passes"),
     Setting("args", None, "texts"),
@@ -139,8 +132,8 @@ def sweep_defaults(env: Dict[str, str]) -> Dict[str, Any]:
     job scripts do (the site file's SCALEPROBE_* defaults apply inside the job only). An empty
     srun plugin means the site's MpiDefault (srun without --mpi)."""
     d = {
-        "nodes": (1,), "tasks_per_node": (1,), "cpus_per_task": (1,), "gpus_per_node": 0,
-        "scaling": ("strong",), "backend": ("mpi",), "repeat": 1, "args": (), "time": "00:10:00", "partition": "",
+        "nodes": (1,), "tasks_per_node": (1,), "cpus_per_task": (1,),
+        **{dim.key: (dim.default,) for dim in DIMENSIONS}, "repeat": 1, "args": (), "time": "00:10:00", "partition": "",
         "account": "", "qos": "", "sbatch_options": (), "array_mode": False, "requeue": False,
         "warn_before": 120, "shared": False,
     }
@@ -158,7 +151,7 @@ CAMPAIGN_NAME_HINT = "use letters, digits, '.', '_', '-' (and '/' for sub-folder
 
 
 def campaign_name_ok(name: Any) -> bool:
-    """A folder below the results root: slashes allowed, no '.' or '..' parts (as common.sh)."""
+    """A folder below the results root: slashes allowed, no '.' or '..' parts (as the job checks)."""
     return (isinstance(name, str)
             and re.fullmatch(r"[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*", name) is not None
             and not any(part in (".", "..") for part in name.split("/")))

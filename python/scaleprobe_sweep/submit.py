@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Dict, List, Set, Tuple
 
-from . import naming, slurm
+from . import dimensions, naming, slurm
 from .campaign import Campaign, Point, Sweep
 from .errors import SweepError
 from .manifest import History, Manifest
@@ -75,8 +75,7 @@ def geometry(nodes: int, tasks_per_node: int, cpus_per_task: int) -> List[str]:
 def point_columns(p: Point) -> Dict[str, object]:
     """The manifest columns that say which point and pass a line is about."""
     return {"benchmark": p.sweep.bench, "nodes": p.nodes, "tasks_per_node": p.tasks_per_node,
-            "cpus_per_task": p.cpus_per_task, "gpus_per_node": p.sweep.gpus_per_node, "scaling": p.scaling,
-            "launcher": p.launcher, "backend": p.backend, "pass": p.pass_no}
+            "cpus_per_task": p.cpus_per_task, **dict(p.dims), "pass": p.pass_no}
 
 
 class Submitter:
@@ -103,10 +102,11 @@ class Submitter:
             if not script.is_file():
                 raise SweepError(f"no job script {script}")
             binary = self.c.build_dir / BINARIES[s.bench]
-            if s.gpus_per_node and not offers_nccl(binary) and (binary, "nccl") not in seen:
+            gpus = max(s.values("gpus_per_node"))
+            if gpus and not offers_nccl(binary) and (binary, "nccl") not in seen:
                 seen.add((binary, "nccl"))
                 if not self.dry:
-                    raise SweepError(f"--gpus-per-node {s.gpus_per_node} runs {s.bench} on --backend nccl, which "
+                    raise SweepError(f"--gpus-per-node {gpus} runs {s.bench} on --backend nccl, which "
                                      f"{binary} does not offer (built without CUDA and NCCL, or a trainer: trainers "
                                      "run on the CPU); only --dry-run shows those jobs")
                 note(f"# note: {binary} has no --backend nccl: dry run only")
@@ -190,11 +190,9 @@ class Submitter:
         say(f"#   -> job {job}")
         return job, line
 
-    def export(self, s: Sweep, scaling: str, launcher: str, backend: str) -> str:
-        e = self.export_base() + (f",SCALEPROBE_SCALING={scaling},SCALEPROBE_LAUNCHER={launcher}"
-                                  + (f",SCALEPROBE_BACKEND={backend}" if backend != "mpi" else "")
-                                  + (f",SCALEPROBE_SRUN_MPI={s.srun_mpi}" if s.srun_mpi else "")
-                                  + f",SCALEPROBE_GPUS_PER_NODE={s.gpus_per_node}")
+    def export(self, s: Sweep, values: Dict[str, object]) -> str:
+        e = ",".join([self.export_base()] + dimensions.exports(values))
+        e += f",SCALEPROBE_SRUN_MPI={s.srun_mpi}" if s.srun_mpi else ""
         return e + (",SCALEPROBE_REQUEUE=1" if s.requeue else "")
 
     def export_base(self) -> str:
@@ -213,12 +211,13 @@ class Submitter:
         self.manifest.add(submitted_utc=utc(), **point_columns(p), status="submitted", job_id=job,
                           trace=self.cdir / naming.trace_name(p.stem, job), log=log, sbatch_command=line)
 
-    def submit_group(self, s: Sweep, scaling: str, launcher: str, backend: str, todo: List[Point]) -> None:
-        """The points of one sweep that share scaling, launcher and backend: one job each, or one array."""
-        tag = naming.variant_tag(s.gpus_per_node, scaling, launcher, backend)
-        options = ([f"--gpus-per-node={s.gpus_per_node}"] if s.gpus_per_node else []) + sbatch_options(
+    def submit_group(self, s: Sweep, values: Dict[str, object], todo: List[Point]) -> None:
+        """The points of one sweep that share every dimension's value: one job each, or one array."""
+        tag = dimensions.tag(values)
+        gpus = values["gpus_per_node"]
+        options = ([f"--gpus-per-node={gpus}"] if gpus else []) + sbatch_options(
             s.time, s.partition, s.account, s.qos, s.sbatch_options, s.warn_before, s.requeue, not s.shared)
-        export = self.export(s, scaling, launcher, backend)
+        export = self.export(s, values)
         script = [str(self.root / "jobs" / f"{s.bench}.sbatch")] + list(s.args)
         if not s.array_mode:
             for p in todo:
@@ -266,19 +265,21 @@ class Submitter:
         self.preflight()
         if not self.dry:
             self.record_call()
-        groups = itertools.groupby(self.c.points(), key=lambda p: (p.sweep, p.scaling, p.launcher, p.backend))
-        for (s, scaling, launcher, backend), points in groups:
-            how = launcher + ((f" --mpi={s.srun_mpi}" if s.srun_mpi else " (the site's MpiDefault)")
-                              if launcher == "srun" else "")
-            say(f"# submit-sweep: {s.bench}, campaign {self.c.name} ({self.cdir}), scaling {scaling}, launcher {how}, "
-                f"backend {backend}, gpus/node {s.gpus_per_node}" + (f", {s.repeat} passes" if s.repeat > 1 else "")
-                + (", DRY RUN" if self.dry else ""))
+        groups = itertools.groupby(self.c.points(), key=lambda p: (p.sweep, p.dims))
+        for (s, dims), points in groups:
+            values = dict(dims)
+            described = [f"{key} {value}" for key, value in dims]
+            if values["launcher"] == "srun":
+                described[list(values).index("launcher")] += (f" --mpi={s.srun_mpi}" if s.srun_mpi
+                                                              else " (the site's MpiDefault)")
+            say(f"# submit-sweep: {s.bench}, campaign {self.c.name} ({self.cdir}), " + ", ".join(described)
+                + (f", {s.repeat} passes" if s.repeat > 1 else "") + (", DRY RUN" if self.dry else ""))
             todo = [p for p in points if self.needs_run(p)]
             self.todo += len(todo)
             if todo:
                 if not self.dry:
                     self.logs.mkdir(parents=True, exist_ok=True)
-                self.submit_group(s, scaling, launcher, backend, todo)
+                self.submit_group(s, values, todo)
         if self.c.analysis:
             if not self.dry:
                 self.logs.mkdir(parents=True, exist_ok=True)

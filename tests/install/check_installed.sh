@@ -24,7 +24,7 @@ for v in $(compgen -e | grep -E '^(SLURM_|SCALEPROBE_)' || true); do unset "$v";
 for p in allreduce_perf collective_perf p2p_perf bucket_sweep trace_check gpt_train resnet_train scaleprobe-analyze submit-sweep; do
   [ -x "$PREFIX/bin/$p" ] || fail "no program $PREFIX/bin/$p"
 done
-for f in jobs/allreduce.sbatch jobs/report.sbatch jobs/lib/common.sh python/scaleprobe_sweep/cli.py \
+for f in jobs/allreduce.sbatch jobs/report.sbatch jobs/lib/job.sh python/scaleprobe_sweep/job.py \
          python/scaleprobe_analysis/__main__.py analysis/scaleprobe-analyze installed; do
   [ -e "$PREFIX/share/scaleprobe/$f" ] || fail "no $PREFIX/share/scaleprobe/$f"
 done

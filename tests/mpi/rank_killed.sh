@@ -8,7 +8,7 @@
 # reported, so the peers are inside the step loop with the engine's communication thread
 # reducing buckets. BOUND_S (default 30) is the bound; MPIRUN_FLAGS adds mpirun flags.
 # The bound holds because the launcher ends the job when a rank dies (mpirun by default, srun
-# through --kill-on-bad-exit=1 in jobs/lib/common.sh). The binaries do not notice a dead peer
+# through --kill-on-bad-exit=1 in python/scaleprobe_sweep/launch.py). The binaries do not notice a dead peer
 # themselves: with MPIRUN_FLAGS=--enable-recovery the survivors are still in MPI after 20 s
 # (docs/slurm.md, "Faults"). Measured here: 1.1 s (allreduce_perf, bucket_sweep) and 2.1 s
 # (the trainers catch SIGTERM as a graceful stop, so mpirun's SIGKILL ends them a second later).

@@ -5,13 +5,12 @@ the submitter end to end with fake sbatch/squeue."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from scaleprobe_sweep import benchargs, campaign, cli, naming, slurm
+from scaleprobe_sweep import benchargs, campaign, cli, dimensions, naming, slurm
 from scaleprobe_sweep.errors import SweepError
 from scaleprobe_sweep.manifest import COLUMNS, OLD_COLUMNS, History, Manifest
 
@@ -42,11 +41,7 @@ def toml(*sweeps, top='name = "t"\n'):
 
 # ---------------------------------------------------------------- names
 
-def test_point_and_trace_names_match_the_job_scripts_rule():
-    assert naming.point_name("allreduce", 2, 4, 1, 0, "strong", "srun") == "allreduce_N2_t4_c1"
-    assert naming.point_name("bucket_sweep", 1, 2, 3, 2, "weak", "mpirun") == "bucket_sweep_N1_t2_c3_g2_weak_mpirun"
-    assert naming.point_name("allreduce", 1, 2, 1, 0, "strong", "srun", "gloo") == "allreduce_N1_t2_c1_gloo"
-    assert naming.point_name("allreduce", 1, 2, 1, 0, "strong", "srun", "mpi") == "allreduce_N1_t2_c1"
+def test_trace_log_and_job_names():
     assert naming.stem("allreduce_N1_t1_c1", 1) == "allreduce_N1_t1_c1"
     assert naming.stem("allreduce_N1_t1_c1", 3) == "allreduce_N1_t1_c1_p3"
     assert naming.trace_name("allreduce_N1_t1_c1_p3", "12_4") == "allreduce_N1_t1_c1_p3_j12_4.h5"
@@ -58,20 +53,55 @@ def test_point_and_trace_names_match_the_job_scripts_rule():
     assert naming.job_tag_of(Path(f"/x/{stem}_j77.h5"), stem) == "77"
 
 
-def test_job_submitter_and_analysis_name_every_point_the_same_way():
-    """One rule over every dimension value: sp_point_name (jobs/lib/common.sh, which names the trace),
-    naming.point_name (the submitter, which predicts it) and the analysis's manifest point_name
-    (which looks for it). A GPU point with backend nccl is _g<N> without _nccl in all three."""
-    from scaleprobe_analysis.manifest import point_name as analysis_point_name
-    cases = [("allreduce", 2, 4, 1, g, s, l, b) for g in (0, 2) for s in ("strong", "weak")
-             for l in ("srun", "mpirun") for b in ("mpi", "gloo", "nccl")]
-    script = 'source "$0/jobs/lib/common.sh"; while read -r a; do sp_point_name $a; done'
-    sh = subprocess.run(["bash", "-c", script, str(REPO)], input="".join(" ".join(map(str, c)) + "\n" for c in cases),
-                        capture_output=True, text=True, check=True).stdout.split()
-    assert len(sh) == len(cases)
-    for c, job in zip(cases, sh):
-        assert (job, job) == (naming.point_name(*c), analysis_point_name(*c)), c
-    assert "allreduce_N2_t4_c1_g2" in sh and "allreduce_N2_t4_c1_nccl" in sh  # the rule itself
+def test_the_point_name_rule():
+    """dimensions.point_name is the one rule (the job names its trace with it, the submitter
+    predicts it, the analysis finds manifest rows by it): defaults unnamed, then _g<N>, _weak,
+    _mpirun, _<backend> in that order; a GPU point on NCCL is _g<N> without _nccl."""
+    def name(**values):
+        return dimensions.point_name("allreduce", 2, 4, 1, values)
+    assert name() == "allreduce_N2_t4_c1"
+    assert name(gpus_per_node=2, scaling="weak", launcher="mpirun", backend="nccl") == "allreduce_N2_t4_c1_g2_weak_mpirun"
+    assert name(backend="nccl") == "allreduce_N2_t4_c1_nccl"
+    assert name(scaling="weak", backend="gloo") == "allreduce_N2_t4_c1_weak_gloo"
+
+
+def test_a_new_dimension_reaches_submitter_job_and_analysis(monkeypatch, tmp_path):
+    """One entry in dimensions.DIMENSIONS is all the Python side needs: the flag, the campaign-file
+    key and its check, the expansion to points, the point name, the manifest column (an older
+    manifest without it still reads), the job's environment variable and the program's option."""
+    import importlib
+    from scaleprobe_analysis import manifest as analysis_manifest
+    from scaleprobe_sweep import job, manifest, settings
+    extra = dimensions.Dimension("stages", "SCALEPROBE_STAGES", "stage count", minimum=1, default=1, name="_s{}",
+                                 option="--pipeline-stages", alternate=True, benches=("gpt_train",))
+    monkeypatch.setattr(dimensions, "DIMENSIONS", dimensions.DIMENSIONS + (extra,))
+    monkeypatch.setattr(dimensions, "BY_KEY", {**dimensions.BY_KEY, "stages": extra})
+    for module in (settings, campaign, manifest, cli):
+        importlib.reload(module)
+    try:
+        req = cli.parse(["--bench", "gpt_train", "--stages", "1,2", "--repeat", "2", "--dry-run"])
+        c = campaign.build(req, REPO, {})
+        names = [p.stem for p in c.points()]
+        assert names == ["gpt_train_N1_t1_c1", "gpt_train_N1_t1_c1_s2", "gpt_train_N1_t1_c1_p2",
+                         "gpt_train_N1_t1_c1_s2_p2"]  # alternating inside each pass
+        with pytest.raises(SweepError, match="--stages: stages is for gpt_train"):
+            campaign.build(cli.parse(["--bench", "allreduce", "--stages", "2"]), REPO, {})
+        with pytest.raises(SweepError, match="--stages 0: not a stage count"):
+            campaign.build(cli.parse(["--bench", "gpt_train", "--stages", "0"]), REPO, {})
+        assert manifest.COLUMNS[manifest.COLUMNS.index("backend") + 1] == "stages"
+        row = {"benchmark": "gpt_train", "nodes": "1", "tasks_per_node": "2", "cpus_per_task": "1", "stages": "2"}
+        assert analysis_manifest.point_name(row) == "gpt_train_N1_t2_c1_s2"
+        assert analysis_manifest.point_name({**row, "stages": ""}) == "gpt_train_N1_t2_c1"  # an older manifest
+        s = job.read_settings({"SCALEPROBE_STAGES": "4", "SCALEPROBE_ROOT": str(tmp_path)})
+        assert s.values["stages"] == 4
+        assert dimensions.program_options("gpt_train", s.values) == ["--scaling", "strong", "--pipeline-stages", "4"]
+        assert dimensions.program_options("allreduce", s.values) == ["--scaling", "strong"]
+        with pytest.raises(job.JobError, match="SCALEPROBE_STAGES=x: not a stage count"):
+            job.read_settings({"SCALEPROBE_STAGES": "x", "SCALEPROBE_ROOT": str(tmp_path)})
+    finally:
+        monkeypatch.undo()
+        for module in (settings, campaign, manifest, cli):
+            importlib.reload(module)
 
 
 def test_qline_quotes_like_the_bash_submitter():
@@ -98,11 +128,12 @@ def test_expansion_order_scaling_launcher_pass_then_grid(tmp_path):
 def test_backend_is_a_dimension_named_only_when_not_mpi(tmp_path):
     c = build(tmp_path, ["--file", "@c.toml"], {"c.toml": toml(
         'bench = "allreduce"\ntasks_per_node = 2\nbackend = ["mpi", "gloo"]')})
-    assert [(p.stem, p.backend) for p in c.points()] == [("allreduce_N1_t2_c1", "mpi"),
-                                                         ("allreduce_N1_t2_c1_gloo", "gloo")]
+    assert [(p.stem, p.value("backend")) for p in c.points()] == [("allreduce_N1_t2_c1", "mpi"),
+                                                                  ("allreduce_N1_t2_c1_gloo", "gloo")]
     # the analysis names a manifest row's point the same way (status section, resume)
     from scaleprobe_analysis.manifest import point_name as analysis_point_name
-    assert analysis_point_name("allreduce", 1, 2, 1, backend="gloo") == "allreduce_N1_t2_c1_gloo"
+    row = {"benchmark": "allreduce", "nodes": "1", "tasks_per_node": "2", "cpus_per_task": "1", "backend": "gloo"}
+    assert analysis_point_name(row) == "allreduce_N1_t2_c1_gloo"
 
 
 def test_backends_alternate_within_each_pass(tmp_path):
@@ -110,7 +141,7 @@ def test_backends_alternate_within_each_pass(tmp_path):
     # time instead of all of one backend's passes running before the other's.
     c = build(tmp_path, ["--file", "@c.toml"], {"c.toml": toml(
         'bench = "allreduce"\nnodes = [1, 2]\nbackend = ["mpi", "gloo"]\nrepeat = 2')})
-    assert [(p.pass_no, p.backend, p.nodes) for p in c.points()] == [
+    assert [(p.pass_no, p.value("backend"), p.nodes) for p in c.points()] == [
         (1, "mpi", 1), (1, "mpi", 2), (1, "gloo", 1), (1, "gloo", 2),
         (2, "mpi", 1), (2, "mpi", 2), (2, "gloo", 1), (2, "gloo", 2)]
 
@@ -124,7 +155,7 @@ def test_toml_and_json_give_the_same_campaign(tmp_path):
         "sweep": [{"bench": "bucket_sweep", "launcher": ["srun", "mpirun"], "args": ["--layout", "resnet50"],
                    "array_mode": True}]})})
     assert t.describe() | {"file": None} == j.describe() | {"file": None}
-    assert t.sweeps[0].time == "5" and t.sweeps[0].launcher == ("srun", "mpirun") and t.analysis
+    assert t.sweeps[0].time == "5" and t.sweeps[0].values("launcher") == ("srun", "mpirun") and t.analysis
 
 
 def test_precedence_flags_then_sweep_then_defaults_then_builtin(tmp_path):
@@ -230,8 +261,8 @@ def test_flags_parse_like_the_bash_submitter(tmp_path):
     s = c.sweeps[0]
     assert (s.bench, s.nodes, s.sbatch_options, s.warn_before, s.requeue) == \
         ("gpt_train", (1, 2), ("--exclusive", "--mem=0"), 30, True)
-    assert s.scaling == ("strong", "weak") and s.args == ("-B", "8", "--", "x")
-    assert c.name == "default" and c.sweeps[0].launcher == ("srun",) and not c.analysis
+    assert s.values("scaling") == ("strong", "weak") and s.args == ("-B", "8", "--", "x")
+    assert c.name == "default" and c.sweeps[0].values("launcher") == ("srun",) and not c.analysis
 
 
 @pytest.mark.parametrize("argv, expect", [
@@ -257,7 +288,7 @@ def test_bad_flags(tmp_path, argv, expect):
 
 def test_environment_defaults_are_checked(tmp_path):
     c = build(tmp_path, ["--bench", "allreduce"], env={"SCALEPROBE_LAUNCHER": "mpirun"})
-    assert c.sweeps[0].launcher == ("mpirun",)
+    assert c.sweeps[0].values("launcher") == ("mpirun",)
     assert "SCALEPROBE_LAUNCHER=ssh: use srun or mpirun" in error_of(tmp_path, ["--bench", "allreduce"],
                                                                      env={"SCALEPROBE_LAUNCHER": "ssh"})
 
@@ -284,16 +315,12 @@ ARG_CASES = [
 
 
 @pytest.mark.parametrize("bench, args, refused", ARG_CASES)
-def test_argument_checks_agree_with_the_job_scripts(bench, args, refused):
+def test_arguments_the_job_owns_are_refused(bench, args, refused):
+    """benchargs.problem is what both the submitter and the job (job.py) refuse."""
     problem = benchargs.problem(bench, args)
     assert (problem is None) == (refused is None)
     if refused:
         assert problem.startswith(f"do not pass {refused}: ")
-    sh = subprocess.run(["bash", "-c", 'source "$0/jobs/lib/common.sh"; sp_check_args "$@"', str(REPO), bench] + args,
-                        capture_output=True, text=True)
-    assert sh.returncode == (0 if refused is None else 2), sh.stderr
-    if refused:
-        assert sh.stderr.strip() == f"scaleprobe-job: error: {problem}"
 
 
 # ---------------------------------------------------------------- manifest

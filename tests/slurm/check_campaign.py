@@ -27,7 +27,7 @@ from pathlib import Path
 
 import h5py
 
-from scaleprobe_sweep import naming  # python/ on PYTHONPATH (test_slurm_sweep.sh)
+from scaleprobe_sweep import dimensions  # python/ on PYTHONPATH (test_slurm_sweep.sh)
 
 
 def s(x):
@@ -92,9 +92,10 @@ def check_point(row, args):
         if jid != job:
             problems.append(f"provenance job id {jid} != manifest {job}")
         env = {k: s(v) for k, v in f["provenance/env"].attrs.items()} if "provenance/env" in f else {}
-        point = naming.point_name(bench, nodes, tpn, cpt, int(row["gpus_per_node"]), row["scaling"], row["launcher"])
+        point = dimensions.point_name(bench, nodes, tpn, cpt, dimensions.from_texts(row))
+        # every dimension reached the program through its variable, as the manifest says
         for var, want in (("SCALEPROBE_POINT", point), ("SCALEPROBE_PASS", row["pass"]),
-                          ("SCALEPROBE_SCALING", row["scaling"]), ("SCALEPROBE_LAUNCHER", row["launcher"])):
+                          *((d.env, row[d.key]) for d in dimensions.DIMENSIONS)):
             if env.get(var) != want:
                 problems.append(f"provenance/env {var}={env.get(var)} != {want}")
         if bench in TRAINERS:

@@ -225,7 +225,7 @@ expect "weak bucket_sweep with a built-in layout is accepted" 0 'SCALEPROBE_SCAL
 out=$("$SUB" --bench allreduce --campaign c1 --nodes 1,2 --tasks-per-node 1,2 --cpus-per-task 2 --time 7 --partition p1 --account a1 \
       --qos q1 --sbatch-opt=--exclusive --analysis --dry-run -- --sizes 8,1K -a ring 2>&1)
 if [ "$(grep -c '^sbatch .*allreduce.sbatch' <<<"$out")" = 4 ] &&
-   grep -q -- '^sbatch --parsable --job-name=sp-allreduce-N2t2c2 --nodes=2 --ntasks-per-node=2 --cpus-per-task=2 --time=7 --partition=p1 --account=a1 --qos=q1 --exclusive --output=[^ ]*/c1/logs/allreduce_N2_t2_c2_j%j.out --export=ALL,SCALEPROBE_ROOT=[^ ]*,SCALEPROBE_CAMPAIGN=c1,SCALEPROBE_SCALING=strong,SCALEPROBE_LAUNCHER=srun,SCALEPROBE_GPUS_PER_NODE=0 [^ ]*/jobs/allreduce.sbatch --sizes 8,1K -a ring$' <<<"$out" &&
+   grep -q -- '^sbatch --parsable --job-name=sp-allreduce-N2t2c2 --nodes=2 --ntasks-per-node=2 --cpus-per-task=2 --time=7 --partition=p1 --account=a1 --qos=q1 --exclusive --output=[^ ]*/c1/logs/allreduce_N2_t2_c2_j%j.out --export=ALL,SCALEPROBE_ROOT=[^ ]*,SCALEPROBE_CAMPAIGN=c1,SCALEPROBE_GPUS_PER_NODE=0,SCALEPROBE_SCALING=strong,SCALEPROBE_LAUNCHER=srun,SCALEPROBE_BACKEND=mpi [^ ]*/jobs/allreduce.sbatch --sizes 8,1K -a ring$' <<<"$out" &&
    grep -q -- "^sbatch --parsable --job-name=sp-report --ntasks=1 --time=7 --partition=p1 --account=a1 --qos=q1 --exclusive '--dependency=afterany:<job ids of the jobs above>' .*jobs/report.sbatch$" <<<"$out" &&
    grep -q '^# dry run: 4 point(s) to run; nothing submitted, nothing written$' <<<"$out" &&
    [ ! -e "$W/results/c1" ]; then ok "dry run: grid lines, sbatch options, afterany report line, nothing written"
@@ -234,10 +234,10 @@ out=$("$SUB" --bench allreduce --nodes 2 --dry-run 2>&1)
 grep -q -- '^sbatch .* --exclusive --output=.*allreduce.sbatch$' <<<"$out" && ! grep -q SCALEPROBE_SRUN_MPI <<<"$out" &&
   ok "benchmark jobs are exclusive by default; no srun plugin forced" || no "default exclusive: $out"
 out=$("$SUB" --bench allreduce --nodes 2 --shared --srun-mpi pmix --analysis --dry-run 2>&1)
-! grep -q -- '--exclusive' <<<"$out" && grep -q 'SCALEPROBE_SRUN_MPI=pmix,' <<<"$out" &&
+! grep -q -- '--exclusive' <<<"$out" && grep -q 'SCALEPROBE_SRUN_MPI=pmix ' <<<"$out" &&
   ok "--shared: no --exclusive; --srun-mpi exported" || no "--shared: $out"
 out=$("$SUB" --bench allreduce --nodes 2 --tasks-per-node 4 --gpus-per-node 4 --launcher mpirun --dry-run 2>&1)
-grep -q -- '--gpus-per-node=4 .*SCALEPROBE_LAUNCHER=mpirun,.*SCALEPROBE_GPUS_PER_NODE=4 ' <<<"$out" && grep -q 'allreduce_N2_t4_c1_g4_mpirun_j%j.out' <<<"$out" &&
+grep -q -- '--gpus-per-node=4 .*SCALEPROBE_GPUS_PER_NODE=4,.*SCALEPROBE_LAUNCHER=mpirun,SCALEPROBE_BACKEND=nccl ' <<<"$out" && grep -q 'allreduce_N2_t4_c1_g4_mpirun_j%j.out' <<<"$out" &&
   ok "dry run: GPU option wired through" || no "dry run GPU: $out"
 out=$("$SUB" --bench bucket_sweep --nodes 1,2 --tasks-per-node 1,4 --cpus-per-task 1,2 --array-mode --dry-run -- --layout resnet50 2>&1)
 grep -q -- '--array=0-7 --nodes=2 --ntasks-per-node=4 --cpus-per-task=2 .*SCALEPROBE_ARRAY_POINTS=1x1x1:1x1x2:1x4x1:1x4x2:2x1x1:2x1x2:2x4x1:2x4x2 ' <<<"$out" &&
@@ -245,7 +245,7 @@ grep -q -- '--array=0-7 --nodes=2 --ntasks-per-node=4 --cpus-per-task=2 .*SCALEP
 out=$("$SUB" --bench allreduce --tasks-per-node 1,2 --repeat 2 --dry-run 2>&1)
 if [ "$(grep -c '^sbatch ' <<<"$out")" = 4 ] &&
    [ "$(grep '^sbatch ' <<<"$out" | grep -o 'logs/[^ ]*' | tr '\n' ' ')" = "logs/allreduce_N1_t1_c1_j%j.out logs/allreduce_N1_t2_c1_j%j.out logs/allreduce_N1_t1_c1_p2_j%j.out logs/allreduce_N1_t2_c1_p2_j%j.out " ] &&
-   grep -q -- '--job-name=sp-allreduce-N1t2c1_p2 .*SCALEPROBE_GPUS_PER_NODE=0,SCALEPROBE_PASS=2 ' <<<"$out" &&
+   grep -q -- '--job-name=sp-allreduce-N1t2c1_p2 .*SCALEPROBE_BACKEND=mpi,SCALEPROBE_PASS=2 ' <<<"$out" &&
    ! grep -q -- '--job-name=sp-allreduce-N1t1c1 .*SCALEPROBE_PASS' <<<"$out"; then ok "--repeat 2: pass 1 of every point, then pass 2 (_p2, SCALEPROBE_PASS=2)"
 else no "--repeat dry run: $out"; fi
 out=$("$SUB" --bench allreduce --tasks-per-node 1,2 --repeat 2 --array-mode --dry-run 2>&1)
