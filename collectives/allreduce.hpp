@@ -71,7 +71,7 @@ class Workspace {
 };
 
 struct AllreduceArgs {
-  const void* send;   // == recv for in place
+  const void* send;  // == recv for in place
   void* recv;
   std::size_t count;  // elements, may be 0 and may be smaller than the number of ranks
   Dtype dtype;
@@ -96,11 +96,11 @@ using PlanFn = Program (*)(const Shape&);
 // check with it (case_memory_bytes); tests/mpi/test_harness.cpp checks it against the programs.
 using WorkspaceFn = std::uint64_t (*)(std::uint64_t bytes, std::uint64_t chunk_bytes);
 std::uint64_t no_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes);
-std::uint64_t message_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes);        // = bytes
-std::uint64_t two_segment_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes);    // 2 x min(chunk, bytes)
-std::uint64_t four_segment_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes);   // 4 x min(chunk, bytes)
+std::uint64_t message_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes);       // = bytes
+std::uint64_t two_segment_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes);   // 2 x min(chunk, bytes)
+std::uint64_t four_segment_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes);  // 4 x min(chunk, bytes)
 std::uint64_t message_and_two_segments_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes);
-std::uint64_t two_message_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes);    // 2 x bytes
+std::uint64_t two_message_workspace(std::uint64_t bytes, std::uint64_t chunk_bytes);  // 2 x bytes
 
 struct Algorithm {
   std::string_view name;         // command-line name, e.g. "ring"
@@ -159,21 +159,21 @@ std::vector<std::string> algorithm_names(std::string_view backend, Collective c 
 Transport& transport_for(const Algorithm& a, Transport& mpi, Transport& backend);
 
 // The algorithms' programs (one file each).
-Program plan_library(const Shape& s);       // library.cpp: the transport library's own
-Program plan_naive(const Shape& s);         // naive.cpp
-Program plan_tree(const Shape& s);          // tree.cpp
-Program plan_ring(const Shape& s);          // ring.cpp
-Program plan_rabenseifner(const Shape& s);  // rabenseifner.cpp
-Program plan_shm(const Shape& s);           // shm.cpp (node-local)
+Program plan_library(const Shape& s);         // library.cpp: the transport library's own
+Program plan_naive(const Shape& s);           // naive.cpp
+Program plan_tree(const Shape& s);            // tree.cpp
+Program plan_ring(const Shape& s);            // ring.cpp
+Program plan_rabenseifner(const Shape& s);    // rabenseifner.cpp
+Program plan_shm(const Shape& s);             // shm.cpp (node-local)
 Program plan_shm_in_segment(const Shape& s);  // shm.cpp (node-local, buffers in the segment)
-Program plan_hier(const Shape& s);          // hier.cpp (in the segment inside nodes, rail across)
+Program plan_hier(const Shape& s);            // hier.cpp (in the segment inside nodes, rail across)
 // The other collectives' schedules (collective.hpp).
-Program plan_ring_reduce_scatter(const Shape& s);   // ring_halves.cpp
-Program plan_ring_all_gather(const Shape& s);       // ring_halves.cpp
-Program plan_halving_reduce_scatter(const Shape& s); // halving.cpp
-Program plan_bruck_all_gather(const Shape& s);      // bruck.cpp
-Program plan_binomial_broadcast(const Shape& s);    // binomial.cpp
-Program plan_binomial_reduce(const Shape& s);       // binomial.cpp
-Program plan_pairwise_all_to_all(const Shape& s);   // pairwise.cpp (all-to-all and all-to-allv)
+Program plan_ring_reduce_scatter(const Shape& s);     // ring_halves.cpp
+Program plan_ring_all_gather(const Shape& s);         // ring_halves.cpp
+Program plan_halving_reduce_scatter(const Shape& s);  // halving.cpp
+Program plan_bruck_all_gather(const Shape& s);        // bruck.cpp
+Program plan_binomial_broadcast(const Shape& s);      // binomial.cpp
+Program plan_binomial_reduce(const Shape& s);         // binomial.cpp
+Program plan_pairwise_all_to_all(const Shape& s);     // pairwise.cpp (all-to-all and all-to-allv)
 
 }  // namespace sp::coll

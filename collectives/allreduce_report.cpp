@@ -22,7 +22,8 @@ Columns<AllreduceRow> allreduce_columns(Collective collective) {
   Columns<R> c;
   c.table = {
       {"case", "", "case id (samples.case refers to it)", [=](const R& r) { return i64(r.result.id); }},
-      {"algorithm", "", fmt::format("{} algorithm", ci.name), [](const R& r) { return CellValue(std::string(r.spec.algorithm->name)); }},
+      {"algorithm", "", fmt::format("{} algorithm", ci.name),
+       [](const R& r) { return CellValue(std::string(r.spec.algorithm->name)); }},
       {"dtype", "", "element type", [](const R& r) { return CellValue(std::string(name(r.spec.dtype))); }},
       {"op", "", "reduction operator", [](const R& r) { return CellValue(std::string(name(r.spec.op))); }},
       {"placement", "", "in (in place) or out (out of place)",
@@ -36,13 +37,18 @@ Columns<AllreduceRow> allreduce_columns(Collective collective) {
       {"sync", "", "synchronisation between iterations", [](const R& r) { return CellValue(r.sync); }},
   };
   for (auto& t : timing_table_columns<R>("call")) c.table.push_back(std::move(t));
-  c.table.insert(c.table.end(), {
-      {"algbw_GBps", "GB/s", "bytes / t_mean", [](const R& r) { return CellValue(r.algbw_GBps()); }},
-      {"busbw_GBps", "GB/s", fmt::format("algbw * {}", ci.busbw_formula), [](const R& r) { return CellValue(r.algbw_GBps() * r.busbw_factor); }},
-      {"vs_mpi", "", fmt::format("t_mean / t_mean of {} for the same size, dtype, op, placement (NaN if not run)", ci.library_call),
-       [](const R& r) { return CellValue(r.vs_mpi); }},
-      {"wrong", "", "elements wrong in verification, summed over ranks", [=](const R& r) { return i64(r.result.wrong); }},
-  });
+  c.table.insert(c.table.end(),
+                 {
+                     {"algbw_GBps", "GB/s", "bytes / t_mean", [](const R& r) { return CellValue(r.algbw_GBps()); }},
+                     {"busbw_GBps", "GB/s", fmt::format("algbw * {}", ci.busbw_formula),
+                      [](const R& r) { return CellValue(r.algbw_GBps() * r.busbw_factor); }},
+                     {"vs_mpi", "",
+                      fmt::format("t_mean / t_mean of {} for the same size, dtype, op, placement (NaN if not run)",
+                                  ci.library_call),
+                      [](const R& r) { return CellValue(r.vs_mpi); }},
+                     {"wrong", "", "elements wrong in verification, summed over ranks",
+                      [=](const R& r) { return i64(r.result.wrong); }},
+                 });
   const auto& st = [](const R& r) -> const CaseStats& { return r.result.stats; };
   c.printed = {
       {"size", 9, [](const R& r) { return format_size_exact(r.spec.bytes()); }},
@@ -71,8 +77,8 @@ void print_allreduce_header(const Session& s, const SweepOptions& o, const Prove
   if (s.rank != 0) return;
   const CollectiveInfo& ci = info(o.collective);
   fmt::print("{}", simulation_banner());
-  fmt::print("# {}: {} ranks on {} host(s) [{}], {} OpenMP thread(s) per rank\n", program, s.size,
-             *prov.find("nhosts"), *prov.find("hosts"), *prov.find("omp_max_threads"));
+  fmt::print("# {}: {} ranks on {} host(s) [{}], {} OpenMP thread(s) per rank\n", program, s.size, *prov.find("nhosts"),
+             *prov.find("hosts"), *prov.find("omp_max_threads"));
   if (o.collective != Collective::allreduce)
     fmt::print("# collective: {}{}{} ({}; size = the message as nccl-tests counts it)\n", ci.name,
                ci.rooted ? fmt::format(", root {}", o.root) : "",
@@ -84,14 +90,17 @@ void print_allreduce_header(const Session& s, const SweepOptions& o, const Prove
   fmt::print("# sync between iterations: {}; off-cache: {}; pipelining chunk: {}; scaling: {}\n", o.run.sync,
              o.run.off_cache ? "yes (buffers evicted from the cache before each call)" : "no", o.chunk,
              o.run.weak() ? fmt::format("weak (message = size x {} ranks)", s.size) : "strong");
-  fmt::print("# times are per call; t_min/t_mean/t_max: across ranks of each rank's mean; p50/p99: over\n"
-             "# iterations of the slowest rank's time. algbw = bytes/t_mean; busbw = algbw * {}\n"
-             "# (= algbw * {:.3f} here). cpu/wall: thread CPU time / wall time (< 1: waiting or contention).\n",
-             ci.busbw_formula, ci.busbw_factor(s.size));
+  fmt::print(
+      "# times are per call; t_min/t_mean/t_max: across ranks of each rank's mean; p50/p99: over\n"
+      "# iterations of the slowest rank's time. algbw = bytes/t_mean; busbw = algbw * {}\n"
+      "# (= algbw * {:.3f} here). cpu/wall: thread CPU time / wall time (< 1: waiting or contention).\n",
+      ci.busbw_formula, ci.busbw_factor(s.size));
   if (bw.best_GBps > 0)
-    fmt::print("# memory copy bandwidth (STREAM-style copy, all ranks at once, 2 x {} per rank{}): {:.2f} GB/s per rank "
-               "(best), {:.2f} GB/s (median)\n", format_size(bw.array_bytes),
-               bw.flushed ? ", flushed from the cache before each copy" : "", bw.best_GBps, bw.median_GBps);
+    fmt::print(
+        "# memory copy bandwidth (STREAM-style copy, all ranks at once, 2 x {} per rank{}): {:.2f} GB/s per rank "
+        "(best), {:.2f} GB/s (median)\n",
+        format_size(bw.array_bytes), bw.flushed ? ", flushed from the cache before each copy" : "", bw.best_GBps,
+        bw.median_GBps);
   fmt::print("{}", columns.header_line());
   std::fflush(stdout);
 }

@@ -35,8 +35,10 @@ std::vector<std::string> BackendOption::parse_algorithms(const std::string& text
         throw UsageError(fmt::format("algorithm '{}' is {}'s own {}: it needs --backend {}", item, a.transport,
                                      info(c).name, a.transport));
     }
-  if (!left_out.empty()) log::info("-a all with --backend {} leaves out {} (node-local over host memory)", name, left_out);
-  return parse_choice_list(text, algorithm_names(name, c), c == Collective::allreduce ? "algorithm" : fmt::format("{} algorithm", info(c).name));
+  if (!left_out.empty())
+    log::info("-a all with --backend {} leaves out {} (node-local over host memory)", name, left_out);
+  return parse_choice_list(text, algorithm_names(name, c),
+                           c == Collective::allreduce ? "algorithm" : fmt::format("{} algorithm", info(c).name));
 }
 
 Backends BackendOption::make(MPI_Comm comm) const {
@@ -60,7 +62,9 @@ class SegmentMemory : public Transport {
   Request post_send(const void* d, std::size_t n, Dtype dt, int peer, int tag) override {
     return t_.post_send(d, n, dt, peer, tag);
   }
-  Request post_recv(void* d, std::size_t n, Dtype dt, int peer, int tag) override { return t_.post_recv(d, n, dt, peer, tag); }
+  Request post_recv(void* d, std::size_t n, Dtype dt, int peer, int tag) override {
+    return t_.post_recv(d, n, dt, peer, tag);
+  }
   void wait(Request& r) override { t_.wait(r); }
   bool can_progress() const override { return t_.can_progress(); }
   bool busy_polls() const override { return t_.busy_polls(); }
@@ -68,7 +72,9 @@ class SegmentMemory : public Transport {
   Request post_library_allreduce(const void* s, void* r, std::size_t n, Dtype d, Op o) override {
     return t_.post_library_allreduce(s, r, n, d, o);
   }
-  void library_allreduce(const void* s, void* r, std::size_t n, Dtype d, Op o) override { t_.library_allreduce(s, r, n, d, o); }
+  void library_allreduce(const void* s, void* r, std::size_t n, Dtype d, Op o) override {
+    t_.library_allreduce(s, r, n, d, o);
+  }
   void library_collective(const CollectiveCall& c, const void* s, void* r, Dtype d, Op o) override {
     t_.library_collective(c, s, r, d, o);
   }
@@ -111,7 +117,8 @@ Backends::Rail::~Rail() {
 void attach_node_segment(Backends& b, Workspace& ws, MPI_Comm comm, std::vector<std::string>& algorithms,
                          const std::string& algorithms_text, std::size_t arena_bytes, int channels) {
   auto any = [&](auto property) {
-    return std::any_of(algorithms.begin(), algorithms.end(), [&](const std::string& a) { return property(find_algorithm(a)); });
+    return std::any_of(algorithms.begin(), algorithms.end(),
+                       [&](const std::string& a) { return property(find_algorithm(a)); });
   };
   auto one_node_only = [](const Algorithm& a) { return a.node_local && !a.across_nodes; };
   auto equal_nodes_only = [](const Algorithm& a) { return a.across_nodes; };
@@ -136,11 +143,13 @@ void attach_node_segment(Backends& b, Workspace& ws, MPI_Comm comm, std::vector<
   if (layout.nodes > 1)
     exclude(one_node_only, "on ranks of several nodes",
             fmt::format("the shm allreduce runs within one node: these ranks span {} nodes (shared-memory domains and "
-                        "node keys); hier spans nodes", layout.nodes));
+                        "node keys); hier spans nodes",
+                        layout.nodes));
   if (layout.fewest != layout.most)
     exclude(equal_nodes_only, "on nodes of unequal size",
             fmt::format("the hierarchical allreduce needs the same number of ranks on every node: these ranks span "
-                        "{} nodes of {} to {} ranks", layout.nodes, layout.fewest, layout.most));
+                        "{} nodes of {} to {} ranks",
+                        layout.nodes, layout.fewest, layout.most));
   if (!any([](const Algorithm& a) { return a.node_local; })) return;
   const bool in_segment = any([](const Algorithm& a) { return a.buffers_in_segment; });
   if (any([](const Algorithm& a) { return a.across_nodes; })) {

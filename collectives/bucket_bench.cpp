@@ -24,8 +24,16 @@ GradientBuffers::GradientBuffers(Transport& t, std::size_t n, Dtype dt, int rank
 
 BucketCase::BucketCase(const Algorithm& a, std::vector<Bucket> buckets, std::size_t n, Dtype dt, GradientBuffers& g,
                        Workspace& ws, const std::vector<std::byte>& want, SampleLog& samples, std::int64_t id)
-    : algorithm_(a), buckets_(std::move(buckets)), n_(n), dt_(dt), g_(g), ws_(ws), want_(want), samples_(samples),
-      id_(id), bucket_time_s_(buckets_.size(), 0.0) {}
+    : algorithm_(a),
+      buckets_(std::move(buckets)),
+      n_(n),
+      dt_(dt),
+      g_(g),
+      ws_(ws),
+      want_(want),
+      samples_(samples),
+      id_(id),
+      bucket_time_s_(buckets_.size(), 0.0) {}
 
 void BucketCase::reset() {
   g_.transport.copy(g_.grads.data(), g_.pattern.data(), g_.grads.size());
@@ -103,9 +111,11 @@ Columns<BucketRow> bucket_columns() {
   };
   for (auto& t : timing_table_columns<R>("iteration")) c.table.push_back(std::move(t));
   c.table.insert(c.table.end(), {
-      {"busbw_GBps", "GB/s", "bytes / t_mean * 2(n-1)/n", [](const R& r) { return CellValue(r.busbw_GBps()); }},
-      {"wrong", "", "elements wrong in verification, summed over ranks", [=](const R& r) { return i64(r.result.wrong); }},
-  });
+                                    {"busbw_GBps", "GB/s", "bytes / t_mean * 2(n-1)/n",
+                                     [](const R& r) { return CellValue(r.busbw_GBps()); }},
+                                    {"wrong", "", "elements wrong in verification, summed over ranks",
+                                     [=](const R& r) { return i64(r.result.wrong); }},
+                                });
   c.printed = {
       {"algorithm", 11, [](const R& r) { return r.algorithm; }},
       {"cap(MiB)", 8, [](const R& r) { return r.cap.label; }},
@@ -115,7 +125,8 @@ Columns<BucketRow> bucket_columns() {
       {"t_max(ms)", 11, [=](const R& r) { return ms(st(r).mean.max); }},
       {"p50(ms)", 11, [=](const R& r) { return ms(st(r).iteration.median); }},
       {"p99(ms)", 11, [=](const R& r) { return ms(st(r).iteration.p99); }},
-      {"bucket(ms)", 11, [=](const R& r) { return fixed(r.buckets ? st(r).mean.mean / double(r.buckets) * 1e3 : 0, 4); }},
+      {"bucket(ms)", 11,
+       [=](const R& r) { return fixed(r.buckets ? st(r).mean.mean / double(r.buckets) * 1e3 : 0, 4); }},
       {"busbw", 8, [](const R& r) { return fixed(r.busbw_GBps(), 3); }},
       {"cpu/w", 6, [=](const R& r) { return fixed(st(r).mean.mean > 0 ? st(r).cpu_mean_s / st(r).mean.mean : 0, 2); }},
       {"#wrong", 6, [](const R& r) { return std::to_string(r.result.wrong); }},
@@ -132,7 +143,8 @@ void print_bucket_header(const Session& s, const RunOptions& ro, const Provenanc
              ro.weak() ? fmt::format(" x {} ranks (weak scaling)", s.size) : "", layout.tensors.size(), n,
              format_size(n * size_of(parse_dtype(dtype))), dtype, s.size);
   fmt::print("# backend: {} ({})\n", *prov.find("backend"), *prov.find("backend_library"));
-  fmt::print("# DDP packing: reverse order, tensors never split, first bucket capped at 1 MiB, later ones at the cap\n");
+  fmt::print(
+      "# DDP packing: reverse order, tensors never split, first bucket capped at 1 MiB, later ones at the cap\n");
   fmt::print("# iteration = allreduce of every bucket in turn (communication only; no compute to overlap)\n");
   fmt::print("# times per iteration; busbw = (bytes per iteration / t_mean) * 2(n-1)/n; sync: {}; off-cache: {}\n",
              ro.sync, ro.off_cache ? "yes (gradients evicted from the cache before each iteration)" : "no");

@@ -27,8 +27,9 @@ int run(Session& s) {
   Backends backends = o.backend.make(s.comm);
   Provenance prov = collect_provenance(s);
   add_backend_provenance(prov, backends, s.comm);
-  BenchmarkRun bench(s, o.run, "bucket_sweep", "bucket_sweep", prov,
-                     {{"iteration", "allreduce of every bucket, in backward order"}, {"bucket_allreduce", "one bucket's allreduce"}});
+  BenchmarkRun bench(
+      s, o.run, "bucket_sweep", "bucket_sweep", prov,
+      {{"iteration", "allreduce of every bucket, in backward order"}, {"bucket_allreduce", "one bucket's allreduce"}});
   log::info("{} algorithm(s) x {} cap(s), {} iterations each; trace {}", w.algorithms.size(), w.caps.size(), w.iters,
             bench.trace().final_path().string());
   set_bucket_sweep_attributes(bench.trace(), w, o.run, s);

@@ -97,8 +97,10 @@ std::size_t parse_count(std::string_view s, const std::string& where) {
 std::size_t add_elements(std::size_t total, std::size_t numel, const std::string& where) {
   std::size_t sum = 0;
   if (__builtin_add_overflow(total, numel, &sum) || sum > kMaxLayoutElements)
-    fail("{}: the layout would hold more than {} elements ({} before this tensor of {}): its byte count "
-         "would not fit in 64 bits", where, kMaxLayoutElements, total, numel);
+    fail(
+        "{}: the layout would hold more than {} elements ({} before this tensor of {}): its byte count "
+        "would not fit in 64 bits",
+        where, kMaxLayoutElements, total, numel);
   return sum;
 }
 
@@ -148,7 +150,8 @@ GradientLayout load_layout_file(const std::string& path) {
     for (std::size_t pos = 0; pos <= shape.size();) {
       std::size_t x = std::min(shape.find('x', pos), shape.size());
       std::size_t d = parse_count(std::string_view(shape).substr(pos, x - pos), where);
-      if (__builtin_mul_overflow(n, d, &n)) fail("{}: tensor shape '{}' has more elements than fit in 64 bits", where, shape);
+      if (__builtin_mul_overflow(n, d, &n))
+        fail("{}: tensor shape '{}' has more elements than fit in 64 bits", where, shape);
       pos = x + 1;
     }
     total = add_elements(total, n, where);

@@ -53,9 +53,9 @@ struct BucketCap {
 BucketCap parse_bucket_cap(std::string_view text);
 
 struct Bucket {
-  std::size_t offset = 0;       // first element in the backward-ordered flat gradient buffer
+  std::size_t offset = 0;  // first element in the backward-ordered flat gradient buffer
   std::size_t numel = 0;
-  std::vector<int> tensors;     // forward-order indices, in the order packed (reverse)
+  std::vector<int> tensors;  // forward-order indices, in the order packed (reverse)
 };
 
 // Buckets in the order backward fills them; they tile [0, total_numel) of a flat buffer that

@@ -26,10 +26,13 @@ std::byte* at(void* buf, std::size_t i, Dtype d) { return static_cast<std::byte*
 double CollectiveInfo::busbw_factor(int n) const {
   if (n <= 1) return 0;
   switch (id) {
-    case Collective::allreduce: return 2.0 * (n - 1) / n;
+    case Collective::allreduce:
+      return 2.0 * (n - 1) / n;
     case Collective::broadcast:
-    case Collective::reduce: return 1;
-    default: return double(n - 1) / n;
+    case Collective::reduce:
+      return 1;
+    default:
+      return double(n - 1) / n;
   }
 }
 
@@ -68,10 +71,14 @@ std::size_t v_displacement(const CollectiveCall& c, int nranks, int to) {
 CallCounts call_counts(const CollectiveCall& c, int nranks, int rank) {
   const std::size_t n = static_cast<std::size_t>(nranks), block = c.count / n;
   switch (c.collective) {
-    case Collective::reduce_scatter: return {c.count, block};
-    case Collective::all_gather: return {block, c.count};
-    case Collective::all_to_allv: return {v_displacement(c, nranks, nranks), n * v_block(c, nranks, rank)};
-    default: return {c.count, c.count};
+    case Collective::reduce_scatter:
+      return {c.count, block};
+    case Collective::all_gather:
+      return {block, c.count};
+    case Collective::all_to_allv:
+      return {v_displacement(c, nranks, nranks), n * v_block(c, nranks, rank)};
+    default:
+      return {c.count, c.count};
   }
 }
 
@@ -83,9 +90,15 @@ void fill_output_expected(const CollectiveCall& c, void* buf, Dtype d, Op o, int
   const std::size_t block = c.count / static_cast<std::size_t>(nranks), r = static_cast<std::size_t>(rank);
   switch (c.collective) {
     case Collective::allreduce:
-    case Collective::reduce: fill_expected(buf, c.count, d, o, nranks); break;
-    case Collective::reduce_scatter: fill_expected(buf, block, d, o, nranks, r * block); break;
-    case Collective::broadcast: fill_pattern(buf, c.count, d, c.root, nranks); break;
+    case Collective::reduce:
+      fill_expected(buf, c.count, d, o, nranks);
+      break;
+    case Collective::reduce_scatter:
+      fill_expected(buf, block, d, o, nranks, r * block);
+      break;
+    case Collective::broadcast:
+      fill_pattern(buf, c.count, d, c.root, nranks);
+      break;
     case Collective::all_gather:  // block q is rank q's input
       for (int q = 0; q < nranks; ++q) fill_pattern(at(buf, std::size_t(q) * block, d), block, d, q, nranks);
       break;

@@ -21,23 +21,31 @@
 
 namespace sp::coll {
 
-enum class Collective : std::uint8_t { allreduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, all_to_allv };
+enum class Collective : std::uint8_t {
+  allreduce,
+  reduce_scatter,
+  all_gather,
+  broadcast,
+  reduce,
+  all_to_all,
+  all_to_allv
+};
 
 struct CollectiveInfo {
   Collective id;
-  std::string_view name;          // command-line name (collective_perf -c)
-  std::string_view library_call;  // the MPI call it is compared with
-  bool reduces;                   // combines the ranks' data with an op
-  bool rooted;                    // has a root (broadcast, reduce)
-  bool blocked;                   // moves count / nranks per rank pair
-  bool one_buffer;                // in place: send == recv (broadcast)
-  std::string_view busbw_formula; // busbw = algbw x this (nccl-tests' PERFORMANCE.md)
+  std::string_view name;           // command-line name (collective_perf -c)
+  std::string_view library_call;   // the MPI call it is compared with
+  bool reduces;                    // combines the ranks' data with an op
+  bool rooted;                     // has a root (broadcast, reduce)
+  bool blocked;                    // moves count / nranks per rank pair
+  bool one_buffer;                 // in place: send == recv (broadcast)
+  std::string_view busbw_formula;  // busbw = algbw x this (nccl-tests' PERFORMANCE.md)
   double busbw_factor(int nranks) const;
 };
 
 const CollectiveInfo& info(Collective c);
 const CollectiveInfo& find_collective(std::string_view name);  // sp::Error listing the choices
-std::string collective_names();                                 // "allreduce, reduce_scatter, ..."
+std::string collective_names();                                // "allreduce, reduce_scatter, ..."
 
 // count rounded down to what one call of c on nranks moves (a multiple of nranks for the blocked ones).
 std::size_t usable_count(Collective c, std::size_t count, int nranks);

@@ -40,7 +40,8 @@ int run_collective_sweep(Session& s, const SweepOptions& o, Sweep& w, const std:
   // (Only allreduce has node-local algorithms so far.)
   const std::uint64_t largest = *std::max_element(w.message_bytes.begin(), w.message_bytes.end());
   if (collective == Collective::allreduce)
-    attach_node_segment(backends, ws, s.comm, w.algorithms, o.algorithms, checked_product(3, largest + 64, "the node segment's arena"));
+    attach_node_segment(backends, ws, s.comm, w.algorithms, o.algorithms,
+                        checked_product(3, largest + 64, "the node segment's arena"));
   std::map<std::tuple<std::uint64_t, std::string, bool>, double> mpi_time;
   for (std::size_t k = 0; k < w.message_bytes.size(); ++k)
     for (const std::string& dt : w.dtypes)
@@ -48,14 +49,22 @@ int run_collective_sweep(Session& s, const SweepOptions& o, Sweep& w, const std:
         for (const std::string& an : w.algorithms) {
           const Dtype d = parse_dtype(dt);
           const Algorithm& a = find_algorithm(an, collective);
-          CaseSpec c{&a, d, parse_op(o.op), in_place || ci.one_buffer, usable_count(collective, w.message_bytes[k] / size_of(d), s.size),
-                     w.chunk_bytes, w.root, w.imbalance};
+          CaseSpec c{&a,
+                     d,
+                     parse_op(o.op),
+                     in_place || ci.one_buffer,
+                     usable_count(collective, w.message_bytes[k] / size_of(d), s.size),
+                     w.chunk_bytes,
+                     w.root,
+                     w.imbalance};
           const int iters = o.run.iters > 0 ? o.run.iters : auto_iters(c.bytes());
           const int warmup = o.run.warmup >= 0 ? o.run.warmup : auto_warmup(iters);
           const std::unique_ptr<BenchCase> one = make_case(c, s.comm, backends.for_algorithm(a), ws);
-          const std::string label = fmt::format("{} {} {} {} B {}", an, dt, o.op, c.bytes(), c.in_place ? "in place" : "out of place");
+          const std::string label =
+              fmt::format("{} {} {} {} B {}", an, dt, o.op, c.bytes(), c.in_place ? "in place" : "out of place");
           log::debug("case {}: {}, {} iterations", summary.table.rows(), label, iters);
-          const CaseResult r = bench.run_case(*one, static_cast<std::int64_t>(summary.table.rows()), iters, warmup, label);
+          const CaseResult r =
+              bench.run_case(*one, static_cast<std::int64_t>(summary.table.rows()), iters, warmup, label);
           auto key = std::make_tuple(w.message_bytes[k], dt, in_place);
           if (an == "mpi") mpi_time[key] = r.stats.mean.mean;
           const double vs = mpi_time.count(key) && mpi_time[key] > 0 ? r.stats.mean.mean / mpi_time[key] : std::nan("");

@@ -23,12 +23,15 @@ int run(Session& s) {
   std::string collective = "reduce_scatter";
   app.add_option("-c,--collective", collective, "the collective: " + collective_names())->capture_default_str();
   app.add_option("--root", o.root, "root rank of broadcast and reduce")->capture_default_str();
-  app.add_option("--imbalance", o.imbalance, "all_to_allv: rank j receives floor(size/p x w_j) from every rank, w_j from "
-                 "1 - F (rank 0) to 1 + F (the last rank); 0 <= F < 1")->capture_default_str();
+  app.add_option("--imbalance", o.imbalance,
+                 "all_to_allv: rank j receives floor(size/p x w_j) from every rank, w_j from "
+                 "1 - F (rank 0) to 1 + F (the last rank); 0 <= F < 1")
+      ->capture_default_str();
   std::string choices;
   for (Collective c : {Collective::reduce_scatter, Collective::all_gather, Collective::broadcast, Collective::reduce,
                        Collective::all_to_all, Collective::all_to_allv})
-    choices += fmt::format("{}{}: {}", choices.empty() ? "" : "; ", info(c).name, fmt::join(algorithm_names("mpi", c), ", "));
+    choices +=
+        fmt::format("{}{}: {}", choices.empty() ? "" : "; ", info(c).name, fmt::join(algorithm_names("mpi", c), ", "));
   app.get_option("--algorithms")->description("comma list of the collective's algorithms or 'all' (" + choices + ")");
   if (!o.run.parse(app, s)) return 0;
   try {

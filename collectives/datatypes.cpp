@@ -25,9 +25,12 @@ void combine(void* inout, const void* in, std::size_t n, F f) {
 template <typename T>
 void reduce_typed(void* inout, const void* in, std::size_t n, Op o) {
   switch (o) {
-    case Op::sum: return combine<T>(inout, in, n, [](T x, T y) { return T(x + y); });
-    case Op::max: return combine<T>(inout, in, n, [](T x, T y) { return std::max(x, y); });
-    case Op::min: return combine<T>(inout, in, n, [](T x, T y) { return std::min(x, y); });
+    case Op::sum:
+      return combine<T>(inout, in, n, [](T x, T y) { return T(x + y); });
+    case Op::max:
+      return combine<T>(inout, in, n, [](T x, T y) { return std::max(x, y); });
+    case Op::min:
+      return combine<T>(inout, in, n, [](T x, T y) { return std::min(x, y); });
   }
 }
 
@@ -50,28 +53,38 @@ Op parse_op(std::string_view s) {
 
 std::size_t size_of(Dtype d) {
   switch (d) {
-    case Dtype::f32: return 4;
-    case Dtype::f64: return 8;
-    case Dtype::i32: return 4;
-    case Dtype::bf16: return 2;
+    case Dtype::f32:
+      return 4;
+    case Dtype::f64:
+      return 8;
+    case Dtype::i32:
+      return 4;
+    case Dtype::bf16:
+      return 2;
   }
   return 0;
 }
 
 MPI_Datatype transport_type(Dtype d) {
   switch (d) {
-    case Dtype::f32: return MPI_FLOAT;
-    case Dtype::f64: return MPI_DOUBLE;
-    case Dtype::i32: return MPI_INT32_T;
-    case Dtype::bf16: return MPI_UINT16_T;
+    case Dtype::f32:
+      return MPI_FLOAT;
+    case Dtype::f64:
+      return MPI_DOUBLE;
+    case Dtype::i32:
+      return MPI_INT32_T;
+    case Dtype::bf16:
+      return MPI_UINT16_T;
   }
   return MPI_DATATYPE_NULL;
 }
 
 void reduce_local(void* inout, const void* in, std::size_t count, Dtype d, Op o) {
   switch (d) {
-    case Dtype::f32: return reduce_typed<float>(inout, in, count, o);
-    case Dtype::f64: return reduce_typed<double>(inout, in, count, o);
+    case Dtype::f32:
+      return reduce_typed<float>(inout, in, count, o);
+    case Dtype::f64:
+      return reduce_typed<double>(inout, in, count, o);
     case Dtype::i32:
       // Sum through uint32 so overflow wraps instead of being undefined behaviour.
       if (o == Op::sum) return reduce_typed<std::uint32_t>(inout, in, count, o);
@@ -110,7 +123,8 @@ void scale_local(void* data, std::size_t count, Dtype d, double factor) {
       for (std::size_t i = 0; i < count; ++i) a[i] = float_to_bf16(bf16_to_float(a[i]) * f);
       return;
     }
-    case Dtype::i32: break;
+    case Dtype::i32:
+      break;
   }
   fail("scaling {} elements: only floating-point results are scaled", name(d));
 }
@@ -124,9 +138,9 @@ std::size_t count_mismatches(const void* got, const void* want, std::size_t coun
 }
 
 TransportBuffer Transport::allocate(std::size_t bytes) const {
-  void* p = ::operator new(std::max<std::size_t>(bytes, 1), std::align_val_t{64});
+  void* p = ::operator new (std::max<std::size_t>(bytes, 1), std::align_val_t{64});
   std::memset(p, 0, bytes);
-  return TransportBuffer(p, bytes, [](void* q) noexcept { ::operator delete(q, std::align_val_t{64}); });
+  return TransportBuffer(p, bytes, [](void* q) noexcept { ::operator delete (q, std::align_val_t{64}); });
 }
 
 void Transport::copy(void* dst, const void* src, std::size_t bytes) const {

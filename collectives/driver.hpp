@@ -36,18 +36,22 @@ template <typename Row>
 std::vector<TableColumn<Row>> timing_table_columns(const std::string& unit) {
   auto us = [](double s) { return CellValue(s * 1e6); };
   return {
-      {"t_min_us", "us", "fastest rank's mean time per " + unit, [=](const Row& r) { return us(r.result.stats.mean.min); }},
+      {"t_min_us", "us", "fastest rank's mean time per " + unit,
+       [=](const Row& r) { return us(r.result.stats.mean.min); }},
       {"t_mean_us", "us", "mean over ranks of each rank's mean time per " + unit,
        [=](const Row& r) { return us(r.result.stats.mean.mean); }},
-      {"t_max_us", "us", "slowest rank's mean time per " + unit, [=](const Row& r) { return us(r.result.stats.mean.max); }},
+      {"t_max_us", "us", "slowest rank's mean time per " + unit,
+       [=](const Row& r) { return us(r.result.stats.mean.max); }},
       {"slowest_rank", "", "rank with the largest mean time",
        [](const Row& r) { return CellValue(std::int64_t(r.result.stats.mean.slowest_rank)); }},
       {"p50_us", "us", "median over " + unit + "s of the per-" + unit + " maximum over ranks",
        [=](const Row& r) { return us(r.result.stats.iteration.median); }},
       {"p99_us", "us", "99th percentile over " + unit + "s of the per-" + unit + " maximum over ranks",
        [=](const Row& r) { return us(r.result.stats.iteration.p99); }},
-      {"cpu_mean_us", "us", "mean thread CPU time per " + unit, [=](const Row& r) { return us(r.result.stats.cpu_mean_s); }},
-      {"runqueue_wait_us", "us", "mean run-queue wait per " + unit + " (-1 unknown)", [=](const Row& r) {
+      {"cpu_mean_us", "us", "mean thread CPU time per " + unit,
+       [=](const Row& r) { return us(r.result.stats.cpu_mean_s); }},
+      {"runqueue_wait_us", "us", "mean run-queue wait per " + unit + " (-1 unknown)",
+       [=](const Row& r) {
          return r.result.stats.runqueue_wait_s < 0 ? CellValue(-1.0) : us(r.result.stats.runqueue_wait_s);
        }},
   };

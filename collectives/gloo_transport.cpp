@@ -69,7 +69,8 @@ class MpiConnectedContext final : public gloo::Context {
     for (int i = 0; i < size; ++i) {
       if (i == rank) continue;
       const std::vector<char> address = transportContext_->createPair(i)->address().bytes();
-      if (address.size() > gloo::transport::Address::kMaxByteSize) fail("gloo: a pair address of {} bytes", address.size());
+      if (address.size() > gloo::transport::Address::kMaxByteSize)
+        fail("gloo: a pair address of {} bytes", address.size());
       const auto length = static_cast<std::uint32_t>(address.size());
       std::memcpy(&mine[kRecord * i], &length, sizeof length);
       std::memcpy(&mine[kRecord * i + sizeof length], address.data(), address.size());
@@ -100,7 +101,8 @@ class GlooTransport final : public Transport {
   std::string describe() const override {
     const char* iface = std::getenv("GLOO_SOCKET_IFNAME");
     return fmt::format("Gloo {}.{}.{}, TCP {}, ring allreduce", GLOO_VERSION_MAJOR, GLOO_VERSION_MINOR,
-                       GLOO_VERSION_PATCH, iface && *iface ? fmt::format("on interface {}", iface) : "on this host's name");
+                       GLOO_VERSION_PATCH,
+                       iface && *iface ? fmt::format("on interface {}", iface) : "on this host's name");
   }
 
   // An empty message is not sent at all: both sides of a schedule compute the same count, so the
@@ -122,7 +124,9 @@ class GlooTransport final : public Transport {
   void wait(Request& r) override {
     if (!r.pending()) return;
     Slot& s = slots_[r.slot];
-    guarded("wait", [&] { s.is_send ? s.buffer->waitSend(context_->getTimeout()) : s.buffer->waitRecv(context_->getTimeout()); });
+    guarded("wait", [&] {
+      s.is_send ? s.buffer->waitSend(context_->getTimeout()) : s.buffer->waitRecv(context_->getTimeout());
+    });
     s.busy = false;
     r = Request{};
   }
@@ -135,10 +139,18 @@ class GlooTransport final : public Transport {
     gloo::AllreduceOptions opts(context_);
     opts.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
     switch (d) {
-      case Dtype::f32: opts.setOutput(static_cast<float*>(recv), count); break;
-      case Dtype::f64: opts.setOutput(static_cast<double*>(recv), count); break;
-      case Dtype::i32: opts.setOutput(static_cast<std::int32_t*>(recv), count); break;
-      case Dtype::bf16: opts.setOutput(static_cast<std::uint16_t*>(recv), count); break;
+      case Dtype::f32:
+        opts.setOutput(static_cast<float*>(recv), count);
+        break;
+      case Dtype::f64:
+        opts.setOutput(static_cast<double*>(recv), count);
+        break;
+      case Dtype::i32:
+        opts.setOutput(static_cast<std::int32_t*>(recv), count);
+        break;
+      case Dtype::bf16:
+        opts.setOutput(static_cast<std::uint16_t*>(recv), count);
+        break;
     }
     opts.setReduceFunction(reduce_function(d, o));
     guarded("allreduce", [&] { gloo::allreduce(opts); });
@@ -182,7 +194,8 @@ class GlooTransport final : public Transport {
           opts.setOutput(static_cast<T*>(recv), count);
           return guarded("alltoall", [&] { gloo::alltoall(opts); });
         }
-        default: Transport::library_collective(call, send, recv, d, o);
+        default:
+          Transport::library_collective(call, send, recv, d, o);
       }
     });
   }
@@ -203,7 +216,10 @@ class GlooTransport final : public Transport {
     int chosen = -1;
     for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
       if (slots_[i].busy) continue;
-      if (slots_[i].data == data && slots_[i].bytes == bytes) { chosen = i; break; }
+      if (slots_[i].data == data && slots_[i].bytes == bytes) {
+        chosen = i;
+        break;
+      }
       if (chosen < 0) chosen = i;
     }
     if (chosen < 0) {
@@ -234,10 +250,14 @@ class GlooTransport final : public Transport {
   template <typename F>
   static void with_type(Dtype d, F&& f) {
     switch (d) {
-      case Dtype::f32: return f(static_cast<float*>(nullptr));
-      case Dtype::f64: return f(static_cast<double*>(nullptr));
-      case Dtype::i32: return f(static_cast<std::int32_t*>(nullptr));
-      case Dtype::bf16: return f(static_cast<std::uint16_t*>(nullptr));
+      case Dtype::f32:
+        return f(static_cast<float*>(nullptr));
+      case Dtype::f64:
+        return f(static_cast<double*>(nullptr));
+      case Dtype::i32:
+        return f(static_cast<std::int32_t*>(nullptr));
+      case Dtype::bf16:
+        return f(static_cast<std::uint16_t*>(nullptr));
     }
   }
 

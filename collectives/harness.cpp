@@ -83,8 +83,8 @@ CaseBuffers& AllreduceCase::buffers() {
 }
 
 void AllreduceCase::call(int) {
-  spec_.algorithm->run({buffers().send(), buffers().recv(), spec_.count, spec_.dtype, spec_.op, &transport_, &ws_,
-                        spec_.chunk_bytes});
+  spec_.algorithm->run(
+      {buffers().send(), buffers().recv(), spec_.count, spec_.dtype, spec_.op, &transport_, &ws_, spec_.chunk_bytes});
 }
 
 long long AllreduceCase::verify() {
@@ -100,7 +100,8 @@ long long AllreduceCase::verify() {
   const bool shared_want = kSimulatedBuild && size_ > 1;
   TransportBuffer want;
   if (!shared_want || rank_ == 0)
-    want = filled_buffer(transport_, bytes, [&](std::byte* p) { fill_expected(p, spec_.count, spec_.dtype, spec_.op, size_); });
+    want = filled_buffer(transport_, bytes,
+                         [&](std::byte* p) { fill_expected(p, spec_.count, spec_.dtype, spec_.op, size_); });
   const void* want_data = want.data();
   if (shared_want) {
     auto address = reinterpret_cast<std::uintptr_t>(want_data);
@@ -148,8 +149,8 @@ std::uint64_t CollectiveCase::evict_from_cache() {
 }
 
 void CollectiveCase::run(const void* send, void* recv) {
-  spec_.algorithm->run(
-      {send, recv, spec_.count, spec_.dtype, spec_.op, &transport_, &ws_, spec_.chunk_bytes, spec_.root, spec_.imbalance});
+  spec_.algorithm->run({send, recv, spec_.count, spec_.dtype, spec_.op, &transport_, &ws_, spec_.chunk_bytes,
+                        spec_.root, spec_.imbalance});
 }
 
 void CollectiveCase::call(int) { run(buffers().send.data(), buffers().out()); }
@@ -173,19 +174,20 @@ long long CollectiveCase::verify() {
     wrong += static_cast<long long>(transport_.count_mismatches(out, want.data(), recvs, spec_.dtype));
   }
   if (one_buffer) return wrong;  // the input was the output
-  recv = {};  // at most three buffers at once (case_memory_bytes)
+  recv = {};                     // at most three buffers at once (case_memory_bytes)
   TransportBuffer unchanged = filled_buffer(transport_, std::max<std::size_t>(sends * elem, 1), input);
   wrong += static_cast<long long>(transport_.count_mismatches(send.data(), unchanged.data(), sends, spec_.dtype));
   return wrong;
 }
 
 std::unique_ptr<BenchCase> make_case(const CaseSpec& spec, MPI_Comm comm, Transport& transport, Workspace& ws) {
-  if (spec.algorithm->collective == Collective::allreduce) return std::make_unique<AllreduceCase>(spec, comm, transport, ws);
+  if (spec.algorithm->collective == Collective::allreduce)
+    return std::make_unique<AllreduceCase>(spec, comm, transport, ws);
   return std::make_unique<CollectiveCase>(spec, comm, transport, ws);
 }
 
-TimedRun time_case(const CaseSpec& spec, const TimingOptions& opt, int iters, int warmup,
-                   MPI_Comm comm, Transport& transport, Workspace& ws) {
+TimedRun time_case(const CaseSpec& spec, const TimingOptions& opt, int iters, int warmup, MPI_Comm comm,
+                   Transport& transport, Workspace& ws) {
   AllreduceCase c(spec, comm, transport, ws);
   return time_calls(c, {iters, warmup, opt.barrier, opt.off_cache}, comm);
 }
@@ -212,7 +214,6 @@ namespace {
 
 constexpr std::int64_t kMaxAmplitude = 1000;
 
-
 // h in [0, 2^64) -> [0, n) without a division (the top 32 bits scaled).
 std::uint64_t scale_to(std::uint64_t h, std::uint64_t n) { return ((h >> 32) * n) >> 32; }
 
@@ -227,10 +228,18 @@ std::int64_t value_with(const PatternShape& sh, int rank, std::size_t i) {
 
 void store(void* buf, std::size_t i, Dtype d, std::int64_t v) {
   switch (d) {
-    case Dtype::f32: static_cast<float*>(buf)[i] = static_cast<float>(v); break;
-    case Dtype::f64: static_cast<double*>(buf)[i] = static_cast<double>(v); break;
-    case Dtype::i32: static_cast<std::int32_t*>(buf)[i] = static_cast<std::int32_t>(v); break;
-    case Dtype::bf16: static_cast<std::uint16_t*>(buf)[i] = float_to_bf16(static_cast<float>(v)); break;
+    case Dtype::f32:
+      static_cast<float*>(buf)[i] = static_cast<float>(v);
+      break;
+    case Dtype::f64:
+      static_cast<double*>(buf)[i] = static_cast<double>(v);
+      break;
+    case Dtype::i32:
+      static_cast<std::int32_t*>(buf)[i] = static_cast<std::int32_t>(v);
+      break;
+    case Dtype::bf16:
+      static_cast<std::uint16_t*>(buf)[i] = float_to_bf16(static_cast<float>(v));
+      break;
   }
 }
 
@@ -247,10 +256,14 @@ std::int64_t expected_with(const PatternShape& sh, std::size_t i, Op o, int nran
 
 std::int64_t exact_integer_bound(Dtype d) {
   switch (d) {
-    case Dtype::f32: return std::int64_t(1) << 24;
-    case Dtype::f64: return std::int64_t(1) << 53;
-    case Dtype::i32: return INT32_MAX;
-    case Dtype::bf16: return std::int64_t(1) << 8;
+    case Dtype::f32:
+      return std::int64_t(1) << 24;
+    case Dtype::f64:
+      return std::int64_t(1) << 53;
+    case Dtype::i32:
+      return INT32_MAX;
+    case Dtype::bf16:
+      return std::int64_t(1) << 8;
   }
   return 1;
 }

@@ -29,9 +29,9 @@ struct CaseSpec {
 };
 
 struct TimingOptions {
-  int iters = 0;         // 0: adapt to the message size (auto_iters)
-  int warmup = -1;       // -1: adapt to iters (auto_warmup)
-  bool barrier = false;  // MPI_Barrier before every timed iteration (not timed)
+  int iters = 0;           // 0: adapt to the message size (auto_iters)
+  int warmup = -1;         // -1: adapt to iters (auto_warmup)
+  bool barrier = false;    // MPI_Barrier before every timed iteration (not timed)
   bool off_cache = false;  // evict the call's buffers from every cache level before it (untimed)
 };
 
@@ -177,8 +177,8 @@ std::unique_ptr<BenchCase> make_case(const CaseSpec& spec, MPI_Comm comm, Transp
 
 // One allreduce case's timed loop (time_calls on an AllreduceCase). comm carries the harness's own
 // collectives (barriers, statistics); transport the algorithm's data.
-TimedRun time_case(const CaseSpec& spec, const TimingOptions& opt, int iters, int warmup,
-                   MPI_Comm comm, Transport& transport, Workspace& ws);
+TimedRun time_case(const CaseSpec& spec, const TimingOptions& opt, int iters, int warmup, MPI_Comm comm,
+                   Transport& transport, Workspace& ws);
 
 // Verification, outside the timer: rank r's element i is pattern_value(r, i, ...), a small
 // pseudo-random integer, so every reduction is exact in every dtype and the expected result is
@@ -211,10 +211,10 @@ std::uint64_t rank_memory_budget(MPI_Comm comm);
 
 // Across-rank statistics of one timed case (collective; identical on every rank).
 struct CaseStats {
-  RankSpread mean;      // per-rank mean wall time, across ranks (t_min/t_mean/t_max, slowest rank)
-  Summary iteration;    // per-iteration time = slowest rank's time in that iteration
-  double cpu_mean_s = 0;         // mean over ranks and iterations of thread CPU time
-  double runqueue_wait_s = -1;   // mean over ranks, per iteration (-1 unknown)
+  RankSpread mean;              // per-rank mean wall time, across ranks (t_min/t_mean/t_max, slowest rank)
+  Summary iteration;            // per-iteration time = slowest rank's time in that iteration
+  double cpu_mean_s = 0;        // mean over ranks and iterations of thread CPU time
+  double runqueue_wait_s = -1;  // mean over ranks, per iteration (-1 unknown)
 };
 // counted: this rank's times count (BenchCase::takes_part); the spreads are over the ranks that count.
 CaseStats case_stats(const TimedRun& run, MPI_Comm comm, bool counted = true);

@@ -23,7 +23,8 @@ std::pair<Transport*, Shape> Algorithm::placement(const AllreduceArgs& a, int ta
   s.imbalance = a.imbalance;
   if (node_local) {
     const NodeSegment* seg = a.workspace->segment();
-    if (!seg || !t) fail("algorithm '{}' needs the node's shared segment{} (none was set up)", name, across_nodes ? " and rail" : "");
+    if (!seg || !t)
+      fail("algorithm '{}' needs the node's shared segment{} (none was set up)", name, across_nodes ? " and rail" : "");
     if (across_nodes ? seg->local_size() * t->size() != a.transport->size()
                      : seg->local_size() != t->size() || seg->local_rank() != t->rank())
       fail("algorithm '{}': the node segment's ranks {} the communicator's", name,

@@ -20,8 +20,9 @@ MPI_Op bf16_mpi_op(Op o) {
   static MPI_Op ops[3] = {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL};
   MPI_Op& op = ops[static_cast<int>(o)];
   if (op == MPI_OP_NULL) {
-    MPI_User_function* f = o == Op::sum ? bf16_user_op<Op::sum>
-                           : o == Op::max ? bf16_user_op<Op::max> : bf16_user_op<Op::min>;
+    MPI_User_function* f = o == Op::sum   ? bf16_user_op<Op::sum>
+                           : o == Op::max ? bf16_user_op<Op::max>
+                                          : bf16_user_op<Op::min>;
     SP_MPI_CHECK(MPI_Op_create(f, /*commute=*/1, &op));
   }
   return op;
@@ -141,7 +142,8 @@ class MpiTransport final : public Transport {
     const int root = call.root;
     const int n = mpi_count(count), block = mpi_count(count / std::size_t(size_));
     switch (call.collective) {
-      case Collective::allreduce: fail("MPI transport: allreduce is library_allreduce");
+      case Collective::allreduce:
+        fail("MPI transport: allreduce is library_allreduce");
       case Collective::reduce_scatter:
         SP_MPI_CHECK(req ? MPI_Ireduce_scatter_block(send, recv, block, type, mpi_op(d, o), comm_, req)
                          : MPI_Reduce_scatter_block(send, recv, block, type, mpi_op(d, o), comm_));
@@ -175,10 +177,9 @@ class MpiTransport final : public Transport {
           recv_counts[j] = mine;
           recv_displs[j] = mpi_count(std::size_t(j) * std::size_t(mine));
         }
-        SP_MPI_CHECK(req ? MPI_Ialltoallv(send, send_counts, send_displs, type, recv, recv_counts, recv_displs, type,
-                                          comm_, req)
-                         : MPI_Alltoallv(send, send_counts, send_displs, type, recv, recv_counts, recv_displs, type,
-                                         comm_));
+        SP_MPI_CHECK(
+            req ? MPI_Ialltoallv(send, send_counts, send_displs, type, recv, recv_counts, recv_displs, type, comm_, req)
+                : MPI_Alltoallv(send, send_counts, send_displs, type, recv, recv_counts, recv_displs, type, comm_));
         break;
       }
     }

@@ -138,11 +138,15 @@ std::unique_ptr<NodeSegment> NodeSegment::create(MPI_Comm comm, std::size_t aren
   const NodeLayout layout = layout_over(comm, node);
   std::string layout_error;
   if (!rail && layout.nodes != 1)
-    layout_error = fmt::format("the shm allreduce runs within one node: these {} ranks span {} nodes (shared-memory "
-                               "domains and node keys)", size, layout.nodes);
+    layout_error = fmt::format(
+        "the shm allreduce runs within one node: these {} ranks span {} nodes (shared-memory "
+        "domains and node keys)",
+        size, layout.nodes);
   else if (rail && layout.fewest != layout.most)
-    layout_error = fmt::format("the hierarchical allreduce needs the same number of ranks on every node: these {} "
-                               "ranks span {} nodes of {} to {} ranks", size, layout.nodes, layout.fewest, layout.most);
+    layout_error = fmt::format(
+        "the hierarchical allreduce needs the same number of ranks on every node: these {} "
+        "ranks span {} nodes of {} to {} ranks",
+        size, layout.nodes, layout.fewest, layout.most);
   if (!layout_error.empty()) {
     MPI_Comm_free(&node);
     fail_together(comm, rank == 0 ? layout_error : std::string(), /*usage=*/true);  // the job's layout
@@ -166,9 +170,10 @@ std::unique_ptr<NodeSegment> NodeSegment::create(MPI_Comm comm, std::size_t aren
     fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0) {
       error = fmt::format("cannot create the shm allreduce's segment {}{}: {}", dir, name, std::strerror(errno));
-    } else if (ftruncate(fd, off_t(s->map_bytes_)) != 0 || (errno = posix_fallocate(fd, 0, off_t(s->map_bytes_))) != 0) {
+    } else if (ftruncate(fd, off_t(s->map_bytes_)) != 0 ||
+               (errno = posix_fallocate(fd, 0, off_t(s->map_bytes_))) != 0) {
       const int err = errno;
-      struct statvfs st{};
+      struct statvfs st {};
       const std::uint64_t free_bytes = statvfs(dir.c_str(), &st) == 0 ? std::uint64_t(st.f_bavail) * st.f_frsize : 0;
       error = err == ENOSPC
                   ? fmt::format("{} is too small for the shm allreduce's segment: it needs {} ({} ranks x {}), {} free",
@@ -183,13 +188,15 @@ std::unique_ptr<NodeSegment> NodeSegment::create(MPI_Comm comm, std::size_t aren
   SP_MPI_CHECK(MPI_Bcast(&created, 1, MPI_INT, 0, node));
   if (created && s->local_rank_ != 0) {
     fd = shm_open(name, O_RDWR, 0);
-    if (fd < 0) error = fmt::format("cannot open the shm allreduce's segment {}{}: {}", dir, name, std::strerror(errno));
+    if (fd < 0)
+      error = fmt::format("cannot open the shm allreduce's segment {}{}: {}", dir, name, std::strerror(errno));
   }
   if (fd >= 0) {
     void* p = mmap(nullptr, s->map_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (p == MAP_FAILED)
-      error = fmt::format("cannot map the shm allreduce's segment ({}): {}", format_size(s->map_bytes_), std::strerror(errno));
+      error = fmt::format("cannot map the shm allreduce's segment ({}): {}", format_size(s->map_bytes_),
+                          std::strerror(errno));
     else
       s->base_ = static_cast<std::byte*>(p);
   }
@@ -228,7 +235,8 @@ TransportBuffer NodeSegment::allocate(std::size_t bytes) {
 
 bool NodeSegment::in_arena(const void* p, std::size_t bytes) const {
   const auto* b = static_cast<const std::byte*>(p);
-  return b >= arena(local_rank_) && bytes <= arena_bytes_ && b - arena(local_rank_) <= std::ptrdiff_t(arena_bytes_ - bytes);
+  return b >= arena(local_rank_) && bytes <= arena_bytes_ &&
+         b - arena(local_rank_) <= std::ptrdiff_t(arena_bytes_ - bytes);
 }
 
 void NodeSegment::release(void* p) noexcept {

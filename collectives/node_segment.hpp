@@ -11,11 +11,10 @@
 // ranks of one shared-memory domain (MPI_COMM_TYPE_SHARED) with the same node key — the integer
 // in SCALEPROBE_NODE_KEY, else SLURM_NODEID, else 0 — so the local SLURM cluster's virtual nodes,
 // which share one host's memory, and tests that split one host into nodes count as nodes. Every
-// rank of the communicator must be local, or every rank fails with one line. Rank 0 of the node creates the segment and reserves
-// its pages (posix_fallocate: a /dev/shm too small is one line naming the bytes needed, not a
-// SIGBUS mid-run), the others map it, and it is unlinked at once: a job killed after that leaves
-// nothing behind. Segments whose creator died before unlinking (named after job, host and pid)
-// are removed by the next creation on that host.
+// rank of the communicator must be local, or every rank fails with one line. Rank 0 of the node creates the segment and
+// reserves its pages (posix_fallocate: a /dev/shm too small is one line naming the bytes needed, not a SIGBUS mid-run),
+// the others map it, and it is unlinked at once: a job killed after that leaves nothing behind. Segments whose creator
+// died before unlinking (named after job, host and pid) are removed by the next creation on that host.
 #pragma once
 #include <mpi.h>
 

@@ -24,8 +24,7 @@ P2pTest parse_p2p_test(std::string_view text) {
   fail("unknown point-to-point test '{}' (choose latency, bw, bibw)", text);
 }
 
-P2pCase::P2pCase(P2pTest test, std::size_t bytes, int window, bool distinct_slots, Transport& t, int first,
-                 int second)
+P2pCase::P2pCase(P2pTest test, std::size_t bytes, int window, bool distinct_slots, Transport& t, int first, int second)
     : test_(test),
       count_(bytes / 4),
       window_(test == P2pTest::latency ? 1 : window),
@@ -53,7 +52,8 @@ void P2pCase::post_window_recvs() {
 }
 
 void P2pCase::post_window_sends() {
-  for (int k = 0; k < window_; ++k) requests_.push_back(t_.post_send(send_.data(), count_, Dtype::i32, peer(), kDataTag));
+  for (int k = 0; k < window_; ++k)
+    requests_.push_back(t_.post_send(send_.data(), count_, Dtype::i32, peer(), kDataTag));
 }
 
 void P2pCase::wait_all() {
@@ -137,29 +137,35 @@ Columns<P2pRow> p2p_columns() {
       {"test", "", "latency (ping-pong), bw (a window one way), bibw (windows both ways)",
        [](const R& r) { return CellValue(std::string(name(r.test))); }},
       {"bytes", "B", "message size", [=](const R& r) { return i64(r.bytes); }},
-      {"window", "", "messages in flight per pair and direction (1 for latency)", [=](const R& r) { return i64(r.window); }},
-      {"pairs", "", "rank pairs running at once (r with r + n/2; 1 with --pairs each)", [=](const R& r) { return i64(r.pairs); }},
+      {"window", "", "messages in flight per pair and direction (1 for latency)",
+       [=](const R& r) { return i64(r.window); }},
+      {"pairs", "", "rank pairs running at once (r with r + n/2; 1 with --pairs each)",
+       [=](const R& r) { return i64(r.pairs); }},
       {"rank_a", "", "--pairs each: the pair's first rank (the sender of bw); -1: every pair r, r + n/2 at once",
        [=](const R& r) { return i64(r.first); }},
-      {"rank_b", "", "--pairs each: the pair's second rank; -1: every pair at once", [=](const R& r) { return i64(r.second); }},
+      {"rank_b", "", "--pairs each: the pair's second rank; -1: every pair at once",
+       [=](const R& r) { return i64(r.second); }},
       {"iters", "", "timed calls (a round trip or a window each)", [=](const R& r) { return i64(r.result.iters); }},
       {"warmup", "", "untimed warm-up calls", [=](const R& r) { return i64(r.result.warmup); }},
   };
   for (auto& t : timing_table_columns<R>("call")) c.table.push_back(std::move(t));
-  c.table.insert(c.table.end(), {
-      {"latency_us", "us", "t_mean / 2: one-way latency (latency rows; NaN otherwise)",
-       [](const R& r) { return CellValue(r.latency_us()); }},
-      {"bandwidth_GBps", "GB/s", "bytes moved by every pair per call / t_mean (NaN for latency rows)",
-       [](const R& r) { return CellValue(r.bandwidth_GBps()); }},
-      {"message_rate_M", "1/us", "messages of every pair per call / t_mean, in millions per second",
-       [](const R& r) { return CellValue(r.message_rate_M()); }},
-      {"wrong", "", "elements wrong in verification, summed over ranks", [=](const R& r) { return i64(r.result.wrong); }},
-  });
+  c.table.insert(c.table.end(),
+                 {
+                     {"latency_us", "us", "t_mean / 2: one-way latency (latency rows; NaN otherwise)",
+                      [](const R& r) { return CellValue(r.latency_us()); }},
+                     {"bandwidth_GBps", "GB/s", "bytes moved by every pair per call / t_mean (NaN for latency rows)",
+                      [](const R& r) { return CellValue(r.bandwidth_GBps()); }},
+                     {"message_rate_M", "1/us", "messages of every pair per call / t_mean, in millions per second",
+                      [](const R& r) { return CellValue(r.message_rate_M()); }},
+                     {"wrong", "", "elements wrong in verification, summed over ranks",
+                      [=](const R& r) { return i64(r.result.wrong); }},
+                 });
   c.printed = {
       {"test", 7, [](const R& r) { return std::string(name(r.test)); }},
       {"size", 9, [](const R& r) { return format_size(r.bytes); }},
       {"window", 6, [](const R& r) { return std::to_string(r.window); }},
-      {"pairs", 5, [](const R& r) { return r.first >= 0 ? fmt::format("{}-{}", r.first, r.second) : std::to_string(r.pairs); }},
+      {"pairs", 5,
+       [](const R& r) { return r.first >= 0 ? fmt::format("{}-{}", r.first, r.second) : std::to_string(r.pairs); }},
       {"iters", 6, [](const R& r) { return std::to_string(r.result.iters); }},
       {"t_mean(us)", 10, [=](const R& r) { return us(st(r).mean.mean); }},
       {"p50(us)", 10, [=](const R& r) { return us(st(r).iteration.median); }},
@@ -176,15 +182,17 @@ void print_p2p_header(const Session& s, const Provenance& prov, const RunOptions
                       const Columns<P2pRow>& columns) {
   if (s.rank != 0) return;
   if (each_pair)
-    fmt::print("# p2p_perf: {} ranks on {} host(s) [{}], every one of the {} pairs alone in turn (pairs: a-b; GB/s "
-               "and latency over the pair's two ranks)\n",
-               s.size, *prov.find("nhosts"), *prov.find("hosts"), s.size * (s.size - 1) / 2);
+    fmt::print(
+        "# p2p_perf: {} ranks on {} host(s) [{}], every one of the {} pairs alone in turn (pairs: a-b; GB/s "
+        "and latency over the pair's two ranks)\n",
+        s.size, *prov.find("nhosts"), *prov.find("hosts"), s.size * (s.size - 1) / 2);
   else
     fmt::print("# p2p_perf: {} ranks on {} host(s) [{}], {} pair(s): rank r with rank r + {}\n", s.size,
                *prov.find("nhosts"), *prov.find("hosts"), s.size / 2, s.size / 2);
   fmt::print("# backend: {} ({})\n", *prov.find("backend"), *prov.find("backend_library"));
-  fmt::print("# OSU's definitions: latency = half a ping-pong's round trip; bw = a window of non-blocking sends\n"
-             "# and a 4-byte acknowledgement; bibw = windows both ways. GB/s and Mmsg/s: every pair's, summed.\n");
+  fmt::print(
+      "# OSU's definitions: latency = half a ping-pong's round trip; bw = a window of non-blocking sends\n"
+      "# and a 4-byte acknowledgement; bibw = windows both ways. GB/s and Mmsg/s: every pair's, summed.\n");
   fmt::print("# sync between calls: {}; off-cache: {}\n", ro.sync,
              ro.off_cache ? "yes (buffers evicted from the cache before each call)" : "no");
   fmt::print("{}", columns.header_line());

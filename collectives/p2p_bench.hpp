@@ -27,7 +27,8 @@ P2pTest parse_p2p_test(std::string_view text);  // sp::Error listing the choices
 class P2pCase : public BenchCase {
  public:
   // first, second: the one pair that runs (--pairs each), or -1, -1 for every pair r, r + n/2 at once.
-  P2pCase(P2pTest test, std::size_t bytes, int window, bool distinct_slots, Transport& t, int first = -1, int second = -1);
+  P2pCase(P2pTest test, std::size_t bytes, int window, bool distinct_slots, Transport& t, int first = -1,
+          int second = -1);
   Transport& transport() override { return t_; }
   void reset() override {}  // the send buffer is never written; the slots are overwritten whole
   std::uint64_t evict_from_cache() override;
@@ -62,9 +63,9 @@ struct P2pRow {
   int window = 1;
   int pairs = 1;
   int first = -1, second = -1;  // --pairs each: the pair; -1: every pair r, r + n/2 at once
-  CaseResult result;  // with one pair, over its two ranks (P2pCase::takes_part)
+  CaseResult result;            // with one pair, over its two ranks (P2pCase::takes_part)
   double call_s() const { return result.stats.mean.mean; }
-  double latency_us() const;   // latency rows: half the mean round trip; NaN otherwise
+  double latency_us() const;      // latency rows: half the mean round trip; NaN otherwise
   double bandwidth_GBps() const;  // every pair's, summed; NaN for latency rows
   double message_rate_M() const;  // millions of messages per second, every pair's, summed
 };

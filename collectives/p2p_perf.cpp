@@ -25,7 +25,8 @@ int run(Session& s) {
   Backends backends = o.backend.make(s.comm);
   Provenance prov = collect_provenance(s);
   add_backend_provenance(prov, backends, s.comm);
-  BenchmarkRun bench(s, o.run, "p2p_perf", "p2p", prov, {{"call", "one round trip (latency) or one window (bw, bibw)"}});
+  BenchmarkRun bench(s, o.run, "p2p_perf", "p2p", prov,
+                     {{"call", "one round trip (latency) or one window (bw, bibw)"}});
   log::info("{} test(s) x {} sizes, window {}; trace {}", w.tests.size(), w.bytes.size(), w.window,
             bench.trace().final_path().string());
   bench.trace().set_attribute("pairs", static_cast<std::int64_t>(w.each_pair ? s.size * (s.size - 1) / 2 : s.size / 2));

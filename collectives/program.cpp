@@ -16,9 +16,14 @@ std::size_t Program::messages() const {
       case ActionKind::post_send:
       case ActionKind::post_recv:
       case ActionKind::send:
-      case ActionKind::recv: ++n; break;
-      case ActionKind::sendrecv: n += 2; break;
-      default: break;
+      case ActionKind::recv:
+        ++n;
+        break;
+      case ActionKind::sendrecv:
+        n += 2;
+        break;
+      default:
+        break;
     }
   }
   return n;
@@ -28,7 +33,8 @@ std::size_t Program::messages() const {
 // Building
 
 ProgramBuilder::ProgramBuilder(const Shape& s, int tag) {
-  if (s.scaled && !is_floating(s.dtype)) fail("a scaled allreduce of {} elements: only floating-point results scale", name(s.dtype));
+  if (s.scaled && !is_floating(s.dtype))
+    fail("a scaled allreduce of {} elements: only floating-point results scale", name(s.dtype));
   p_.shape = s;
   p_.tag = tag + s.tag_offset;
 }
@@ -91,7 +97,8 @@ void ProgramBuilder::scales_result() { p_.scales = p_.shape.scaled; }
 
 void ProgramBuilder::library_allreduce() {
   const std::size_t n = p_.shape.count;
-  add({ActionKind::library_allreduce, -1, -1, recv_buffer(0, n), p_.shape.in_place ? recv_buffer(0, n) : send_buffer(0, n)});
+  add({ActionKind::library_allreduce, -1, -1, recv_buffer(0, n),
+       p_.shape.in_place ? recv_buffer(0, n) : send_buffer(0, n)});
 }
 
 void ProgramBuilder::library_call() {
@@ -141,7 +148,8 @@ bool ProgramBuilder::begin_in_recv() {
 
 std::size_t ProgramBuilder::segment_elements(std::size_t max_elements) const {
   const Shape& s = p_.shape;
-  const std::size_t seg = s.chunk_bytes == 0 ? max_elements : std::max<std::size_t>(1, s.chunk_bytes / size_of(s.dtype));
+  const std::size_t seg =
+      s.chunk_bytes == 0 ? max_elements : std::max<std::size_t>(1, s.chunk_bytes / size_of(s.dtype));
   return std::min({seg, max_elements, static_cast<std::size_t>(INT_MAX)});
 }
 
@@ -179,23 +187,45 @@ void run_blocking(const Program& p, const Bindings& b, Transport& t) {
   NodeSegment* seg = begin_signals(p, b, base);
   for (const Action& x : p.actions) {
     switch (x.kind) {
-      case ActionKind::post_send: req[x.slot] = t.post_send(at(x.a), x.a.count, d, x.peer, p.tag); break;
-      case ActionKind::post_recv: req[x.slot] = t.post_recv(at(x.a), x.a.count, d, x.peer, p.tag); break;
-      case ActionKind::wait: t.wait(req[x.slot]); break;
-      case ActionKind::send: t.send(at(x.a), x.a.count, d, x.peer, p.tag); break;
-      case ActionKind::recv: t.recv(at(x.a), x.a.count, d, x.peer, p.tag); break;
-      case ActionKind::sendrecv: t.sendrecv(at(x.a), x.a.count, at(x.b), x.b.count, d, x.peer, p.tag); break;
-      case ActionKind::reduce: t.reduce(at(x.a), at(x.b), x.a.count, d, p.shape.op); break;
-      case ActionKind::copy: t.copy(at(x.a), at(x.b), x.a.count * size_of(d)); break;
+      case ActionKind::post_send:
+        req[x.slot] = t.post_send(at(x.a), x.a.count, d, x.peer, p.tag);
+        break;
+      case ActionKind::post_recv:
+        req[x.slot] = t.post_recv(at(x.a), x.a.count, d, x.peer, p.tag);
+        break;
+      case ActionKind::wait:
+        t.wait(req[x.slot]);
+        break;
+      case ActionKind::send:
+        t.send(at(x.a), x.a.count, d, x.peer, p.tag);
+        break;
+      case ActionKind::recv:
+        t.recv(at(x.a), x.a.count, d, x.peer, p.tag);
+        break;
+      case ActionKind::sendrecv:
+        t.sendrecv(at(x.a), x.a.count, at(x.b), x.b.count, d, x.peer, p.tag);
+        break;
+      case ActionKind::reduce:
+        t.reduce(at(x.a), at(x.b), x.a.count, d, p.shape.op);
+        break;
+      case ActionKind::copy:
+        t.copy(at(x.a), at(x.b), x.a.count * size_of(d));
+        break;
       case ActionKind::scale:
         if (b.scale != 1.0) t.scale(at(x.a), x.a.count, d, b.scale);
         break;
-      case ActionKind::library_allreduce: t.library_allreduce(at(x.b), at(x.a), x.a.count, d, p.shape.op); break;
+      case ActionKind::library_allreduce:
+        t.library_allreduce(at(x.b), at(x.a), x.a.count, d, p.shape.op);
+        break;
       case ActionKind::library_collective:
         t.library_collective(p.shape.call(), at(x.b), at(x.a), d, p.shape.op);
         break;
-      case ActionKind::signal: seg->signal(base + std::uint64_t(x.slot + 1), b.channel); break;
-      case ActionKind::wait_signals: seg->wait_all(base + std::uint64_t(x.slot + 1), b.channel); break;
+      case ActionKind::signal:
+        seg->signal(base + std::uint64_t(x.slot + 1), b.channel);
+        break;
+      case ActionKind::wait_signals:
+        seg->wait_all(base + std::uint64_t(x.slot + 1), b.channel);
+        break;
     }
   }
   if (seg) seg->end_run(b.channel);
@@ -269,8 +299,12 @@ bool ProgressedRun::advance(bool poll) {
         // Both tested every time: each completes on its own.
         if (!(test(own_[1]) & test(own_[0]))) return false;
         break;
-      case ActionKind::reduce: t.reduce(at(x.a), at(x.b), x.a.count, d, p.shape.op); break;
-      case ActionKind::copy: t.copy(at(x.a), at(x.b), x.a.count * size_of(d)); break;
+      case ActionKind::reduce:
+        t.reduce(at(x.a), at(x.b), x.a.count, d, p.shape.op);
+        break;
+      case ActionKind::copy:
+        t.copy(at(x.a), at(x.b), x.a.count * size_of(d));
+        break;
       case ActionKind::scale:
         if (bind_.scale != 1.0) t.scale(at(x.a), x.a.count, d, bind_.scale);
         break;
@@ -290,7 +324,9 @@ bool ProgressedRun::advance(bool poll) {
         }
         if (!test(own_[0])) return false;
         break;
-      case ActionKind::signal: bind_.segment->signal(signal_base_ + std::uint64_t(x.slot + 1), bind_.channel); break;
+      case ActionKind::signal:
+        bind_.segment->signal(signal_base_ + std::uint64_t(x.slot + 1), bind_.channel);
+        break;
       case ActionKind::wait_signals:
         if (!bind_.segment->all_reached(signal_base_ + std::uint64_t(x.slot + 1), bind_.channel)) return false;
         ++events_;

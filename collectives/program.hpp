@@ -37,19 +37,19 @@ struct Span {
 };
 
 enum class ActionKind : std::uint8_t {
-  post_send,          // start sending a to peer; its request goes to slot
-  post_recv,          // start receiving into a from peer; slot
-  wait,               // complete the request in slot
-  send,               // post_send + wait, one blocking call (MPI_Send where the library has it)
-  recv,               // post_recv + wait, one blocking call
-  sendrecv,           // send a to peer while receiving b from it, one blocking call
-  reduce,             // a[i] = op(a[i], b[i])
-  copy,               // a = b
-  scale,              // a[i] *= the run's scale (Bindings::scale): final values of a scaled program
-  library_allreduce,  // the transport library's own allreduce of b into a (the same span: in place)
-  library_collective, // the library's own call of the shape's collective, b (send) into a (recv)
-  signal,             // this rank gives its signal number `slot` of the run (node segment counter)
-  wait_signals,       // until every local rank has given its signal number `slot`
+  post_send,           // start sending a to peer; its request goes to slot
+  post_recv,           // start receiving into a from peer; slot
+  wait,                // complete the request in slot
+  send,                // post_send + wait, one blocking call (MPI_Send where the library has it)
+  recv,                // post_recv + wait, one blocking call
+  sendrecv,            // send a to peer while receiving b from it, one blocking call
+  reduce,              // a[i] = op(a[i], b[i])
+  copy,                // a = b
+  scale,               // a[i] *= the run's scale (Bindings::scale): final values of a scaled program
+  library_allreduce,   // the transport library's own allreduce of b into a (the same span: in place)
+  library_collective,  // the library's own call of the shape's collective, b (send) into a (recv)
+  signal,              // this rank gives its signal number `slot` of the run (node segment counter)
+  wait_signals,        // until every local rank has given its signal number `slot`
 };
 
 struct Action {
@@ -78,8 +78,8 @@ struct Shape {
   // it is still in cache, and says so (Program::scales); otherwise the caller scales the result.
   bool scaled = false;
   Collective collective = Collective::allreduce;  // what the program computes (collective.hpp)
-  int root = 0;                                    // of a rooted collective (broadcast, reduce)
-  double imbalance = 0;                            // of an all-to-allv (collective.hpp)
+  int root = 0;                                   // of a rooted collective (broadcast, reduce)
+  double imbalance = 0;                           // of an all-to-allv (collective.hpp)
   // Ring reduce-scatter and all-gather of a count that is not a multiple of the ranks (the sharded
   // engine's buckets): blocks as Blocks{count, nranks, first_larger_block} (blocks.hpp). In place,
   // a reduce-scatter's recv is this rank's own block of send and an all-gather's send is already
@@ -94,14 +94,14 @@ constexpr int kMaxRequests = 8;
 
 struct Program {
   Shape shape;
-  int tag = 0;                          // of every message
+  int tag = 0;  // of every message
   std::vector<Action> actions;
-  std::vector<std::uint32_t> steps;     // index of each step's first action
-  int slots = 0;                        // request slots the actions use
+  std::vector<std::uint32_t> steps;  // index of each step's first action
+  int slots = 0;                     // request slots the actions use
   std::size_t scratch_elements = 0;
-  int signals = 0;                      // signal actions (a node-local program's synchronisation)
-  bool scales = false;                  // its result comes out times Bindings::scale (Shape::scaled)
-  std::size_t messages() const;         // sends and receives (a sendrecv counts two)
+  int signals = 0;               // signal actions (a node-local program's synchronisation)
+  bool scales = false;           // its result comes out times Bindings::scale (Shape::scaled)
+  std::size_t messages() const;  // sends and receives (a sendrecv counts two)
 };
 
 // How an algorithm writes its program: allocates request slots, keeps the steps, and knows the
@@ -116,13 +116,19 @@ class ProgramBuilder {
   Span send_buffer(std::size_t offset, std::size_t count) const { return {Buffer::send, offset, count}; }
   Span recv_buffer(std::size_t offset, std::size_t count) const { return {Buffer::recv, offset, count}; }
   Span scratch(std::size_t offset, std::size_t count);  // grows scratch_elements to cover it
-  Span segment(int owner, std::size_t offset, std::size_t count) const { return {Buffer::segment, offset, count, owner}; }
-  Span send_buffer_of(int owner, std::size_t offset, std::size_t count) const { return {Buffer::send, offset, count, owner}; }
-  Span recv_buffer_of(int owner, std::size_t offset, std::size_t count) const { return {Buffer::recv, offset, count, owner}; }
+  Span segment(int owner, std::size_t offset, std::size_t count) const {
+    return {Buffer::segment, offset, count, owner};
+  }
+  Span send_buffer_of(int owner, std::size_t offset, std::size_t count) const {
+    return {Buffer::send, offset, count, owner};
+  }
+  Span recv_buffer_of(int owner, std::size_t offset, std::size_t count) const {
+    return {Buffer::recv, offset, count, owner};
+  }
 
   int post_send(Span data, int peer);  // returns the request slot
   int post_recv(Span data, int peer);
-  void wait(int& slot);                // and sets slot to -1
+  void wait(int& slot);  // and sets slot to -1
   void send(Span data, int peer);
   void recv(Span data, int peer);
   void sendrecv(Span out, Span in, int peer);
@@ -169,7 +175,7 @@ class NodeSegment;  // node_segment.hpp
 struct Bindings {
   const void* send = nullptr;
   void* recv = nullptr;
-  std::byte* scratch = nullptr;  // at least program.scratch_elements
+  std::byte* scratch = nullptr;    // at least program.scratch_elements
   NodeSegment* segment = nullptr;  // a node-local program's (Program::signals > 0)
   int channel = 0;                 // of the segment: its counters and staging for this run
   double scale = 1.0;              // a scaled program's factor (1: its scale actions do nothing)
@@ -205,8 +211,8 @@ class ProgressedRun {
   Transport* t_ = nullptr;
   std::size_t pc_ = 0, events_ = 0;
   std::array<Request, kMaxRequests> requests_;  // the program's slots
-  Request own_[2];                 // the current blocking action's requests, once posted
-  Request* stuck_ = nullptr;       // the request advance() last found incomplete
+  Request own_[2];                              // the current blocking action's requests, once posted
+  Request* stuck_ = nullptr;                    // the request advance() last found incomplete
   bool posted_ = false;
   bool poll_ = true;               // of the advance() in progress
   std::uint64_t signal_base_ = 0;  // the node segment's counters at the start of this run

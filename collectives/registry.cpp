@@ -11,6 +11,8 @@
 namespace sp::coll {
 
 namespace {
+// Not formatted: the #ifdef entries inside the braces defeat clang-format's layout of a table.
+// clang-format off
 constexpr std::array kAlgorithms{
     Algorithm{.name = "mpi", .description = "MPI_Allreduce, the reference of every backend", .plan = plan_library,
               .transport = "mpi"},
@@ -46,11 +48,12 @@ constexpr std::array kAlgorithms{
               .buffers_in_segment = true, .across_nodes = true},
 #endif
 };
+// clang-format on
 // The other collectives: the libraries' own calls (MPI's the reference on every backend; Gloo's and
 // NCCL's with their --backend) and textbook schedules.
 constexpr Algorithm library(Collective c, std::string_view transport, std::string_view description) {
-  return Algorithm{.name = transport, .description = description, .plan = plan_library, .transport = transport,
-                   .collective = c};
+  return Algorithm{
+      .name = transport, .description = description, .plan = plan_library, .transport = transport, .collective = c};
 }
 #ifdef SCALEPROBE_HAVE_GLOO
 #define SP_GLOO(c, what) library(c, "gloo", what " (with --backend gloo)"),
@@ -65,48 +68,63 @@ constexpr Algorithm library(Collective c, std::string_view transport, std::strin
 constexpr std::array kReduceScatter{
     library(Collective::reduce_scatter, "mpi", "MPI_Reduce_scatter_block, the reference of every backend"),
     SP_NCCL(Collective::reduce_scatter, "ncclReduceScatter")
-    Algorithm{.name = "ring", .description = "ring reduce-scatter (the first half of ring allreduce), pipelined",
-              .plan = plan_ring_reduce_scatter, .workspace_bytes = message_and_two_segments_workspace,
-              .collective = Collective::reduce_scatter},
-    Algorithm{.name = "halving", .description = "recursive-halving reduce-scatter (Rabenseifner's first half)",
-              .plan = plan_halving_reduce_scatter, .workspace_bytes = two_message_workspace,
+        Algorithm{.name = "ring",
+                  .description = "ring reduce-scatter (the first half of ring allreduce), pipelined",
+                  .plan = plan_ring_reduce_scatter,
+                  .workspace_bytes = message_and_two_segments_workspace,
+                  .collective = Collective::reduce_scatter},
+    Algorithm{.name = "halving",
+              .description = "recursive-halving reduce-scatter (Rabenseifner's first half)",
+              .plan = plan_halving_reduce_scatter,
+              .workspace_bytes = two_message_workspace,
               .collective = Collective::reduce_scatter},
 };
 constexpr std::array kAllGather{
     library(Collective::all_gather, "mpi", "MPI_Allgather, the reference of every backend"),
-    SP_GLOO(Collective::all_gather, "Gloo's own allgather")
-    SP_NCCL(Collective::all_gather, "ncclAllGather")
-    Algorithm{.name = "ring", .description = "ring all-gather (the second half of ring allreduce), pipelined",
-              .plan = plan_ring_all_gather, .collective = Collective::all_gather},
-    Algorithm{.name = "bruck", .description = "Bruck's all-gather: ceil(log2 p) steps at any rank count",
-              .plan = plan_bruck_all_gather, .workspace_bytes = message_workspace, .collective = Collective::all_gather},
+    SP_GLOO(Collective::all_gather, "Gloo's own allgather") SP_NCCL(Collective::all_gather, "ncclAllGather")
+        Algorithm{.name = "ring",
+                  .description = "ring all-gather (the second half of ring allreduce), pipelined",
+                  .plan = plan_ring_all_gather,
+                  .collective = Collective::all_gather},
+    Algorithm{.name = "bruck",
+              .description = "Bruck's all-gather: ceil(log2 p) steps at any rank count",
+              .plan = plan_bruck_all_gather,
+              .workspace_bytes = message_workspace,
+              .collective = Collective::all_gather},
 };
 constexpr std::array kBroadcast{
     library(Collective::broadcast, "mpi", "MPI_Bcast, the reference of every backend"),
-    SP_GLOO(Collective::broadcast, "Gloo's own broadcast")
-    SP_NCCL(Collective::broadcast, "ncclBroadcast")
-    Algorithm{.name = "binomial", .description = "binomial tree from the root, pipelined in chunks",
-              .plan = plan_binomial_broadcast, .collective = Collective::broadcast},
+    SP_GLOO(Collective::broadcast, "Gloo's own broadcast") SP_NCCL(Collective::broadcast, "ncclBroadcast")
+        Algorithm{.name = "binomial",
+                  .description = "binomial tree from the root, pipelined in chunks",
+                  .plan = plan_binomial_broadcast,
+                  .collective = Collective::broadcast},
 };
 constexpr std::array kReduce{
     library(Collective::reduce, "mpi", "MPI_Reduce, the reference of every backend"),
-    SP_GLOO(Collective::reduce, "Gloo's own reduce")
-    SP_NCCL(Collective::reduce, "ncclReduce")
-    Algorithm{.name = "binomial", .description = "binomial tree to the root, pipelined in chunks",
-              .plan = plan_binomial_reduce, .workspace_bytes = two_segment_workspace, .collective = Collective::reduce},
+    SP_GLOO(Collective::reduce, "Gloo's own reduce") SP_NCCL(Collective::reduce, "ncclReduce")
+        Algorithm{.name = "binomial",
+                  .description = "binomial tree to the root, pipelined in chunks",
+                  .plan = plan_binomial_reduce,
+                  .workspace_bytes = two_segment_workspace,
+                  .collective = Collective::reduce},
 };
 constexpr std::array kAllToAll{
     library(Collective::all_to_all, "mpi", "MPI_Alltoall, the reference of every backend"),
     SP_GLOO(Collective::all_to_all, "Gloo's own alltoall")
-    SP_NCCL(Collective::all_to_all, "grouped ncclSend and ncclRecv, NCCL's all-to-all")
-    Algorithm{.name = "pairwise", .description = "pairwise exchange: at step k send to rank + k, receive from rank - k",
-              .plan = plan_pairwise_all_to_all, .collective = Collective::all_to_all},
+        SP_NCCL(Collective::all_to_all, "grouped ncclSend and ncclRecv, NCCL's all-to-all")
+            Algorithm{.name = "pairwise",
+                      .description = "pairwise exchange: at step k send to rank + k, receive from rank - k",
+                      .plan = plan_pairwise_all_to_all,
+                      .collective = Collective::all_to_all},
 };
 constexpr std::array kAllToAllV{
     library(Collective::all_to_allv, "mpi", "MPI_Alltoallv, the reference of every backend"),
     SP_NCCL(Collective::all_to_allv, "grouped ncclSend and ncclRecv of the declared block sizes")
-    Algorithm{.name = "pairwise", .description = "pairwise exchange of the declared block sizes",
-              .plan = plan_pairwise_all_to_all, .collective = Collective::all_to_allv},
+        Algorithm{.name = "pairwise",
+                  .description = "pairwise exchange of the declared block sizes",
+                  .plan = plan_pairwise_all_to_all,
+                  .collective = Collective::all_to_allv},
 };
 #undef SP_GLOO
 #undef SP_NCCL
@@ -137,13 +155,20 @@ const auto& find_by_name(const Entries& entries, std::string_view name, std::str
 
 std::span<const Algorithm> algorithms(Collective c) {
   switch (c) {
-    case Collective::allreduce: return kAlgorithms;
-    case Collective::reduce_scatter: return kReduceScatter;
-    case Collective::all_gather: return kAllGather;
-    case Collective::broadcast: return kBroadcast;
-    case Collective::reduce: return kReduce;
-    case Collective::all_to_all: return kAllToAll;
-    case Collective::all_to_allv: return kAllToAllV;
+    case Collective::allreduce:
+      return kAlgorithms;
+    case Collective::reduce_scatter:
+      return kReduceScatter;
+    case Collective::all_gather:
+      return kAllGather;
+    case Collective::broadcast:
+      return kBroadcast;
+    case Collective::reduce:
+      return kReduce;
+    case Collective::all_to_all:
+      return kAllToAll;
+    case Collective::all_to_allv:
+      return kAllToAllV;
   }
   return {};
 }
@@ -173,7 +198,8 @@ bool Algorithm::runs_on(std::string_view t) const {
 }
 
 const Algorithm& find_algorithm(std::string_view name, Collective c) {
-  return find_by_name(algorithms(c), name, c == Collective::allreduce ? "algorithm" : std::string(info(c).name) + " algorithm");
+  return find_by_name(algorithms(c), name,
+                      c == Collective::allreduce ? "algorithm" : std::string(info(c).name) + " algorithm");
 }
 
 std::vector<std::string> algorithm_names(std::string_view backend, Collective c) {

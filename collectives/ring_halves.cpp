@@ -31,7 +31,9 @@ Program plan_ring_reduce_scatter(const Shape& s) {
   }
   const std::size_t seg = b.segment_elements(largest);
   const int left = (s.rank + s.nranks - 1) % s.nranks, right = (s.rank + 1) % s.nranks;
-  auto partial = [&](std::size_t k, std::size_t q) { return b.scratch(2 * seg + (k % 2) * largest, blocks.size(q % P)); };
+  auto partial = [&](std::size_t k, std::size_t q) {
+    return b.scratch(2 * seg + (k % 2) * largest, blocks.size(q % P));
+  };
   for (std::size_t k = 0; k + 1 < P; ++k) {
     const bool last = k + 2 == P;
     const std::size_t q = r + 2 * P - k - 2;  // the block this step folds the left's partial sum into
@@ -53,7 +55,8 @@ Program plan_ring_all_gather(const Shape& s) {
   if (!s.in_place) b.copy(gathered(r), b.send_buffer(0, blocks.size(r)));
   const std::size_t seg = b.segment_elements(largest);
   const int left = (s.rank + s.nranks - 1) % s.nranks, right = (s.rank + 1) % s.nranks;
-  for (std::size_t k = 0; k + 1 < P; ++k) ring_step(b, gathered(r + P - k), gathered(r + 2 * P - k - 1), false, false, seg, left, right);
+  for (std::size_t k = 0; k + 1 < P; ++k)
+    ring_step(b, gathered(r + P - k), gathered(r + 2 * P - k - 1), false, false, seg, left, right);
   return b.finish();
 }
 

@@ -14,7 +14,7 @@ namespace sp::coll {
 // sides compute the same block sizes, so the segment messages always match. last_reduce: the
 // reduce-scatter's last step, whose reductions make final values (scaled there, in cache).
 inline void ring_step(ProgramBuilder& b, Span out, Span in, bool reduce, bool last_reduce, std::size_t seg, int left,
-               int right) {
+                      int right) {
   b.step();
   const std::size_t sends = (out.count + seg - 1) / seg, recvs = (in.count + seg - 1) / seg;
   auto part = [&](const Span& s, std::size_t k) {

@@ -45,8 +45,10 @@ Program plan_shm(const Shape& s) {
     const Blocks slices{len, P};
     b.step();
     // This slot was last read in chunk i-2 (or in the previous call): wait until every rank is done.
-    if (i >= NodeSegment::kSlots) b.wait_signals(slot_read[i - NodeSegment::kSlots]);
-    else if (i == 0) b.wait_previous_runs();
+    if (i >= NodeSegment::kSlots)
+      b.wait_signals(slot_read[i - NodeSegment::kSlots]);
+    else if (i == 0)
+      b.wait_previous_runs();
     b.copy(b.segment(me, slot, len), input(off, len));
     b.wait_signals(b.signal());  // every rank's chunk staged
     // Reduce-scatter: this rank's slice from every slot, peers in rank order from the next one so

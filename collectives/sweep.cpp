@@ -19,20 +19,24 @@ void SweepOptions::add_to(CLI::App& app) {
   sizes.add_to(app);
   run.add_to(app);
   std::string algorithm_help;
-  for (const Algorithm& a : coll::algorithms()) algorithm_help += fmt::format("{}{}", algorithm_help.empty() ? "" : ", ", a.name);
+  for (const Algorithm& a : coll::algorithms())
+    algorithm_help += fmt::format("{}{}", algorithm_help.empty() ? "" : ", ", a.name);
   app.add_option("-a,--algorithms", algorithms, fmt::format("comma list of algorithms or 'all' ({})", algorithm_help))
       ->capture_default_str();
   backend.add_to(app);
   app.add_option("-d,--dtypes,--datatype", dtypes, "comma list of f32, f64, i32, bf16 or 'all'")->capture_default_str();
-  app.add_option("--op", op, "reduction: sum, max or min")->check(CLI::IsMember({"sum", "max", "min"}))
+  app.add_option("--op", op, "reduction: sum, max or min")
+      ->check(CLI::IsMember({"sum", "max", "min"}))
       ->capture_default_str();
   app.add_option("--placement", placement, "out (out of place), in (in place) or both")
-      ->check(CLI::IsMember({"out", "in", "both"}))->capture_default_str();
+      ->check(CLI::IsMember({"out", "in", "both"}))
+      ->capture_default_str();
   app.add_option("--chunk", chunk, "pipelining segment size for ring/tree")->capture_default_str();
   app.add_flag("!--no-membw", membw, "skip the memory-bandwidth probe at start-up");
   app.add_option("--membw-bytes", membw_bytes,
                  fmt::format("size of each of the probe's two arrays per rank (default: 4x the rank's cache share, "
-                             "{} to {})", format_size(kCopyArrayMin), format_size(kCopyArrayMax)));
+                             "{} to {})",
+                             format_size(kCopyArrayMin), format_size(kCopyArrayMax)));
 }
 
 namespace {
@@ -54,19 +58,23 @@ std::size_t membw_bytes_option(const std::string& text) {
 }
 
 void check_message_sizes(const Sweep& w, bool weak, const Session& s) {
-  auto bytes = [](std::uint64_t b) { return b < 1024 ? fmt::format("{} bytes", b) : fmt::format("{} ({} bytes)", format_size(b), b); };
+  auto bytes = [](std::uint64_t b) {
+    return b < 1024 ? fmt::format("{} bytes", b) : fmt::format("{} ({} bytes)", format_size(b), b);
+  };
   auto label = [&](std::size_t k) {
-    return weak ? fmt::format("message size {} = {} per rank x {} ranks", bytes(w.message_bytes[k]), w.nominal_bytes[k], s.size)
+    return weak ? fmt::format("message size {} = {} per rank x {} ranks", bytes(w.message_bytes[k]), w.nominal_bytes[k],
+                              s.size)
                 : fmt::format("message size {}", bytes(w.message_bytes[k]));
   };
   const bool blocked = info(w.collective).blocked;
   for (std::size_t k = 0; k < w.message_bytes.size(); ++k)
     for (const std::string& dt : w.dtypes) {
       if (w.message_bytes[k] < size_of(parse_dtype(dt)))
-        throw UsageError(fmt::format("{} is smaller than one {} element ({} bytes)", label(k), dt, size_of(parse_dtype(dt))));
+        throw UsageError(
+            fmt::format("{} is smaller than one {} element ({} bytes)", label(k), dt, size_of(parse_dtype(dt))));
       if (blocked && w.message_bytes[k] / size_of(parse_dtype(dt)) < std::uint64_t(s.size))
-        throw UsageError(fmt::format("{} holds fewer {} elements than the {} ranks: {} moves one block per rank", label(k),
-                                     dt, s.size, info(w.collective).name));
+        throw UsageError(fmt::format("{} holds fewer {} elements than the {} ranks: {} moves one block per rank",
+                                     label(k), dt, s.size, info(w.collective).name));
     }
   const std::uint64_t budget = rank_memory_budget(s.comm);
   for (std::size_t k = 0; k < w.message_bytes.size(); ++k) {
@@ -78,9 +86,10 @@ void check_message_sizes(const Sweep& w, bool weak, const Session& s) {
       need = UINT64_MAX;
     }
     if (need > budget)
-      throw UsageError(fmt::format("{}: its buffers need {} per rank (3 x the message + workspace), more than the "
-                                   "{} this node's memory leaves each of its ranks", label(k), format_size(need),
-                                   format_size(budget)));
+      throw UsageError(
+          fmt::format("{}: its buffers need {} per rank (3 x the message + workspace), more than the "
+                      "{} this node's memory leaves each of its ranks",
+                      label(k), format_size(need), format_size(budget)));
   }
 }
 
@@ -99,10 +108,11 @@ void check_layout_fits(const GradientLayout& layout, Dtype dt, const std::vector
     need = UINT64_MAX;
   }
   if (need > budget)
-    throw UsageError(fmt::format("layout {}{}: {} elements of {} need {} per rank (3 x the gradients + workspace), more "
-                                 "than the {} this node's memory leaves each of its ranks", layout.name,
-                                 ro.weak() ? fmt::format(" x {} ranks", s.size) : "", n, name(dt),
-                                 format_size(need), format_size(budget)));
+    throw UsageError(
+        fmt::format("layout {}{}: {} elements of {} need {} per rank (3 x the gradients + workspace), more "
+                    "than the {} this node's memory leaves each of its ranks",
+                    layout.name, ro.weak() ? fmt::format(" x {} ranks", s.size) : "", n, name(dt), format_size(need),
+                    format_size(budget)));
 }
 
 }  // namespace
@@ -113,7 +123,8 @@ Sweep resolve_sweep(const SweepOptions& o, const Session& s) {
   w.message_bytes = w.nominal_bytes;
   try {
     if (o.run.weak())  // the sizes given are per rank
-      for (std::uint64_t& b : w.message_bytes) b = checked_product(b, std::uint64_t(s.size), "--scaling weak message size");
+      for (std::uint64_t& b : w.message_bytes)
+        b = checked_product(b, std::uint64_t(s.size), "--scaling weak message size");
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
@@ -145,8 +156,8 @@ Sweep resolve_sweep(const SweepOptions& o, const Session& s) {
   std::stable_partition(w.algorithms.begin(), w.algorithms.end(), [](const std::string& a) { return a == "mpi"; });
   // Simulated (SMPI): the probe would time this machine's memory, not the platform's.
   if (o.membw && !kSimulatedBuild)
-    w.membw_array_bytes = o.membw_bytes.empty() ? copy_probe_array_bytes(rank_cache_share(s.comm))
-                                                : membw_bytes_option(o.membw_bytes);
+    w.membw_array_bytes =
+        o.membw_bytes.empty() ? copy_probe_array_bytes(rank_cache_share(s.comm)) : membw_bytes_option(o.membw_bytes);
   return w;
 }
 
@@ -196,7 +207,8 @@ void BucketSweepOptions::add_to(CLI::App& app) {
   app.add_option("-c,--caps", caps, "comma list of bucket caps in MiB, 'tensor' (one per tensor), 'all' (one buffer)")
       ->capture_default_str();
   app.add_option("-a,--algorithms", algorithms, "comma list of allreduce algorithms or 'all'")->capture_default_str();
-  app.add_option("-d,--dtype", dtype, "gradient element type")->check(CLI::IsMember({"f32", "f64", "bf16"}))
+  app.add_option("-d,--dtype", dtype, "gradient element type")
+      ->check(CLI::IsMember({"f32", "f64", "bf16"}))
       ->capture_default_str();
   app.add_flag("--print-buckets", print_buckets, "print every bucket's tensor indices (forward order) on stdout");
 }
@@ -234,12 +246,18 @@ void P2pOptions::add_to(CLI::App& app) {
   backend.add_to(app);
   app.add_option("-t,--tests", tests, "comma list of latency, bw, bibw or 'all'")->capture_default_str();
   app.add_option("--window", window, "messages in flight per pair and direction in bw and bibw")
-      ->check(CLI::Range(1, 1024))->capture_default_str();
-  app.add_option("--slots", slots, "a window's receive buffers: shared (one, as OSU's osu_bw) or distinct (one per "
-                 "message, each checked)")->check(CLI::IsMember({"shared", "distinct"}))->capture_default_str();
-  app.add_option("--pairs", pairs, "halves: rank r with r + n/2, every pair at once; each: every pair of ranks, one "
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--slots", slots,
+                 "a window's receive buffers: shared (one, as OSU's osu_bw) or distinct (one per "
+                 "message, each checked)")
+      ->check(CLI::IsMember({"shared", "distinct"}))
+      ->capture_default_str();
+  app.add_option("--pairs", pairs,
+                 "halves: rank r with r + n/2, every pair at once; each: every pair of ranks, one "
                  "pair at a time while the others wait (a matrix of the links, as mpiGraph's)")
-      ->check(CLI::IsMember({"halves", "each"}))->capture_default_str();
+      ->check(CLI::IsMember({"halves", "each"}))
+      ->capture_default_str();
 }
 
 P2pSweep resolve_p2p_sweep(const P2pOptions& o, const Session& s) {
@@ -248,7 +266,8 @@ P2pSweep resolve_p2p_sweep(const P2pOptions& o, const Session& s) {
   w.bytes = o.sizes.resolve();
   for (std::uint64_t b : w.bytes)
     if (b == 0 || b % 4 != 0)
-      throw UsageError(fmt::format("message size {} bytes: point-to-point messages are whole 4-byte elements (4, 8, ...)", b));
+      throw UsageError(
+          fmt::format("message size {} bytes: point-to-point messages are whole 4-byte elements (4, 8, ...)", b));
   w.tests = parse_choice_list(o.tests, {"latency", "bw", "bibw"}, "point-to-point test");
   w.window = o.window;
   w.distinct_slots = o.slots == "distinct";
@@ -256,19 +275,21 @@ P2pSweep resolve_p2p_sweep(const P2pOptions& o, const Session& s) {
   if (s.size < 2)
     throw UsageError(fmt::format("p2p_perf measures between rank pairs: it needs 2 or more ranks, got {}", s.size));
   if (!w.each_pair && s.size % 2 != 0)
-    throw UsageError(fmt::format("p2p_perf pairs rank r with rank r + n/2: it needs an even number of ranks, got {} "
-                                 "(--pairs each takes any)", s.size));
+    throw UsageError(
+        fmt::format("p2p_perf pairs rank r with rank r + n/2: it needs an even number of ranks, got {} "
+                    "(--pairs each takes any)",
+                    s.size));
   const std::uint64_t largest = *std::max_element(w.bytes.begin(), w.bytes.end());
   std::uint64_t need = UINT64_MAX;
   try {  // the send buffer, the receive slots and verification's expected message
     need = checked_product(largest, std::uint64_t(w.distinct_slots ? w.window : 1) + 2, "p2p_perf's buffers");
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
   const std::uint64_t budget = rank_memory_budget(s.comm);
   if (need > budget)
-    throw UsageError(fmt::format("message size {} with --window {} --slots {}: its buffers need {} per rank (slots + 2 "
-                                 "messages), more than the {} this node's memory leaves each of its ranks",
-                                 format_size(largest), w.window, o.slots, format_size(need), format_size(budget)));
+    throw UsageError(
+        fmt::format("message size {} with --window {} --slots {}: its buffers need {} per rank (slots + 2 "
+                    "messages), more than the {} this node's memory leaves each of its ranks",
+                    format_size(largest), w.window, o.slots, format_size(need), format_size(budget)));
   return w;
 }
 

@@ -43,9 +43,9 @@ struct Sweep {
   std::vector<std::uint64_t> message_bytes;  // what each case moves
   std::vector<std::string> algorithms;       // "mpi", the reference, first
   std::vector<std::string> dtypes;
-  std::vector<bool> placements;              // false: out of place, true: in place
+  std::vector<bool> placements;  // false: out of place, true: in place
   std::size_t chunk_bytes = 0;
-  std::size_t membw_array_bytes = 0;         // 0: no copy probe
+  std::size_t membw_array_bytes = 0;  // 0: no copy probe
   Collective collective = Collective::allreduce;
   int root = 0;
   double imbalance = 0;
@@ -94,7 +94,7 @@ struct P2pOptions {
   RunOptions run;
   BackendOption backend;
   std::string tests = "latency,bw,bibw";
-  int window = 64;  // OSU's default window
+  int window = 64;               // OSU's default window
   std::string slots = "shared";  // a window's receive buffers: shared (OSU's) or distinct
   std::string pairs = "halves";  // halves: r with r + n/2, all at once; each: every pair, one at a time
   void add_to(CLI::App& app);

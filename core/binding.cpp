@@ -44,7 +44,8 @@ RankBinding rank_binding(MPI_Comm comm) {
   RankBinding b;
   cpu_set_t mine;
   CPU_ZERO(&mine);
-  if (sched_getaffinity(0, sizeof mine, &mine) != 0) fail("reading this process's CPU affinity: {}", std::strerror(errno));
+  if (sched_getaffinity(0, sizeof mine, &mine) != 0)
+    fail("reading this process's CPU affinity: {}", std::strerror(errno));
   b.cpus = cpus_of(mine);
 
   MPI_Comm node = MPI_COMM_NULL;

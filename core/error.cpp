@@ -27,8 +27,7 @@ std::string one_line_message(const std::exception& e) {
   // Most specific first: bad_array_new_length is a bad_alloc, filesystem_error a system_error.
   if (dynamic_cast<const std::bad_array_new_length*>(&e)) return "size too large to allocate (" + what + ")";
   if (dynamic_cast<const std::bad_alloc*>(&e)) return "out of memory (" + what + ")";
-  if (dynamic_cast<const std::bad_variant_access*>(&e))
-    return "unexpected data type (" + what + ")";
+  if (dynamic_cast<const std::bad_variant_access*>(&e)) return "unexpected data type (" + what + ")";
   if (dynamic_cast<const std::length_error*>(&e)) return "size too large: " + what;
   if (dynamic_cast<const std::out_of_range*>(&e)) return "value out of range: " + what;
   if (dynamic_cast<const std::invalid_argument*>(&e)) return "invalid value: " + what;
@@ -50,9 +49,14 @@ void mpi_check_failed(int code, const char* call, const char* file, int line) {
 
 std::string file_system_cause(const std::string& path, int saved_errno) {
   switch (saved_errno) {
-    case ENOSPC: case EDQUOT: case EFBIG: case EROFS: case EIO:
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+    case EROFS:
+    case EIO:
       return std::strerror(saved_errno);
-    default: break;
+    default:
+      break;
   }
   std::filesystem::path dir = std::filesystem::path(path).parent_path();
   if (dir.empty()) dir = ".";

@@ -38,8 +38,8 @@ void mpi_check_failed(int code, const char* call, const char* file, int line);
 
 }  // namespace sp
 
-#define SP_MPI_CHECK(call)                                                   \
-  do {                                                                       \
-    int sp_mpi_rc_ = (call);                                                 \
+#define SP_MPI_CHECK(call)                                                                        \
+  do {                                                                                            \
+    int sp_mpi_rc_ = (call);                                                                      \
     if (sp_mpi_rc_ != MPI_SUCCESS) ::sp::mpi_check_failed(sp_mpi_rc_, #call, __FILE__, __LINE__); \
   } while (0)

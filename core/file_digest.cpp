@@ -114,7 +114,8 @@ std::optional<DigestLine> parse_digest_block(const Block& block, std::size_t n) 
   line.back() = '\0';  // sscanf must stop inside the block
   const int got = std::sscanf(line.data(), "scaleprobe-digest %u %15s %llu %8x", &version, algorithm, &payload, &crc);
   if (got == 4 && version != kBlockVersion)
-    fail("digest block version {} is not one this build reads ({}; a newer scaleprobe wrote it?)", version, kBlockVersion);
+    fail("digest block version {} is not one this build reads ({}; a newer scaleprobe wrote it?)", version,
+         kBlockVersion);
   if (got != 4 || std::strcmp(algorithm, "crc32") != 0 || make_block(payload, crc) != block)
     fail("corrupt: its digest block is damaged");
   return DigestLine{payload, crc};

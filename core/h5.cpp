@@ -51,7 +51,8 @@ std::vector<hsize_t> dims_of(hid_t space, const std::string& what) {
       const int rank = H5Sget_simple_extent_ndims(space);
       if (rank < 0 || rank > H5S_MAX_RANK) fail("{} has an unreadable shape", what);
       std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
-      if (rank > 0 && H5Sget_simple_extent_dims(space, dims.data(), nullptr) < 0) fail("{} has an unreadable shape", what);
+      if (rank > 0 && H5Sget_simple_extent_dims(space, dims.data(), nullptr) < 0)
+        fail("{} has an unreadable shape", what);
       return dims;
     }
     case H5S_NULL:
@@ -112,9 +113,7 @@ Group open_group(hid_t parent, const std::string& name) {
   return Group(check(H5Gopen2(parent, name.c_str(), H5P_DEFAULT), ("open group " + name).c_str()));
 }
 
-bool exists(hid_t parent, const std::string& path) {
-  return H5Lexists(parent, path.c_str(), H5P_DEFAULT) > 0;
-}
+bool exists(hid_t parent, const std::string& path) { return H5Lexists(parent, path.c_str(), H5P_DEFAULT) > 0; }
 
 Datatype fixed_string_type(std::size_t length) {
   Datatype t(check(H5Tcopy(H5T_C_S1), "H5Tcopy"));

@@ -48,8 +48,7 @@ herr_t copy_attribute(hid_t src, const char* name, const H5A_info_t*, void* dst_
   h5::Attribute b(H5Acreate2(dst, name, file_type, space, H5P_DEFAULT, H5P_DEFAULT));
   const bool ok = b.get() >= 0 && H5Awrite(b, mem_type, buf.data()) >= 0;
   const bool vlen_string = H5Tget_class(mem_type) == H5T_STRING && H5Tis_variable_str(mem_type) > 0;
-  if (vlen_string || H5Tdetect_class(mem_type, H5T_VLEN) > 0)
-    H5Dvlen_reclaim(mem_type, space, H5P_DEFAULT, buf.data());
+  if (vlen_string || H5Tdetect_class(mem_type, H5T_VLEN) > 0) H5Dvlen_reclaim(mem_type, space, H5P_DEFAULT, buf.data());
   return ok ? 0 : -1;
 }
 
@@ -140,16 +139,14 @@ OpenedH5 read_isolated(std::span<const unsigned char> bytes, const FullRead& ful
   }
   ::close(fds[0]);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     if (sig == SIGALRM) fail("unreadable: the HDF5 library did not finish reading it in {} s", limits.seconds);
     fail("unreadable: the HDF5 library crashed on it (signal {}, {})", sig, ::strsignal(sig));
   }
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (!answer.empty() && answer[0] == 'E' && code == 1)
-    fail("{}", std::string(answer.begin() + 1, answer.end()));
+  if (!answer.empty() && answer[0] == 'E' && code == 1) fail("{}", std::string(answer.begin() + 1, answer.end()));
   if (answer.empty() || answer[0] != 'I' || code != 0)
     fail("unreadable: the isolated read of it ended with exit status {} and no answer", code);
   const std::span<const unsigned char> image = std::span(answer).subspan(1);

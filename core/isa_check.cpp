@@ -26,10 +26,10 @@ __attribute__((constructor(101))) void check_isa(int argc, char** argv, char**) 
 #if defined(__x86_64__)
   __builtin_cpu_init();
   char lacks[256] = "";
-#define F(feature)                                                                 \
-  if (missing(feature, __builtin_cpu_supports(feature))) {                         \
+#define F(feature)                                                                         \
+  if (missing(feature, __builtin_cpu_supports(feature))) {                                 \
     if (lacks[0] != '\0') std::strncat(lacks, " ", sizeof lacks - std::strlen(lacks) - 1); \
-    std::strncat(lacks, feature, sizeof lacks - std::strlen(lacks) - 1);          \
+    std::strncat(lacks, feature, sizeof lacks - std::strlen(lacks) - 1);                   \
   }
   SP_ISA_FEATURE_CHECKS
 #undef F

@@ -58,7 +58,8 @@ void check_json_path(const std::string& path) {
 }
 
 void write_json_report(const std::filesystem::path& path, const std::string& kind, const Provenance& prov,
-                       const std::filesystem::path& trace, const std::vector<std::pair<std::string, const Table*>>& tables) {
+                       const std::filesystem::path& trace,
+                       const std::vector<std::pair<std::string, const Table*>>& tables) {
   ordered_json doc;
   doc["schema"] = "scaleprobe-json";
   doc["schema_version"] = kJsonSchemaVersion;

@@ -24,6 +24,7 @@ void check_json_path(const std::string& path);
 // Writes path atomically (path.partial, then renamed; the partial file is removed on failure).
 // kind: the trace's kind ("allreduce", "bucket_sweep"); tables: (name, table) in order.
 void write_json_report(const std::filesystem::path& path, const std::string& kind, const Provenance& prov,
-                       const std::filesystem::path& trace, const std::vector<std::pair<std::string, const Table*>>& tables);
+                       const std::filesystem::path& trace,
+                       const std::vector<std::pair<std::string, const Table*>>& tables);
 
 }  // namespace sp

@@ -35,8 +35,8 @@ void write(Level level, std::string_view message) {
   double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.start).count();
   std::string rank = s.rank < 0 ? "?" : std::to_string(s.rank);
   // One fprintf per line so lines from different ranks do not interleave mid-line.
-  std::string line = fmt::format("[scaleprobe r{}/{} {:7.3f}s {}] {}\n", rank, s.size, t,
-                                 kTag[static_cast<int>(level)], message);
+  std::string line =
+      fmt::format("[scaleprobe r{}/{} {:7.3f}s {}] {}\n", rank, s.size, t, kTag[static_cast<int>(level)], message);
   std::fputs(line.c_str(), stderr);
   std::fflush(stderr);
 }

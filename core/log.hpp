@@ -16,12 +16,20 @@ void set_level(Level level);
 void write(Level level, std::string_view message);
 
 template <typename... Args>
-void debug(fmt::format_string<Args...> f, Args&&... a) { write(Level::debug, fmt::format(f, std::forward<Args>(a)...)); }
+void debug(fmt::format_string<Args...> f, Args&&... a) {
+  write(Level::debug, fmt::format(f, std::forward<Args>(a)...));
+}
 template <typename... Args>
-void info(fmt::format_string<Args...> f, Args&&... a) { write(Level::info, fmt::format(f, std::forward<Args>(a)...)); }
+void info(fmt::format_string<Args...> f, Args&&... a) {
+  write(Level::info, fmt::format(f, std::forward<Args>(a)...));
+}
 template <typename... Args>
-void warn(fmt::format_string<Args...> f, Args&&... a) { write(Level::warn, fmt::format(f, std::forward<Args>(a)...)); }
+void warn(fmt::format_string<Args...> f, Args&&... a) {
+  write(Level::warn, fmt::format(f, std::forward<Args>(a)...));
+}
 template <typename... Args>
-void error(fmt::format_string<Args...> f, Args&&... a) { write(Level::error, fmt::format(f, std::forward<Args>(a)...)); }
+void error(fmt::format_string<Args...> f, Args&&... a) {
+  write(Level::error, fmt::format(f, std::forward<Args>(a)...));
+}
 
 }  // namespace sp::log

@@ -9,7 +9,7 @@
 namespace sp {
 
 struct CopyBandwidth {
-  double best_GBps = 0;     // best of the repetitions, 1e9 bytes/s
+  double best_GBps = 0;  // best of the repetitions, 1e9 bytes/s
   double median_GBps = 0;
   std::size_t array_bytes = 0;  // each of the two arrays
   bool flushed = false;         // arrays evicted from every cache level before each timed copy

@@ -17,7 +17,8 @@ void SizeOptions::add_to(CLI::App& app) {
   // --minbytes, --maxbytes, --stepfactor, --warmup_iters: nccl-tests' names (docs/binaries.md's option map).
   app.add_option("-b,--min-bytes,--minbytes", min, "smallest message size (K/M/G suffixes)")->capture_default_str();
   app.add_option("-e,--max-bytes,--maxbytes", max, "largest message size")->capture_default_str();
-  app.add_option("-f,--factor,--stepfactor", factor, "multiplication factor between sizes (> 1)")->capture_default_str();
+  app.add_option("-f,--factor,--stepfactor", factor, "multiplication factor between sizes (> 1)")
+      ->capture_default_str();
   app.add_option("--sizes", list, "explicit comma-separated size list, e.g. 8,1K,64K (overrides -b/-e/-f)");
 }
 
@@ -39,24 +40,31 @@ bool RunOptions::parse(CLI::App& app, const Session& s) const {
 
 void RunOptions::add_to(CLI::App& app) {
   app.add_option("-n,--iters", iters, "timed iterations per case (0 = adapt to size)")
-      ->check(CLI::Range(0, 100000000))->capture_default_str();
+      ->check(CLI::Range(0, 100000000))
+      ->capture_default_str();
   app.add_option("-w,--warmup,--warmup_iters", warmup, "untimed warm-up iterations per case (-1 = adapt)")
-      ->check(CLI::Range(-1, 1000000))->capture_default_str();
+      ->check(CLI::Range(-1, 1000000))
+      ->capture_default_str();
   app.add_option("--sync", sync, "synchronisation between timed iterations: none or barrier (untimed)")
-      ->check(CLI::IsMember({"none", "barrier"}))->capture_default_str();
+      ->check(CLI::IsMember({"none", "barrier"}))
+      ->capture_default_str();
   app.add_flag("--off-cache", off_cache, "evict the buffers from every cache level before each timed call (untimed)");
   app.add_option("--scaling", scaling, "strong: sizes as given; weak: sizes are per rank (x the number of ranks)")
-      ->check(CLI::IsMember({"strong", "weak"}))->capture_default_str();
+      ->check(CLI::IsMember({"strong", "weak"}))
+      ->capture_default_str();
   app.add_option("-o,--trace", trace, "HDF5 trace path (default traces/<program>-<time>.h5)");
-  app.add_option("--json", json, "also write the summary table and the provenance to this JSON file (schema: "
+  app.add_option("--json", json,
+                 "also write the summary table and the provenance to this JSON file (schema: "
                  "docs/trace-schema.md); not written when a result is wrong");
   app.add_flag("-q,--quiet", quiet, "print only the result table (no progress on stderr)");
   app.add_flag("-v,--verbose", verbose, "also log every case as it starts (stderr)");
 }
 
 void RunOptions::apply_log_level() const {
-  if (quiet) log::set_level(log::Level::warn);
-  else if (verbose) log::set_level(log::Level::debug);
+  if (quiet)
+    log::set_level(log::Level::warn);
+  else if (verbose)
+    log::set_level(log::Level::debug);
 }
 
 std::string RunOptions::trace_path(const Provenance& prov) const {
@@ -95,7 +103,8 @@ std::vector<std::string> parse_choice_list(const std::string& text, const std::v
   }
   return out;
 }
-long parse_bounded_integer(const std::string& name, const std::string& text, long min, long max, const std::string& what) {
+long parse_bounded_integer(const std::string& name, const std::string& text, long min, long max,
+                           const std::string& what) {
   long value = 0;  // from_chars: no leading space or '+', no overflow, the whole text or nothing
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < min || value > max)

@@ -23,13 +23,13 @@ struct SizeOptions {
 };
 
 struct RunOptions {
-  int iters = 0;     // 0 = adapt to size
-  int warmup = -1;   // -1 = adapt to iters
+  int iters = 0;    // 0 = adapt to size
+  int warmup = -1;  // -1 = adapt to iters
   std::string sync = "none";
   bool off_cache = false;
   std::string scaling = "strong";  // weak: sizes (and layouts) are per rank, scaled by the rank count
-  std::string trace;  // output path; default traces/<program>-<UTC time>[-job<id>].h5
-  std::string json;   // --json FILE: also the summary table and provenance as JSON (core/json_report.hpp)
+  std::string trace;               // output path; default traces/<program>-<UTC time>[-job<id>].h5
+  std::string json;                // --json FILE: also the summary table and provenance as JSON (core/json_report.hpp)
   bool quiet = false;
   bool verbose = false;
   void add_to(CLI::App& app);
@@ -47,7 +47,8 @@ struct RunOptions {
 
 // The whole number in `text`, the value of the environment variable (or setting) `name`, within
 // [min, max]; otherwise sp::Error "<name>='<text>': expected <what> from <min> to <max>".
-long parse_bounded_integer(const std::string& name, const std::string& text, long min, long max, const std::string& what);
+long parse_bounded_integer(const std::string& name, const std::string& text, long min, long max,
+                           const std::string& what);
 
 // Splits "a,b,c" on commas; an empty item is a UsageError naming `what`.
 std::vector<std::string> split_list(const std::string& text, const std::string& what);

@@ -94,7 +94,8 @@ std::string simulation_banner() {
   const char* platform = std::getenv("SCALEPROBE_SIM_PLATFORM");
   const char* config = std::getenv("SCALEPROBE_SIM_CONFIG");
   return fmt::format("# SIMULATED (SimGrid SMPI): every time below is simulated. Platform: {}; settings: {}\n",
-                     platform ? platform : "not described (run through scripts/simulate)", config ? config : "SMPI's defaults");
+                     platform ? platform : "not described (run through scripts/simulate)",
+                     config ? config : "SMPI's defaults");
 }
 
 std::string cpu_model() { return cpu_info_field("model name"); }
@@ -114,9 +115,9 @@ std::string cpu_info_field(const std::string& key) {
 
 std::string cpu_isa_summary() {
   // The instruction-set extensions that decide which kernels run fast (x86 "flags", Arm "Features").
-  static const char* notable[] = {"sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
-                                  "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8", "asimd", "sve",
-                                  "sve2", "bf16", "i8mm"};
+  static const char* notable[] = {"sse4_2",   "avx",         "avx2",        "fma",         "avx512f",  "avx512bw",
+                                  "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16",
+                                  "amx_int8", "asimd",       "sve",         "sve2",        "bf16",     "i8mm"};
   std::string flags = cpu_info_field("flags");
   if (flags == "unknown") flags = cpu_info_field("Features");
   std::set<std::string> have;
@@ -186,9 +187,9 @@ Provenance collect_provenance(const Session& s) {
   p.add("omp_max_threads", std::to_string(omp_get_max_threads()));
   p.add("online_cpus", std::to_string(sysconf(_SC_NPROCESSORS_ONLN)));
   p.add("cpu_model", cpu_model());
-  p.add("cpu_signature", fmt::format("vendor {} family {} model {} stepping {} microcode {}", cpu_info_field("vendor_id"),
-                                     cpu_info_field("cpu family"), cpu_info_field("model"), cpu_info_field("stepping"),
-                                     cpu_info_field("microcode")));
+  p.add("cpu_signature", fmt::format("vendor {} family {} model {} stepping {} microcode {}",
+                                     cpu_info_field("vendor_id"), cpu_info_field("cpu family"), cpu_info_field("model"),
+                                     cpu_info_field("stepping"), cpu_info_field("microcode")));
   p.add("cpu_isa", cpu_isa_summary());
   p.add("cpu_flags", cpu_info_field("flags"));
   const CacheTopology& caches = cache_topology();
@@ -226,9 +227,10 @@ Provenance collect_provenance(const Session& s) {
     auto eq = kv.find('=');
     if (eq == std::string_view::npos) continue;
     std::string k(kv.substr(0, eq)), v(kv.substr(eq + 1));
-    if (k.starts_with("SLURM_")) p.slurm.emplace_back(k, v);
-    else if (has_prefix(k, {"OMP_", "OPENBLAS_", "GOTO_", "MKL_", "KMP_", "GOMP_", "ONEDNN_", "DNNL_", "OMPI_", "MPICH_",
-                             "I_MPI_", "UCX_", "NCCL_", "GLOO_", "PMIX_RANK", "SCALEPROBE_"}))
+    if (k.starts_with("SLURM_"))
+      p.slurm.emplace_back(k, v);
+    else if (has_prefix(k, {"OMP_", "OPENBLAS_", "GOTO_", "MKL_", "KMP_", "GOMP_", "ONEDNN_", "DNNL_", "OMPI_",
+                            "MPICH_", "I_MPI_", "UCX_", "NCCL_", "GLOO_", "PMIX_RANK", "SCALEPROBE_"}))
       p.env.emplace_back(k, v);
   }
   std::sort(p.slurm.begin(), p.slurm.end());

@@ -92,8 +92,7 @@ std::vector<std::uint64_t> parse_size_list(std::string_view text) {
     std::size_t comma = text.find(',', pos);
     if (comma == std::string_view::npos) comma = text.size();
     std::string_view item = text.substr(pos, comma - pos);
-    if (item.find_first_not_of(" \t") == std::string_view::npos)
-      fail("malformed size list '{}': empty item", text);
+    if (item.find_first_not_of(" \t") == std::string_view::npos) fail("malformed size list '{}': empty item", text);
     out.push_back(parse_size(item));
     pos = comma + 1;
   }
@@ -140,7 +139,8 @@ std::string format_size_exact(std::uint64_t bytes) {
   // format_size's number times its unit gives the bytes back only when it is exact.
   const std::string s = format_size(bytes);
   const std::size_t unit = s.find_first_of("KMGTPE");
-  const int shift = unit == std::string::npos ? 0 : 10 * (1 + static_cast<int>(std::string_view("KMGTPE").find(s[unit])));
+  const int shift =
+      unit == std::string::npos ? 0 : 10 * (1 + static_cast<int>(std::string_view("KMGTPE").find(s[unit])));
   const double back = std::ldexp(std::stod(s.substr(0, unit)), shift);
   return back == static_cast<double>(bytes) ? s : std::to_string(bytes);
 }

@@ -66,8 +66,7 @@ double mean_across_ranks(double local, MPI_Comm comm) {
 std::vector<double> max_across_ranks(std::span<const double> local, MPI_Comm comm) {
   std::vector<double> out(local.size());
   if (!local.empty())
-    SP_MPI_CHECK(MPI_Allreduce(local.data(), out.data(), static_cast<int>(local.size()), MPI_DOUBLE,
-                               MPI_MAX, comm));
+    SP_MPI_CHECK(MPI_Allreduce(local.data(), out.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_MAX, comm));
   return out;
 }
 

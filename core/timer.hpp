@@ -45,6 +45,7 @@ class PhaseTimer {
     double c = thread_cpu_seconds();
     return {wall0_, w - wall0_, c - cpu0_};
   }
+
  private:
   double wall0_ = 0, cpu0_ = 0;
 };

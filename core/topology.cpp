@@ -31,8 +31,8 @@ hwloc_topology* hwloc_machine() {
   return topo.get();
 }
 
-constexpr hwloc_obj_type_t kCacheTypes[] = {HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L3CACHE,
-                                            HWLOC_OBJ_L4CACHE, HWLOC_OBJ_L5CACHE};
+constexpr hwloc_obj_type_t kCacheTypes[] = {HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L4CACHE,
+                                            HWLOC_OBJ_L5CACHE};
 
 CacheTopology read_topology() {
   CacheTopology t;

@@ -13,17 +13,17 @@
 namespace sp {
 
 struct CacheLevel {
-  int level = 0;               // 1, 2, 3, ...
-  std::string type;            // "data", "unified" (instruction caches are left out)
-  std::size_t bytes = 0;       // one instance
-  int instances = 0;           // instances on the node
-  int pus_per_instance = 0;    // hardware threads sharing one instance
+  int level = 0;             // 1, 2, 3, ...
+  std::string type;          // "data", "unified" (instruction caches are left out)
+  std::size_t bytes = 0;     // one instance
+  int instances = 0;         // instances on the node
+  int pus_per_instance = 0;  // hardware threads sharing one instance
 };
 
 struct CacheTopology {
   std::vector<CacheLevel> levels;  // data and unified caches, L1 first
   std::size_t line_bytes = 64;
-  std::string source;              // "hwloc", or "hwloc + SCALEPROBE_LLC_BYTES"
+  std::string source;  // "hwloc", or "hwloc + SCALEPROBE_LLC_BYTES"
   const CacheLevel* last_level() const { return levels.empty() ? nullptr : &levels.back(); }
   // One line for provenance, e.g. "L1d 48K x2 (1 PU each); L2 2M x2 (1 PU each); L3 480M x1 (2 PUs each)".
   std::string describe() const;
@@ -42,10 +42,10 @@ const MachineCounts& machine_counts();
 
 // The rank's share of its node's caches (collective over comm).
 struct RankCacheShare {
-  std::size_t llc_bytes = 0;     // one instance of the last-level cache (0 unknown)
-  int node_ranks = 1;            // ranks of comm on this node (shared memory)
-  int llc_ranks = 1;             // of those, ranks sharing this rank's LLC instance
-  std::size_t private_bytes = 0; // the private levels below the LLC (e.g. L2 + L1d)
+  std::size_t llc_bytes = 0;      // one instance of the last-level cache (0 unknown)
+  int node_ranks = 1;             // ranks of comm on this node (shared memory)
+  int llc_ranks = 1;              // of those, ranks sharing this rank's LLC instance
+  std::size_t private_bytes = 0;  // the private levels below the LLC (e.g. L2 + L1d)
   std::size_t share_bytes() const { return llc_bytes / static_cast<std::size_t>(llc_ranks) + private_bytes; }
 };
 RankCacheShare rank_cache_share(MPI_Comm comm);

@@ -40,15 +40,13 @@ enum class TableScope {
 class TraceWriter {
  public:
   // Collective. kind names what the trace holds: "allreduce", "bucket_sweep", "train", ...
-  TraceWriter(const Session& session, std::filesystem::path final_path, std::string kind,
-              const Provenance& provenance);
+  TraceWriter(const Session& session, std::filesystem::path final_path, std::string kind, const Provenance& provenance);
   ~TraceWriter();
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
 
   // Collective; every rank passes a table with the same columns in the same order.
-  void write_table(const std::string& name, const Table& table, TableScope scope,
-                   const std::string& description);
+  void write_table(const std::string& name, const Table& table, TableScope scope, const std::string& description);
   // Collective; every rank passes the same value.
   void set_attribute(const std::string& name, const std::string& value);
   void set_attribute(const std::string& name, std::int64_t value);
@@ -59,8 +57,7 @@ class TraceWriter {
   const std::filesystem::path& final_path() const { return final_path_; }
 
  private:
-  void write_table_rows(const std::string& name, const Table& table, TableScope scope,
-                        const std::string& description);
+  void write_table_rows(const std::string& name, const Table& table, TableScope scope, const std::string& description);
   [[noreturn]] void fail_write(const std::exception& e) const;
 
   MPI_Comm comm_;
@@ -87,7 +84,8 @@ class TraceReader {
   // libhdf5 then reads; a file without one read and checked whole in an isolated child first).
   // Throws sp::Error naming the file and the problem: missing, its whole-file digest damaged or
   // not matching (corrupt or truncated; checked before libhdf5 reads it), unreadable (libhdf5
-  // crashed, hung or ran out of memory in the isolated read), not HDF5, not a scaleprobe trace, unknown schema version, incomplete, or inconsistent tables.
+  // crashed, hung or ran out of memory in the isolated read), not HDF5, not a scaleprobe trace, unknown schema version,
+  // incomplete, or inconsistent tables.
   explicit TraceReader(const std::filesystem::path& path);
 
   const std::string& kind() const { return kind_; }
@@ -107,7 +105,7 @@ class TraceReader {
   std::size_t verify_checksums() const;
 
  private:
-  TraceReader() = default;  // the isolated read's own reader (trace_reader.cpp)
+  TraceReader() = default;              // the isolated read's own reader (trace_reader.cpp)
   void check_file();                    // the schema, attributes and tables of file_
   std::size_t read_all_tables() const;  // verify_checksums without the file's name
   Table read_table_unchecked(const std::string& name) const;

@@ -60,9 +60,9 @@ int main(int argc, char** argv) {
       return 2;
     }
     return guarded([&] {
-             sp::TraceReader r(argv[3]);
-             std::printf("%s\n", r.root_attribute(argv[2]).c_str());
-           })
+      sp::TraceReader r(argv[3]);
+      std::printf("%s\n", r.root_attribute(argv[2]).c_str());
+    })
                ? 0
                : 1;
   }

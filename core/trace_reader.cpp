@@ -56,9 +56,12 @@ const char* type_name(const Column::Values& v) {
 
 template <typename T>
 constexpr const char* type_name_of() {
-  if constexpr (std::is_same_v<T, std::int64_t>) return "integer";
-  else if constexpr (std::is_same_v<T, double>) return "float";
-  else return "string";
+  if constexpr (std::is_same_v<T, std::int64_t>)
+    return "integer";
+  else if constexpr (std::is_same_v<T, double>)
+    return "float";
+  else
+    return "string";
 }
 
 }  // namespace
@@ -68,7 +71,8 @@ const std::vector<T>& column_values(const Table& table, const std::string& table
   const Column* c = table.find(column);
   if (!c) fail("table '{}' has no '{}' column", table_name, column);
   const auto* v = std::get_if<std::vector<T>>(&c->values);
-  if (!v) fail("table '{}' column '{}' is {}, expected {}", table_name, column, type_name(c->values), type_name_of<T>());
+  if (!v)
+    fail("table '{}' column '{}' is {}, expected {}", table_name, column, type_name(c->values), type_name_of<T>());
   return *v;
 }
 template const std::vector<std::int64_t>& column_values(const Table&, const std::string&, const std::string&);

@@ -26,7 +26,8 @@ bool holds_file(int rank) { return !kGatheredWrite || rank == 0; }
 
 // The gathered write: every rank's bytes, in rank order, on rank 0 (empty elsewhere). Sends in
 // rank order, not MPI_Gatherv: SMPI's waits on its p requests at once, minutes at 1024 ranks.
-[[maybe_unused]] std::vector<unsigned char> gather_to_root(MPI_Comm comm, int rank, const void* data, std::size_t bytes) {
+[[maybe_unused]] std::vector<unsigned char> gather_to_root(MPI_Comm comm, int rank, const void* data,
+                                                           std::size_t bytes) {
   int size = 1;
   SP_MPI_CHECK(MPI_Comm_size(comm, &size));
   const int mine = static_cast<int>(bytes);
@@ -61,8 +62,8 @@ void write_rows(MPI_Comm comm, int rank, hid_t group, const std::string& name, h
   // Chunked with a Fletcher32 checksum per chunk (schema version 2); parallel HDF5 (>= 1.10.2)
   // writes filtered datasets collectively, which is how every column is written.
   h5::PropertyList dcpl = h5::checksummed_layout({total}, H5Tget_size(file_type));
-  h5::Dataset ds(h5::check(H5Dcreate2(group, name.c_str(), file_type, file_space, H5P_DEFAULT,
-                                      dcpl, H5P_DEFAULT), ("create dataset " + name).c_str()));
+  h5::Dataset ds(h5::check(H5Dcreate2(group, name.c_str(), file_type, file_space, H5P_DEFAULT, dcpl, H5P_DEFAULT),
+                           ("create dataset " + name).c_str()));
   if (total == 0) return;  // an empty table: nothing to write (every rank agrees)
   hsize_t mem_rows = std::max<hsize_t>(count, 1);
   h5::Dataspace mem_space(h5::check(H5Screate_simple(1, &mem_rows, nullptr), "H5Screate_simple"));
@@ -98,8 +99,9 @@ TraceWriter::TraceWriter(const Session& session, std::filesystem::path final_pat
     if (ec) ok = 0, why = ec.message();
   }
   SP_MPI_CHECK(MPI_Bcast(&ok, 1, MPI_INT, 0, comm_));
-  if (!ok) throw CollectiveError(fmt::format("cannot create trace directory '{}': {}",
-                                             final_path_.parent_path().string(), why));
+  if (!ok)
+    throw CollectiveError(
+        fmt::format("cannot create trace directory '{}': {}", final_path_.parent_path().string(), why));
 
   h5::PropertyList fapl(h5::check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"));
 #if !defined(SCALEPROBE_SIMULATED)

@@ -68,8 +68,8 @@ void attention_forward(float* out, float* att, const float* qkv, int B, int T, i
   }
 }
 
-void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att,
-                        int B, int T, int C, int NH, bool accumulate, int row_block) {
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att, int B, int T, int C, int NH,
+                        bool accumulate, int row_block) {
   assert(C % NH == 0 && row_block > 0);
   const double heads = double(B) * NH;
   const int hs = C / NH;

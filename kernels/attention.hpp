@@ -20,8 +20,7 @@ void attention_forward(float* out, float* att, const float* qkv, int B, int T, i
 // dout: [B, T, C]; qkv and att as in/from attention_forward. Parallel over B*NH (each (b, h)
 // owns its own channel slice of dqkv, so there are no races). Four GEMMs per block of queries,
 // up to its last key: 8*B*C*T*T flop for the whole square, 3/4 of it at T = 2 row_block.
-void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att,
-                        int B, int T, int C, int NH, bool accumulate = true,
-                        int row_block = kAttentionRowBlock);
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att, int B, int T, int C, int NH,
+                        bool accumulate = true, int row_block = kAttentionRowBlock);
 
 }  // namespace sp::kernels

@@ -13,9 +13,8 @@ namespace {
 
 // batchnorm_forward_train, then max(., 0) in the same pass when Relu.
 template <bool Relu>
-void forward_train(float* out, float* mean, float* rstd, float* running_mean, float* running_var,
-                   const float* inp, const float* gamma, const float* beta, int N, int C, int HW,
-                   float momentum, float eps) {
+void forward_train(float* out, float* mean, float* rstd, float* running_mean, float* running_var, const float* inp,
+                   const float* gamma, const float* beta, int N, int C, int HW, float momentum, float eps) {
   const double M = double(N) * HW;
 #pragma omp parallel for
   for (int c = 0; c < C; c++) {
@@ -56,25 +55,24 @@ void forward_train(float* out, float* mean, float* rstd, float* running_mean, fl
 
 }  // namespace
 
-void batchnorm_forward_train(float* out, float* mean, float* rstd, float* running_mean,
-                             float* running_var, const float* inp, const float* gamma,
-                             const float* beta, int N, int C, int HW, float momentum, float eps) {
+void batchnorm_forward_train(float* out, float* mean, float* rstd, float* running_mean, float* running_var,
+                             const float* inp, const float* gamma, const float* beta, int N, int C, int HW,
+                             float momentum, float eps) {
   const double elements = double(N) * C * HW;
   profile::Scope scope("batchnorm_forward", 7 * elements, 8 * elements);
   forward_train<false>(out, mean, rstd, running_mean, running_var, inp, gamma, beta, N, C, HW, momentum, eps);
 }
 
-void batchnorm_relu_forward_train(float* out, float* mean, float* rstd, float* running_mean,
-                                  float* running_var, const float* inp, const float* gamma,
-                                  const float* beta, int N, int C, int HW, float momentum, float eps) {
+void batchnorm_relu_forward_train(float* out, float* mean, float* rstd, float* running_mean, float* running_var,
+                                  const float* inp, const float* gamma, const float* beta, int N, int C, int HW,
+                                  float momentum, float eps) {
   const double elements = double(N) * C * HW;
   profile::Scope scope("batchnorm_relu_forward", 8 * elements, 8 * elements);
   forward_train<true>(out, mean, rstd, running_mean, running_var, inp, gamma, beta, N, C, HW, momentum, eps);
 }
 
 void batchnorm_forward_eval(float* out, const float* inp, const float* gamma, const float* beta,
-                            const float* running_mean, const float* running_var, int N, int C,
-                            int HW, float eps) {
+                            const float* running_mean, const float* running_var, int N, int C, int HW, float eps) {
   const double elements = double(N) * C * HW;
   profile::Scope scope("batchnorm_forward_eval", 4 * elements, 8 * elements);
 #pragma omp parallel for collapse(2)
@@ -89,9 +87,9 @@ void batchnorm_forward_eval(float* out, const float* inp, const float* gamma, co
   }
 }
 
-void batchnorm_backward(float* dinp, float* dgamma, float* dbeta, const float* dout,
-                        const float* inp, const float* gamma, const float* mean,
-                        const float* rstd, int N, int C, int HW, bool accumulate_dinp) {
+void batchnorm_backward(float* dinp, float* dgamma, float* dbeta, const float* dout, const float* inp,
+                        const float* gamma, const float* mean, const float* rstd, int N, int C, int HW,
+                        bool accumulate_dinp) {
   const double elements = double(N) * C * HW;
   profile::Scope scope("batchnorm_backward", 10 * elements, 16 * elements);
   const double M = double(N) * HW;
@@ -135,9 +133,9 @@ void batchnorm_backward(float* dinp, float* dgamma, float* dbeta, const float* d
   }
 }
 
-void batchnorm_backward_eval(float* dinp, float* dgamma, float* dbeta, const float* dout,
-                             const float* inp, const float* gamma, const float* mean,
-                             const float* rstd, int N, int C, int HW, bool accumulate_dinp) {
+void batchnorm_backward_eval(float* dinp, float* dgamma, float* dbeta, const float* dout, const float* inp,
+                             const float* gamma, const float* mean, const float* rstd, int N, int C, int HW,
+                             bool accumulate_dinp) {
   const double elements = double(N) * C * HW;
   profile::Scope scope("batchnorm_backward_eval", 5 * elements, 16 * elements);
 #pragma omp parallel for

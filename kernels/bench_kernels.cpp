@@ -33,12 +33,12 @@ std::vector<int> random_tokens(size_t n, int vocab, unsigned seed) {
 }
 
 void set_flops(benchmark::State& state, double flop_per_iter) {
-  state.counters["GFLOP/s"] = benchmark::Counter(flop_per_iter * 1e-9 * (double)state.iterations(),
-                                                 benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flop_per_iter * 1e-9 * (double)state.iterations(), benchmark::Counter::kIsRate);
 }
 void set_bytes(benchmark::State& state, double bytes_per_iter) {
-  state.counters["GB/s"] = benchmark::Counter(bytes_per_iter * 1e-9 * (double)state.iterations(),
-                                              benchmark::Counter::kIsRate);
+  state.counters["GB/s"] =
+      benchmark::Counter(bytes_per_iter * 1e-9 * (double)state.iterations(), benchmark::Counter::kIsRate);
 }
 
 // The timed loop of every benchmark: kernel() once per iteration, its output passed to
@@ -83,32 +83,27 @@ void BM_sgemm(benchmark::State& state) {
   }
   set_flops(state, 2.0 * n * n * (double)n);
 }
-BENCHMARK(BM_sgemm)->RangeMultiplier(2)->Range(256, 2048)->UseRealTime()->Unit(
-    benchmark::kMillisecond);
+BENCHMARK(BM_sgemm)->RangeMultiplier(2)->Range(256, 2048)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // ---- matmul: args (C_in, OC); the GPT block's qkv (C->3C), fc (C->4C), proj (4C->C), lm head ----
 void BM_matmul_forward(benchmark::State& state) {
   const int cin = (int)state.range(0), oc = (int)state.range(1);
-  const auto inp = random_vec(N * cin, 1), w = random_vec((size_t)oc * cin, 2),
-             bias = random_vec(oc, 3);
+  const auto inp = random_vec(N * cin, 1), w = random_vec((size_t)oc * cin, 2), bias = random_vec(oc, 3);
   std::vector<float> out(N * oc);
-  time_loop(state, out.data(), [&] {
-    k::matmul_forward(out.data(), inp.data(), w.data(), bias.data(), B, T, cin, oc);
-  });
+  time_loop(state, out.data(),
+            [&] { k::matmul_forward(out.data(), inp.data(), w.data(), bias.data(), B, T, cin, oc); });
   set_flops(state, 2.0 * N * cin * oc);
 }
 void BM_matmul_backward(benchmark::State& state) {
   const int cin = (int)state.range(0), oc = (int)state.range(1);
-  const auto inp = random_vec(N * cin, 1), w = random_vec((size_t)oc * cin, 2),
-             dout = random_vec(N * oc, 3);
+  const auto inp = random_vec(N * cin, 1), w = random_vec((size_t)oc * cin, 2), dout = random_vec(N * oc, 3);
   std::vector<float> dinp(N * cin, 0.0f), dw((size_t)oc * cin, 0.0f), db(oc, 0.0f);
   time_loop(state, dinp.data(), [&] {
     k::matmul_backward(dinp.data(), dw.data(), db.data(), dout.data(), inp.data(), w.data(), B, T, cin, oc);
   });
   set_flops(state, 4.0 * N * cin * oc);  // two GEMMs; the bias column sum is negligible
 }
-#define MATMUL_ARGS \
-  ->Args({C, 3 * C})->Args({C, 4 * C})->Args({4 * C, C})->Args({C, V})->UseRealTime()
+#define MATMUL_ARGS ->Args({C, 3 * C})->Args({C, 4 * C})->Args({4 * C, C})->Args({C, V})->UseRealTime()
 BENCHMARK(BM_matmul_forward) MATMUL_ARGS;
 BENCHMARK(BM_matmul_backward) MATMUL_ARGS;
 
@@ -124,9 +119,8 @@ void BM_attention_backward(benchmark::State& state) {
   const auto qkv = random_vec(N * 3 * C, 1), dout = random_vec(N * C, 2);
   std::vector<float> out(N * C), att((size_t)B * NH * T * T), dqkv(N * 3 * C, 0.0f);
   k::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
-  time_loop(state, dqkv.data(), [&] {
-    k::attention_backward(dqkv.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH);
-  });
+  time_loop(state, dqkv.data(),
+            [&] { k::attention_backward(dqkv.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH); });
   set_flops(state, 8.0 * B * C * kCausalPairs);
 }
 BENCHMARK(BM_attention_forward)->UseRealTime();
@@ -137,18 +131,15 @@ void BM_encoder_forward(benchmark::State& state) {
   const auto wte = random_vec((size_t)V * C, 1), wpe = random_vec((size_t)T * C, 2);
   const auto tokens = random_tokens(N, V, 3);
   std::vector<float> out(N * C);
-  time_loop(state, out.data(), [&] {
-    k::encoder_forward(out.data(), tokens.data(), wte.data(), wpe.data(), B, T, C);
-  });
+  time_loop(state, out.data(), [&] { k::encoder_forward(out.data(), tokens.data(), wte.data(), wpe.data(), B, T, C); });
   set_bytes(state, 4.0 * 3 * N * C);  // wte row + wpe row read, out written, per position
 }
 void BM_encoder_backward(benchmark::State& state) {
   const auto dout = random_vec(N * C, 1);
   const auto tokens = random_tokens(N, V, 3);
   std::vector<float> dwte((size_t)V * C, 0.0f), dwpe((size_t)T * C, 0.0f);
-  time_loop(state, dwte.data(), [&] {
-    k::encoder_backward(dwte.data(), dwpe.data(), dout.data(), tokens.data(), B, T, C);
-  });
+  time_loop(state, dwte.data(),
+            [&] { k::encoder_backward(dwte.data(), dwpe.data(), dout.data(), tokens.data(), B, T, C); });
   set_bytes(state, 4.0 * 5 * N * C);  // dout read, dwte and dwpe rows read + written
 }
 void BM_layernorm_forward(benchmark::State& state) {
@@ -160,11 +151,9 @@ void BM_layernorm_forward(benchmark::State& state) {
   set_bytes(state, 4.0 * 2 * N * C);  // inp read, out written
 }
 void BM_layernorm_backward(benchmark::State& state) {
-  const auto inp = random_vec(N * C, 1), w = random_vec(C, 2), b = random_vec(C, 3),
-             dout = random_vec(N * C, 4);
+  const auto inp = random_vec(N * C, 1), w = random_vec(C, 2), b = random_vec(C, 3), dout = random_vec(N * C, 4);
   std::vector<float> out(N * C), mean(N), rstd(N), dinp(N * C, 0.0f), dw(C, 0.0f), db(C, 0.0f);
-  k::layernorm_forward(out.data(), mean.data(), rstd.data(), inp.data(), w.data(), b.data(), B, T,
-                       C);
+  k::layernorm_forward(out.data(), mean.data(), rstd.data(), inp.data(), w.data(), b.data(), B, T, C);
   time_loop(state, dinp.data(), [&] {
     k::layernorm_backward(dinp.data(), dw.data(), db.data(), dout.data(), inp.data(), w.data(), mean.data(),
                           rstd.data(), B, T, C);
@@ -177,8 +166,8 @@ void BM_gelu_forward(benchmark::State& state) {
 }
 void BM_gelu_backward(benchmark::State& state) {
   bench_activation_backward(
-      state, [](float* d, const float* x, const float* dy, size_t n) { k::gelu_backward(d, x, dy, n); }, N * 4 * C, -3.0f,
-      3.0f);
+      state, [](float* d, const float* x, const float* dy, size_t n) { k::gelu_backward(d, x, dy, n); }, N * 4 * C,
+      -3.0f, 3.0f);
 }
 void BM_residual_forward(benchmark::State& state) {
   const auto a = random_vec(N * C, 1), b = random_vec(N * C, 2);
@@ -205,9 +194,8 @@ void BM_crossentropy_backward(benchmark::State& state) {
   const auto probs = random_vec(N * V, 1, 0.0f, 1.0f);
   const auto targets = random_tokens(N, V, 2);
   std::vector<float> dlogits(N * V, 0.0f);
-  time_loop(state, dlogits.data(), [&] {
-    k::softmax_crossentropy_backward(dlogits.data(), probs.data(), targets.data(), 1.0f / N, B, T, V);
-  });
+  time_loop(state, dlogits.data(),
+            [&] { k::softmax_crossentropy_backward(dlogits.data(), probs.data(), targets.data(), 1.0f / N, B, T, V); });
   set_bytes(state, 4.0 * 3 * N * V);  // probs read; dlogits read + written
 }
 BENCHMARK(BM_encoder_forward)->UseRealTime();
@@ -247,30 +235,31 @@ void BM_conv2d_forward(benchmark::State& state) {
 void BM_conv2d_backward(benchmark::State& state) {
   const k::Conv2dShape s = conv_shape(state);
   const size_t nin = (size_t)s.N * s.C * s.H * s.W, nout = (size_t)s.N * s.OC * s.out_h() * s.out_w();
-  const auto inp = random_vec(nin, 1), w = random_vec((size_t)s.OC * s.C * s.KH * s.KW, 2),
-             dout = random_vec(nout, 3);
+  const auto inp = random_vec(nin, 1), w = random_vec((size_t)s.OC * s.C * s.KH * s.KW, 2), dout = random_vec(nout, 3);
   std::vector<float> dinp(nin, 0.0f), dw(w.size(), 0.0f);
-  time_loop(state, dinp.data(), [&] {
-    k::conv2d_backward(dinp.data(), dw.data(), nullptr, dout.data(), inp.data(), w.data(), s);
-  });
+  time_loop(state, dinp.data(),
+            [&] { k::conv2d_backward(dinp.data(), dw.data(), nullptr, dout.data(), inp.data(), w.data(), s); });
   set_flops(state, 4.0 * s.macs());  // dinput and dweight GEMMs
 }
 // The weight gradient alone (dinp nullptr), to tell its speed from the input gradient's.
 void BM_conv2d_weight_grad(benchmark::State& state) {
   const k::Conv2dShape s = conv_shape(state);
   const size_t nin = (size_t)s.N * s.C * s.H * s.W, nout = (size_t)s.N * s.OC * s.out_h() * s.out_w();
-  const auto inp = random_vec(nin, 1), w = random_vec((size_t)s.OC * s.C * s.KH * s.KW, 2),
-             dout = random_vec(nout, 3);
+  const auto inp = random_vec(nin, 1), w = random_vec((size_t)s.OC * s.C * s.KH * s.KW, 2), dout = random_vec(nout, 3);
   std::vector<float> dw(w.size(), 0.0f);
-  time_loop(state, dw.data(), [&] {
-    k::conv2d_backward(nullptr, dw.data(), nullptr, dout.data(), inp.data(), w.data(), s);
-  });
+  time_loop(state, dw.data(),
+            [&] { k::conv2d_backward(nullptr, dw.data(), nullptr, dout.data(), inp.data(), w.data(), s); });
   set_flops(state, 2.0 * s.macs());
 }
-#define CONV_ARGS                                                                   \
-  ->Args({16, 32, 16, 3, 1})->Args({16, 32, 32, 3, 2})->Args({32, 16, 32, 3, 1})     \
-  ->Args({32, 16, 64, 3, 2})->Args({64, 8, 64, 3, 1})->Args({16, 32, 32, 1, 2})      \
-  ->ArgNames({"C", "HW", "OC", "K", "s"})->UseRealTime()
+#define CONV_ARGS                             \
+  ->Args({16, 32, 16, 3, 1})                  \
+      ->Args({16, 32, 32, 3, 2})              \
+      ->Args({32, 16, 32, 3, 1})              \
+      ->Args({32, 16, 64, 3, 2})              \
+      ->Args({64, 8, 64, 3, 1})               \
+      ->Args({16, 32, 32, 1, 2})              \
+      ->ArgNames({"C", "HW", "OC", "K", "s"}) \
+      ->UseRealTime()
 BENCHMARK(BM_conv2d_forward) CONV_ARGS;
 BENCHMARK(BM_conv2d_backward) CONV_ARGS;
 BENCHMARK(BM_conv2d_weight_grad) CONV_ARGS;
@@ -295,8 +284,8 @@ void BM_batchnorm_backward(benchmark::State& state) {
   const size_t n = act_numel(state);
   const auto inp = random_vec(n, 1), g = random_vec(C, 2), b = random_vec(C, 3), dout = random_vec(n, 4);
   std::vector<float> out(n), mean(C), rstd(C), dinp(n, 0.0f), dg(C, 0.0f), db(C, 0.0f);
-  k::batchnorm_forward_train(out.data(), mean.data(), rstd.data(), nullptr, nullptr, inp.data(),
-                             g.data(), b.data(), kImgN, C, HW);
+  k::batchnorm_forward_train(out.data(), mean.data(), rstd.data(), nullptr, nullptr, inp.data(), g.data(), b.data(),
+                             kImgN, C, HW);
   time_loop(state, dinp.data(), [&] {
     k::batchnorm_backward(dinp.data(), dg.data(), db.data(), dout.data(), inp.data(), g.data(), mean.data(),
                           rstd.data(), kImgN, C, HW);
@@ -324,23 +313,27 @@ void BM_batchnorm_relu_forward(benchmark::State& state) {
   set_bytes(state, 4.0 * 3 * n);
 }
 #define BN_ARGS ->Args({16, 32})->Args({32, 16})->Args({64, 8})->ArgNames({"C", "HW"})->UseRealTime()
-BENCHMARK(BM_batchnorm_relu_forward)->ArgsProduct({{16, 32, 64}, {32, 16, 8}, {0, 1}})->ArgNames({"C", "HW", "fused"})->UseRealTime();
+BENCHMARK(BM_batchnorm_relu_forward)
+    ->ArgsProduct({{16, 32, 64}, {32, 16, 8}, {0, 1}})
+    ->ArgNames({"C", "HW", "fused"})
+    ->UseRealTime();
 BENCHMARK(BM_batchnorm_forward) BN_ARGS;
 BENCHMARK(BM_batchnorm_backward) BN_ARGS;
 
-void BM_relu_forward(benchmark::State& state) {
-  bench_activation_forward(state, k::relu_forward, act_numel(state));
-}
-void BM_relu_backward(benchmark::State& state) {
-  bench_activation_backward(state, k::relu_backward, act_numel(state));
-}
+void BM_relu_forward(benchmark::State& state) { bench_activation_forward(state, k::relu_forward, act_numel(state)); }
+void BM_relu_backward(benchmark::State& state) { bench_activation_backward(state, k::relu_backward, act_numel(state)); }
 BENCHMARK(BM_relu_forward)->Args({16, 32})->ArgNames({"C", "HW"})->UseRealTime();
 BENCHMARK(BM_relu_backward)->Args({16, 32})->ArgNames({"C", "HW"})->UseRealTime();
 
 // Pooling: args (C, H = W, K, stride, pad).
 k::Pool2dShape pool_shape(const benchmark::State& state) {
-  return {kImgN, (int)state.range(0), (int)state.range(1), (int)state.range(1),
-          (int)state.range(2), (int)state.range(3), (int)state.range(4)};
+  return {kImgN,
+          (int)state.range(0),
+          (int)state.range(1),
+          (int)state.range(1),
+          (int)state.range(2),
+          (int)state.range(3),
+          (int)state.range(4)};
 }
 void BM_maxpool_forward(benchmark::State& state) {
   const k::Pool2dShape s = pool_shape(state);
@@ -377,8 +370,8 @@ void BM_avgpool_backward(benchmark::State& state) {
   time_loop(state, dinp.data(), [&] { k::avgpool2d_backward(dinp.data(), dout.data(), s); });
   set_bytes(state, 4.0 * (nout + 2 * nin));
 }
-#define POOL_ARGS ->Args({16, 32, 3, 2, 1})->Args({16, 32, 2, 2, 0}) \
-  ->ArgNames({"C", "HW", "K", "s", "p"})->UseRealTime()
+#define POOL_ARGS \
+  ->Args({16, 32, 3, 2, 1})->Args({16, 32, 2, 2, 0})->ArgNames({"C", "HW", "K", "s", "p"})->UseRealTime()
 BENCHMARK(BM_maxpool_forward) POOL_ARGS;
 BENCHMARK(BM_maxpool_backward) POOL_ARGS;
 BENCHMARK(BM_avgpool_forward) POOL_ARGS;
@@ -412,9 +405,7 @@ void BM_adamw(benchmark::State& state) {
   cfg.lr = 1e-4f;
   cfg.weight_decay = 0.1f;
   long step = 0;
-  time_loop(state, p.data(), [&] {
-    k::adamw_update(p.data(), g.data(), m.data(), v.data(), kParams, cfg, ++step);
-  });
+  time_loop(state, p.data(), [&] { k::adamw_update(p.data(), g.data(), m.data(), v.data(), kParams, cfg, ++step); });
   set_bytes(state, 4.0 * 7 * kParams);  // p, g, m, v read; p, m, v written
 }
 void BM_sgd_nesterov(benchmark::State& state) {

@@ -98,8 +98,8 @@ void choose_blas_core(char** argv) {
     const std::string failure = reexecute(argv, d.core, in.in_use);
     d.reason = "detected by OpenBLAS; scaleprobe chose " + d.core + " but could not start again with it: " + failure;
     d.warning = "OpenBLAS runs its " + in.in_use + " kernels on a CPU with " + in.cpu.names() +
-                ", and scaleprobe could not start again with " + d.core + " (" + failure + "): set OPENBLAS_CORETYPE=" +
-                d.core + " yourself";
+                ", and scaleprobe could not start again with " + d.core + " (" + failure +
+                "): set OPENBLAS_CORETYPE=" + d.core + " yourself";
   }
   warn(argv, d.warning);
   recorded() = BlasCore{openblas_get_corename(), d.reason};
@@ -108,9 +108,9 @@ void choose_blas_core(char** argv) {
 const BlasCore& blas_core() {
   if (!recorded()) {
     const BlasCoreDecision d = decide_blas_core(live_inputs());
-    recorded() = BlasCore{openblas_get_corename(),
-                          d.reexec ? "detected by OpenBLAS; this program does not choose (it would choose " + d.core + ")"
-                                   : d.reason};
+    recorded() = BlasCore{
+        openblas_get_corename(),
+        d.reexec ? "detected by OpenBLAS; this program does not choose (it would choose " + d.core + ")" : d.reason};
   }
   return *recorded();
 }

@@ -35,9 +35,9 @@ namespace sp::kernels {
 // Call first in main, before MPI_Init, before any thread exists and before argv is parsed: when
 // the rule above chooses another core, execv()s /proc/self/exe with the same argv (same pid, so a
 // launcher such as mpirun or srun still knows the process; the process name is restored, see
-// blas.cpp) and OPENBLAS_CORETYPE set, and does not return. Otherwise (or when the re-execution is impossible, said in one warning line) records the
-// core in use and why, prints the warning the decision has, if any, and returns. No-op with a
-// BLAS other than OpenBLAS.
+// blas.cpp) and OPENBLAS_CORETYPE set, and does not return. Otherwise (or when the re-execution is impossible, said in
+// one warning line) records the core in use and why, prints the warning the decision has, if any, and returns. No-op
+// with a BLAS other than OpenBLAS.
 void choose_blas_core(char** argv);
 
 struct BlasCore {

@@ -24,12 +24,30 @@ Tier tier_of(std::string_view core) {
     Tier tier;
   };
   static constexpr Entry kCores[] = {
-      {"Katmai", Tier::sse},       {"Coppermine", Tier::sse},  {"Northwood", Tier::sse},    {"Prescott", Tier::sse},
-      {"Banias", Tier::sse},       {"Atom", Tier::sse},        {"Core2", Tier::sse},        {"Penryn", Tier::sse},
-      {"Dunnington", Tier::sse},   {"Nehalem", Tier::sse},     {"Athlon", Tier::sse},       {"Opteron", Tier::sse},
-      {"Opteron_SSE3", Tier::sse}, {"Barcelona", Tier::sse},   {"Nano", Tier::sse},         {"Bobcat", Tier::sse},
-      {"Sandybridge", Tier::avx},  {"Bulldozer", Tier::avx},   {"Piledriver", Tier::avx},   {"Steamroller", Tier::avx},
-      {"Excavator", Tier::avx},    {"Haswell", Tier::avx2},    {"Zen", Tier::avx2},         {"SkylakeX", Tier::avx512},
+      {"Katmai", Tier::sse},
+      {"Coppermine", Tier::sse},
+      {"Northwood", Tier::sse},
+      {"Prescott", Tier::sse},
+      {"Banias", Tier::sse},
+      {"Atom", Tier::sse},
+      {"Core2", Tier::sse},
+      {"Penryn", Tier::sse},
+      {"Dunnington", Tier::sse},
+      {"Nehalem", Tier::sse},
+      {"Athlon", Tier::sse},
+      {"Opteron", Tier::sse},
+      {"Opteron_SSE3", Tier::sse},
+      {"Barcelona", Tier::sse},
+      {"Nano", Tier::sse},
+      {"Bobcat", Tier::sse},
+      {"Sandybridge", Tier::avx},
+      {"Bulldozer", Tier::avx},
+      {"Piledriver", Tier::avx},
+      {"Steamroller", Tier::avx},
+      {"Excavator", Tier::avx},
+      {"Haswell", Tier::avx2},
+      {"Zen", Tier::avx2},
+      {"SkylakeX", Tier::avx512},
       {"Cooperlake", Tier::avx512_bf16},
   };
   for (const Entry& e : kCores)
@@ -39,12 +57,18 @@ Tier tier_of(std::string_view core) {
 
 const char* tier_words(Tier t) {
   switch (t) {
-    case Tier::sse: return "generic SSE";
-    case Tier::avx: return "AVX";
-    case Tier::avx2: return "AVX2";
-    case Tier::avx512: return "AVX-512";
-    case Tier::avx512_bf16: return "AVX-512 BF16";
-    case Tier::unknown: break;
+    case Tier::sse:
+      return "generic SSE";
+    case Tier::avx:
+      return "AVX";
+    case Tier::avx2:
+      return "AVX2";
+    case Tier::avx512:
+      return "AVX-512";
+    case Tier::avx512_bf16:
+      return "AVX-512 BF16";
+    case Tier::unknown:
+      break;
   }
   return "unknown";
 }
@@ -76,7 +100,8 @@ BlasCoreDecision decide_blas_core(const BlasCoreInputs& in) {
     if (!same_core(in.in_use, *in.coretype)) {
       d.reason += ", but it runs " + in.in_use + " instead of " + *in.coretype;
       d.warning = "OpenBLAS runs its " + in.in_use + " kernels, not the " + *in.coretype +
-                  " ones scaleprobe chose for this CPU (" + in.cpu.names() + "; OpenBLAS detected " + *in.detected + ")";
+                  " ones scaleprobe chose for this CPU (" + in.cpu.names() + "; OpenBLAS detected " + *in.detected +
+                  ")";
     }
     return d;
   }
@@ -86,8 +111,8 @@ BlasCoreDecision decide_blas_core(const BlasCoreInputs& in) {
     if (!same_core(in.in_use, *in.coretype)) d.reason += " (OpenBLAS runs " + in.in_use + ")";
     const Tier used = tier_of(in.in_use);
     if (!best.empty() && (used == Tier::sse || used == Tier::avx))
-      d.warning = "OPENBLAS_CORETYPE=" + *in.coretype + " runs OpenBLAS' " + tier_words(used) + " kernels (" + in.in_use +
-                  ") on a CPU with " + in.cpu.names() + ": its GEMMs are slower than this CPU's " + best +
+      d.warning = "OPENBLAS_CORETYPE=" + *in.coretype + " runs OpenBLAS' " + tier_words(used) + " kernels (" +
+                  in.in_use + ") on a CPU with " + in.cpu.names() + ": its GEMMs are slower than this CPU's " + best +
                   " kernels; unset it to have them chosen";
     return d;
   }

@@ -16,10 +16,10 @@ namespace sp::kernels {
 
 // ---- 2-D convolution, no dilation, no groups, symmetric zero padding ----
 struct Conv2dShape {
-  int N = 1;            // batch
+  int N = 1;                // batch
   int C = 1, H = 1, W = 1;  // input channels and spatial size
-  int OC = 1;           // output channels
-  int KH = 1, KW = 1;   // kernel size
+  int OC = 1;               // output channels
+  int KH = 1, KW = 1;       // kernel size
   int stride = 1, pad = 0;
   int out_h() const { return (H + 2 * pad - KH) / stride + 1; }
   int out_w() const { return (W + 2 * pad - KW) / stride + 1; }
@@ -52,8 +52,8 @@ std::size_t conv2d_col_numel(const Conv2dShape& s);
 // otherwise), "direct" or "onednn" (every 3x3 pad-1 convolution): SCALEPROBE_CONV, read once;
 // "direct" in a build without oneDNN. Throws std::invalid_argument naming a bad value.
 std::string conv2d_choice();
-void conv2d_forward(float* out, const float* inp, const float* weight, const float* bias,
-                    const Conv2dShape& s, float* col = nullptr);
+void conv2d_forward(float* out, const float* inp, const float* weight, const float* bias, const Conv2dShape& s,
+                    float* col = nullptr);
 
 // dinp    [N, C, H, W]      += conv-transpose of dout   (skipped when nullptr, e.g. the stem)
 //                              accumulate_dinp = false: dinp = ... (overwritten, need not be zeroed)
@@ -67,9 +67,9 @@ void conv2d_forward(float* out, const float* inp, const float* weight, const flo
 // dout[n], then a col2im scatter-add) sums dweight per thread over its (static) share of images
 // into a private buffer and adds the partial sums in thread order, so there dweight's rounding
 // (only) depends on the thread count; dinp and dbias do not.
-void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                     const float* inp, const float* weight, const Conv2dShape& s,
-                     const float* col = nullptr, bool accumulate_dinp = true);
+void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                     const float* weight, const Conv2dShape& s, const float* col = nullptr,
+                     bool accumulate_dinp = true);
 
 // ---- batch normalisation over (N, H, W) per channel (nn.BatchNorm2d) ----
 inline constexpr float kBatchNormEps = 1e-5f;
@@ -83,33 +83,31 @@ inline constexpr float kBatchNormMomentum = 0.1f;
 // UNBIASED variance: r = (1 - momentum) r + momentum * stat, var_unbiased = var * M / (M - 1).
 // Statistics are summed in double, so they are exact to float rounding for any M.
 // out may alias inp.
-void batchnorm_forward_train(float* out, float* mean, float* rstd, float* running_mean,
-                             float* running_var, const float* inp, const float* gamma,
-                             const float* beta, int N, int C, int HW,
+void batchnorm_forward_train(float* out, float* mean, float* rstd, float* running_mean, float* running_var,
+                             const float* inp, const float* gamma, const float* beta, int N, int C, int HW,
                              float momentum = kBatchNormMomentum, float eps = kBatchNormEps);
 // The same followed by a ReLU in the same pass: out = max(bn(x), 0), the same values as
 // batchnorm_forward_train + relu_forward with one pass over the activations fewer (15-45 %
 // faster at ResNet-20's shapes on one Zen 5 core: bench_kernels BM_batchnorm_relu_forward). Its
 // backward stays relu_backward_inplace + batchnorm_backward: the mask read inside the batch
 // norm's passes measured 1.5-1.8x slower than the two passes.
-void batchnorm_relu_forward_train(float* out, float* mean, float* rstd, float* running_mean,
-                                  float* running_var, const float* inp, const float* gamma,
-                                  const float* beta, int N, int C, int HW,
+void batchnorm_relu_forward_train(float* out, float* mean, float* rstd, float* running_mean, float* running_var,
+                                  const float* inp, const float* gamma, const float* beta, int N, int C, int HW,
                                   float momentum = kBatchNormMomentum, float eps = kBatchNormEps);
 // Evaluation mode: out = (x - running_mean) / sqrt(running_var + eps) * gamma + beta.
 // out may alias inp.
 void batchnorm_forward_eval(float* out, const float* inp, const float* gamma, const float* beta,
-                            const float* running_mean, const float* running_var, int N, int C,
-                            int HW, float eps = kBatchNormEps);
+                            const float* running_mean, const float* running_var, int N, int C, int HW,
+                            float eps = kBatchNormEps);
 // Backward of the training-mode forward (batch statistics depend on the input):
 //   xhat = (x - mean) * rstd;  dbeta_c = sum dout;  dgamma_c = sum dout * xhat
 //   dinp += gamma * rstd * (dout - dbeta_c / M - xhat * dgamma_c / M)
 // dinp [N, C, HW], dgamma [C], dbeta [C] accumulate; dgamma / dbeta may be nullptr.
 // accumulate_dinp = false overwrites dinp instead (its previous contents are not read).
 // inp is the forward's INPUT; mean and rstd come from batchnorm_forward_train.
-void batchnorm_backward(float* dinp, float* dgamma, float* dbeta, const float* dout,
-                        const float* inp, const float* gamma, const float* mean,
-                        const float* rstd, int N, int C, int HW, bool accumulate_dinp = true);
+void batchnorm_backward(float* dinp, float* dgamma, float* dbeta, const float* dout, const float* inp,
+                        const float* gamma, const float* mean, const float* rstd, int N, int C, int HW,
+                        bool accumulate_dinp = true);
 
 // Backward of the evaluation-mode forward (mean and rstd are constants, e.g. the running
 // statistics: mean = running_mean, rstd = 1 / sqrt(running_var + eps)):
@@ -117,9 +115,9 @@ void batchnorm_backward(float* dinp, float* dgamma, float* dbeta, const float* d
 //   dinp += gamma * rstd * dout
 // dinp [N, C, HW], dgamma [C], dbeta [C] accumulate; dgamma / dbeta may be nullptr;
 // accumulate_dinp = false overwrites dinp.
-void batchnorm_backward_eval(float* dinp, float* dgamma, float* dbeta, const float* dout,
-                             const float* inp, const float* gamma, const float* mean,
-                             const float* rstd, int N, int C, int HW, bool accumulate_dinp = true);
+void batchnorm_backward_eval(float* dinp, float* dgamma, float* dbeta, const float* dout, const float* inp,
+                             const float* gamma, const float* mean, const float* rstd, int N, int C, int HW,
+                             bool accumulate_dinp = true);
 
 // ---- ReLU ----
 // out, inp: [n]; out = max(inp, 0); out may alias inp (in-place ReLU).

@@ -120,8 +120,8 @@ std::size_t conv2d_col_numel(const Conv2dShape& s) {
   return std::size_t(s.C) * s.KH * s.KW * s.N * std::size_t(s.out_h()) * s.out_w();
 }
 
-void conv2d_forward(float* out, const float* inp, const float* weight, const float* bias,
-                    const Conv2dShape& s, float* col) {
+void conv2d_forward(float* out, const float* inp, const float* weight, const float* bias, const Conv2dShape& s,
+                    float* col) {
   const double io = double(s.N) * (double(s.C) * s.H * s.W + double(s.OC) * s.out_h() * s.out_w());
   profile::Scope scope("conv2d_forward", 2 * s.macs(), 4 * (io + double(s.OC) * s.C * s.KH * s.KW));
   if (detail::conv2d_onednn_applies(s)) return detail::conv2d_onednn_forward(out, inp, weight, bias, s);
@@ -204,12 +204,12 @@ void gemm_backward(float* dinp, float* dweight, const float* dout, const float* 
 
 }  // namespace
 
-void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                     const float* inp, const float* weight, const Conv2dShape& s, const float* col,
-                     bool accumulate_dinp) {
+void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                     const float* weight, const Conv2dShape& s, const float* col, bool accumulate_dinp) {
   const double in_n = double(s.N) * s.C * s.H * s.W, out_n = double(s.N) * s.OC * s.out_h() * s.out_w(),
                w_n = double(s.OC) * s.C * s.KH * s.KW;
-  profile::Scope scope("conv2d_backward", (dinp ? 4 : 2) * s.macs(), 4 * (out_n + in_n + 2 * w_n + (dinp ? w_n + 2 * in_n : 0)));
+  profile::Scope scope("conv2d_backward", (dinp ? 4 : 2) * s.macs(),
+                       4 * (out_n + in_n + 2 * w_n + (dinp ? w_n + 2 * in_n : 0)));
   if (detail::conv2d_onednn_applies(s))
     detail::conv2d_onednn_backward(dinp, dweight, dout, inp, weight, s, accumulate_dinp);
   else if (detail::conv2d_direct_applies(s))

@@ -46,22 +46,26 @@ namespace sp::kernels::detail::SP_KERNEL_VARIANT {
 namespace {
 
 #if defined(__AVX512F__)
-constexpr int VL = 16;      // floats per vector
-constexpr int kMaxXV = 6;   // GO * XV accumulators + XV inputs + 1 broadcast <= 32 registers
+constexpr int VL = 16;     // floats per vector
+constexpr int kMaxXV = 6;  // GO * XV accumulators + XV inputs + 1 broadcast <= 32 registers
 #elif defined(__AVX__)
 constexpr int VL = 8;
-constexpr int kMaxXV = 3;   // 16 registers
+constexpr int kMaxXV = 3;  // 16 registers
 #else
 constexpr int VL = 4;
 constexpr int kMaxXV = 3;
 #endif
-constexpr int GO = 4;       // output channels per correlation tile
-constexpr int GW = 3;       // output channels per weight-gradient tile (3 x 9 accumulators)
-constexpr int GW1 = 2;      // the same for stride 1 (2 x 9: its shifted taps need registers too)
-constexpr int T = 9;        // taps of a 3x3 kernel
+constexpr int GO = 4;   // output channels per correlation tile
+constexpr int GW = 3;   // output channels per weight-gradient tile (3 x 9 accumulators)
+constexpr int GW1 = 2;  // the same for stride 1 (2 x 9: its shifted taps need registers too)
+constexpr int T = 9;    // taps of a 3x3 kernel
 
 typedef float vf __attribute__((vector_size(VL * sizeof(float))));
-inline vf vload(const float* p) { vf v; std::memcpy(&v, p, sizeof v); return v; }
+inline vf vload(const float* p) {
+  vf v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
 inline void vstore(float* p, vf v) { std::memcpy(p, &v, sizeof v); }
 // x - (+0) is x for every x, -0 included, so this folds to one broadcast (vf{} + x cannot: it
 // must turn -0 into +0).
@@ -112,9 +116,16 @@ struct InputLayout {
   std::size_t phase;  // floats per phase plane: all of Qr's windows stay inside and read zeros
   std::size_t chan;   // floats per channel (S*S phases)
   InputLayout(const Conv2dShape& s)
-      : S(s.stride), H(s.H), W(s.W), OH(s.out_h()), OW(s.out_w()),
-        L(S == 1 ? W + 2 : (W + 3) / 2), rows(S == 1 ? H + 2 : (H + 3) / 2),
-        Q(std::size_t(OH) * L), xv(tile_vectors(Q)), Qr(round_up(Q, std::size_t(xv) * VL)) {
+      : S(s.stride),
+        H(s.H),
+        W(s.W),
+        OH(s.out_h()),
+        OW(s.out_w()),
+        L(S == 1 ? W + 2 : (W + 3) / 2),
+        rows(S == 1 ? H + 2 : (H + 3) / 2),
+        Q(std::size_t(OH) * L),
+        xv(tile_vectors(Q)),
+        Qr(round_up(Q, std::size_t(xv) * VL)) {
     // Largest shift; stride 1 adds a vector, which weight_grad_item loads (and does not use)
     // past its last window.
     const std::size_t reach = S == 1 ? 2 * std::size_t(L) + 2 + VL : std::size_t(L) + 1;
@@ -224,13 +235,19 @@ template <class Taps>
 void correlate(float* out, std::size_t out_ld, const float* in, std::size_t chan, int Cin, std::ptrdiff_t L,
                std::ptrdiff_t phase, const float* w, std::size_t Qr, int xv) {
   switch (xv) {
-    case 1: return correlate_tile<Taps, 1>(out, out_ld, in, chan, Cin, L, phase, w, Qr);
-    case 2: return correlate_tile<Taps, 2>(out, out_ld, in, chan, Cin, L, phase, w, Qr);
-    case 3: return correlate_tile<Taps, 3>(out, out_ld, in, chan, Cin, L, phase, w, Qr);
+    case 1:
+      return correlate_tile<Taps, 1>(out, out_ld, in, chan, Cin, L, phase, w, Qr);
+    case 2:
+      return correlate_tile<Taps, 2>(out, out_ld, in, chan, Cin, L, phase, w, Qr);
+    case 3:
+      return correlate_tile<Taps, 3>(out, out_ld, in, chan, Cin, L, phase, w, Qr);
 #if defined(__AVX512F__)
-    case 4: return correlate_tile<Taps, 4>(out, out_ld, in, chan, Cin, L, phase, w, Qr);
-    case 5: return correlate_tile<Taps, 5>(out, out_ld, in, chan, Cin, L, phase, w, Qr);
-    case 6: return correlate_tile<Taps, 6>(out, out_ld, in, chan, Cin, L, phase, w, Qr);
+    case 4:
+      return correlate_tile<Taps, 4>(out, out_ld, in, chan, Cin, L, phase, w, Qr);
+    case 5:
+      return correlate_tile<Taps, 5>(out, out_ld, in, chan, Cin, L, phase, w, Qr);
+    case 6:
+      return correlate_tile<Taps, 6>(out, out_ld, in, chan, Cin, L, phase, w, Qr);
 #endif
   }
 }
@@ -309,12 +326,16 @@ void correlate_image(float* out, bool accumulate, const float* bias, const Plane
 
 // dout with one zero row and column in front (D above), rows of OW + 2 floats.
 struct DoutLayout {
-  int ld, R;                    // row stride; rows of each dinp phase computed (H/2 + 1)
+  int ld, R;  // row stride; rows of each dinp phase computed (H/2 + 1)
   std::size_t Q, Qr, chan;
   int xv;
   DoutLayout(const Conv2dShape& s)
-      : ld(s.out_w() + 2), R(s.H / 2 + 1), Q(std::size_t(R) * ld), Qr(round_up(Q, std::size_t(tile_vectors(Q)) * VL)),
-        chan(round_up(std::max(Qr + ld + 1, std::size_t(s.out_h() + 2) * ld), VL)), xv(tile_vectors(Q)) {}
+      : ld(s.out_w() + 2),
+        R(s.H / 2 + 1),
+        Q(std::size_t(R) * ld),
+        Qr(round_up(Q, std::size_t(tile_vectors(Q)) * VL)),
+        chan(round_up(std::max(Qr + ld + 1, std::size_t(s.out_h() + 2) * ld), VL)),
+        xv(tile_vectors(Q)) {}
 };
 
 // ---- weight gradient ----
@@ -384,8 +405,7 @@ void weight_grad_item(float* dw, int o0, int c, int images, Dz dz, const float* 
 
 }  // namespace
 
-void conv2d_direct_forward(float* out, const float* inp, const float* weight, const float* bias,
-                           const Conv2dShape& s) {
+void conv2d_direct_forward(float* out, const float* inp, const float* weight, const float* bias, const Conv2dShape& s) {
   const InputLayout f(s);
   const auto w_at = [&](int o, int c, int t) { return weight[(std::size_t(o) * s.C + c) * T + t]; };
   float* wpk = scratch(3, std::size_t((s.OC + GO - 1) / GO) * s.C * T * GO);
@@ -408,8 +428,8 @@ void conv2d_direct_forward(float* out, const float* inp, const float* weight, co
   }
 }
 
-void conv2d_direct_backward(float* dinp, float* dweight, const float* dout, const float* inp,
-                            const float* weight, const Conv2dShape& s, bool accumulate_dinp) {
+void conv2d_direct_backward(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight,
+                            const Conv2dShape& s, bool accumulate_dinp) {
   const InputLayout f(s);
   const DoutLayout g(s);  // stride 2 only
   const std::size_t in_img = std::size_t(s.C) * s.H * s.W, out_img = std::size_t(s.OC) * f.OH * f.OW;
@@ -452,7 +472,7 @@ void conv2d_direct_backward(float* dinp, float* dweight, const float* dout, cons
   // chunk. The chunk size does not depend on the thread count (dweight's rounding would), and
   // is a multiple of 4 images when it can be, so 2 or 4 threads get equal shares.
   const std::size_t dout_chan = s.stride == 1 ? f.chan : g.chan;  // padded dout (dinp)
-  const std::size_t dz_chan = s.stride == 1 ? 0 : f.Qr;            // stride 2: dout for dweight
+  const std::size_t dz_chan = s.stride == 1 ? 0 : f.Qr;           // stride 2: dout for dweight
   const std::size_t image_bytes = (s.C * f.chan + s.OC * (dout_chan + dz_chan)) * sizeof(float);
   int chunk = int(std::clamp<std::size_t>((3u << 19) / image_bytes, 1, std::size_t(s.N)));
   if (chunk >= 4) chunk -= chunk % 4;

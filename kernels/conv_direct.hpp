@@ -26,15 +26,14 @@ namespace sp::kernels::detail {
 bool conv2d_direct_applies(const Conv2dShape& s);
 
 // out [N, OC, H, W] = conv(inp, weight) (+ bias per channel when not nullptr).
-void conv2d_direct_forward(float* out, const float* inp, const float* weight, const float* bias,
-                           const Conv2dShape& s);
+void conv2d_direct_forward(float* out, const float* inp, const float* weight, const float* bias, const Conv2dShape& s);
 
 // dinp [N, C, H, W] (+)= conv-transpose(dout) (skipped when nullptr); dweight += correlation of
 // dout and inp. Each dweight entry is computed by one thread over all images in a fixed order,
 // so no result depends on the thread count (but the variant's vector width changes the order of
 // dweight's sums: runs compared bitwise must use the same variant, see kernel_isa()).
-void conv2d_direct_backward(float* dinp, float* dweight, const float* dout, const float* inp,
-                            const float* weight, const Conv2dShape& s, bool accumulate_dinp);
+void conv2d_direct_backward(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight,
+                            const Conv2dShape& s, bool accumulate_dinp);
 
 // The calling thread's scratch buffer `slot` (0..4) of at least n floats, kept between calls.
 float* conv_direct_scratch(int slot, std::size_t n);

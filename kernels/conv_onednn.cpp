@@ -88,9 +88,9 @@ Plan make_plan(const Conv2dShape& s, bool with_bias) {
   const memory::desc any_src(src_d, f32, tag::any), any_wei(wei_d, f32, tag::any), any_dst(dst_d, f32, tag::any);
   const auto dir = dnnl::algorithm::convolution_direct;
   const auto fwd_desc = with_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dir, any_src,
-                                                                     any_wei, p.bias, any_dst, strides, pad, pad)
+                                                                    any_wei, p.bias, any_dst, strides, pad, pad)
                                   : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dir, any_src,
-                                                                     any_wei, any_dst, strides, pad, pad);
+                                                                    any_wei, any_dst, strides, pad, pad);
   p.fwd_pd = dnnl::convolution_forward::primitive_desc(fwd_desc, cpu());
   p.bwd_data_pd = dnnl::convolution_backward_data::primitive_desc(
       dnnl::convolution_backward_data::desc(dir, any_src, any_wei, any_dst, strides, pad, pad), cpu(), p.fwd_pd);
@@ -143,8 +143,7 @@ void out_of(dnnl::stream& st, memory& theirs, memory& ours, bool add) {
 
 }  // namespace
 
-void conv2d_onednn_forward(float* out, const float* inp, const float* weight, const float* bias,
-                           const Conv2dShape& s) {
+void conv2d_onednn_forward(float* out, const float* inp, const float* weight, const float* bias, const Conv2dShape& s) {
   const Plan& p = plan(s, bias != nullptr);
   dnnl::stream st(cpu());
   memory x(p.src, cpu(), const_cast<float*>(inp)), w(p.wei, cpu(), const_cast<float*>(weight)), y(p.dst, cpu(), out);
@@ -158,8 +157,8 @@ void conv2d_onednn_forward(float* out, const float* inp, const float* weight, co
   st.wait();
 }
 
-void conv2d_onednn_backward(float* dinp, float* dweight, const float* dout, const float* inp,
-                            const float* weight, const Conv2dShape& s, bool accumulate_dinp) {
+void conv2d_onednn_backward(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight,
+                            const Conv2dShape& s, bool accumulate_dinp) {
   const Plan& p = plan(s, false);
   dnnl::stream st(cpu());
   memory dy(p.dst, cpu(), const_cast<float*>(dout));
@@ -173,7 +172,8 @@ void conv2d_onednn_backward(float* dinp, float* dweight, const float* dout, cons
     memory dx(p.src, cpu(), dinp);
     out_of(st, dxs, dx, accumulate_dinp);
   }
-  if (!dys || dys.get_desc() != p.bwd_weights_pd.diff_dst_desc()) dys = into(st, dy, p.bwd_weights_pd.diff_dst_desc(), 0);
+  if (!dys || dys.get_desc() != p.bwd_weights_pd.diff_dst_desc())
+    dys = into(st, dy, p.bwd_weights_pd.diff_dst_desc(), 0);
   memory x(p.src, cpu(), const_cast<float*>(inp));
   memory xs = into(st, x, p.bwd_weights_pd.src_desc(), 1);
   memory dws = staged(2, p.bwd_weights_pd.diff_weights_desc());

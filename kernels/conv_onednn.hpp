@@ -25,11 +25,10 @@ const std::string& conv_choice();
 
 bool conv2d_onednn_applies(const Conv2dShape& s);
 
-void conv2d_onednn_forward(float* out, const float* inp, const float* weight, const float* bias,
-                           const Conv2dShape& s);
+void conv2d_onednn_forward(float* out, const float* inp, const float* weight, const float* bias, const Conv2dShape& s);
 
 // dinp (+)= ... (skipped when nullptr), dweight += ...: as conv2d_backward; dbias is conv.cpp's.
-void conv2d_onednn_backward(float* dinp, float* dweight, const float* dout, const float* inp,
-                            const float* weight, const Conv2dShape& s, bool accumulate_dinp);
+void conv2d_onednn_backward(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight,
+                            const Conv2dShape& s, bool accumulate_dinp);
 
 }  // namespace sp::kernels::detail

@@ -46,9 +46,9 @@ CpuFeatures read_cpu_features() {
 }  // namespace
 
 std::string CpuFeatures::names() const {
-  const std::pair<bool, const char*> all[] = {{avx2, "avx2"},         {fma, "fma"},           {avx512f, "avx512f"},
-                                              {avx512bw, "avx512bw"}, {avx512cd, "avx512cd"}, {avx512dq, "avx512dq"},
-                                              {avx512vl, "avx512vl"}, {avx512_bf16, "avx512_bf16"}};
+  const std::pair<bool, const char*> all[] = {
+      {avx2, "avx2"},         {fma, "fma"},           {avx512f, "avx512f"},   {avx512bw, "avx512bw"},
+      {avx512cd, "avx512cd"}, {avx512dq, "avx512dq"}, {avx512vl, "avx512vl"}, {avx512_bf16, "avx512_bf16"}};
   std::string s;
   for (const auto& [present, name] : all) {
     if (!present) continue;

@@ -6,8 +6,8 @@
 
 namespace sp::kernels {
 
-void softmax_crossentropy_forward(float* losses, float* probs, const float* logits,
-                                  const int* targets, int B, int T, int V) {
+void softmax_crossentropy_forward(float* losses, float* probs, const float* logits, const int* targets, int B, int T,
+                                  int V) {
   const double NV = double(B) * T * V;
   profile::Scope scope("crossentropy_forward", 4 * NV, 8 * NV);
   const int N = B * T;
@@ -34,8 +34,8 @@ void softmax_crossentropy_forward(float* losses, float* probs, const float* logi
   }
 }
 
-void softmax_crossentropy_backward(float* dlogits, const float* probs, const int* targets,
-                                   float dloss, int B, int T, int V, bool accumulate) {
+void softmax_crossentropy_backward(float* dlogits, const float* probs, const int* targets, float dloss, int B, int T,
+                                   int V, bool accumulate) {
   const double NV = double(B) * T * V;
   profile::Scope scope("crossentropy_backward", 2 * NV, 12 * NV);
   const int N = B * T;

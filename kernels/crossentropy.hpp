@@ -9,12 +9,12 @@ namespace sp::kernels {
 //                     logsumexp(logits[b,t,:]) - logits[b,t,target] so it stays finite even
 //                     when the target's probability underflows to 0 in float.
 // The mean loss is the caller's sum(losses) / (B*T).
-void softmax_crossentropy_forward(float* losses, float* probs, const float* logits,
-                                  const int* targets, int B, int T, int V);
+void softmax_crossentropy_forward(float* losses, float* probs, const float* logits, const int* targets, int B, int T,
+                                  int V);
 
 // dlogits [B, T, V] += dloss * (probs - onehot(targets)) (= when accumulate is false): the
 // gradient of L = dloss * sum_{b,t} losses[b,t]. For the mean loss pass dloss = 1 / (B*T).
-void softmax_crossentropy_backward(float* dlogits, const float* probs, const int* targets,
-                                   float dloss, int B, int T, int V, bool accumulate = true);
+void softmax_crossentropy_backward(float* dlogits, const float* probs, const int* targets, float dloss, int B, int T,
+                                   int V, bool accumulate = true);
 
 }  // namespace sp::kernels

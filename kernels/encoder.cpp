@@ -5,8 +5,7 @@
 
 namespace sp::kernels {
 
-void encoder_forward(float* out, const int* tokens, const float* wte, const float* wpe,
-                     int B, int T, int C) {
+void encoder_forward(float* out, const int* tokens, const float* wte, const float* wpe, int B, int T, int C) {
   const double NC = double(B) * T * C;
   profile::Scope scope("encoder_forward", NC, 12 * NC);
 #pragma omp parallel for collapse(2)
@@ -21,8 +20,7 @@ void encoder_forward(float* out, const int* tokens, const float* wte, const floa
   }
 }
 
-void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* tokens,
-                      int B, int T, int C) {
+void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int B, int T, int C) {
   const double NC = double(B) * T * C;
   profile::Scope scope("encoder_backward", 2 * NC, 20 * NC);
   // Serial on purpose: positions that share a token write the same dwte row, and this pass is

@@ -46,8 +46,8 @@ const Entry& choose() {
   const char* asked = std::getenv("SCALEPROBE_GEMM");
   if (asked == nullptr || *asked == '\0') return kLibraries[0];
   if (const Entry* e = find(asked)) return *e;
-  throw std::invalid_argument("SCALEPROBE_GEMM=" + std::string(asked) + ": not a GEMM library of this build (" + names() +
-                              ")");
+  throw std::invalid_argument("SCALEPROBE_GEMM=" + std::string(asked) + ": not a GEMM library of this build (" +
+                              names() + ")");
 }
 
 const Entry& chosen() {
@@ -61,8 +61,8 @@ void run(Library library, bool trans_a, bool trans_b, int M, int N, int K, float
 #if defined(SP_KERNELS_HAVE_ONEDNN)
     case Library::onednn: {
       // dnnl_sgemm is row-major; it returns an error only for invalid arguments (a bug here).
-      const dnnl_status_t st = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb,
-                                          beta, C, ldc);
+      const dnnl_status_t st =
+          dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
       if (st != dnnl_success) throw std::logic_error("dnnl_sgemm: invalid arguments");
       return;
     }
@@ -77,13 +77,13 @@ void run(Library library, bool trans_a, bool trans_b, int M, int N, int K, float
 
 }  // namespace
 
-void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
-           const float* B, int ldb, float beta, float* C, int ldc) {
+void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+           int ldb, float beta, float* C, int ldc) {
   run(chosen().library, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-void sgemm_in(const std::string& library, bool trans_a, bool trans_b, int M, int N, int K, float alpha,
-              const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc) {
+void sgemm_in(const std::string& library, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A,
+              int lda, const float* B, int ldb, float beta, float* C, int ldc) {
   const Entry* e = find(library);
   if (e == nullptr) throw std::invalid_argument("not a GEMM library of this build: " + library);
   run(e->library, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);

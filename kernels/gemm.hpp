@@ -19,13 +19,13 @@ namespace sp::kernels {
 
 // C[M,N] = alpha * op(A) · op(B) + beta * C, row-major. op(A) is M×K: A is stored [M, lda] or,
 // with trans_a, [K, lda] (A^T). op(B) is K×N: B is stored [K, ldb] or, with trans_b, [N, ldb].
-void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
-           const float* B, int ldb, float beta, float* C, int ldc);
+void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+           int ldb, float beta, float* C, int ldc);
 
 // sgemm in the named library of this build, whichever is in use (tests compare every library with
 // a reference); throws std::invalid_argument for a name not in gemm_libraries().
-void sgemm_in(const std::string& library, bool trans_a, bool trans_b, int M, int N, int K, float alpha,
-              const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc);
+void sgemm_in(const std::string& library, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A,
+              int lda, const float* B, int ldb, float beta, float* C, int ldc);
 
 // The GEMM libraries of this build (the default first: "onednn" when built with it, "openblas") and the one in
 // use (throws std::invalid_argument naming the problem when SCALEPROBE_GEMM names another).

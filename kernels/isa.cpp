@@ -51,7 +51,8 @@ const Variant& choose() {
       if (v.cpu_runs()) return v;
     } else if (v.name == std::string(asked)) {
       if (!v.cpu_runs())
-        throw std::invalid_argument("SCALEPROBE_KERNEL_ISA=" + std::string(asked) + ": this CPU cannot run that variant");
+        throw std::invalid_argument("SCALEPROBE_KERNEL_ISA=" + std::string(asked) +
+                                    ": this CPU cannot run that variant");
       return v;
     }
   }
@@ -80,13 +81,12 @@ bool conv2d_direct_applies(const Conv2dShape& s) {
   return s.KH == 3 && s.KW == 3 && s.pad == 1 && (s.stride == 1 || s.stride == 2);
 }
 
-void conv2d_direct_forward(float* out, const float* inp, const float* weight, const float* bias,
-                           const Conv2dShape& s) {
+void conv2d_direct_forward(float* out, const float* inp, const float* weight, const float* bias, const Conv2dShape& s) {
   chosen().forward(out, inp, weight, bias, s);
 }
 
-void conv2d_direct_backward(float* dinp, float* dweight, const float* dout, const float* inp,
-                            const float* weight, const Conv2dShape& s, bool accumulate_dinp) {
+void conv2d_direct_backward(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight,
+                            const Conv2dShape& s, bool accumulate_dinp) {
   chosen().backward(dinp, dweight, dout, inp, weight, s, accumulate_dinp);
 }
 
@@ -96,7 +96,9 @@ void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t
   chosen().gelu_backward(dinp, inp, dout, N, accumulate);
 }
 
-void softmax_causal_rows(float* p, int T, int t_begin, int t_end) { chosen().softmax_causal_rows(p, T, t_begin, t_end); }
+void softmax_causal_rows(float* p, int T, int t_begin, int t_end) {
+  chosen().softmax_causal_rows(p, T, t_begin, t_end);
+}
 
 void softmax_causal_rows_backward(float* ds, const float* p, int T, int t_begin, int t_end, int keys, float scale) {
   chosen().softmax_causal_rows_backward(ds, p, T, t_begin, t_end, keys, scale);

@@ -17,11 +17,11 @@
 // One header per family, all included here:
 #pragma once
 
-#include "kernels/attention.hpp"    // causal multi-head self-attention
-#include "kernels/blas.hpp"         // set_blas_threads and the BLAS thread-pool rules
-#include "kernels/cnn.hpp"          // conv2d, batch norm, ReLU, pooling (ResNet)
-#include "kernels/crossentropy.hpp" // fused softmax + cross-entropy
-#include "kernels/gemm.hpp"         // sgemm: every GEMM, in OpenBLAS or oneDNN
-#include "kernels/layers.hpp"       // encoder, layernorm, gelu, residual
-#include "kernels/matmul.hpp"       // linear layer through sgemm
-#include "kernels/optim.hpp"        // AdamW, SGD with momentum
+#include "kernels/attention.hpp"     // causal multi-head self-attention
+#include "kernels/blas.hpp"          // set_blas_threads and the BLAS thread-pool rules
+#include "kernels/cnn.hpp"           // conv2d, batch norm, ReLU, pooling (ResNet)
+#include "kernels/crossentropy.hpp"  // fused softmax + cross-entropy
+#include "kernels/gemm.hpp"          // sgemm: every GEMM, in OpenBLAS or oneDNN
+#include "kernels/layers.hpp"        // encoder, layernorm, gelu, residual
+#include "kernels/matmul.hpp"        // linear layer through sgemm
+#include "kernels/optim.hpp"         // AdamW, SGD with momentum

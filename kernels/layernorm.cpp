@@ -8,8 +8,8 @@
 
 namespace sp::kernels {
 
-void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
-                       const float* weight, const float* bias, int B, int T, int C) {
+void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight, const float* bias,
+                       int B, int T, int C) {
   const double rows = double(B) * T;
   profile::Scope scope("layernorm_forward", 8 * rows * C, 4 * (2 * rows * C + 2.0 * C + 2 * rows));
   const int N = B * T;
@@ -37,9 +37,8 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
   }
 }
 
-void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                        const float* inp, const float* weight, const float* mean,
-                        const float* rstd, int B, int T, int C) {
+void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                        const float* weight, const float* mean, const float* rstd, int B, int T, int C) {
   const double rows = double(B) * T;
   profile::Scope scope("layernorm_backward", 12 * rows * C, 4 * (4 * rows * C + 5.0 * C + 2 * rows));
   const int N = B * T;

@@ -9,25 +9,22 @@ namespace sp::kernels {
 // ---- encoder: token + position embedding ----
 // out: [B, T, C]   tokens: [B, T], each in [0, V)   wte: [V, C]   wpe: [maxT, C] with maxT >= T
 // out[b, t, :] = wte[tokens[b, t], :] + wpe[t, :]
-void encoder_forward(float* out, const int* tokens, const float* wte, const float* wpe,
-                     int B, int T, int C);
+void encoder_forward(float* out, const int* tokens, const float* wte, const float* wpe, int B, int T, int C);
 // dwte [V, C] += dout scattered by token (a token seen twice gets both rows); dwpe [maxT, C]
 // rows 0..T-1 += dout summed over the batch.   dout: [B, T, C]
-void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* tokens,
-                      int B, int T, int C);
+void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int B, int T, int C);
 
 // ---- layernorm over the last dimension C ----
 inline constexpr float kLayerNormEps = 1e-5f;
 // out, inp: [B, T, C]   weight, bias: [C]   mean, rstd: [B, T] (written, saved for backward)
 // mean = avg_c inp;  rstd = 1 / sqrt(avg_c (inp - mean)^2 + 1e-5)   (biased variance)
 // out = (inp - mean) * rstd * weight + bias
-void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
-                       const float* weight, const float* bias, int B, int T, int C);
+void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight, const float* bias,
+                       int B, int T, int C);
 // dinp [B, T, C] += ...,  dweight [C] += ...,  dbias [C] += ...   (any of the three may be
 // nullptr to skip it). dout, inp: [B, T, C]; weight: [C]; mean, rstd from layernorm_forward.
-void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                        const float* inp, const float* weight, const float* mean,
-                        const float* rstd, int B, int T, int C);
+void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                        const float* weight, const float* mean, const float* rstd, int B, int T, int C);
 
 // ---- GELU, tanh approximation (as in GPT-2) ----
 // out, inp: [N]   out = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))   out may alias inp.

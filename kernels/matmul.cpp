@@ -13,8 +13,8 @@ namespace {
 
 // out = inp · weight^T + (each row of out pre-filled with bias + the residual's row, when given):
 // the GEMM adds to the pre-filled rows (beta = 1), one pass over out instead of one more after it.
-void linear_forward(float* out, const float* inp, const float* weight, const float* bias,
-                    const float* residual, int N, int C, int OC) {
+void linear_forward(float* out, const float* inp, const float* weight, const float* bias, const float* residual, int N,
+                    int C, int OC) {
   float beta = 0.0f;
   if (bias != nullptr || residual != nullptr) {
 #pragma omp parallel for
@@ -37,10 +37,10 @@ void linear_forward(float* out, const float* inp, const float* weight, const flo
 
 }  // namespace
 
-void matmul_forward(float* out, const float* inp, const float* weight, const float* bias,
-                    int B, int T, int C, int OC) {
+void matmul_forward(float* out, const float* inp, const float* weight, const float* bias, int B, int T, int C, int OC) {
   const double rows = double(B) * T;
-  profile::Scope scope("matmul_forward", 2 * rows * C * OC + (bias ? rows * OC : 0), 4 * (rows * C + double(OC) * C + rows * OC));
+  profile::Scope scope("matmul_forward", 2 * rows * C * OC + (bias ? rows * OC : 0),
+                       4 * (rows * C + double(OC) * C + rows * OC));
   linear_forward(out, inp, weight, bias, nullptr, B * T, C, OC);
 }
 
@@ -52,9 +52,8 @@ void matmul_residual_forward(float* out, const float* inp, const float* weight, 
   linear_forward(out, inp, weight, bias, residual, B * T, C, OC);
 }
 
-void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                     const float* inp, const float* weight, int B, int T, int C, int OC,
-                     bool accumulate_dinp) {
+void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                     const float* weight, int B, int T, int C, int OC, bool accumulate_dinp) {
   const double NT = double(B) * T;
   profile::Scope scope("matmul_backward", (dinp ? 4 : 2) * NT * C * OC + (dbias ? NT * OC : 0),
                        4 * (NT * OC + NT * C + 2.0 * OC * C + (dinp ? double(OC) * C + 2 * NT * C : 0)));

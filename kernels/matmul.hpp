@@ -9,8 +9,7 @@ namespace sp::kernels {
 // weight: [OC, C]    (PyTorch nn.Linear layout: one row per output channel)
 // bias:   [OC] or nullptr (no bias)
 // out[n, o] = bias[o] + sum_c inp[n, c] * weight[o, c]
-void matmul_forward(float* out, const float* inp, const float* weight, const float* bias,
-                    int B, int T, int C, int OC);
+void matmul_forward(float* out, const float* inp, const float* weight, const float* bias, int B, int T, int C, int OC);
 // The same layer with the residual add of a transformer block folded in (its own pass saved):
 // out[n, o] = residual[n, o] + bias[o] + sum_c inp[n, c] * weight[o, c]   residual: [B*T, OC]
 // (out must not alias inp; it may alias residual).
@@ -23,8 +22,7 @@ void matmul_residual_forward(float* out, const float* inp, const float* weight, 
 //   dweight [OC, C]   += dout^T · inp             (required)
 //   dbias   [OC]      += column sums of dout      (skipped when dbias == nullptr: no bias)
 // dout: [B*T, OC]; inp and weight as in matmul_forward.
-void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                     const float* inp, const float* weight, int B, int T, int C, int OC,
-                     bool accumulate_dinp = true);
+void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                     const float* weight, int B, int T, int C, int OC, bool accumulate_dinp = true);
 
 }  // namespace sp::kernels

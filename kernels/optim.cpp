@@ -6,8 +6,7 @@
 
 namespace sp::kernels {
 
-void adamw_update(float* params, const float* grads, float* m, float* v, size_t n,
-                  const AdamWConfig& cfg, long step) {
+void adamw_update(float* params, const float* grads, float* m, float* v, size_t n, const AdamWConfig& cfg, long step) {
   profile::Scope scope("adamw_update", 16.0 * double(n), 28.0 * double(n));
   assert(step >= 1);
   // Bias corrections in double: beta2^step is close to 1 for thousands of steps.
@@ -29,15 +28,15 @@ void adamw_update(float* params, const float* grads, float* m, float* v, size_t 
   }
 }
 
-void sgd_update(float* params, const float* grads, float* momentum_buf, size_t n,
-                const SGDConfig& cfg, long step) {
+void sgd_update(float* params, const float* grads, float* momentum_buf, size_t n, const SGDConfig& cfg, long step) {
   profile::Scope scope("sgd_update", 4.0 * double(n), 20.0 * double(n));
   assert(step >= 1);
   assert(cfg.momentum == 0.0f || momentum_buf != nullptr);
   assert(!cfg.nesterov || (cfg.momentum > 0.0f && cfg.dampening == 0.0f));
   const bool use_momentum = cfg.momentum != 0.0f;
   const bool first = step == 1, nesterov = cfg.nesterov;
-  const float wd = cfg.weight_decay, momentum = cfg.momentum, dampening = cfg.dampening, lr = cfg.lr;  // (as adamw_update)
+  const float wd = cfg.weight_decay, momentum = cfg.momentum, dampening = cfg.dampening,
+              lr = cfg.lr;  // (as adamw_update)
 #pragma omp parallel for simd
   for (size_t i = 0; i < n; i++) {
     float g = grads[i] + wd * params[i];

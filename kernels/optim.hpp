@@ -21,8 +21,7 @@ struct AdamWConfig {
 //   param -= lr * (m_hat / (sqrt(v_hat) + eps) + weight_decay * param)
 // params, grads, m, v: [n]; m and v start at zero and are updated in place.
 // step: 1-based count of updates including this one (1 on the first call).
-void adamw_update(float* params, const float* grads, float* m, float* v, size_t n,
-                  const AdamWConfig& cfg, long step);
+void adamw_update(float* params, const float* grads, float* m, float* v, size_t n, const AdamWConfig& cfg, long step);
 
 struct SGDConfig {
   float lr = 0.1f;
@@ -39,8 +38,7 @@ struct SGDConfig {
 //   param -= lr * g
 // params, grads: [n]; momentum_buf: [n], updated in place (may be nullptr when momentum == 0;
 // its contents before step 1 are ignored). step: 1-based, as for adamw_update.
-void sgd_update(float* params, const float* grads, float* momentum_buf, size_t n,
-                const SGDConfig& cfg, long step);
+void sgd_update(float* params, const float* grads, float* momentum_buf, size_t n, const SGDConfig& cfg, long step);
 
 // sum_i x[i]^2 in double, for the gradient norm before clipping. Vector partial sums in a fixed
 // order: the same result for any thread count (one thread runs it: it is memory-bound).

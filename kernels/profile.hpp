@@ -23,7 +23,7 @@ struct Row {
 
 void set_enabled(bool on);
 bool enabled();
-void reset();            // every row to zero
+void reset();             // every row to zero
 std::vector<Row> rows();  // the kernels called since the last reset, by name
 
 class Scope {

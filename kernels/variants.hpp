@@ -10,19 +10,19 @@
 
 namespace sp::kernels::detail {
 
-#define SP_KERNEL_VARIANT_API                                                                    \
-  /* conv_direct.cpp */                                                                           \
-  void conv2d_direct_forward(float* out, const float* inp, const float* weight, const float* bias, \
-                             const Conv2dShape& s);                                               \
-  void conv2d_direct_backward(float* dinp, float* dweight, const float* dout, const float* inp,  \
-                              const float* weight, const Conv2dShape& s, bool accumulate_dinp);  \
-  /* gelu.cpp */                                                                                  \
-  void gelu_forward(float* out, const float* inp, std::size_t N);                                 \
-  void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t N, bool accumulate); \
-  /* softmax.cpp: rows [t_begin, t_end) of a T x T score matrix, softmax over t2 <= t, 0 after */  \
-  void softmax_causal_rows(float* p, int T, int t_begin, int t_end);                              \
-  /* its backward: rows i = t - t_begin of ds (d p in, d score out, leading dimension T), keys */  \
-  /* entries each, p from the forward (0 where masked) */                                          \
+#define SP_KERNEL_VARIANT_API                                                                                        \
+  /* conv_direct.cpp */                                                                                              \
+  void conv2d_direct_forward(float* out, const float* inp, const float* weight, const float* bias,                   \
+                             const Conv2dShape& s);                                                                  \
+  void conv2d_direct_backward(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight, \
+                              const Conv2dShape& s, bool accumulate_dinp);                                           \
+  /* gelu.cpp */                                                                                                     \
+  void gelu_forward(float* out, const float* inp, std::size_t N);                                                    \
+  void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t N, bool accumulate);              \
+  /* softmax.cpp: rows [t_begin, t_end) of a T x T score matrix, softmax over t2 <= t, 0 after */                    \
+  void softmax_causal_rows(float* p, int T, int t_begin, int t_end);                                                 \
+  /* its backward: rows i = t - t_begin of ds (d p in, d score out, leading dimension T), keys */                    \
+  /* entries each, p from the forward (0 where masked) */                                                            \
   void softmax_causal_rows_backward(float* ds, const float* p, int T, int t_begin, int t_end, int keys, float scale);
 namespace baseline {
 SP_KERNEL_VARIANT_API

@@ -143,7 +143,8 @@ ReplayProfile read_replay_profile(const std::filesystem::path& path) {
 
     p.by_rank.resize(std::size_t(p.ranks));
     for (auto& [key, s] : steps) {
-      if (key.first < 0 || key.first >= p.ranks) fail("iterations row of rank {} in a trace of {} ranks", key.first, p.ranks);
+      if (key.first < 0 || key.first >= p.ranks)
+        fail("iterations row of rank {} in a trace of {} ranks", key.first, p.ranks);
       if (s.buckets.empty()) fail("rank {} step {} has no bucket", key.first, key.second);
       std::stable_sort(s.buckets.begin(), s.buckets.end(),
                        [](const ReplayBucket& a, const ReplayBucket& b) { return a.ready_s < b.ready_s; });
@@ -152,7 +153,8 @@ ReplayProfile read_replay_profile(const std::filesystem::path& path) {
     for (std::size_t rank = 0; rank < p.by_rank.size(); ++rank) {
       const auto& mine = p.by_rank[rank];
       const auto& first = p.by_rank.front();
-      if (mine.size() != first.size()) fail("rank {} has {} summarised steps, rank 0 {}", rank, mine.size(), first.size());
+      if (mine.size() != first.size())
+        fail("rank {} has {} summarised steps, rank 0 {}", rank, mine.size(), first.size());
       for (std::size_t k = 0; k < mine.size(); ++k)
         if (mine[k].step != first[k].step || mine[k].buckets.size() != first[k].buckets.size())
           fail("rank {} step {} differs from rank 0's in its step or buckets", rank, mine[k].step);
@@ -175,7 +177,7 @@ std::vector<double> flatten(const ReplayProfile& p, std::string& text) {
   for (const auto& rank : p.by_rank)
     for (const ReplayStep& s : rank) {
       v.insert(v.end(), {s.step, s.case_id, s.lead_s, s.backward_s, s.tail_s, s.measured_step_s, s.measured_wait_s,
-                             double(s.buckets.size())});
+                         double(s.buckets.size())});
       for (const ReplayBucket& b : s.buckets) v.insert(v.end(), {b.numel, b.tensors, b.ready_s});
     }
   return v;

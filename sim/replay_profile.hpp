@@ -12,9 +12,9 @@
 namespace sp::sim {
 
 struct ReplayBucket {
-  double numel = 0;       // gradient elements (f32)
-  double tensors = 0;     // gradients in it: backward reports progress once per tensor
-  double ready_s = 0;     // backward compute from its start until the bucket was ready
+  double numel = 0;    // gradient elements (f32)
+  double tensors = 0;  // gradients in it: backward reports progress once per tensor
+  double ready_s = 0;  // backward compute from its start until the bucket was ready
 };
 
 // One measured rank's step (numbers all doubles: the profile travels to every rank as one array).
@@ -24,7 +24,7 @@ struct ReplayStep {
   double backward_s = 0;  // the last backward's compute (progress calls taken out)
   double tail_s = 0;      // the optimizer
   double measured_step_s = 0;
-  double measured_wait_s = 0;  // after backward, for the buckets (the exposed communication)
+  double measured_wait_s = 0;         // after backward, for the buckets (the exposed communication)
   std::vector<ReplayBucket> buckets;  // in the order backward made them ready
 };
 
@@ -34,11 +34,11 @@ struct ReplayCase {
 };
 
 struct ReplayProfile {
-  std::string source;          // the trace's path, as given
-  std::string overlap_mode;    // progress, thread or none
-  std::string machine;         // the trace's provenance: where the compute was measured
-  int ranks = 0;               // measured ranks
-  double chunk_bytes = 0;      // ring/tree pipelining segment of the run
+  std::string source;        // the trace's path, as given
+  std::string overlap_mode;  // progress, thread or none
+  std::string machine;       // the trace's provenance: where the compute was measured
+  int ranks = 0;             // measured ranks
+  double chunk_bytes = 0;    // ring/tree pipelining segment of the run
   std::vector<ReplayCase> cases;
   std::vector<std::vector<ReplayStep>> by_rank;  // [rank][k]: the k-th summarised step
 

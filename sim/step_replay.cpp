@@ -126,8 +126,8 @@ class Replayer {
     for (std::size_t b = 0; b < s.buckets.size(); ++b) {
       const auto numel = std::size_t(s.buckets[b].numel);
       float* at = grads_ + offset;
-      const coll::AllreduceArgs call{at, at, numel, coll::Dtype::f32, coll::Op::sum, &t_, &workspace_,
-                                     std::size_t(p_.chunk_bytes)};
+      const coll::AllreduceArgs call{
+          at, at, numel, coll::Dtype::f32, coll::Op::sum, &t_, &workspace_, std::size_t(p_.chunk_bytes)};
       auto [transport, shape] = a.placement(call, coll::tag::kTagStride * int(b % kInFlight));
       if (transport != &t_) fail("algorithm '{}' needs a transport of its own; the replay runs MPI's", a.name);
       shape.scaled = true;  // the engine's mean
@@ -244,10 +244,12 @@ int run(Session& s) {
   std::string trace_in;
   RunOptions o;
   std::size_t max_steps = 0;
-  CLI::App app{"step_replay: a measured data-parallel run (a train trace) replayed on a simulated cluster", "step_replay"};
+  CLI::App app{"step_replay: a measured data-parallel run (a train trace) replayed on a simulated cluster",
+               "step_replay"};
   app.add_option("trace", trace_in, "the measured run: a gpt_train or resnet_train trace")->required();
   int only_case = -1;
-  app.add_option("--steps", max_steps, "replay the first N summarised steps (of --case; 0 = all)")->check(CLI::Range(0, 100000000));
+  app.add_option("--steps", max_steps, "replay the first N summarised steps (of --case; 0 = all)")
+      ->check(CLI::Range(0, 100000000));
   app.add_option("--case", only_case, "replay the steps of this case of the measured run only (its cases table)")
       ->check(CLI::Range(0, 1000000));
   app.add_option("-o,--trace", o.trace, "HDF5 trace of the replay (default traces/step_replay-<time>.h5)");
@@ -259,7 +261,8 @@ int run(Session& s) {
   for (const ReplayCase& c : p.cases) try {
       const coll::Algorithm& a = coll::find_algorithm(c.algorithm);
       if (!a.is_schedule() && a.transport != "mpi")
-        throw UsageError(fmt::format("algorithm '{}' of {} does not run in the simulated build", c.algorithm, p.source));
+        throw UsageError(
+            fmt::format("algorithm '{}' of {} does not run in the simulated build", c.algorithm, p.source));
     } catch (const UsageError&) {
       throw;
     } catch (const std::exception& e) {
@@ -319,20 +322,25 @@ int run(Session& s) {
   auto& c_cap = cases.strings("bucket_cap", "bucket cap label");
   auto& c_buckets = cases.ints("buckets", "", "buckets per step");
   auto& c_steps = cases.ints("steps", "", "steps replayed");
-  auto& c_measured = cases.reals("measured_median_s", "s", "median over the steps of the slowest measured rank's step time");
-  auto& c_predicted = cases.reals("predicted_median_s", "s", "median over the steps of the slowest simulated rank's step time");
-  auto& c_wait = cases.reals("predicted_wait_median_s", "s", "median over the steps of the longest simulated wait after backward");
-  auto& c_measured_wait = cases.reals("measured_wait_median_s", "s", "median over the steps of the longest measured wait after backward");
+  auto& c_measured =
+      cases.reals("measured_median_s", "s", "median over the steps of the slowest measured rank's step time");
+  auto& c_predicted =
+      cases.reals("predicted_median_s", "s", "median over the steps of the slowest simulated rank's step time");
+  auto& c_wait =
+      cases.reals("predicted_wait_median_s", "s", "median over the steps of the longest simulated wait after backward");
+  auto& c_measured_wait =
+      cases.reals("measured_wait_median_s", "s", "median over the steps of the longest measured wait after backward");
   auto& c_error = cases.reals("error", "", "predicted / measured - 1 (NaN when the rank counts differ)");
   const bool same_ranks = s.size == p.ranks;
   std::string table = simulation_banner();
-  table += fmt::format("# step_replay: {} ({} measured ranks, {}, overlap {}) on {} simulated ranks; {} step(s)\n",
-                       p.source, p.ranks, p.machine.empty() ? "machine not recorded" : p.machine, p.overlap_mode,
-                       s.size, steps);
+  table +=
+      fmt::format("# step_replay: {} ({} measured ranks, {}, overlap {}) on {} simulated ranks; {} step(s)\n", p.source,
+                  p.ranks, p.machine.empty() ? "machine not recorded" : p.machine, p.overlap_mode, s.size, steps);
   table += "# compute as measured; communication simulated (the algorithms' programs); timing only\n";
   table += "# step: median over the steps of the slowest rank's; wait: of the longest wait after backward\n";
-  table += fmt::format("# {:>4} {:>13} {:>8} {:>7} {:>5} {:>13} {:>13} {:>9} {:>12} {:>12}\n", "case", "algorithm", "cap",
-                       "buckets", "steps", "measured(ms)", "predicted(ms)", "error(%)", "m.wait(ms)", "p.wait(ms)");
+  table +=
+      fmt::format("# {:>4} {:>13} {:>8} {:>7} {:>5} {:>13} {:>13} {:>9} {:>12} {:>12}\n", "case", "algorithm", "cap",
+                  "buckets", "steps", "measured(ms)", "predicted(ms)", "error(%)", "m.wait(ms)", "p.wait(ms)");
   for (std::size_t c = 0; c < p.cases.size(); ++c) {
     std::vector<double> measured, predicted, waits, measured_waits;
     std::int64_t buckets = 0;
@@ -345,7 +353,8 @@ int run(Session& s) {
         buckets = std::int64_t(mine[chosen[k]].buckets.size());
       }
     if (predicted.empty()) continue;
-    const double m = median_of(measured), q = median_of(predicted), w = median_of(waits), mw = median_of(measured_waits);
+    const double m = median_of(measured), q = median_of(predicted), w = median_of(waits),
+                 mw = median_of(measured_waits);
     const double error = same_ranks ? q / m - 1 : NAN;
     c_id.push_back(std::int64_t(c));
     c_algorithm.push_back(p.cases[c].algorithm);

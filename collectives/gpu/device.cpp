@@ -33,9 +33,10 @@ int select_device(int local_rank, int device_count) {
   if (device_count <= 0) fail("no CUDA device visible to this rank (CUDA_VISIBLE_DEVICES, the job's --gpus)");
   if (device_count == 1) return 0;
   if (local_rank < 0)
-    fail("{} CUDA devices visible and no local rank in the environment (SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, "
-         "MPI_LOCALRANKID): launch with srun or mpirun, or bind one device per rank",
-         device_count);
+    fail(
+        "{} CUDA devices visible and no local rank in the environment (SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, "
+        "MPI_LOCALRANKID): launch with srun or mpirun, or bind one device per rank",
+        device_count);
   if (local_rank >= device_count)
     fail("local rank {} but only {} CUDA devices on this node: at most one rank per GPU", local_rank, device_count);
   return local_rank;
@@ -51,8 +52,10 @@ std::string shared_device_problem(const std::vector<std::string>& uuid_by_rank, 
   std::string ranks;
   for (std::size_t i = 0; i < sharing.size(); ++i)
     ranks += (i == 0 ? "" : i + 1 == sharing.size() ? " and " : ", ") + std::to_string(sharing[i]);
-  return fmt::format("ranks {} use the same GPU {}: NCCL needs one GPU per rank (give each its own: "
-                     "srun --gpus-per-task=1, or CUDA_VISIBLE_DEVICES)", ranks, mine);
+  return fmt::format(
+      "ranks {} use the same GPU {}: NCCL needs one GPU per rank (give each its own: "
+      "srun --gpus-per-task=1, or CUDA_VISIBLE_DEVICES)",
+      ranks, mine);
 }
 
 }  // namespace sp::coll::gpu

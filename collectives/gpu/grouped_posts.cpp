@@ -16,8 +16,7 @@ std::vector<PostedOp> GroupedPosts::take_for_wait(int id) {
   const auto waited = std::find_if(held_.begin(), held_.end(), [&](const PostedOp& o) { return o.id == id; });
   if (waited == held_.end()) return {};
   std::vector<PostedOp> group, kept;
-  for (auto it = held_.begin(); it != held_.end(); ++it)
-    (it->is_send || it <= waited ? group : kept).push_back(*it);
+  for (auto it = held_.begin(); it != held_.end(); ++it) (it->is_send || it <= waited ? group : kept).push_back(*it);
   held_ = std::move(kept);
   return group;
 }

@@ -18,8 +18,8 @@ namespace sp::coll::gpu {
 struct PostedOp {
   bool is_send = false;
   int peer = 0;
-  int id = 0;                    // the Request slot the post returned
-  const void* data = nullptr;    // what the library needs to start it
+  int id = 0;                  // the Request slot the post returned
+  const void* data = nullptr;  // what the library needs to start it
   std::size_t count = 0;
   int dtype = 0;
 };

@@ -35,19 +35,26 @@ void check_nccl(ncclResult_t r, const char* what) {
 
 ncclDataType_t nccl_type(Dtype d) {
   switch (d) {
-    case Dtype::f32: return ncclFloat32;
-    case Dtype::f64: return ncclFloat64;
-    case Dtype::i32: return ncclInt32;
-    case Dtype::bf16: return ncclBfloat16;
+    case Dtype::f32:
+      return ncclFloat32;
+    case Dtype::f64:
+      return ncclFloat64;
+    case Dtype::i32:
+      return ncclInt32;
+    case Dtype::bf16:
+      return ncclBfloat16;
   }
   fail("NCCL: unknown dtype");
 }
 
 ncclRedOp_t nccl_op(Op o) {
   switch (o) {
-    case Op::sum: return ncclSum;
-    case Op::max: return ncclMax;
-    case Op::min: return ncclMin;
+    case Op::sum:
+      return ncclSum;
+    case Op::max:
+      return ncclMax;
+    case Op::min:
+      return ncclMin;
   }
   fail("NCCL: unknown op");
 }
@@ -163,9 +170,11 @@ class NcclTransport final : public Transport {
         check_nccl(ncclGroupStart(), "ncclGroupStart");
         for (int peer = 0; peer < size(); ++peer) {
           check_nccl(ncclSend(static_cast<const std::byte*>(send) + std::size_t(peer) * bytes, block, type, peer, comm_,
-                              stream_), "ncclSend");
-          check_nccl(ncclRecv(static_cast<std::byte*>(recv) + std::size_t(peer) * bytes, block, type, peer, comm_,
-                              stream_), "ncclRecv");
+                              stream_),
+                     "ncclSend");
+          check_nccl(
+              ncclRecv(static_cast<std::byte*>(recv) + std::size_t(peer) * bytes, block, type, peer, comm_, stream_),
+              "ncclRecv");
         }
         return check_nccl(ncclGroupEnd(), "ncclGroupEnd");
       }
@@ -174,13 +183,16 @@ class NcclTransport final : public Transport {
         check_nccl(ncclGroupStart(), "ncclGroupStart");
         for (int peer = 0; peer < size(); ++peer) {
           check_nccl(ncclSend(static_cast<const std::byte*>(send) + v_displacement(call, size(), peer) * size_of(d),
-                              v_block(call, size(), peer), type, peer, comm_, stream_), "ncclSend");
+                              v_block(call, size(), peer), type, peer, comm_, stream_),
+                     "ncclSend");
           check_nccl(ncclRecv(static_cast<std::byte*>(recv) + std::size_t(peer) * mine * size_of(d), mine, type, peer,
-                              comm_, stream_), "ncclRecv");
+                              comm_, stream_),
+                     "ncclRecv");
         }
         return check_nccl(ncclGroupEnd(), "ncclGroupEnd");
       }
-      default: Transport::library_collective(call, send, recv, d, o);
+      default:
+        Transport::library_collective(call, send, recv, d, o);
     }
   }
   void reduce(void* inout, const void* in, std::size_t count, Dtype d, Op o) const override {
@@ -217,9 +229,7 @@ class NcclTransport final : public Transport {
     start(posts_.take_all());
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
-  void mark() override {
-    check_cuda(cudaEventRecord(mark_, stream_), "cudaEventRecord");
-  }
+  void mark() override { check_cuda(cudaEventRecord(mark_, stream_), "cudaEventRecord"); }
   double seconds_since_mark() override {
     check_cuda(cudaEventRecord(now_, stream_), "cudaEventRecord");
     check_cuda(cudaEventSynchronize(now_), "cudaEventSynchronize");
@@ -250,7 +260,7 @@ class NcclTransport final : public Transport {
   cudaStream_t stream_ = nullptr;
   ncclComm_t comm_ = nullptr;
   cudaEvent_t mark_ = nullptr, now_ = nullptr;  // a timed call's start and end on the stream
-  gpu::GroupedPosts posts_;  // posted, not yet started on the stream
+  gpu::GroupedPosts posts_;                     // posted, not yet started on the stream
 };
 
 }  // namespace

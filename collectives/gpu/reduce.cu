@@ -18,11 +18,17 @@ void check(cudaError_t e, const char* what) {
 }
 
 template <typename T>
-struct Sum { __device__ T operator()(T a, T b) const { return a + b; } };
+struct Sum {
+  __device__ T operator()(T a, T b) const { return a + b; }
+};
 template <typename T>
-struct Max { __device__ T operator()(T a, T b) const { return a > b ? a : b; } };
+struct Max {
+  __device__ T operator()(T a, T b) const { return a > b ? a : b; }
+};
 template <typename T>
-struct Min { __device__ T operator()(T a, T b) const { return a < b ? a : b; } };
+struct Min {
+  __device__ T operator()(T a, T b) const { return a < b ? a : b; }
+};
 
 // bf16 reduces in float and rounds once per element, as the host's reduce_local does.
 template <template <typename> class F>
@@ -56,17 +62,22 @@ int blocks_for(std::size_t count) {
 
 template <typename T, typename F>
 void launch_reduce(void* inout, const void* in, std::size_t count, F f, Stream stream) {
-  reduce_kernel<<<blocks_for(count), kThreads, 0, stream>>>(static_cast<T*>(inout), static_cast<const T*>(in), count, f);
+  reduce_kernel<<<blocks_for(count), kThreads, 0, stream>>>(static_cast<T*>(inout), static_cast<const T*>(in), count,
+                                                            f);
   check(cudaGetLastError(), "reduce kernel launch");
 }
 
 template <template <typename> class F>
 void reduce_with(void* inout, const void* in, std::size_t count, Dtype d, Stream s) {
   switch (d) {
-    case Dtype::f32: return launch_reduce<float>(inout, in, count, F<float>{}, s);
-    case Dtype::f64: return launch_reduce<double>(inout, in, count, F<double>{}, s);
-    case Dtype::i32: return launch_reduce<std::int32_t>(inout, in, count, F<std::int32_t>{}, s);
-    case Dtype::bf16: return launch_reduce<__nv_bfloat16>(inout, in, count, Bf16<F>{}, s);
+    case Dtype::f32:
+      return launch_reduce<float>(inout, in, count, F<float>{}, s);
+    case Dtype::f64:
+      return launch_reduce<double>(inout, in, count, F<double>{}, s);
+    case Dtype::i32:
+      return launch_reduce<std::int32_t>(inout, in, count, F<std::int32_t>{}, s);
+    case Dtype::bf16:
+      return launch_reduce<__nv_bfloat16>(inout, in, count, Bf16<F>{}, s);
   }
 }
 
@@ -75,9 +86,12 @@ void reduce_with(void* inout, const void* in, std::size_t count, Dtype d, Stream
 void reduce(void* inout, const void* in, std::size_t count, Dtype d, Op o, Stream stream) {
   if (count == 0) return;
   switch (o) {
-    case Op::sum: return reduce_with<Sum>(inout, in, count, d, stream);
-    case Op::max: return reduce_with<Max>(inout, in, count, d, stream);
-    case Op::min: return reduce_with<Min>(inout, in, count, d, stream);
+    case Op::sum:
+      return reduce_with<Sum>(inout, in, count, d, stream);
+    case Op::max:
+      return reduce_with<Max>(inout, in, count, d, stream);
+    case Op::min:
+      return reduce_with<Min>(inout, in, count, d, stream);
   }
 }
 
@@ -89,10 +103,12 @@ unsigned long long count_mismatches(const void* got, const void* want, std::size
   const int blocks = blocks_for(count);
   switch (d) {  // compared as values; bf16 by its bits (equal values have equal bits here: no NaN)
     case Dtype::f32:
-      mismatch_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const float*>(got), static_cast<const float*>(want), count, wrong);
+      mismatch_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const float*>(got), static_cast<const float*>(want),
+                                                       count, wrong);
       break;
     case Dtype::f64:
-      mismatch_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const double*>(got), static_cast<const double*>(want), count, wrong);
+      mismatch_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const double*>(got),
+                                                       static_cast<const double*>(want), count, wrong);
       break;
     case Dtype::i32:
       mismatch_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const std::int32_t*>(got),

@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
     rates.push_back(2.0 * double(bytes) / (now() - t0) / 1e9);
   }
   std::sort(rates.begin(), rates.end());
-  std::printf("%5zu MiB flush=%d: best %.2f median %.2f GB/s\n", bytes >> 20, flush, rates.back(), rates[rates.size() / 2]);
+  std::printf("%5zu MiB flush=%d: best %.2f median %.2f GB/s\n", bytes >> 20, flush, rates.back(),
+              rates[rates.size() / 2]);
   volatile double sink = a[n / 2];
   (void)sink;
 }

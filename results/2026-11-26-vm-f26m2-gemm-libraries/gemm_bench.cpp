@@ -36,7 +36,11 @@ static void sgemm(bool ta, bool tb, int M, int N, int K, const float* A, const f
 
 int main(int argc, char** argv) {
   const int passes = argc > 1 ? std::atoi(argv[1]) : 3, reps = 20;
-  struct Shape { const char* name; bool ta, tb; int M, N, K; };
+  struct Shape {
+    const char* name;
+    bool ta, tb;
+    int M, N, K;
+  };
   const int R = 1024, C = 256;
   const std::vector<Shape> shapes = {
       {"fwd qkv", false, true, R, 3 * C, C},      {"fwd proj", false, true, R, C, C},
@@ -55,6 +59,7 @@ int main(int argc, char** argv) {
         sgemm(s.ta, s.tb, s.M, s.N, s.K, a.data(), b.data(), c.data());
         best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       }
-      std::printf("%s\t%d\t%s\t%d\t%d\t%d\t%.1f\n", kLib, p, s.name, s.M, s.N, s.K, 2.0 * s.M * s.N * s.K / best * 1e-9);
+      std::printf("%s\t%d\t%s\t%d\t%d\t%d\t%.1f\n", kLib, p, s.name, s.M, s.N, s.K,
+                  2.0 * s.M * s.N * s.K / best * 1e-9);
     }
 }

@@ -150,9 +150,14 @@ struct Parser {
   const char* name;
   void (*run)(const std::string&);
 };
-constexpr Parser kParsers[] = {{"size", size},          {"size_list", size_list},     {"size_range", size_range},
-                               {"choice_list", choice_list}, {"names", names},      {"bucket_caps", bucket_caps},
-                               {"plan", plan},          {"lr_steps", lr_steps}};
+constexpr Parser kParsers[] = {{"size", size},
+                               {"size_list", size_list},
+                               {"size_range", size_range},
+                               {"choice_list", choice_list},
+                               {"names", names},
+                               {"bucket_caps", bucket_caps},
+                               {"plan", plan},
+                               {"lr_steps", lr_steps}};
 
 }  // namespace
 

@@ -21,10 +21,29 @@ sp::gpt::GPT& model() {
 
 const sp::fuzz::H5Vocabulary& vocabulary() {
   static const sp::fuzz::H5Vocabulary v = [] {
-    sp::fuzz::H5Vocabulary v{{"format", "format_version", "model_name", "vocab_size", "max_seq_len", "channels",
-                              "num_layers", "num_heads", "num_parameters", "model", "optimizer", "train", "check",
-                              "exp_avg", "exp_avg_sq", "adam_step", "step", "init_seed", "data_seed", "next_batch",
-                              "data_source", "data_fingerprint", "transformer.wte.weight"},
+    sp::fuzz::H5Vocabulary v{{"format",
+                              "format_version",
+                              "model_name",
+                              "vocab_size",
+                              "max_seq_len",
+                              "channels",
+                              "num_layers",
+                              "num_heads",
+                              "num_parameters",
+                              "model",
+                              "optimizer",
+                              "train",
+                              "check",
+                              "exp_avg",
+                              "exp_avg_sq",
+                              "adam_step",
+                              "step",
+                              "init_seed",
+                              "data_seed",
+                              "next_batch",
+                              "data_source",
+                              "data_fingerprint",
+                              "transformer.wte.weight"},
                              {"scaleprobe-gpt-checkpoint", "gpt-micro", "synthetic:4096", "", "x"},
                              {}};
     for (const auto& t : model().tensors) v.tensors.push_back({t.name, {t.shape.begin(), t.shape.end()}});

@@ -52,8 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!read) return 0;
   const sp::coll::GradientLayout& layout = *read;
   const std::string text(sp::fuzz::as_text(data, size));
-  if (counts_overflow(text))
-    finding("load_layout_file accepted a layout whose element count overflows 64 bits");
+  if (counts_overflow(text)) finding("load_layout_file accepted a layout whose element count overflows 64 bits");
   if (layout.tensors.empty()) finding("load_layout_file returned no tensors");
   for (const auto& t : layout.tensors)
     if (t.numel == 0) finding("load_layout_file returned a tensor of 0 elements");
@@ -62,7 +61,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const sp::coll::BucketCap cap = sp::coll::parse_bucket_cap(cap_text);
     std::size_t next = 0;
     for (const auto& b : sp::coll::pack_buckets(layout, 4, cap)) {
-      if (b.offset != next || b.numel == 0 || b.tensors.empty()) finding("pack_buckets: buckets do not tile the buffer");
+      if (b.offset != next || b.numel == 0 || b.tensors.empty())
+        finding("pack_buckets: buckets do not tile the buffer");
       next += b.numel;
     }
     if (next != layout.total_numel()) finding("pack_buckets: buckets do not cover the buffer");

@@ -25,10 +25,18 @@ sp::resnet::ResNet& model() {
 
 const sp::fuzz::H5Vocabulary& vocabulary() {
   static const sp::fuzz::H5Vocabulary v = [] {
-    sp::fuzz::H5Vocabulary v{{"format", "format_version", "model_name", "stages", "depth", "width", "num_classes",
-                              "in_channels", "decay_all", "num_parameters", "model", "optimizer", "train", "check",
-                              "sgd_step", "step", "init_seed", "data_seed", "next_batch", "augment", "data_source",
-                              "data_fingerprint", "conv1.weight", "bn1.num_batches_tracked"},
+    sp::fuzz::H5Vocabulary v{{"format",       "format_version",
+                              "model_name",   "stages",
+                              "depth",        "width",
+                              "num_classes",  "in_channels",
+                              "decay_all",    "num_parameters",
+                              "model",        "optimizer",
+                              "train",        "check",
+                              "sgd_step",     "step",
+                              "init_seed",    "data_seed",
+                              "next_batch",   "augment",
+                              "data_source",  "data_fingerprint",
+                              "conv1.weight", "bn1.num_batches_tracked"},
                              {"scaleprobe-resnet-checkpoint", "resnet20", "synthetic:64+16", "", "x"},
                              {}};
     for (const auto& t : model().tensors) v.tensors.push_back({t.name, {t.shape.begin(), t.shape.end()}});
@@ -45,8 +53,9 @@ const sp::fuzz::H5Vocabulary& vocabulary() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  return sp::fuzz::fuzz_hdf5_reader(data, size, vocabulary(), "the ResNet checkpoint loader", [](const std::string& path) {
-    sp::resnet::read_checkpoint_info(path);
-    sp::resnet::load_checkpoint(path, model(), true);
-  });
+  return sp::fuzz::fuzz_hdf5_reader(data, size, vocabulary(), "the ResNet checkpoint loader",
+                                    [](const std::string& path) {
+                                      sp::resnet::read_checkpoint_info(path);
+                                      sp::resnet::load_checkpoint(path, model(), true);
+                                    });
 }

@@ -86,7 +86,7 @@ auto read_input_file(InputFile& file, const std::uint8_t* data, std::size_t size
 // -timeout (10 s) and -malloc_limit_mb (run_fuzz.sh).
 inline void quiet_isolated_child() {
   __sanitizer_set_death_callback(nullptr);  // libFuzzer's: it writes the crash artifact
-  ::signal(SIGTRAP, SIG_DFL);                // the crash signals are reset by core/h5_open.cpp
+  ::signal(SIGTRAP, SIG_DFL);               // the crash signals are reset by core/h5_open.cpp
   const int null = ::open("/dev/null", O_WRONLY);
   if (null >= 0) ::dup2(null, 1), ::dup2(null, 2);
 }

@@ -12,8 +12,20 @@
 namespace sp::fuzz {
 namespace {
 
-constexpr std::int64_t kInts[] = {0, 1, 2, 3, -1, 4, 8, 10, 16, 1000, std::int64_t(1) << 32, std::int64_t(1) << 62,
-                                  std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::min()};
+constexpr std::int64_t kInts[] = {0,
+                                  1,
+                                  2,
+                                  3,
+                                  -1,
+                                  4,
+                                  8,
+                                  10,
+                                  16,
+                                  1000,
+                                  std::int64_t(1) << 32,
+                                  std::int64_t(1) << 62,
+                                  std::numeric_limits<std::int64_t>::max(),
+                                  std::numeric_limits<std::int64_t>::min()};
 
 struct Reader {
   const std::uint8_t* p;
@@ -62,17 +74,29 @@ Typed make_typed(int t, hsize_t n, const Value& v) {
     out.buf.resize(std::max<hsize_t>(n, 1) * sizeof(T));
     for (hsize_t i = 0; i < std::max<hsize_t>(n, 1); ++i) {
       T x{};
-      if (v.raw) std::memcpy(&x, v.bytes, sizeof(T));
-      else x = T(std::int64_t(std::uint64_t(v.integer) + i));  // wraps at INT64_MAX, no UB
+      if (v.raw)
+        std::memcpy(&x, v.bytes, sizeof(T));
+      else
+        x = T(std::int64_t(std::uint64_t(v.integer) + i));  // wraps at INT64_MAX, no UB
       std::memcpy(out.buf.data() + i * sizeof(T), &x, sizeof(T));
     }
   };
   switch (t % 8) {
-    case 0: fill(std::int64_t{}, H5T_NATIVE_INT64); break;
-    case 1: fill(std::int32_t{}, H5T_NATIVE_INT32); break;
-    case 2: fill(std::uint8_t{}, H5T_NATIVE_UINT8); break;
-    case 3: fill(double{}, H5T_NATIVE_DOUBLE); break;
-    case 4: fill(float{}, H5T_NATIVE_FLOAT); break;
+    case 0:
+      fill(std::int64_t{}, H5T_NATIVE_INT64);
+      break;
+    case 1:
+      fill(std::int32_t{}, H5T_NATIVE_INT32);
+      break;
+    case 2:
+      fill(std::uint8_t{}, H5T_NATIVE_UINT8);
+      break;
+    case 3:
+      fill(double{}, H5T_NATIVE_DOUBLE);
+      break;
+    case 4:
+      fill(float{}, H5T_NATIVE_FLOAT);
+      break;
     case 6: {
       out.type = h5::Datatype(H5Tcopy(H5T_C_S1));
       H5Tset_size(out.type, H5T_VARIABLE);
@@ -130,16 +154,20 @@ void add_tensors(hid_t group, const H5Vocabulary& vocab, int perturb) {
     std::vector<hsize_t> dims = vocab.tensors[i].dims;
     if (perturb > 0 && std::size_t(perturb - 1) % vocab.tensors.size() == i) {
       const int how = (perturb - 1) / int(vocab.tensors.size()) % 3;
-      if (how == 0 && !dims.empty()) dims.pop_back();
-      else if (how == 1) dims.push_back(1);
-      else if (!dims.empty()) ++dims.back();
+      if (how == 0 && !dims.empty())
+        dims.pop_back();
+      else if (how == 1)
+        dims.push_back(1);
+      else if (!dims.empty())
+        ++dims.back();
     }
     hsize_t n = 1;
     for (hsize_t d : dims) n *= d;
     std::vector<float> zeros(n, 0.0f);
-    h5::Dataspace space(dims.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(int(dims.size()), dims.data(), nullptr));
-    h5::Dataset d(H5Dcreate2(group, vocab.tensors[i].name.c_str(), H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT,
-                             H5P_DEFAULT));
+    h5::Dataspace space(dims.empty() ? H5Screate(H5S_SCALAR)
+                                     : H5Screate_simple(int(dims.size()), dims.data(), nullptr));
+    h5::Dataset d(
+        H5Dcreate2(group, vocab.tensors[i].name.c_str(), H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
     if (d.get() >= 0) H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, zeros.data());
   }
 }
@@ -149,7 +177,9 @@ void add_tensors(hid_t group, const H5Vocabulary& vocab, int perturb) {
 namespace {
 
 void build_into(hid_t file, const std::uint8_t* program, std::size_t size, const H5Vocabulary& vocab) {
-  const auto name = [&](std::uint8_t i) { return vocab.names.empty() ? std::string("x") : vocab.names[i % vocab.names.size()]; };
+  const auto name = [&](std::uint8_t i) {
+    return vocab.names.empty() ? std::string("x") : vocab.names[i % vocab.names.size()];
+  };
   h5::Group current(H5Gopen2(file, "/", H5P_DEFAULT));
   h5::Dataset dataset;  // the current object when valid, else the current group
   Reader r{program, size};
@@ -186,8 +216,12 @@ void build_into(hid_t file, const std::uint8_t* program, std::size_t size, const
         current = h5::Group(H5Gopen2(file, "/", H5P_DEFAULT));
         dataset.reset();
         break;
-      case 4: add_tensors(current, vocab, r.byte()); break;
-      case 5: dataset.reset(); break;
+      case 4:
+        add_tensors(current, vocab, r.byte());
+        break;
+      case 5:
+        dataset.reset();
+        break;
     }
   }
 }
@@ -225,7 +259,8 @@ bool restamp_mode() {
 
 bool write_h5_input(const std::string& path, const std::uint8_t* data, std::size_t size, const H5Vocabulary& vocab) {
   static constexpr char kDigestMagic[] = "scaleprobe-digest";
-  const bool digest_image = size >= sizeof kDigestMagic - 1 && std::memcmp(data, kDigestMagic, sizeof kDigestMagic - 1) == 0;
+  const bool digest_image =
+      size >= sizeof kDigestMagic - 1 && std::memcmp(data, kDigestMagic, sizeof kDigestMagic - 1) == 0;
   // An image of the older format (no digest): the readers read it in an isolated child, where a
   // libhdf5 crash is one error line in the parent (README.md).
   if (is_hdf5_image(data, size)) return write_bytes(path, data, size);

@@ -19,7 +19,7 @@ constexpr Dtype kDtypes[] = {Dtype::f32, Dtype::f64, Dtype::i32, Dtype::bf16};
 constexpr Op kOps[] = {Op::sum, Op::max, Op::min};
 constexpr std::size_t kCount = 100003;  // odd: the grid-stride loops' tails
 
-#define SKIP_WITHOUT_DEVICE()                                                                   \
+#define SKIP_WITHOUT_DEVICE()                                                                          \
   if (device_count() == 0) SP_SKIP_OPTIONAL_PART("gpu", "no CUDA device (or driver) on this machine"); \
   if (::testing::Test::IsSkipped() || ::testing::Test::HasFailure()) return
 

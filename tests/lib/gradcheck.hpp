@@ -68,8 +68,8 @@ inline ::testing::AssertionResult grads_match(const std::string& name, const std
   }
   std::printf("[gradcheck] %-34s max |analytic - numeric| = %.2e\n", name.c_str(), max_err);
   if (bad > 0)
-    return ::testing::AssertionFailure() << name << ": " << bad << " of " << analytic.size()
-                                         << " elements off, first " << first;
+    return ::testing::AssertionFailure() << name << ": " << bad << " of " << analytic.size() << " elements off, first "
+                                         << first;
   return ::testing::AssertionSuccess();
 }
 

@@ -45,9 +45,9 @@ inline std::string optional_part_refusal(const std::string& part) {
 
 }  // namespace sp::test
 
-#define SP_SKIP_OPTIONAL_PART(part, why)                                                    \
-  do {                                                                                      \
-    const std::string sp_refusal_ = ::sp::test::optional_part_refusal(part);                \
-    if (!sp_refusal_.empty()) FAIL() << sp_refusal_ << ": " << why;                         \
-    GTEST_SKIP() << "optional part " << part << ": " << why;                                \
+#define SP_SKIP_OPTIONAL_PART(part, why)                                     \
+  do {                                                                       \
+    const std::string sp_refusal_ = ::sp::test::optional_part_refusal(part); \
+    if (!sp_refusal_.empty()) FAIL() << sp_refusal_ << ": " << why;          \
+    GTEST_SKIP() << "optional part " << part << ": " << why;                 \
   } while (0)

@@ -72,8 +72,8 @@ inline void expect_engine_tables_of_five_steps(const TraceReader& r) {
 // "env <test env> timeout -s KILL 120 mpiexec -n <ranks> <flags> ": launches the command after it
 // on `ranks` ranks, killed after 120 s so that a hung job fails the test instead of the suite.
 inline std::string mpirun(int ranks) {
-  return "env " SP_MPI_TEST_ENV " timeout -s KILL 120 " SP_MPIEXEC " " SP_MPIEXEC_NUMPROC_FLAG " " + std::to_string(ranks) +
-         " " SP_MPIEXEC_FLAGS " ";
+  return "env " SP_MPI_TEST_ENV " timeout -s KILL 120 " SP_MPIEXEC " " SP_MPIEXEC_NUMPROC_FLAG " " +
+         std::to_string(ranks) + " " SP_MPIEXEC_FLAGS " ";
 }
 #endif
 
@@ -82,9 +82,8 @@ class TrainerTest : public ::testing::Test {
   // prefix: the temporary directory is <tmp>/<prefix>_<pid>_<test name>.
   explicit TrainerTest(std::string prefix) : prefix_(std::move(prefix)) {}
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           (prefix_ + "_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() / (prefix_ + "_" + std::to_string(::getpid()) + "_" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override {
@@ -155,8 +154,10 @@ class TrainerTest : public ::testing::Test {
                                       const std::string& args, const std::vector<std::string>& columns) const {
     ASSERT_EQ(train(args + "-s 8 -o " + path("full.h5") + " --save " + path("full_ck.h5"), "full.log"), 0);
     ASSERT_EQ(train(args + "-s 8 --stop-after 4 -o " + path("first.h5") + " --save " + path("ck4.h5"), "first.log"), 0);
-    ASSERT_EQ(train(args + "-s 8 --resume " + path("ck4.h5") + " -o " + path("second.h5") + " --save " +
-                    path("end_ck.h5"), "second.log"), 0);
+    ASSERT_EQ(
+        train(args + "-s 8 --resume " + path("ck4.h5") + " -o " + path("second.h5") + " --save " + path("end_ck.h5"),
+              "second.log"),
+        0);
     expect_resume_is_bitwise("full.h5", "first.h5", "second.h5", columns);
     for (const char* group : {"model", "optimizer"}) expect_same_group("full_ck.h5", "end_ck.h5", group);
   }
@@ -193,8 +194,8 @@ class TrainerTest : public ::testing::Test {
         EXPECT_EQ(std::memcmp(&f[i], &a[i], sizeof(double)), 0) << col << " step " << i + 1;
       }
       for (int i = 0; i < 4; ++i)
-        EXPECT_EQ(std::memcmp(&f[4 + i], &b[i], sizeof(double)), 0) << col << " step " << i + 5 << ": " << f[4 + i]
-                                                                    << " vs " << b[i];
+        EXPECT_EQ(std::memcmp(&f[4 + i], &b[i], sizeof(double)), 0)
+            << col << " step " << i + 5 << ": " << f[4 + i] << " vs " << b[i];
     }
   }
 

@@ -19,15 +19,14 @@ class FailurePrinter : public ::testing::EmptyTestEventListener {
  public:
   explicit FailurePrinter(int rank) : rank_(rank) {}
   // The test name is remembered here: asking UnitTest for it inside OnTestPartResult deadlocks.
-  void OnTestStart(const ::testing::TestInfo& t) override {
-    test_ = std::string(t.test_suite_name()) + "." + t.name();
-  }
+  void OnTestStart(const ::testing::TestInfo& t) override { test_ = std::string(t.test_suite_name()) + "." + t.name(); }
   void OnTestPartResult(const ::testing::TestPartResult& r) override {
     if (!r.failed()) return;
     std::fprintf(stderr, "[rank %d] %s %s:%d: %s\n", rank_, test_.c_str(), r.file_name() ? r.file_name() : "?",
                  r.line_number(), r.summary());
     std::fflush(stderr);
   }
+
  private:
   int rank_;
   std::string test_;

@@ -38,29 +38,42 @@ namespace {
 constexpr Dtype kDtypes[] = {Dtype::f32, Dtype::f64, Dtype::i32, Dtype::bf16};
 constexpr Op kOps[] = {Op::sum, Op::max, Op::min};
 
-long input_value(int rank, std::size_t i, Dtype d, int nranks) { return static_cast<long>(pattern_value(rank, i, d, nranks)); }
+long input_value(int rank, std::size_t i, Dtype d, int nranks) {
+  return static_cast<long>(pattern_value(rank, i, d, nranks));
+}
 
 // The expected reduction of elements [0, count), computed once per (dtype, op) and rank count and
 // reused by every algorithm and case (each element costs a pass over all ranks).
 const std::vector<long>& expected_prefix(int nranks, std::size_t count, Dtype d, Op op) {
   static std::map<std::tuple<int, Dtype, Op>, std::vector<long>> cache;
   std::vector<long>& v = cache[{nranks, d, op}];
-  for (std::size_t i = v.size(); i < count; ++i) v.push_back(static_cast<long>(sp::coll::expected_value(i, d, op, nranks)));
+  for (std::size_t i = v.size(); i < count; ++i)
+    v.push_back(static_cast<long>(sp::coll::expected_value(i, d, op, nranks)));
   return v;
 }
 
 template <typename T>
-void put(std::byte* at, T x) { std::memcpy(at, &x, sizeof x); }
+void put(std::byte* at, T x) {
+  std::memcpy(at, &x, sizeof x);
+}
 template <typename T>
-T get(const std::byte* at) { T x; std::memcpy(&x, at, sizeof x); return x; }
+T get(const std::byte* at) {
+  T x;
+  std::memcpy(&x, at, sizeof x);
+  return x;
+}
 
 void store(std::byte* buf, std::size_t i, Dtype d, long v) {
   std::byte* at = buf + i * size_of(d);
   switch (d) {
-    case Dtype::f32: return put(at, static_cast<float>(v));
-    case Dtype::f64: return put(at, static_cast<double>(v));
-    case Dtype::i32: return put(at, static_cast<std::int32_t>(v));
-    case Dtype::bf16: return put(at, float_to_bf16(static_cast<float>(v)));
+    case Dtype::f32:
+      return put(at, static_cast<float>(v));
+    case Dtype::f64:
+      return put(at, static_cast<double>(v));
+    case Dtype::i32:
+      return put(at, static_cast<std::int32_t>(v));
+    case Dtype::bf16:
+      return put(at, float_to_bf16(static_cast<float>(v)));
   }
 }
 
@@ -68,10 +81,14 @@ void store(std::byte* buf, std::size_t i, Dtype d, long v) {
 double load(const std::byte* buf, std::size_t i, Dtype d) {
   const std::byte* at = buf + i * size_of(d);
   switch (d) {
-    case Dtype::f32: return get<float>(at);
-    case Dtype::f64: return get<double>(at);
-    case Dtype::i32: return get<std::int32_t>(at);
-    case Dtype::bf16: return bf16_to_float(get<std::uint16_t>(at));
+    case Dtype::f32:
+      return get<float>(at);
+    case Dtype::f64:
+      return get<double>(at);
+    case Dtype::i32:
+      return get<std::int32_t>(at);
+    case Dtype::bf16:
+      return bf16_to_float(get<std::uint16_t>(at));
   }
   return 0;
 }
@@ -131,8 +148,10 @@ std::vector<NodeSplit>& hier_splits() {
       split.rail = make_mpi_transport(split.rail_comm);
       v.push_back(std::move(split));
     }
-    if (key) setenv("SCALEPROBE_NODE_KEY", saved.c_str(), 1);
-    else unsetenv("SCALEPROBE_NODE_KEY");
+    if (key)
+      setenv("SCALEPROBE_NODE_KEY", saved.c_str(), 1);
+    else
+      unsetenv("SCALEPROBE_NODE_KEY");
     return v;
   }();
   return splits;
@@ -153,7 +172,8 @@ struct Case {
 };
 
 // Runs one allreduce on every rank and checks this rank's result and send buffer.
-void run_case(const Algorithm& algo, const Case& c, Workspace& workspace, int rank, int p, const std::string& where = "") {
+void run_case(const Algorithm& algo, const Case& c, Workspace& workspace, int rank, int p,
+              const std::string& where = "") {
   const std::size_t bytes = c.count * size_of(c.dtype);
   std::vector<std::byte> input(bytes), output(bytes, std::byte{0xA5});  // 0xA5: never a result
   for (std::size_t i = 0; i < c.count; ++i) store(input.data(), i, c.dtype, input_value(rank, i, c.dtype, p));
@@ -182,19 +202,17 @@ void run_case(const Algorithm& algo, const Case& c, Workspace& workspace, int ra
     t.to_host(output.data(), out.data(), bytes);
   }
 
-  const std::string what = fmt::format(
-      "{} dtype={} op={} count={} chunk_bytes={} {} ranks={} rank={}{}", algo.name, name(c.dtype),
-      name(c.op), c.count, c.chunk_bytes, c.in_place ? "in-place" : "out-of-place", p, rank, where);
+  const std::string what =
+      fmt::format("{} dtype={} op={} count={} chunk_bytes={} {} ranks={} rank={}{}", algo.name, name(c.dtype),
+                  name(c.op), c.count, c.chunk_bytes, c.in_place ? "in-place" : "out-of-place", p, rank, where);
   const std::vector<long>& want = expected_prefix(p, c.count, c.dtype, c.op);
   std::size_t wrong = 0, first = 0;
   for (std::size_t i = 0; i < c.count; ++i)
-    if (load(result, i, c.dtype) != static_cast<double>(want[i]) && wrong++ == 0)
-      first = i;
+    if (load(result, i, c.dtype) != static_cast<double>(want[i]) && wrong++ == 0) first = i;
   // Failures on any rank are printed with the rank by mpi_gtest_main.cpp.
   if (wrong)
-    ADD_FAILURE() << fmt::format("{}: {} wrong elements, first at index {}: got {}, expected {}",
-                                 what, wrong, first, load(result, first, c.dtype),
-                                 want[first]);
+    ADD_FAILURE() << fmt::format("{}: {} wrong elements, first at index {}: got {}, expected {}", what, wrong, first,
+                                 load(result, first, c.dtype), want[first]);
   if (!c.in_place && input != original) ADD_FAILURE() << what << ": the send buffer was modified";
 }
 
@@ -239,7 +257,8 @@ std::string gpus_per_rank_problem() {
 // show as Not Run (optional part gpu) naming why.
 void skip_unless_built() {
   if (!transport_built())
-    SP_SKIP_OPTIONAL_PART(transport_name(), "this build has no " + transport_name() + " transport (configure found no library)");
+    SP_SKIP_OPTIONAL_PART(transport_name(),
+                          "this build has no " + transport_name() + " transport (configure found no library)");
 #ifdef SCALEPROBE_HAVE_NCCL
   else if (!find_transport(transport_name()).host_memory && gpu::device_count() == 0)
     SP_SKIP_OPTIONAL_PART("gpu", "no CUDA device visible to this rank");
@@ -272,8 +291,8 @@ TEST_P(AllreduceAlgorithms, ExactForEveryDtypeOpCountAndPlacement) {
   // every op is checked; what the transport adds is moving bytes, which every dtype, count, chunk
   // and placement still exercise — with one op (Gloo's ~4 ms per call made three a CI cost). A
   // library's own allreduce, and the device path's reduction kernels, keep every op.
-  const bool one_op = GetParam().transport.empty() && transport_name() != "mpi" &&
-                      find_transport(transport_name()).host_memory;
+  const bool one_op =
+      GetParam().transport.empty() && transport_name() != "mpi" && find_transport(transport_name()).host_memory;
   const std::span<const Op> ops = one_op ? std::span<const Op>(kOps, 1) : std::span<const Op>(kOps);
 
   // Every rank walks the same cases in the same order (results never change the control flow), so
@@ -311,7 +330,8 @@ TEST(AllreduceTransport, IsBuilt) {
 TEST(NcclTransport, WithoutDeviceIsOneErrorOnEveryRank) {
   // A GPU is visible: there is nothing to refuse, and the gpu-labelled tests run NCCL instead. Not
   // Run, never Passed without testing.
-  if (gpu::device_count() > 0) SP_SKIP_OPTIONAL_PART("no-gpu", "a CUDA device is visible: this test needs a machine without one");
+  if (gpu::device_count() > 0)
+    SP_SKIP_OPTIONAL_PART("no-gpu", "a CUDA device is visible: this test needs a machine without one");
   if (::testing::Test::IsSkipped() || ::testing::Test::HasFailure()) return;
   int p = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &p);
@@ -319,8 +339,9 @@ TEST(NcclTransport, WithoutDeviceIsOneErrorOnEveryRank) {
     make_nccl_transport(MPI_COMM_WORLD);
     ADD_FAILURE() << "made an NCCL transport without a device";
   } catch (const CollectiveError& e) {
-    EXPECT_EQ(std::string(e.what()), std::string(p > 1 ? "rank 0: " : "") +
-                                         "no CUDA device visible to this rank (CUDA_VISIBLE_DEVICES, the job's --gpus)");
+    EXPECT_EQ(std::string(e.what()),
+              std::string(p > 1 ? "rank 0: " : "") +
+                  "no CUDA device visible to this rank (CUDA_VISIBLE_DEVICES, the job's --gpus)");
   }
 }
 #endif

@@ -30,7 +30,7 @@ namespace {
 constexpr Dtype kDtypes[] = {Dtype::f32, Dtype::f64, Dtype::i32, Dtype::bf16};
 constexpr Op kOps[] = {Op::sum, Op::max, Op::min};
 constexpr Collective kCollectives[] = {Collective::reduce_scatter, Collective::all_gather, Collective::broadcast,
-                                       Collective::reduce, Collective::all_to_all, Collective::all_to_allv};
+                                       Collective::reduce,         Collective::all_to_all, Collective::all_to_allv};
 
 // The asan and mpich stages run f32 and i32 with the sum (issue 29's CI budget); the release stage
 // the whole matrix.
@@ -83,7 +83,8 @@ class Collectives : public ::testing::TestWithParam<const Algorithm*> {};
 
 TEST_P(Collectives, ExactForEveryDtypeOpCountAndRoot) {
   if (!transport_built())
-    SP_SKIP_OPTIONAL_PART(transport_name(), "this build has no " + transport_name() + " transport (configure found no library)");
+    SP_SKIP_OPTIONAL_PART(transport_name(),
+                          "this build has no " + transport_name() + " transport (configure found no library)");
   if (::testing::Test::IsSkipped()) return;
   const Algorithm& a = *GetParam();
   const CollectiveInfo& c = info(a.collective);
@@ -93,8 +94,8 @@ TEST_P(Collectives, ExactForEveryDtypeOpCountAndRoot) {
   const std::size_t counts[] = {0, 1, P, 3 * P + 1, 1000, 4099 * P, 300000};
   const bool full = transport_name() == "mpi" && !kSmallMatrix;
   const std::span<const Op> ops = full && c.reduces ? std::span<const Op>(kOps) : std::span<const Op>(kOps, 1);
-  const std::vector<Dtype> dtypes = full ? std::vector<Dtype>(std::begin(kDtypes), std::end(kDtypes))
-                                         : std::vector<Dtype>{Dtype::f32, Dtype::i32};
+  const std::vector<Dtype> dtypes =
+      full ? std::vector<Dtype>(std::begin(kDtypes), std::end(kDtypes)) : std::vector<Dtype>{Dtype::f32, Dtype::i32};
   std::vector<int> roots{0};
   if (c.rooted && p > 1) roots = {0, p / 2, p - 1};
   // All-to-allv: balanced, and receivers' loads from 0.1 to 1.9 of the mean (blocks of 0 included).
@@ -111,9 +112,10 @@ TEST_P(Collectives, ExactForEveryDtypeOpCountAndRoot) {
               CaseSpec spec{&a, d, op, false, usable_count(a.collective, count, p), chunk, root, imbalance};
               const long long wrong = verify_case(spec, MPI_COMM_WORLD, world_transport(), ws);
               if (wrong)
-                ADD_FAILURE() << fmt::format("{} {}: dtype={} op={} count={} chunk_bytes={} root={} imbalance={} ranks={}: "
-                                             "{} wrong elements", c.name, a.name, name(d), name(op), spec.count, chunk, root,
-                                             imbalance, p, wrong);
+                ADD_FAILURE() << fmt::format(
+                    "{} {}: dtype={} op={} count={} chunk_bytes={} root={} imbalance={} ranks={}: "
+                    "{} wrong elements",
+                    c.name, a.name, name(d), name(op), spec.count, chunk, root, imbalance, p, wrong);
             }
         }
 }
@@ -126,7 +128,8 @@ INSTANTIATE_TEST_SUITE_P(All, Collectives, ::testing::ValuesIn(algorithms_on_tra
 // refused at the start, in one line.
 TEST(CollectivePrograms, ProgressedRunsGiveTheBlockingResults) {
   if (!transport_built())
-    SP_SKIP_OPTIONAL_PART(transport_name(), "this build has no " + transport_name() + " transport (configure found no library)");
+    SP_SKIP_OPTIONAL_PART(transport_name(),
+                          "this build has no " + transport_name() + " transport (configure found no library)");
   if (::testing::Test::IsSkipped()) return;
   const int p = world_size(), rank = world_rank();
   Transport& t = world_transport();
@@ -134,10 +137,12 @@ TEST(CollectivePrograms, ProgressedRunsGiveTheBlockingResults) {
     const Algorithm& ring = find_algorithm("ring", Collective::all_gather);
     std::vector<float> send(1), recv(static_cast<std::size_t>(p));
     Workspace ws;
-    const auto [transport, shape] = ring.placement({send.data(), recv.data(), std::size_t(p), Dtype::f32, Op::sum, &t, &ws});
+    const auto [transport, shape] =
+        ring.placement({send.data(), recv.data(), std::size_t(p), Dtype::f32, Op::sum, &t, &ws});
     ProgressedRun run;
-    EXPECT_THROW(run.start(ws.program(ring.plan, shape), ws.bind(ws.program(ring.plan, shape), send.data(), recv.data(), t), t),
-                 Error);
+    EXPECT_THROW(
+        run.start(ws.program(ring.plan, shape), ws.bind(ws.program(ring.plan, shape), send.data(), recv.data(), t), t),
+        Error);
     return;
   }
   for (const Algorithm* a : algorithms_on_transport()) {
@@ -148,8 +153,8 @@ TEST(CollectivePrograms, ProgressedRunsGiveTheBlockingResults) {
     Workspace ws;
     const AllreduceArgs args{send.data(), blocking.data(), call.count, Dtype::f32, Op::sum, &t, &ws, 1024, p - 1, 0.5};
     a->run(args);
-    const auto [transport, shape] = a->placement({send.data(), progressed.data(), call.count, Dtype::f32, Op::sum, &t,
-                                                  &ws, 1024, p - 1, 0.5});
+    const auto [transport, shape] =
+        a->placement({send.data(), progressed.data(), call.count, Dtype::f32, Op::sum, &t, &ws, 1024, p - 1, 0.5});
     const Program& program = ws.program(a->plan, shape);
     ProgressedRun run;
     run.start(program, ws.bind(program, send.data(), progressed.data(), *transport), *transport);
@@ -180,7 +185,8 @@ TEST(CollectivePrograms, ProgressedRunsGiveTheBlockingResults) {
 // its own block of the input; its block already in place for the all-gather), small segments.
 TEST(CollectivePrograms, RingHalvesInPlaceOnUnevenRotatedBlocks) {
   if (!transport_built())
-    SP_SKIP_OPTIONAL_PART(transport_name(), "this build has no " + transport_name() + " transport (configure found no library)");
+    SP_SKIP_OPTIONAL_PART(transport_name(),
+                          "this build has no " + transport_name() + " transport (configure found no library)");
   if (::testing::Test::IsSkipped()) return;
   const int p = world_size(), rank = world_rank();
   const std::size_t P = std::size_t(p), r = std::size_t(rank);
@@ -191,8 +197,13 @@ TEST(CollectivePrograms, RingHalvesInPlaceOnUnevenRotatedBlocks) {
     for (std::size_t rotation : {std::size_t(0), P - 1, P + 2}) {
       const Blocks blocks{count, P, rotation};
       ASSERT_EQ(blocks.begin(P), count);
-      Shape shape{.count = count, .rank = rank, .nranks = p, .chunk_bytes = 12, .in_place = true,
-                  .collective = Collective::reduce_scatter, .first_larger_block = rotation};
+      Shape shape{.count = count,
+                  .rank = rank,
+                  .nranks = p,
+                  .chunk_bytes = 12,
+                  .in_place = true,
+                  .collective = Collective::reduce_scatter,
+                  .first_larger_block = rotation};
       // Element i of rank q's input is q + 1 + i % 7 (exact in float), so the sum is known.
       std::vector<float> data(count);
       for (std::size_t i = 0; i < count; ++i) data[i] = float(rank + 1 + int(i % 7));
@@ -204,7 +215,8 @@ TEST(CollectivePrograms, RingHalvesInPlaceOnUnevenRotatedBlocks) {
         ASSERT_EQ(data[i], float(p * (p + 1) / 2 + p * int(i % 7))) << what << ", element " << i;
       // The all-gather: each rank's block holds its rank; every block arrives everywhere.
       std::vector<float> gathered(count, -1.0f);
-      std::fill(gathered.begin() + std::ptrdiff_t(blocks.begin(r)), gathered.begin() + std::ptrdiff_t(blocks.begin(r + 1)), float(rank));
+      std::fill(gathered.begin() + std::ptrdiff_t(blocks.begin(r)),
+                gathered.begin() + std::ptrdiff_t(blocks.begin(r + 1)), float(rank));
       shape.collective = Collective::all_gather;
       const Program gather = ag.plan(shape);
       run_blocking(gather, ws.bind(gather, gathered.data() + blocks.begin(r), gathered.data(), t), t);

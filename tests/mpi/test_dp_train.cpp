@@ -46,11 +46,13 @@ class DataParallel : public sp::test::TrainerTest {
   // Runs gpt_train (gpt-micro) on `ranks` ranks under a 120 s limit; returns the exit status
   // (137 = killed at the limit), output in <log>.
   int train(int ranks, const std::string& args, const std::string& log, bool expect_success = true) {
-    return run(sp::test::mpirun(ranks) + GPT_TRAIN_PATH " -m gpt-micro --synthetic-bytes 100000 --val-batches 0 -q " + args,
-               log, expect_success);
+    return run(
+        sp::test::mpirun(ranks) + GPT_TRAIN_PATH " -m gpt-micro --synthetic-bytes 100000 --val-batches 0 -q " + args,
+        log, expect_success);
   }
   std::vector<double> losses(const std::string& trace) { return steps_column(trace, "loss"); }
-  void expect_same_curve(const std::vector<double>& reference, const std::vector<double>& got, const std::string& what) {
+  void expect_same_curve(const std::vector<double>& reference, const std::vector<double>& got,
+                         const std::string& what) {
     ASSERT_EQ(reference.size(), got.size()) << what;
     for (std::size_t i = 0; i < got.size(); ++i)
       EXPECT_NEAR(got[i], reference[i], kLossTolerance) << what << ", step " << i + 1;
@@ -67,7 +69,8 @@ class DataParallel : public sp::test::TrainerTest {
 
 // Every algorithm x three caps (one bucket per tensor, 10 KiB buckets, one bucket) is cycled
 // step by step, each step verified element by element against MPI_Allreduce.
-const std::string kAllCases = "-s 15 --global-batch 12 -a all --bucket-cap-mb tensor,0.01,25 --verify-steps 15 --check-sync-every 1";
+const std::string kAllCases =
+    "-s 15 --global-batch 12 -a all --bucket-cap-mb tensor,0.01,25 --verify-steps 15 --check-sync-every 1";
 
 TEST_F(DataParallel, StrongScalingFollowsTheOneRankCurveForEveryAlgorithmAndCap) {
   ASSERT_EQ(train(1, kAllCases + " -o " + path("p1.h5"), "p1.log"), 0);
@@ -102,11 +105,15 @@ TEST_F(DataParallel, NodeLocalAlgorithmsFollowTheOneRankCurve) {
   expect_same_curve(reference, losses("node_none.h5"), "shm, shm-seg, hier in mode none, 2 ranks");
   // Each rank its own node: hier's rail carries everything; shm is refused in one line there.
   const std::string keyed = "bash -c 'SCALEPROBE_NODE_KEY=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}} exec \"$0\" \"$@\"' ";
-  ASSERT_EQ(run(sp::test::mpirun(2) + keyed + GPT_TRAIN_PATH " -m gpt-micro --synthetic-bytes 100000 --val-batches 0 -q " +
-                    common + " -a hier -o " + path("node_hier2.h5"), "node_hier2.log"), 0);
+  ASSERT_EQ(
+      run(sp::test::mpirun(2) + keyed + GPT_TRAIN_PATH " -m gpt-micro --synthetic-bytes 100000 --val-batches 0 -q " +
+              common + " -a hier -o " + path("node_hier2.h5"),
+          "node_hier2.log"),
+      0);
   expect_same_curve(reference, losses("node_hier2.h5"), "hier on 2 nodes");
   EXPECT_EQ(run(sp::test::mpirun(2) + keyed + GPT_TRAIN_PATH " -m gpt-micro --synthetic-bytes 100000 -q -s 2 -a shm",
-                "node_shm2.log", /*expect_success=*/false), 2);
+                "node_shm2.log", /*expect_success=*/false),
+            2);
   EXPECT_NE(read_file(path("node_shm2.log")).find("runs within one node"), std::string::npos);
 }
 
@@ -208,8 +215,10 @@ TEST_F(DataParallel, LocalSgdAveragesExactlyAndEndsInSync) {
   for (int p : {2, 3}) {
     const std::string name = "local" + std::to_string(p);
     // Every average is checked against MPI_Allreduce; hashes compared after each average.
-    ASSERT_EQ(train(p, "-s 7 -B 2 --local-sgd 3 -a tree --verify-steps 100 --check-sync-every 3 -o " + path(name + ".h5"),
-                    name + ".log"), 0);
+    ASSERT_EQ(
+        train(p, "-s 7 -B 2 --local-sgd 3 -a tree --verify-steps 100 --check-sync-every 3 -o " + path(name + ".h5"),
+              name + ".log"),
+        0);
     const sp::Table it = sp::TraceReader(path(name + ".h5")).read_table("iterations");
     const auto& averaged = std::get<std::vector<std::int64_t>>(it.find("averaged")->values);
     const auto& step = std::get<std::vector<std::int64_t>>(it.find("step")->values);
@@ -256,7 +265,8 @@ TEST_F(DataParallel, KernelProfileCountsEveryCallAfterTheFirstStep) {
   EXPECT_EQ(calls_of["encoder_backward"], 2);
   ASSERT_GT(k.rows(), 0u);
   EXPECT_LT(inside, wall[0]);
-  EXPECT_NE(read_file(path("k.log")).find("kernel profile, rank 0, 2 steps"), std::string::npos) << read_file(path("k.log"));
+  EXPECT_NE(read_file(path("k.log")).find("kernel profile, rank 0, 2 steps"), std::string::npos)
+      << read_file(path("k.log"));
   ASSERT_EQ(train(1, "-s 2 -B 2 -o " + path("n.h5"), "n.log"), 0);
   const sp::TraceReader plain(path("n.h5"));
   for (const auto& t : plain.tables()) EXPECT_NE(t.name, "kernels");
@@ -264,8 +274,9 @@ TEST_F(DataParallel, KernelProfileCountsEveryCallAfterTheFirstStep) {
 
 TEST_F(DataParallel, DivergedParametersAreDetected) {
   // Without verification the corrupted gradient changes rank 1's parameters only.
-  const int rc = train(2, "-s 4 -B 2 --inject-fault corrupt:1:2 --verify-steps 0 --check-sync-every 1 -o " + path("d.h5"),
-                       "d.log", false);
+  const int rc =
+      train(2, "-s 4 -B 2 --inject-fault corrupt:1:2 --verify-steps 0 --check-sync-every 1 -o " + path("d.h5"), "d.log",
+            false);
   EXPECT_EQ(rc, 1);
   EXPECT_NE(read_file(path("d.log")).find("parameters differ across ranks after step 2"), std::string::npos)
       << read_file(path("d.log"));
@@ -306,11 +317,13 @@ TEST_F(DataParallel, ShardedRunsFollowTheUnshardedCurve) {
     EXPECT_EQ(sp::TraceReader(path(name + ".h5")).root_attribute("shard"), "none");
     for (const std::string level : {"optimizer", "gradients"}) {
       const std::string sharded = name + "_" + level;
-      ASSERT_EQ(train(p, run + " " + extra + " --shard " + level + " -o " + path(sharded + ".h5"), sharded + ".log"), 0);
+      ASSERT_EQ(train(p, run + " " + extra + " --shard " + level + " -o " + path(sharded + ".h5"), sharded + ".log"),
+                0);
       const std::vector<double> got = losses(sharded + ".h5");
       ASSERT_EQ(got.size(), reference.size());
       for (std::size_t i = 0; i < got.size(); ++i)
-        EXPECT_NEAR(got[i], reference[i], 1e-5) << p << " ranks " << extra << " --shard " << level << ", step " << i + 1;
+        EXPECT_NEAR(got[i], reference[i], 1e-5)
+            << p << " ranks " << extra << " --shard " << level << ", step " << i + 1;
       const sp::TraceReader r(path(sharded + ".h5"));
       const long long P = std::stoll(r.root_attribute("gradient_numel"));
       EXPECT_EQ(r.root_attribute("shard"), level);
@@ -386,8 +399,11 @@ TEST_F(DataParallel, ShardedCheckpointResumesAtAnotherRankCount) {
   if (!kSmallMatrix) resumes.emplace_back("r4", 4, false);
   const std::vector<double> whole = losses("whole.h5");
   for (const auto& [name, ranks, sharded] : resumes) {
-    ASSERT_EQ(train(ranks, run + " -s 8 --resume " + path("ck.h5") + (sharded ? " --shard optimizer" : "") + " -o " +
-                               path(name + ".h5"), name + ".log"), 0);
+    ASSERT_EQ(train(ranks,
+                    run + " -s 8 --resume " + path("ck.h5") + (sharded ? " --shard optimizer" : "") + " -o " +
+                        path(name + ".h5"),
+                    name + ".log"),
+              0);
     const std::vector<double> got = losses(name + ".h5");
     ASSERT_EQ(got.size(), 4u) << name;
     for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], whole[i + 4], 1e-5) << name << ", step " << i + 5;
@@ -403,9 +419,14 @@ TEST_F(DataParallel, ShardedCheckpointResumesAtAnotherRankCount) {
 TEST_F(DataParallel, ShardedRunsIssueNoGradientAllreduce) {
   const auto counts = [&](const std::string& name, const std::string& args) {
     std::filesystem::create_directories(path(name));
-    EXPECT_EQ(run(sp::test::mpirun(2) + "env LD_PRELOAD=" SP_COUNT_ALLREDUCE_LIB " SP_COUNT_DIR=" + path(name) + " " GPT_TRAIN_PATH
-                  " -m gpt-micro --synthetic-bytes 100000 --val-batches 0 -q -s 4 --global-batch 12 --bucket-cap-mb 0.01 "
-                  "--verify-steps 0 " + args, name + ".log"), 0);
+    EXPECT_EQ(
+        run(sp::test::mpirun(2) + "env LD_PRELOAD=" SP_COUNT_ALLREDUCE_LIB " SP_COUNT_DIR=" + path(name) +
+                " " GPT_TRAIN_PATH
+                " -m gpt-micro --synthetic-bytes 100000 --val-batches 0 -q -s 4 --global-batch 12 --bucket-cap-mb 0.01 "
+                "--verify-steps 0 " +
+                args,
+            name + ".log"),
+        0);
     std::vector<long> large;
     for (int r = 0; r < 2; ++r) {
       long calls = -1, big = -1;
@@ -428,7 +449,8 @@ TEST_F(DataParallel, GlooBackendFollowsTheOneRankCurve) {
 #ifndef SCALEPROBE_HAVE_GLOO
   SP_SKIP_OPTIONAL_PART("gloo", "this build has no Gloo transport");
 #else
-  const std::string cases = "-s 18 --global-batch 12 -a all --bucket-cap-mb tensor,0.01,25 --verify-steps 18 --check-sync-every 1";
+  const std::string cases =
+      "-s 18 --global-batch 12 -a all --bucket-cap-mb tensor,0.01,25 --verify-steps 18 --check-sync-every 1";
   ASSERT_EQ(train(1, cases + " -o " + path("g1.h5"), "g1.log"), 0);
   const std::vector<double> reference = losses("g1.h5");
   for (int p : {2, 3}) {

@@ -114,7 +114,8 @@ TEST(Harness, VerificationPassesCorrectAlgorithms) {
   attach_world_segment(ws);
   for (const Algorithm& alg : algorithms())
     for (bool in_place : {false, true})
-      EXPECT_EQ(verify_case({&alg, Dtype::f32, Op::sum, in_place, 1000}, MPI_COMM_WORLD, world_for(alg), ws), 0) << alg.name;
+      EXPECT_EQ(verify_case({&alg, Dtype::f32, Op::sum, in_place, 1000}, MPI_COMM_WORLD, world_for(alg), ws), 0)
+          << alg.name;
 }
 
 TEST(Harness, VerificationCountsWrongElementsOnEveryRank) {
@@ -125,7 +126,8 @@ TEST(Harness, VerificationCountsWrongElementsOnEveryRank) {
 
 TEST(Harness, VerificationCatchesAClobberedInput) {
   Workspace ws;
-  EXPECT_EQ(verify_case({&kLibrary, Dtype::i32, Op::max, false, 10}, MPI_COMM_WORLD, clobbering_world(), ws), world_size());
+  EXPECT_EQ(verify_case({&kLibrary, Dtype::i32, Op::max, false, 10}, MPI_COMM_WORLD, clobbering_world(), ws),
+            world_size());
   EXPECT_EQ(verify_case({&kLibrary, Dtype::i32, Op::max, true, 10}, MPI_COMM_WORLD, clobbering_world(), ws), 0);
 }
 
@@ -133,7 +135,8 @@ TEST(Harness, StatisticsNameTheSlowestRank) {
   Workspace ws;
   TimingOptions opt;
   opt.barrier = true;
-  TimedRun run = time_case({&kLibrary, Dtype::f32, Op::sum, false, 16}, opt, 5, 1, MPI_COMM_WORLD, slow_last_world(), ws);
+  TimedRun run =
+      time_case({&kLibrary, Dtype::f32, Op::sum, false, 16}, opt, 5, 1, MPI_COMM_WORLD, slow_last_world(), ws);
   ASSERT_EQ(run.samples.size(), 5u);
   EXPECT_TRUE(run.device_s.empty());  // MPI has no clock of its own: the host clock times it
   CaseStats st = case_stats(run, MPI_COMM_WORLD);
@@ -220,7 +223,7 @@ TEST(Harness, DeviceTransportTimesOnItsClockEndsAtSynchronizeAndEvictsNothing) {
   EXPECT_EQ(run.samples.size(), std::size_t(iters));
   EXPECT_EQ(run.evicted_bytes, 0u);
   EXPECT_EQ(dev.synchronizations, 1 + 2 * iters);  // after the warm-up; after each restore and each call
-  EXPECT_GE(dev.copies, warmup + iters);            // in place: restore() copies the pattern back on the device
+  EXPECT_GE(dev.copies, warmup + iters);           // in place: restore() copies the pattern back on the device
   // Every timed call also on the transport's own clock, in order.
   ASSERT_EQ(run.device_s.size(), std::size_t(iters));
   for (int i = 0; i < iters; ++i) EXPECT_DOUBLE_EQ(run.device_s[i], 1e-3 * (i + 1));
@@ -267,7 +270,8 @@ TEST(Harness, TimedCallsReduceThePatternNotZeros) {
         g_calls = g_calls_off_pattern = 0;
         TimingOptions opt;
         opt.off_cache = off_cache;
-        TimedRun run = time_case({&kLibrary, d, Op::sum, in_place, 1000}, opt, 5, 2, MPI_COMM_WORLD, input_checking_world(), ws);
+        TimedRun run =
+            time_case({&kLibrary, d, Op::sum, in_place, 1000}, opt, 5, 2, MPI_COMM_WORLD, input_checking_world(), ws);
         EXPECT_EQ(g_calls, 7);
         EXPECT_EQ(g_calls_off_pattern, 0) << name(d) << (in_place ? " in place" : " out of place");
         // --off-cache evicts the call's buffers before every timed call, and only then.
@@ -282,7 +286,8 @@ HookedWorld& block_shifting_world() {
   static HookedWorld t;
   t.after = [](const void*, void* recv, std::size_t count, Dtype d) {
     const std::size_t es = size_of(d);
-    if (count >= 400) std::memmove(static_cast<std::byte*>(recv) + 100 * es, static_cast<std::byte*>(recv) + 117 * es, 200 * es);
+    if (count >= 400)
+      std::memmove(static_cast<std::byte*>(recv) + 100 * es, static_cast<std::byte*>(recv) + 117 * es, 200 * es);
   };
   return t;
 }
@@ -296,7 +301,8 @@ TEST(Harness, VerificationCatchesABlockShiftedBy17) {
         // 200 shifted elements on every rank; a shifted value equals the right one by chance only
         // (max and min of many ranks coincide more often, hence the margin).
         EXPECT_GE(wrong, 100LL * world_size()) << name(d) << " " << name(o);
-        EXPECT_EQ(verify_case({&kLibrary, d, o, in_place, 399}, MPI_COMM_WORLD, block_shifting_world(), ws), 0);  // control: no shift
+        EXPECT_EQ(verify_case({&kLibrary, d, o, in_place, 399}, MPI_COMM_WORLD, block_shifting_world(), ws),
+                  0);  // control: no shift
       }
 }
 
@@ -347,7 +353,8 @@ TEST(Pattern, NoTwoRanksAlikeAndNoShortPeriod) {
   for (Dtype d : kAllDtypes) {
     std::set<std::vector<std::int64_t>> seen;
     for (int r = 0; r < kRanks; ++r) seen.insert(first_values(r, kFirst, d, kRanks));
-    EXPECT_EQ(seen.size(), std::size_t(kRanks)) << name(d) << ": two of 1024 ranks share their first " << kFirst << " values";
+    EXPECT_EQ(seen.size(), std::size_t(kRanks))
+        << name(d) << ": two of 1024 ranks share their first " << kFirst << " values";
     for (int nranks : {1, 3, 1024})
       for (int r : {0, 1, nranks - 1}) {
         EXPECT_EQ(shortest_period(first_values(r, 2048, d, nranks), 1024), 0u)

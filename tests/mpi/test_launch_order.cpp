@@ -115,7 +115,9 @@ std::string play(const std::vector<Groups>& groups) {
   const int p = static_cast<int>(groups.size());
   // An op's place: (rank, group, index in group); its match: the same ordinal among the sends from
   // a to b and the receives at b from a.
-  struct Place { int group, index; };
+  struct Place {
+    int group, index;
+  };
   std::map<std::tuple<int, int, bool, int>, Place> by_ordinal;  // (rank, peer, is_send, ordinal)
   std::vector<std::vector<std::vector<int>>> ordinal(p);
   for (int r = 0; r < p; ++r) {
@@ -160,7 +162,8 @@ std::string play(const std::vector<Groups>& groups) {
   std::string stuck;
   for (int r = 0; r < p; ++r)
     if (running[r] < static_cast<int>(groups[r].size()))
-      stuck += fmt::format("{}rank {} in group {} of {}", stuck.empty() ? "" : ", ", r, running[r] + 1, groups[r].size());
+      stuck +=
+          fmt::format("{}rank {} in group {} of {}", stuck.empty() ? "" : ", ", r, running[r] + 1, groups[r].size());
   return stuck;
 }
 

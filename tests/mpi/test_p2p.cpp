@@ -70,7 +70,8 @@ class P2p : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!transport_built())
-      SP_SKIP_OPTIONAL_PART(transport_name(), "this build has no " + transport_name() + " transport (configure found no library)");
+      SP_SKIP_OPTIONAL_PART(transport_name(),
+                            "this build has no " + transport_name() + " transport (configure found no library)");
   }
 };
 
@@ -83,8 +84,8 @@ TEST_F(P2p, EveryTestDeliversTheSendersPatternIntoEverySlot) {
           TimedRun run = time_calls(c, {3, 1, false, true}, MPI_COMM_WORLD);
           EXPECT_EQ(run.samples.size(), 3u);
           EXPECT_GT(run.evicted_bytes, 0u);  // --off-cache evicted the send buffer and the slots
-          EXPECT_EQ(summed(c.verify()), 0) << name(test) << " " << bytes << " B, window " << window
-                                           << (distinct ? ", distinct slots" : "");
+          EXPECT_EQ(summed(c.verify()), 0)
+              << name(test) << " " << bytes << " B, window " << window << (distinct ? ", distinct slots" : "");
         }
 }
 

@@ -38,16 +38,18 @@ class ResNetDataParallel : public sp::test::TrainerTest {
   // status (137 = killed at the limit), output in <log>.
   // `env`: variables for the ranks, e.g. "SCALEPROBE_CONV=direct".
   int train(int ranks, const std::string& args, const std::string& log, const std::string& env = "") {
-    return run((env.empty() ? "" : "env " + env + " ") + sp::test::mpirun(ranks) + RESNET_TRAIN_PATH
-               " --depth 8 --width 8 --synthetic-images 512 --synthetic-test 64 -q " + args, log);
+    return run((env.empty() ? "" : "env " + env + " ") + sp::test::mpirun(ranks) +
+                   RESNET_TRAIN_PATH " --depth 8 --width 8 --synthetic-images 512 --synthetic-test 64 -q " + args,
+               log);
   }
   std::vector<double> column(const std::string& trace, const std::string& name) { return steps_column(trace, name); }
 };
 
-// Two algorithms x two caps (one bucket per tensor; 0.05 MiB) cycled step by step, every step verified element by element against MPI_Allreduce and the parameter hashes
-// compared after every step.
-const std::string kStrong = "--bn-eval --lr 0.1 -s 16 --global-batch 24 -a ring,tree --bucket-cap-mb tensor,0.05 "
-                            "--verify-steps 16 --check-sync-every 1 --val-every 8 --val-images 64";
+// Two algorithms x two caps (one bucket per tensor; 0.05 MiB) cycled step by step, every step verified element by
+// element against MPI_Allreduce and the parameter hashes compared after every step.
+const std::string kStrong =
+    "--bn-eval --lr 0.1 -s 16 --global-batch 24 -a ring,tree --bucket-cap-mb tensor,0.05 "
+    "--verify-steps 16 --check-sync-every 1 --val-every 8 --val-images 64";
 
 TEST_F(ResNetDataParallel, StrongScalingWithFrozenBatchNormFollowsTheOneRankCurve) {
   ASSERT_EQ(train(1, kStrong + " -o " + path("p1.h5"), "p1.log", kSummationOrderOnly), 0);
@@ -98,9 +100,12 @@ TEST_F(ResNetDataParallel, BatchStatisticsMakeStrongScalingDiffer) {
 // parameters end identical, and the final checkpoint holds rank 0's BN running statistics, which
 // every rank has after the closing broadcast.
 TEST_F(ResNetDataParallel, WeakScalingWithBatchStatisticsTrains) {
-  ASSERT_EQ(train(2, "--lr 0.05 -s 24 -B 16 --augment -a ring --bucket-cap-mb 0.05 --check-sync-every 4 "
-                     "--val-every 12 --val-images 64 -o " + path("w.h5") + " --save " + path("w_ck.h5"),
-                  "w.log"), 0);
+  ASSERT_EQ(train(2,
+                  "--lr 0.05 -s 24 -B 16 --augment -a ring --bucket-cap-mb 0.05 --check-sync-every 4 "
+                  "--val-every 12 --val-images 64 -o " +
+                      path("w.h5") + " --save " + path("w_ck.h5"),
+                  "w.log"),
+            0);
   const sp::TraceReader r(path("w.h5"));
   EXPECT_EQ(r.root_attribute("scaling"), "weak");
   EXPECT_EQ(r.root_attribute("global_batch"), "32");
@@ -130,7 +135,8 @@ TEST_F(ResNetDataParallel, ShardedOptimizerFollowsTheUnshardedCurve) {
 #else
   const int p = 3;
 #endif
-  const std::string run = "--bn-eval --lr 0.1 -s 6 --global-batch 12 --bucket-cap-mb 0.05 --verify-steps 6 --check-sync-every 1";
+  const std::string run =
+      "--bn-eval --lr 0.1 -s 6 --global-batch 12 --bucket-cap-mb 0.05 --verify-steps 6 --check-sync-every 1";
   ASSERT_EQ(train(p, run + " -o " + path("ddp.h5"), "ddp.log"), 0);
   ASSERT_EQ(train(p, run + " --shard optimizer -o " + path("z.h5") + " --save " + path("z_ck.h5"), "z.log"), 0);
   const std::vector<double> reference = column("ddp.h5", "loss"), got = column("z.h5", "loss");

@@ -131,7 +131,8 @@ TEST(Shm, ArenaBuffersSitAtTheSameOffsetOnEveryRankAndAreReused) {
 TEST(Shm, SegmentsOfDeadCreatorsAreRemovedAndLiveOnesKept) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("sp-shm-test-" + std::to_string(getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("sp-shm-test-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const pid_t dead = [] {  // a child that has exited and been reaped
     const pid_t c = fork();
@@ -145,7 +146,8 @@ TEST(Shm, SegmentsOfDeadCreatorsAreRemovedAndLiveOnesKept) {
   const std::string other_host = "scaleprobe-shm-h1-" + std::to_string(dead) + "-0";
   for (const std::string& f : {live, orphan, other_host, std::string("unrelated")}) std::ofstream(dir / f) << "x";
   EXPECT_EQ(remove_orphaned_segments(dir.string(), "h0"), std::vector<std::string>{orphan});
-  for (const std::string& f : {live, other_host, std::string("unrelated")}) EXPECT_TRUE(std::filesystem::exists(dir / f)) << f;
+  for (const std::string& f : {live, other_host, std::string("unrelated")})
+    EXPECT_TRUE(std::filesystem::exists(dir / f)) << f;
   std::filesystem::remove_all(dir);
 }
 
@@ -210,8 +212,7 @@ TEST(Shm, ScaledRunsGiveTheMeanOnEveryRank) {
       if (progressed) {
         ProgressedRun run;
         run.start(program, bound, *t);
-        while (!run.advance()) {
-        }
+        while (!run.advance()) {}
       } else {
         run_blocking(program, bound, *t);
       }

@@ -16,5 +16,6 @@ TEST(SkipVerdict, PassesUnlessPlanted) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const char* plant = std::getenv("SP_PLANT_FAILURE");
   const std::string where = plant ? plant : "";
-  EXPECT_FALSE(where == "all" || (where == "rank1" && rank == 1)) << "planted failure (SP_PLANT_FAILURE=" << where << ")";
+  EXPECT_FALSE(where == "all" || (where == "rank1" && rank == 1))
+      << "planted failure (SP_PLANT_FAILURE=" << where << ")";
 }

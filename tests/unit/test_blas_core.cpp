@@ -81,8 +81,9 @@ TEST(BlasCore, AnyLowerTierIsReplaced) {
 
 TEST(BlasCore, TheRightTierOrAnUnknownCoreIsLeftAlone) {
   const std::vector<std::pair<CpuFeatures, std::string>> cases = {
-      {avx512_cpu(true), "Cooperlake"}, {avx512_cpu(false), "SkylakeX"},     {avx2_cpu(), "Haswell"},
-      {avx2_cpu(), "Zen"},              {avx2_cpu(true), "Haswell"},         {avx512_cpu(true), "SapphireRapids"},
+      {avx512_cpu(true), "Cooperlake"}, {avx512_cpu(false), "SkylakeX"},
+      {avx2_cpu(), "Haswell"},          {avx2_cpu(), "Zen"},
+      {avx2_cpu(true), "Haswell"},      {avx512_cpu(true), "SapphireRapids"},
       {avx512_cpu(true), "Unknown"},    {pre_avx2_cpu(), "Prescott"}};
   for (const auto& [cpu, core] : cases) {
     const BlasCoreDecision d = detected(cpu, core);
@@ -124,15 +125,13 @@ TEST(BlasCore, AForcedVectorCoreOrAGenericCpuGetsNoWarning) {
 TEST(BlasCore, TheReexecutedProcessChecksTheCoreItGot) {
   const BlasCoreDecision parent = detected(avx512_cpu(false), "Prescott");
   ASSERT_TRUE(parent.reexec);
-  const BlasCoreDecision child =
-      decide(avx512_cpu(false), "SkylakeX", "SkylakeX", "Prescott");
+  const BlasCoreDecision child = decide(avx512_cpu(false), "SkylakeX", "SkylakeX", "Prescott");
   EXPECT_FALSE(child.reexec);
   EXPECT_EQ(child.core, "SkylakeX");
   EXPECT_EQ(child.reason, parent.reason);  // the parent's promise is what the child records
   EXPECT_EQ(child.warning, "");
 
-  const BlasCoreDecision refused =
-      decide(avx512_cpu(false), "Haswell", "SkylakeX", "Prescott");
+  const BlasCoreDecision refused = decide(avx512_cpu(false), "Haswell", "SkylakeX", "Prescott");
   EXPECT_FALSE(refused.reexec);  // never a second time
   EXPECT_EQ(refused.core, "Haswell");
   EXPECT_EQ(refused.reason, parent.reason + ", but it runs Haswell instead of SkylakeX");

@@ -72,7 +72,8 @@ TEST(Packing, CapParsing) {
   EXPECT_EQ(parse_bucket_cap("25").cap_bytes, 25u << 20);
   EXPECT_EQ(parse_bucket_cap("25").first_bytes, kFirstBucketBytes);
   EXPECT_EQ(parse_bucket_cap("0.5").cap_bytes, 512u << 10);
-  for (const char* bad : {"", "-1", "0", "25MB", "abc", "1e9", "1e-166", "1e-7"}) EXPECT_THROW(parse_bucket_cap(bad), sp::Error) << bad;
+  for (const char* bad : {"", "-1", "0", "25MB", "abc", "1e9", "1e-166", "1e-7"})
+    EXPECT_THROW(parse_bucket_cap(bad), sp::Error) << bad;
 }
 
 TEST(Layouts, FileFormat) {
@@ -126,7 +127,8 @@ TEST(Layouts, SizesThatWouldWrapAreErrorsNamingTheLine) {
   // Each tensor fits, their sum does not: the running total names the line that crosses.
   expect_error("a 1152921504606846976\nb 1152921504606846976\n", ":2: the layout would hold more than");
   // Just below the bound is accepted (never allocated here).
-  EXPECT_EQ(message(std::to_string(kMaxLayoutElements) + "\n"), "accepted, " + std::to_string(kMaxLayoutElements) + " elements");
+  EXPECT_EQ(message(std::to_string(kMaxLayoutElements) + "\n"),
+            "accepted, " + std::to_string(kMaxLayoutElements) + " elements");
 }
 
 TEST(Layouts, WeakScalingAndPackingAreChecked) {

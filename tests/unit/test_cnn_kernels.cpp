@@ -39,8 +39,8 @@ using sp::test::numeric_grad;
 using sp::test::weighted_sum;
 
 // Direct convolution in double: the definition in cnn.hpp, seven loops.
-std::vector<double> conv_direct(const std::vector<float>& x, const std::vector<float>& w,
-                                const float* bias, const k::Conv2dShape& s) {
+std::vector<double> conv_direct(const std::vector<float>& x, const std::vector<float>& w, const float* bias,
+                                const k::Conv2dShape& s) {
   const int OH = s.out_h(), OW = s.out_w();
   std::vector<double> y(std::size_t(s.N) * s.OC * OH * OW);
   for (int n = 0; n < s.N; n++)
@@ -63,21 +63,29 @@ std::vector<double> conv_direct(const std::vector<float>& x, const std::vector<f
 
 k::Conv2dShape conv(int N, int C, int H, int W, int OC, int KH, int KW, int stride, int pad) {
   k::Conv2dShape s;
-  s.N = N; s.C = C; s.H = H; s.W = W; s.OC = OC; s.KH = KH; s.KW = KW; s.stride = stride; s.pad = pad;
+  s.N = N;
+  s.C = C;
+  s.H = H;
+  s.W = W;
+  s.OC = OC;
+  s.KH = KH;
+  s.KW = KW;
+  s.stride = stride;
+  s.pad = pad;
   return s;
 }
 
 std::string conv_name(const k::Conv2dShape& s) {
-  return "conv " + std::to_string(s.KH) + "x" + std::to_string(s.KW) + " s" + std::to_string(s.stride) +
-         " p" + std::to_string(s.pad) + " " + std::to_string(s.H) + "x" + std::to_string(s.W);
+  return "conv " + std::to_string(s.KH) + "x" + std::to_string(s.KW) + " s" + std::to_string(s.stride) + " p" +
+         std::to_string(s.pad) + " " + std::to_string(s.H) + "x" + std::to_string(s.W);
 }
 
 // Shapes: 3x3 stride 1/2 pad 0/1, non-square kernels and images, 1x1 (the pointwise fast path)
 // and the 1x1 stride-2 projection shortcut.
-const std::vector<k::Conv2dShape> kConvShapes = {
-    conv(2, 3, 6, 5, 4, 3, 3, 1, 1), conv(2, 3, 6, 5, 4, 3, 3, 1, 0), conv(2, 3, 7, 6, 4, 3, 3, 2, 1),
-    conv(2, 3, 7, 6, 4, 3, 3, 2, 0), conv(2, 2, 7, 5, 3, 3, 2, 2, 1), conv(1, 2, 5, 8, 3, 2, 5, 1, 2),
-    conv(2, 4, 5, 4, 3, 1, 1, 1, 0), conv(2, 4, 6, 5, 3, 1, 1, 2, 0)};
+const std::vector<k::Conv2dShape> kConvShapes = {conv(2, 3, 6, 5, 4, 3, 3, 1, 1), conv(2, 3, 6, 5, 4, 3, 3, 1, 0),
+                                                 conv(2, 3, 7, 6, 4, 3, 3, 2, 1), conv(2, 3, 7, 6, 4, 3, 3, 2, 0),
+                                                 conv(2, 2, 7, 5, 3, 3, 2, 2, 1), conv(1, 2, 5, 8, 3, 2, 5, 1, 2),
+                                                 conv(2, 4, 5, 4, 3, 1, 1, 1, 0), conv(2, 4, 6, 5, 3, 1, 1, 2, 0)};
 
 }  // namespace
 
@@ -175,8 +183,8 @@ namespace {
 struct ConvGrads {
   std::vector<double> dx, dx_abs, dw, dw_abs;
 };
-ConvGrads conv_backward_direct(const std::vector<float>& x, const std::vector<float>& w,
-                               const std::vector<float>& dy, const k::Conv2dShape& s) {
+ConvGrads conv_backward_direct(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& dy,
+                               const k::Conv2dShape& s) {
   ConvGrads g;
   g.dx.assign(x.size(), 0.0);
   g.dx_abs = g.dx;
@@ -222,12 +230,12 @@ double worst_error(const std::vector<float>& got, const std::vector<float>& base
 // threads (bitwise equal: every result has a fixed summation order).
 TEST(Conv2d, DirectPathMatchesReferenceOnResNetShapes) {
   const std::vector<k::Conv2dShape> shapes = {
-      conv(2, 3, 32, 32, 16, 3, 3, 1, 1),  conv(3, 16, 32, 32, 16, 3, 3, 1, 1), conv(2, 32, 16, 16, 32, 3, 3, 1, 1),
-      conv(3, 64, 8, 8, 64, 3, 3, 1, 1),   conv(2, 5, 13, 11, 7, 3, 3, 1, 1),   conv(3, 17, 1, 1, 9, 3, 3, 1, 1),
-      conv(1, 4, 2, 3, 6, 3, 3, 1, 1),     conv(2, 6, 5, 40, 5, 3, 3, 1, 1),
+      conv(2, 3, 32, 32, 16, 3, 3, 1, 1), conv(3, 16, 32, 32, 16, 3, 3, 1, 1), conv(2, 32, 16, 16, 32, 3, 3, 1, 1),
+      conv(3, 64, 8, 8, 64, 3, 3, 1, 1), conv(2, 5, 13, 11, 7, 3, 3, 1, 1), conv(3, 17, 1, 1, 9, 3, 3, 1, 1),
+      conv(1, 4, 2, 3, 6, 3, 3, 1, 1), conv(2, 6, 5, 40, 5, 3, 3, 1, 1),
       // stride 2: the ResNet stage entries, odd and tiny images
       conv(2, 16, 32, 32, 32, 3, 3, 2, 1), conv(3, 32, 16, 16, 64, 3, 3, 2, 1), conv(2, 5, 13, 11, 7, 3, 3, 2, 1),
-      conv(3, 3, 1, 1, 4, 3, 3, 2, 1),     conv(1, 4, 2, 3, 6, 3, 3, 2, 1),     conv(2, 6, 5, 40, 5, 3, 3, 2, 1)};
+      conv(3, 3, 1, 1, 4, 3, 3, 2, 1), conv(1, 4, 2, 3, 6, 3, 3, 2, 1), conv(2, 6, 5, 40, 5, 3, 3, 2, 1)};
   unsigned seed = 300;
   for (const k::Conv2dShape& s : shapes) {
     const auto x = random_vec(std::size_t(s.N) * s.C * s.H * s.W, seed++);
@@ -251,11 +259,11 @@ TEST(Conv2d, DirectPathMatchesReferenceOnResNetShapes) {
       k::conv2d_forward(y.data(), x.data(), wt.data(), nullptr, s);
       k::conv2d_backward(dx.data(), dw.data(), nullptr, dy.data(), x.data(), wt.data(), s);
       std::vector<float> dw_unused = dw0;
-      k::conv2d_backward(dx_written.data(), dw_unused.data(), nullptr, dy.data(), x.data(), wt.data(), s,
-                         nullptr, false);
+      k::conv2d_backward(dx_written.data(), dw_unused.data(), nullptr, dy.data(), x.data(), wt.data(), s, nullptr,
+                         false);
       omp_set_num_threads(saved);
-      const std::string name = conv_name(s) + " C" + std::to_string(s.C) + " OC" + std::to_string(s.OC) +
-                               " threads " + std::to_string(threads);
+      const std::string name = conv_name(s) + " C" + std::to_string(s.C) + " OC" + std::to_string(s.OC) + " threads " +
+                               std::to_string(threads);
       const std::vector<float> zeros_x(x.size(), 0.0f), zeros_y(y.size(), 0.0f);
       EXPECT_LT(worst_error(y, zeros_y, y_ref, y_abs), 1e-6) << name << " forward";
       EXPECT_LT(worst_error(dx, dx0, ref.dx, ref.dx_abs), 1e-6) << name << " dinp accumulated";
@@ -280,8 +288,8 @@ TEST(BatchNorm, TrainingForwardAndRunningStatistics) {
   const auto gamma = random_vec(C, 2, 0.5f, 1.5f), beta = random_vec(C, 3);
   std::vector<float> y(x.size()), mean(C), rstd(C), rm = random_vec(C, 4), rv = random_vec(C, 5, 0.5f, 2.0f);
   const auto rm0 = rm, rv0 = rv;
-  k::batchnorm_forward_train(y.data(), mean.data(), rstd.data(), rm.data(), rv.data(), x.data(),
-                             gamma.data(), beta.data(), N, C, HW);
+  k::batchnorm_forward_train(y.data(), mean.data(), rstd.data(), rm.data(), rv.data(), x.data(), gamma.data(),
+                             beta.data(), N, C, HW);
   for (int c = 0; c < C; c++) {
     double s = 0, ss = 0;
     for (int n = 0; n < N; n++)
@@ -321,16 +329,19 @@ TEST(BatchNorm, GradientCheckTrainingMode) {
   const std::vector<float> w = random_vec(x.size(), 4);
   std::vector<float> y(x.size()), mean(C), rstd(C);
   auto loss = [&] {
-    k::batchnorm_forward_train(y.data(), mean.data(), rstd.data(), nullptr, nullptr, x.data(),
-                               gamma.data(), beta.data(), N, C, HW);
+    k::batchnorm_forward_train(y.data(), mean.data(), rstd.data(), nullptr, nullptr, x.data(), gamma.data(),
+                               beta.data(), N, C, HW);
     return weighted_sum(y, w);
   };
   loss();  // mean and rstd of the unperturbed input
   std::vector<GradOf> d{{"dinp", x, 5}, {"dgamma", gamma, 6}, {"dbeta", beta, 7}};
-  expect_backward_matches("batchnorm", d, [&] {
-    k::batchnorm_backward(d[0].data(), d[1].data(), d[2].data(), w.data(), x.data(), gamma.data(), mean.data(),
-                          rstd.data(), N, C, HW);
-  }, loss);
+  expect_backward_matches(
+      "batchnorm", d,
+      [&] {
+        k::batchnorm_backward(d[0].data(), d[1].data(), d[2].data(), w.data(), x.data(), gamma.data(), mean.data(),
+                              rstd.data(), N, C, HW);
+      },
+      loss);
 }
 
 // The batch norm with its ReLU in the same pass against the two kernels one after the other:
@@ -345,8 +356,8 @@ TEST(BatchNorm, ReluInTheSamePassEqualsBatchNormThenRelu) {
   k::relu_forward(y.data(), y.data(), y.size());
   ASSERT_GT(std::count(y.begin(), y.end(), 0.0f), 0);  // the ReLU matters
   std::vector<float> yf(x.size()), meanf(C), rstdf(C), rmf(C, 0.0f), rvf(C, 1.0f);
-  k::batchnorm_relu_forward_train(yf.data(), meanf.data(), rstdf.data(), rmf.data(), rvf.data(), x.data(),
-                                  gamma.data(), beta.data(), N, C, HW);
+  k::batchnorm_relu_forward_train(yf.data(), meanf.data(), rstdf.data(), rmf.data(), rvf.data(), x.data(), gamma.data(),
+                                  beta.data(), N, C, HW);
   EXPECT_EQ(yf, y);
   EXPECT_EQ(meanf, mean);
   EXPECT_EQ(rstdf, rstd);
@@ -398,7 +409,7 @@ TEST(Pool, ForwardMatchesPyTorch) {
 
 TEST(Pool, GradientChecks) {
   for (const k::Pool2dShape& s : {k::Pool2dShape{2, 3, 6, 5, 3, 2, 1}, k::Pool2dShape{2, 3, 6, 4, 2, 2, 0},
-                                   k::Pool2dShape{1, 2, 5, 5, 3, 1, 1}}) {
+                                  k::Pool2dShape{1, 2, 5, 5, 3, 1, 1}}) {
     char name[32];  // (a char buffer: GCC 12 warns falsely on "literal" + std::string here)
     std::snprintf(name, sizeof name, "K%d s%d p%d", s.K, s.stride, s.pad);
     const std::size_t nin = std::size_t(s.N) * s.C * s.H * s.W, nout = std::size_t(s.N) * s.C * s.out_h() * s.out_w();

@@ -31,7 +31,8 @@ void check(const std::string& library, const Case& c, unsigned seed) {
   const int rows_a = c.ta ? c.K : c.M, cols_a = c.ta ? c.M : c.K;
   const int rows_b = c.tb ? c.N : c.K, cols_b = c.tb ? c.K : c.N;
   const int lda = cols_a + pad, ldb = cols_b + pad, ldc = c.N + pad;
-  const std::vector<float> A = k::random_vec((size_t)rows_a * lda, seed), B = k::random_vec((size_t)rows_b * ldb, seed + 1);
+  const std::vector<float> A = k::random_vec((size_t)rows_a * lda, seed),
+                           B = k::random_vec((size_t)rows_b * ldb, seed + 1);
   const float sentinel = 12345.0f;
   std::vector<float> C = k::random_vec((size_t)c.M * ldc, seed + 2);
   for (int i = 0; i < c.M; i++)

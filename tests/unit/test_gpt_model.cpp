@@ -5,8 +5,8 @@
 // Gradient check. L = mean cross-entropy of gpt_forward, accumulated in double over float
 // per-position losses. For every parameter tensor we compare gpt_backward's gradient with the
 // central difference (L(w+h) - L(w-h)) / ((w+h) - (w-h)) (denominator from the stored floats)
-// at EVERY element of every tensor (30,080 parameters, ~60k forward passes, ~6 s), h = 1e-2. Parameters are drawn larger than GPT-2's init
-// (uniform +-0.25, LayerNorm gains 1 +- 0.25) so every gradient is well above float noise.
+// at EVERY element of every tensor (30,080 parameters, ~60k forward passes, ~6 s), h = 1e-2. Parameters are drawn
+// larger than GPT-2's init (uniform +-0.25, LayerNorm gains 1 +- 0.25) so every gradient is well above float noise.
 // Noise: the float forward pass rounds L to about 1e-7 relative, i.e. ~5e-7 absolute for L ~ 5,
 // giving ~3e-5 in the difference quotient; truncation is h^2/6 |L'''|. We accept
 //     |analytic - numeric| <= kAbsTol + kRelTol * |numeric|,  kAbsTol = 2e-4, kRelTol = 2e-2
@@ -191,7 +191,7 @@ TEST(GptModel, ForwardBackwardAreDeterministicAndShorterSequencesWork) {
   gpt_backward(m);
   EXPECT_EQ(l1, l2);
   EXPECT_EQ(g1, m.grads);
-  EXPECT_NEAR(l1, std::log(double(m.config.vocab_size)), 0.1);  // GPT-2 init: near-uniform output
+  EXPECT_NEAR(l1, std::log(double(m.config.vocab_size)), 0.1);               // GPT-2 init: near-uniform output
   EXPECT_THROW(gpt_forward(m, b.in.data(), b.tg.data(), 1, 17), sp::Error);  // T > context
 }
 

@@ -30,9 +30,9 @@ class GptTrain : public sp::test::TrainerTest {
 }  // namespace
 
 TEST_F(GptTrain, ResumeContinuesBitwiseLikeAnUninterruptedRun) {
-  ASSERT_NO_FATAL_FAILURE(expect_resume_matches_full_run([this](const std::string& args, const std::string& log) {
-    return train(args, log);
-  }, "", {"loss", "lr", "grad_norm", "val_loss"}));
+  ASSERT_NO_FATAL_FAILURE(expect_resume_matches_full_run(
+      [this](const std::string& args, const std::string& log) { return train(args, log); }, "",
+      {"loss", "lr", "grad_norm", "val_loss"}));
   const CheckpointInfo info = read_checkpoint_info(path("end_ck.h5"));
   EXPECT_EQ(info.state.step, 8);
   GPT m = gpt_create(info.config, 1);
@@ -62,15 +62,19 @@ TEST_F(GptTrain, InitFromStartsFreshFromWeights) {
 }
 
 TEST_F(GptTrain, SignalFinishesTheStepCheckpointsAndResumes) {
-  ASSERT_EQ(interrupt_after_first_step(std::string(GPT_TRAIN_PATH) + " -m gpt-micro -B 4 --synthetic-bytes 100000 "
-                                       "--val-batches 0 -s 100000 -o " + path("sig.h5") + " --save " + path("sig_ck.h5"),
-                                       "sig.log"), 0);
+  ASSERT_EQ(interrupt_after_first_step(std::string(GPT_TRAIN_PATH) +
+                                           " -m gpt-micro -B 4 --synthetic-bytes 100000 "
+                                           "--val-batches 0 -s 100000 -o " +
+                                           path("sig.h5") + " --save " + path("sig_ck.h5"),
+                                       "sig.log"),
+            0);
   const CheckpointInfo info = read_checkpoint_info(path("sig_ck.h5"));
   expect_stopped_by_signal("sig.h5", info.state.step);
   // The checkpoint continues: a resumed run starts at the next step.
   const int next = int(info.state.step) + 1;
-  ASSERT_EQ(train("-s " + std::to_string(next + 1) + " --resume " + path("sig_ck.h5") + " -o " + path("res.h5"),
-                  "res.log"), 0);
+  ASSERT_EQ(
+      train("-s " + std::to_string(next + 1) + " --resume " + path("sig_ck.h5") + " -o " + path("res.h5"), "res.log"),
+      0);
   EXPECT_EQ(sp::TraceReader(path("res.h5")).root_attribute("first_step"), std::to_string(next));
 }
 

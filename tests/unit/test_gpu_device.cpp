@@ -52,7 +52,8 @@ TEST(GpuDevice, ImpossiblePlacementsAreOneLineErrors) {
   EXPECT_NE(message(0, 0).find("no CUDA device visible"), std::string::npos);
   EXPECT_NE(message(4, 4).find("local rank 4 but only 4 CUDA devices"), std::string::npos);
   EXPECT_NE(message(-1, 2).find("no local rank in the environment"), std::string::npos);
-  for (const std::string& m : {message(0, 0), message(4, 4), message(-1, 2)}) EXPECT_EQ(m.find('\n'), std::string::npos);
+  for (const std::string& m : {message(0, 0), message(4, 4), message(-1, 2)})
+    EXPECT_EQ(m.find('\n'), std::string::npos);
 }
 
 // Two ranks on one GPU are named by the device's UUID, on every rank that shares it; ranks with a

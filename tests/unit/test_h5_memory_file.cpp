@@ -35,7 +35,8 @@ void write_ints(hid_t file, const std::vector<int>& values) {
 
 fs::path write_out(std::span<const unsigned char> bytes, const char* name) {
   const fs::path path = fs::temp_directory_path() / name;
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
   return path;
 }
 

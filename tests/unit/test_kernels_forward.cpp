@@ -25,12 +25,10 @@ using sp::kernels::random_vec;
 // whatever the summation order or FMA use), with n = C + 1 terms counting the bias, times 2.
 void check_matmul_against_naive(int B, int T, int C, int OC, bool with_bias, unsigned seed) {
   const size_t N = (size_t)B * T;
-  const std::vector<float> inp = random_vec(N * C, seed),
-                           weight = random_vec((size_t)OC * C, seed + 1);
+  const std::vector<float> inp = random_vec(N * C, seed), weight = random_vec((size_t)OC * C, seed + 1);
   const std::vector<float> bias = random_vec(OC, seed + 2);
   std::vector<float> out(N * OC, std::numeric_limits<float>::quiet_NaN());  // must be overwritten
-  k::matmul_forward(out.data(), inp.data(), weight.data(), with_bias ? bias.data() : nullptr, B, T,
-                    C, OC);
+  k::matmul_forward(out.data(), inp.data(), weight.data(), with_bias ? bias.data() : nullptr, B, T, C, OC);
   const double gamma = 2.0 * (C + 1) * std::ldexp(1.0, -24);
   for (size_t n = 0; n < N; n++) {
     for (int o = 0; o < OC; o++) {
@@ -76,8 +74,7 @@ TEST_P(AttentionRowBlock, MatchesReferenceAndIsCausal) {
         for (int t2 = 0; t2 <= t; t2++) {
           double dot = 0.0;
           for (int i = 0; i < hs; i++) {
-            dot += (double)qkv[(b * T + t) * C3 + h * hs + i] *
-                   qkv[(b * T + t2) * C3 + C + h * hs + i];
+            dot += (double)qkv[(b * T + t) * C3 + h * hs + i] * qkv[(b * T + t2) * C3 + C + h * hs + i];
           }
           p[t2] = std::exp(dot / std::sqrt((double)hs));
           sum += p[t2];
@@ -120,8 +117,7 @@ TEST(KernelsForward, LayernormMatchesReference) {
   const std::vector<float> inp = random_vec(B * T * C, 6, 2.0f, 4.0f);
   const std::vector<float> weight = random_vec(C, 7), bias = random_vec(C, 8);
   std::vector<float> out(inp.size()), mean(B * T), rstd(B * T);
-  k::layernorm_forward(out.data(), mean.data(), rstd.data(), inp.data(), weight.data(), bias.data(),
-                       B, T, C);
+  k::layernorm_forward(out.data(), mean.data(), rstd.data(), inp.data(), weight.data(), bias.data(), B, T, C);
   for (int n = 0; n < B * T; n++) {
     double m = 0.0, var = 0.0;
     for (int c = 0; c < C; c++) m += inp[n * C + c];
@@ -140,9 +136,8 @@ TEST(KernelsForward, LayernormMatchesReference) {
 TEST(KernelsForward, GeluKnownValues) {
   // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), evaluated in double precision.
   const std::vector<float> x = {-3.0f, -1.0f, 0.0f, 0.5f, 1.0f, 2.0f};
-  const std::vector<double> want = {
-      -0.0036373920817729943, -0.15880800939172324, 0.0,
-      0.34571400982514394,    0.8411919906082768,   1.954597694087775};
+  const std::vector<double> want = {-0.0036373920817729943, -0.15880800939172324, 0.0,
+                                    0.34571400982514394,    0.8411919906082768,   1.954597694087775};
   std::vector<float> y(x.size());
   k::gelu_forward(y.data(), x.data(), x.size());
   for (size_t i = 0; i < x.size(); i++) EXPECT_NEAR(y[i], want[i], 1e-6) << "x=" << x[i];
@@ -158,8 +153,7 @@ TEST(KernelsForward, SoftmaxCrossEntropyValuesAndStability) {
   };
   const std::vector<int> targets = {0, 2, 2};
   std::vector<float> losses(B * T), probs(B * T * V);
-  k::softmax_crossentropy_forward(losses.data(), probs.data(), logits.data(), targets.data(), B, T,
-                                  V);
+  k::softmax_crossentropy_forward(losses.data(), probs.data(), logits.data(), targets.data(), B, T, V);
   // Row 0: -log(e^1 / (e^1+e^2+e^3+e^4)) = log(1+e+e^2+e^3) = 3.4401896985611957
   EXPECT_NEAR(losses[0], 3.4401896985611957, 1e-5);
   EXPECT_NEAR(losses[1], std::log(4.0), 1e-6);  // uniform row
@@ -182,8 +176,7 @@ TEST(KernelsForward, EncoderAndResidual) {
   k::encoder_forward(out.data(), tokens.data(), wte.data(), wpe.data(), B, T, C);
   for (int b = 0; b < B; b++)
     for (int t = 0; t < T; t++)
-      for (int c = 0; c < C; c++)
-        EXPECT_EQ(out[(b * T + t) * C + c], wte[tokens[b * T + t] * C + c] + wpe[t * C + c]);
+      for (int c = 0; c < C; c++) EXPECT_EQ(out[(b * T + t) * C + c], wte[tokens[b * T + t] * C + c] + wpe[t * C + c]);
   const std::vector<float> other = random_vec(out.size(), 11);
   std::vector<float> sum(out.size());
   k::residual_forward(sum.data(), out.data(), other.data(), out.size());
@@ -197,8 +190,7 @@ TEST(KernelsForward, ThreadCountIndependent) {
   constexpr int B = 4, T = 16, C = 160, NH = 4, V = 50;  // C: 3 channel blocks of <= 64
   const size_t N = (size_t)B * T;
   const std::vector<float> x = random_vec(N * C, 11), qkv = random_vec(N * 3 * C, 12);
-  const std::vector<float> lw = random_vec(C, 13), lb = random_vec(C, 14),
-                           dy = random_vec(N * C, 15);
+  const std::vector<float> lw = random_vec(C, 13), lb = random_vec(C, 14), dy = random_vec(N * C, 15);
   const std::vector<float> logits = random_vec(N * V, 16, -3.0f, 3.0f);
   std::vector<int> targets(N);
   for (size_t i = 0; i < N; i++) targets[i] = (int)(i % V);
@@ -208,16 +200,14 @@ TEST(KernelsForward, ThreadCountIndependent) {
     omp_set_num_threads(threads);
     std::vector<float> r;
     std::vector<float> y(N * C), mean(N), rstd(N), dx(N * C, 0.0f), dw(C, 0.0f), db(C, 0.0f);
-    k::layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), lw.data(), lb.data(), B, T,
-                         C);
-    k::layernorm_backward(dx.data(), dw.data(), db.data(), dy.data(), x.data(), lw.data(),
-                          mean.data(), rstd.data(), B, T, C);
+    k::layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), lw.data(), lb.data(), B, T, C);
+    k::layernorm_backward(dx.data(), dw.data(), db.data(), dy.data(), x.data(), lw.data(), mean.data(), rstd.data(), B,
+                          T, C);
     std::vector<float> out(N * C), att((size_t)B * NH * T * T), dqkv(N * 3 * C, 0.0f);
     k::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
     k::attention_backward(dqkv.data(), dy.data(), qkv.data(), att.data(), B, T, C, NH);
     std::vector<float> losses(N), probs(N * V), dlogits(N * V, 0.0f);
-    k::softmax_crossentropy_forward(losses.data(), probs.data(), logits.data(), targets.data(), B,
-                                    T, V);
+    k::softmax_crossentropy_forward(losses.data(), probs.data(), logits.data(), targets.data(), B, T, V);
     k::softmax_crossentropy_backward(dlogits.data(), probs.data(), targets.data(), 0.1f, B, T, V);
     for (const auto* v : {&y, &dx, &dw, &db, &out, &att, &dqkv, &losses, &dlogits})
       r.insert(r.end(), v->begin(), v->end());

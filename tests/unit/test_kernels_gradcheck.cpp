@@ -80,9 +80,12 @@ TEST(GradCheck, MatmulWithBias) {
     return weighted_sum(out, w);
   };
   std::vector<GradOf> d{{"dinp", inp, 14}, {"dweight", weight, 15}, {"dbias", bias, 16}};
-  expect_backward_matches("matmul", d, [&] {
-    k::matmul_backward(d[0].data(), d[1].data(), d[2].data(), w.data(), inp.data(), weight.data(), B, T, C, OC);
-  }, loss);
+  expect_backward_matches(
+      "matmul", d,
+      [&] {
+        k::matmul_backward(d[0].data(), d[1].data(), d[2].data(), w.data(), inp.data(), weight.data(), B, T, C, OC);
+      },
+      loss);
 }
 
 TEST(GradCheck, MatmulWithoutBiasAndWithoutDinp) {
@@ -95,8 +98,7 @@ TEST(GradCheck, MatmulWithoutBiasAndWithoutDinp) {
   };
   const std::vector<float> dw0 = random_vec(weight.size(), 23);
   std::vector<float> dw = dw0;
-  k::matmul_backward(nullptr, dw.data(), nullptr, w.data(), inp.data(), weight.data(),
-                     B, T, C, OC);
+  k::matmul_backward(nullptr, dw.data(), nullptr, w.data(), inp.data(), weight.data(), B, T, C, OC);
   EXPECT_TRUE(grads_match("matmul(no bias) dweight", added(dw, dw0), numeric_grad(weight, loss)));
 }
 
@@ -114,9 +116,8 @@ TEST(GradCheck, Encoder) {
     return weighted_sum(out, w);
   };
   std::vector<GradOf> d{{"dwte", wte, 33}, {"dwpe", wpe, 34}};
-  expect_backward_matches("encoder", d, [&] {
-    k::encoder_backward(d[0].data(), d[1].data(), w.data(), tokens.data(), B, T, C);
-  }, loss);
+  expect_backward_matches(
+      "encoder", d, [&] { k::encoder_backward(d[0].data(), d[1].data(), w.data(), tokens.data(), B, T, C); }, loss);
 }
 
 TEST(GradCheck, Layernorm) {
@@ -125,16 +126,18 @@ TEST(GradCheck, Layernorm) {
   const std::vector<float> w = random_vec(BT * C, 43);
   std::vector<float> out(BT * C), mean(BT), rstd(BT);
   auto loss = [&] {
-    k::layernorm_forward(out.data(), mean.data(), rstd.data(), inp.data(), weight.data(),
-                         bias.data(), B, T, C);
+    k::layernorm_forward(out.data(), mean.data(), rstd.data(), inp.data(), weight.data(), bias.data(), B, T, C);
     return weighted_sum(out, w);
   };
   loss();  // mean and rstd of the unperturbed input, for the backward
   std::vector<GradOf> d{{"dinp", inp, 44}, {"dweight", weight, 45}, {"dbias", bias, 46}};
-  expect_backward_matches("layernorm", d, [&] {
-    k::layernorm_backward(d[0].data(), d[1].data(), d[2].data(), w.data(), inp.data(), weight.data(), mean.data(),
-                          rstd.data(), B, T, C);
-  }, loss);
+  expect_backward_matches(
+      "layernorm", d,
+      [&] {
+        k::layernorm_backward(d[0].data(), d[1].data(), d[2].data(), w.data(), inp.data(), weight.data(), mean.data(),
+                              rstd.data(), B, T, C);
+      },
+      loss);
 }
 
 TEST(GradCheck, Gelu) {
@@ -179,8 +182,7 @@ TEST(GradCheck, SoftmaxCrossEntropy) {
   const float dloss = 0.7f;
   std::vector<float> losses(BT), probs(BT * V);
   auto loss = [&] {  // L = dloss * sum(losses)
-    k::softmax_crossentropy_forward(losses.data(), probs.data(), logits.data(), targets.data(),
-                                    B, T, V);
+    k::softmax_crossentropy_forward(losses.data(), probs.data(), logits.data(), targets.data(), B, T, V);
     double s = 0.0;
     for (float l : losses) s += l;
     return (double)dloss * s;
@@ -189,8 +191,7 @@ TEST(GradCheck, SoftmaxCrossEntropy) {
   const std::vector<float> dlogits0 = random_vec(logits.size(), 71);
   std::vector<float> dlogits = dlogits0;
   k::softmax_crossentropy_backward(dlogits.data(), probs.data(), targets.data(), dloss, B, T, V);
-  EXPECT_TRUE(grads_match("crossentropy dlogits", added(dlogits, dlogits0),
-                          numeric_grad(logits, loss)));
+  EXPECT_TRUE(grads_match("crossentropy dlogits", added(dlogits, dlogits0), numeric_grad(logits, loss)));
 }
 
 TEST(GradCheck, Residual) {
@@ -202,8 +203,8 @@ TEST(GradCheck, Residual) {
     return weighted_sum(out, w);
   };
   std::vector<GradOf> d{{"da", a, 83}, {"db", b, 84}};
-  expect_backward_matches("residual", d, [&] { k::residual_backward(d[0].data(), d[1].data(), w.data(), out.size()); },
-                          loss);
+  expect_backward_matches(
+      "residual", d, [&] { k::residual_backward(d[0].data(), d[1].data(), w.data(), out.size()); }, loss);
 }
 
 // The write mode (accumulate false) of the kernels that have one: onto a buffer of NaNs it must
@@ -220,34 +221,49 @@ TEST(GradCheck, WriteModeEqualsAccumulateOntoZero) {
     EXPECT_EQ(differ, 0u) << what;
   };
   const auto inp = random_vec(BT * C, 90), weight = random_vec((size_t)OC * C, 91), dout = random_vec(BT * OC, 92);
-  same("matmul dinp", [&](float* dinp, bool acc) {
-    std::vector<float> dw(weight.size(), 0.0f);
-    k::matmul_backward(dinp, dw.data(), nullptr, dout.data(), inp.data(), weight.data(), B, T, C, OC, acc);
-  }, BT * C);
+  same(
+      "matmul dinp",
+      [&](float* dinp, bool acc) {
+        std::vector<float> dw(weight.size(), 0.0f);
+        k::matmul_backward(dinp, dw.data(), nullptr, dout.data(), inp.data(), weight.data(), B, T, C, OC, acc);
+      },
+      BT * C);
   const auto x = random_vec(BT * 4 * C, 93, -4.0f, 4.0f), dy = random_vec(x.size(), 94);
-  same("gelu dinp", [&](float* d, bool acc) { k::gelu_backward(d, x.data(), dy.data(), x.size(), acc); }, x.size());
+  same(
+      "gelu dinp", [&](float* d, bool acc) { k::gelu_backward(d, x.data(), dy.data(), x.size(), acc); }, x.size());
   const auto qkv = random_vec(BT * 3 * C, 95, -2.0f, 2.0f), datt = random_vec(BT * C, 96);
   std::vector<float> out(BT * C), att((size_t)B * NH * T * T);
   k::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
-  same("attention dqkv", [&](float* d, bool acc) {
-    k::attention_backward(d, datt.data(), qkv.data(), att.data(), B, T, C, NH, acc);
-  }, qkv.size());
-  same("attention dqkv, row blocks of 2", [&](float* d, bool acc) {
-    k::attention_backward(d, datt.data(), qkv.data(), att.data(), B, T, C, NH, acc, 2);
-  }, qkv.size());
+  same(
+      "attention dqkv",
+      [&](float* d, bool acc) { k::attention_backward(d, datt.data(), qkv.data(), att.data(), B, T, C, NH, acc); },
+      qkv.size());
+  same(
+      "attention dqkv, row blocks of 2",
+      [&](float* d, bool acc) { k::attention_backward(d, datt.data(), qkv.data(), att.data(), B, T, C, NH, acc, 2); },
+      qkv.size());
   std::vector<int> targets(BT);
   for (size_t i = 0; i < BT; i++) targets[i] = (int)((i * 3 + 1) % V);
   const auto probs = random_vec(BT * V, 97, 0.0f, 1.0f);
-  same("crossentropy dlogits", [&](float* d, bool acc) {
-    k::softmax_crossentropy_backward(d, probs.data(), targets.data(), 0.5f, B, T, V, acc);
-  }, BT * V);
+  same(
+      "crossentropy dlogits",
+      [&](float* d, bool acc) {
+        k::softmax_crossentropy_backward(d, probs.data(), targets.data(), 0.5f, B, T, V, acc);
+      },
+      BT * V);
   const auto dres = random_vec(BT * C, 98);
-  same("residual da", [&](float* d, bool acc) {
-    std::vector<float> db(BT * C, 0.0f);
-    k::residual_backward(d, db.data(), dres.data(), BT * C, acc);
-  }, BT * C);
-  same("residual db", [&](float* d, bool acc) {
-    std::vector<float> da(BT * C, 0.0f);
-    k::residual_backward(da.data(), d, dres.data(), BT * C, acc);
-  }, BT * C);
+  same(
+      "residual da",
+      [&](float* d, bool acc) {
+        std::vector<float> db(BT * C, 0.0f);
+        k::residual_backward(d, db.data(), dres.data(), BT * C, acc);
+      },
+      BT * C);
+  same(
+      "residual db",
+      [&](float* d, bool acc) {
+        std::vector<float> da(BT * C, 0.0f);
+        k::residual_backward(da.data(), d, dres.data(), BT * C, acc);
+      },
+      BT * C);
 }

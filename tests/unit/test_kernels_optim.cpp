@@ -46,7 +46,9 @@ TEST(Optim, AdamWThirdStepWithState) {
 namespace {
 // One sgd_update on a single element p = 1, g = 0.5 with lr = 0.1, wd = 0.01 (so the decayed
 // gradient is g' = 0.5 + 0.01 * 1 = 0.51), starting from momentum buffer buf0.
-struct SgdResult { float p, buf; };
+struct SgdResult {
+  float p, buf;
+};
 SgdResult sgd_once(float momentum, float dampening, bool nesterov, float buf0, long step) {
   k::SGDConfig cfg;
   cfg.lr = 0.1f;

@@ -39,7 +39,8 @@ TEST_F(OptionalPart, OutsideCiEveryListedPartMaySkip) {
 TEST_F(OptionalPart, InCiOnlyPartsOptionalHereMaySkip) {
   ::setenv("SCALEPROBE_CI", "1", 1);
   EXPECT_EQ(sp::test::optional_part_refusal("gpu"), "");
-  EXPECT_NE(sp::test::optional_part_refusal("torch").find("optional only with SCALEPROBE_NO_TORCH=1"), std::string::npos);
+  EXPECT_NE(sp::test::optional_part_refusal("torch").find("optional only with SCALEPROBE_NO_TORCH=1"),
+            std::string::npos);
   ::setenv("SCALEPROBE_NO_TORCH", "1", 1);
   EXPECT_EQ(sp::test::optional_part_refusal("torch"), "");
 }

@@ -115,10 +115,10 @@ std::vector<const Algorithm*> schedules() {
 TEST(Programs, EveryScheduleReducesExactlyWhenAdvancedInSlices) {
   for (const Algorithm* a : schedules())
     for (int p : {1, 2, 3, 4, 5, 7, 8, 16})
-      for (std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(p + 1), std::size_t(1000), std::size_t(4099)})
+      for (std::size_t count :
+           {std::size_t(0), std::size_t(1), std::size_t(p + 1), std::size_t(1000), std::size_t(4099)})
         for (std::size_t chunk : {std::size_t(0), std::size_t(64), std::size_t(4096)})
-          for (bool in_place : {false, true})
-            run_lockstep({a, p, count, chunk, in_place, Dtype::f32, Op::sum});
+          for (bool in_place : {false, true}) run_lockstep({a, p, count, chunk, in_place, Dtype::f32, Op::sum});
 }
 
 TEST(Programs, EveryDtypeAndOp) {
@@ -189,12 +189,13 @@ TEST(Programs, OtherCollectivesPairUpWithinTheirWorkspace) {
                 for (const Action& x : prog.actions) {
                   if (x.kind == ActionKind::post_send || x.kind == ActionKind::send || x.kind == ActionKind::sendrecv)
                     sent[{r, x.peer}].push_back(x.a.count);
-                  if (x.kind == ActionKind::post_recv || x.kind == ActionKind::recv) received[{x.peer, r}].push_back(x.a.count);
+                  if (x.kind == ActionKind::post_recv || x.kind == ActionKind::recv)
+                    received[{x.peer, r}].push_back(x.a.count);
                   if (x.kind == ActionKind::sendrecv) received[{x.peer, r}].push_back(x.b.count);
                 }
               }
-              EXPECT_EQ(sent, received) << info(c).name << " " << a.name << " at " << p << " ranks, root " << root << ", "
-                                        << count << " elements";
+              EXPECT_EQ(sent, received) << info(c).name << " " << a.name << " at " << p << " ranks, root " << root
+                                        << ", " << count << " elements";
             }
     }
   EXPECT_GT(programs, 500);
@@ -265,9 +266,11 @@ TEST(Programs, AppendedScheduleReducesOnlyItsSlice) {
         scratch[r].resize(programs[r].scratch_elements);
       }
       for (int r = 0; r < p; ++r)
-        runs[r].start(programs[r], Bindings{buf[r].data(), buf[r].data(), reinterpret_cast<std::byte*>(scratch[r].data())},
+        runs[r].start(programs[r],
+                      Bindings{buf[r].data(), buf[r].data(), reinterpret_cast<std::byte*>(scratch[r].data())},
                       *transports[r]);
-      for (int round = 0; round < 1000 && !std::all_of(runs.begin(), runs.end(), [](auto& x) { return x.done(); }); ++round)
+      for (int round = 0; round < 1000 && !std::all_of(runs.begin(), runs.end(), [](auto& x) { return x.done(); });
+           ++round)
         for (auto& run : runs) run.advance();
       std::vector<float> want(count), own(count);
       fill_expected(want.data(), count, Dtype::f32, Op::sum, p);
@@ -275,7 +278,8 @@ TEST(Programs, AppendedScheduleReducesOnlyItsSlice) {
         ASSERT_TRUE(runs[r].done()) << "p=" << p << " rank " << r;
         fill_pattern(own.data(), count, Dtype::f32, r, p);
         for (std::size_t i = 0; i < count; ++i)
-          EXPECT_EQ(buf[r][i], i >= at && i < at + len ? want[i] : own[i]) << "p=" << p << " rank " << r << " element " << i;
+          EXPECT_EQ(buf[r][i], i >= at && i < at + len ? want[i] : own[i])
+              << "p=" << p << " rank " << r << " element " << i;
       }
     }
 }

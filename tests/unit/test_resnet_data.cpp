@@ -51,8 +51,8 @@ TEST(ResNetData, Cifar10ReaderAndErrors) {
   ASSERT_EQ(test.size(), 3u);
   EXPECT_EQ(train.labels, (std::vector<int>{1, 9, 2, 9, 3, 9, 4, 9, 5, 9}));
   EXPECT_EQ(test.labels, (std::vector<int>{0, 3, 7}));
-  EXPECT_EQ(train.pixels[0], 1);                      // file 1, record 0, R(0,0)
-  EXPECT_EQ(train.pixels[1024], (1 + 1024) % 251);    // G plane starts at byte 1024
+  EXPECT_EQ(train.pixels[0], 1);                    // file 1, record 0, R(0,0)
+  EXPECT_EQ(train.pixels[1024], (1 + 1024) % 251);  // G plane starts at byte 1024
   EXPECT_EQ(test.pixels[kCifarImageBytes + 5], (100 + 1 + 5) % 251);
   std::vector<float> img(kCifarImageBytes);
   normalize_image(test, 0, img.data());
@@ -77,8 +77,9 @@ TEST(ResNetData, Cifar10ReaderAndErrors) {
 TEST(ResNetData, LoaderShardsEpochsAndAugments) {
   const ImageSet set = synthetic_images(100, 10, 3);
   EXPECT_EQ(synthetic_images(100, 10, 3).pixels, set.pixels);  // deterministic
-  EXPECT_EQ(std::vector<std::uint8_t>(synthetic_images(10, 10, 3).pixels), std::vector<std::uint8_t>(
-      set.pixels.begin(), set.pixels.begin() + std::ptrdiff_t(10 * kCifarImageBytes)));  // prefix-stable
+  EXPECT_EQ(std::vector<std::uint8_t>(synthetic_images(10, 10, 3).pixels),
+            std::vector<std::uint8_t>(set.pixels.begin(),
+                                      set.pixels.begin() + std::ptrdiff_t(10 * kCifarImageBytes)));  // prefix-stable
   const std::size_t n = kCifarImageBytes;
   // One rank of 8 and two ranks of 4 see the same global batch, augmentations included.
   for (bool augment : {false, true}) {

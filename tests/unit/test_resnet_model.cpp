@@ -192,9 +192,10 @@ TEST(ResNetModel, ParameterTableAndCounts) {
   }
   const auto t = resnet_parameter_table(resnet_preset("resnet20"));
   ASSERT_EQ(t.size(), 65u);  // as PyTorch: 21 convs + 2 x 21 BN + fc weight and bias
-  const std::vector<std::string> first = {"conv1.weight", "bn1.weight", "bn1.bias", "layer1.0.conv1.weight",
-                                          "layer1.0.bn1.weight", "layer1.0.bn1.bias", "layer1.0.conv2.weight",
-                                          "layer1.0.bn2.weight", "layer1.0.bn2.bias", "layer1.1.conv1.weight"};
+  const std::vector<std::string> first = {"conv1.weight",          "bn1.weight",          "bn1.bias",
+                                          "layer1.0.conv1.weight", "layer1.0.bn1.weight", "layer1.0.bn1.bias",
+                                          "layer1.0.conv2.weight", "layer1.0.bn2.weight", "layer1.0.bn2.bias",
+                                          "layer1.1.conv1.weight"};
   for (std::size_t i = 0; i < first.size(); ++i) EXPECT_EQ(t[i].name, first[i]);
   EXPECT_EQ(t[0].shape, (std::vector<std::int64_t>{16, 3, 3, 3}));
   auto find = [&](const std::string& n) {
@@ -279,8 +280,8 @@ TEST(ResNetModel, InitialisationIsSeededAndKaiming) {
       EXPECT_NEAR(sd, std::sqrt(2.0 / (64 * 9)), 0.02 * std::sqrt(2.0 / (64 * 9)));  // fan_out
     }
   }
-  EXPECT_EQ(a.params[a.tensors[1].offset], 1.0f);  // bn1.weight
-  EXPECT_EQ(a.params[a.tensors[2].offset], 0.0f);  // bn1.bias
+  EXPECT_EQ(a.params[a.tensors[1].offset], 1.0f);          // bn1.weight
+  EXPECT_EQ(a.params[a.tensors[2].offset], 0.0f);          // bn1.bias
   EXPECT_EQ(a.buffers[a.buffer_tensors[1].offset], 1.0f);  // running_var
 }
 

@@ -42,7 +42,10 @@ class ResNetTrain : public sp::test::TrainerTest {
 TEST_F(ResNetTrain, LossFallsOnTheSyntheticImages) {
   ASSERT_EQ(run(std::string(RESNET_TRAIN_PATH) +
                     " --depth 8 --width 8 -B 32 --lr 0.05 -s 40 --synthetic-images 2048 --synthetic-test 256 "
-                    "--augment --val-every 20 -o " + path("t.h5"), "t.log"), 0);
+                    "--augment --val-every 20 -o " +
+                    path("t.h5"),
+                "t.log"),
+            0);
   const sp::Table steps = sp::TraceReader(path("t.h5")).read_table("steps");
   const auto loss = column<double>(steps, "loss");
   const auto acc = column<double>(steps, "val_accuracy");
@@ -58,9 +61,9 @@ TEST_F(ResNetTrain, LossFallsOnTheSyntheticImages) {
 
 TEST_F(ResNetTrain, ResumeContinuesBitwiseLikeAnUninterruptedRun) {
   const std::string common_args = "--val-every 3 --val-images 64 --nesterov --warmup-steps 2 ";
-  ASSERT_NO_FATAL_FAILURE(expect_resume_matches_full_run([this](const std::string& args, const std::string& log) {
-    return train(args, log);
-  }, common_args, {"loss", "lr", "grad_norm", "val_loss", "val_accuracy"}));
+  ASSERT_NO_FATAL_FAILURE(expect_resume_matches_full_run(
+      [this](const std::string& args, const std::string& log) { return train(args, log); }, common_args,
+      {"loss", "lr", "grad_norm", "val_loss", "val_accuracy"}));
   // The final BN statistics too; training forwards only count (validation and /check are eval).
   const CheckpointInfo info = read_checkpoint_info(path("end_ck.h5"));
   EXPECT_EQ(info.config.depth, 8);
@@ -77,7 +80,8 @@ TEST_F(ResNetTrain, ResumeContinuesBitwiseLikeAnUninterruptedRun) {
 
 TEST_F(ResNetTrain, SignalFinishesTheStepCheckpointsAndExitsZero) {
   ASSERT_EQ(interrupt_after_first_step(common() + "-s 100000 -o " + path("sig.h5") + " --save " + path("sig_ck.h5"),
-                                       "sig.log"), 0)
+                                       "sig.log"),
+            0)
       << read_file(path("sig.log"));
   const std::string log = read_file(path("sig.log"));
   EXPECT_NE(log.find("interrupted by signal 10"), std::string::npos) << log;
@@ -102,12 +106,17 @@ TEST_F(ResNetTrain, BnEvalFreezesTheStatistics) {
 TEST_F(ResNetTrain, TraceHasTheTrainTables) {
   ASSERT_EQ(train("-s 5 --val-every 3 --val-images 64 --schedule step --lr-steps 2,4 -o " + path("t.h5"), "t.log"), 0);
   sp::TraceReader r(path("t.h5"));
-  expect_train_trace_of_one_thread(r, {{"trainer", "resnet"}, {"model_name", "resnet20-custom"}, {"depth", "8"},
-                                       {"width", "8"}, {"num_parameters", "19954"}, {"images_per_step", "16"},
+  expect_train_trace_of_one_thread(r, {{"trainer", "resnet"},
+                                       {"model_name", "resnet20-custom"},
+                                       {"depth", "8"},
+                                       {"width", "8"},
+                                       {"num_parameters", "19954"},
+                                       {"images_per_step", "16"},
                                        {"bn_mode", "batch-per-rank"}});
   EXPECT_GT(std::stod(r.root_attribute("images_per_s")), 0.0);
   const sp::Table steps = r.read_table("steps");
-  for (const char* c : {"step", "case", "images", "in_summary"}) EXPECT_EQ(column<std::int64_t>(steps, c).size(), 5u) << c;
+  for (const char* c : {"step", "case", "images", "in_summary"})
+    EXPECT_EQ(column<std::int64_t>(steps, c).size(), 5u) << c;
   for (const char* c : {"loss", "val_loss", "val_accuracy", "lr", "grad_norm", "step_wall_s", "exposed_comm_s",
                         "step_process_cpu_s", "images_per_s"})
     EXPECT_EQ(column<double>(steps, c).size(), 5u) << c;

@@ -48,7 +48,7 @@ TEST(SizeRange, Geometric) {
   EXPECT_EQ(sp::size_range(8, 100, 4), (std::vector<std::uint64_t>{8, 32}));
   EXPECT_EQ(sp::size_range(0, 4, 2), (std::vector<std::uint64_t>{0, 1, 2, 4}));
   EXPECT_EQ(sp::size_range(5, 5, 1), (std::vector<std::uint64_t>{5}));
-  EXPECT_EQ(sp::size_range(1, 3, 1.5), (std::vector<std::uint64_t>{1, 2}));  // 1, 1.5, 2.25 -> 1, 2
+  EXPECT_EQ(sp::size_range(1, 3, 1.5), (std::vector<std::uint64_t>{1, 2}));     // 1, 1.5, 2.25 -> 1, 2
   EXPECT_EQ(sp::size_range(1, 4, 1.5), (std::vector<std::uint64_t>{1, 2, 3}));  // rounded, duplicates dropped
   EXPECT_THROW(sp::size_range(64, 8, 2), sp::Error);
   EXPECT_THROW(sp::size_range(8, 64, 1), sp::Error);
@@ -61,7 +61,7 @@ TEST(ParseSize, ExactTo64BitsAndOverflowIsAnError) {
   EXPECT_EQ(parse_size("99999999999999999"), 99999999999999999ull);
   EXPECT_EQ(parse_size("18446744073709551615"), 18446744073709551615ull);
   EXPECT_EQ(parse_size("17179869183G"), 17179869183ull << 30);  // (2^34 - 1) GiB fits
-  EXPECT_EQ(parse_size("1.0009765625K"), 1025u);  // 1 KiB + 1 byte, exact
+  EXPECT_EQ(parse_size("1.0009765625K"), 1025u);                // 1 KiB + 1 byte, exact
   EXPECT_EQ(parse_size("0.5K"), 512u);
   EXPECT_EQ(parse_size(".5K"), 512u);
   EXPECT_EQ(parse_size("8."), 8u);
@@ -77,8 +77,8 @@ TEST(ParseSize, ExactTo64BitsAndOverflowIsAnError) {
       }
     }
   }
-  EXPECT_THROW(parse_size("18446744073709551615.5"), sp::Error);  // not whole
-  EXPECT_THROW(parse_size("18446744073709551615.5K"), sp::Error); // too large
+  EXPECT_THROW(parse_size("18446744073709551615.5"), sp::Error);   // not whole
+  EXPECT_THROW(parse_size("18446744073709551615.5K"), sp::Error);  // too large
   EXPECT_THROW(parse_size("1.0000000000000000000001K"), sp::Error);
   EXPECT_THROW(parse_size(std::string_view("8\0", 2)), sp::Error);  // an embedded NUL
   for (const char* bad : {".", ".K", "1..2", "1.2.3", "+8", "0x10", "1e3", "8KK", "8 K", "1,5"})
@@ -95,7 +95,7 @@ TEST(SizeList, ItemsAreCheckedOneByOne) {
 TEST(SizeRange, ReachesTheTopOf64BitsAndRefusesEndlessRanges) {
   std::vector<std::uint64_t> r = sp::size_range(1ull << 62, ~0ull, 2);
   EXPECT_EQ(r, (std::vector<std::uint64_t>{1ull << 62, 1ull << 63}));
-  EXPECT_EQ(sp::size_range(0, ~0ull, 2).size(), 65u);  // 0, then 2^0 .. 2^63
+  EXPECT_EQ(sp::size_range(0, ~0ull, 2).size(), 65u);                 // 0, then 2^0 .. 2^63
   EXPECT_THROW(sp::size_range(1, 1ull << 40, 1.0000001), sp::Error);  // ~3e8 steps
   EXPECT_THROW(sp::size_range(1, 8, std::numeric_limits<double>::infinity()), sp::Error);
   EXPECT_THROW(sp::size_range(1, 8, std::numeric_limits<double>::quiet_NaN()), sp::Error);

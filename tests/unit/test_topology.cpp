@@ -83,9 +83,9 @@ TEST(Topology, ShareDividesTheLastLevelAmongItsRanks) {
 TEST(CacheFlush, LeavesTheContentsIntact) {
   std::vector<int> v(100000);
   std::iota(v.begin(), v.end(), 7);
-  flush_from_cache(v.data() + 3, 1);                     // one byte, unaligned
-  flush_from_cache(v.data() + 1, 4097);                  // crosses lines and a page
-  flush_from_cache(v.data(), v.size() * sizeof(int));    // all of it
-  flush_from_cache(v.data(), 0);                         // nothing
+  flush_from_cache(v.data() + 3, 1);                   // one byte, unaligned
+  flush_from_cache(v.data() + 1, 4097);                // crosses lines and a page
+  flush_from_cache(v.data(), v.size() * sizeof(int));  // all of it
+  flush_from_cache(v.data(), 0);                       // nothing
   for (std::size_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], static_cast<int>(i) + 7);
 }

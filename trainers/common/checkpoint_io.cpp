@@ -136,9 +136,8 @@ void verify_checkpoint_data(hid_t file) { verify_group_data(file, "check"); }
 
 void write_dataset(hid_t parent, const std::string& name, hid_t mem_type, hid_t file_type,
                    const std::vector<hsize_t>& dims, const void* data) {
-  h5::Dataspace space(h5::check(dims.empty() ? H5Screate(H5S_SCALAR)
-                                             : H5Screate_simple(int(dims.size()), dims.data(), nullptr),
-                                "H5Screate"));
+  h5::Dataspace space(h5::check(
+      dims.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(int(dims.size()), dims.data(), nullptr), "H5Screate"));
   h5::PropertyList dcpl = h5::checksummed_layout(dims, H5Tget_size(file_type));
   // A scalar cannot be chunked: stored compact, inside its (checksummed) object header.
   if (dims.empty()) h5::check_status(H5Pset_layout(dcpl, H5D_COMPACT), "H5Pset_layout");
@@ -167,7 +166,8 @@ void read_dataset(hid_t parent, const std::string& name, const std::vector<hsize
 std::vector<hsize_t> dims_of(const TensorInfo& t) { return std::vector<hsize_t>(t.shape.begin(), t.shape.end()); }
 
 void write_tensors(hid_t group, const std::vector<TensorInfo>& tensors, const float* base) {
-  for (const TensorInfo& t : tensors) write_dataset(group, t.name, H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, dims_of(t), base + t.offset);
+  for (const TensorInfo& t : tensors)
+    write_dataset(group, t.name, H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, dims_of(t), base + t.offset);
 }
 
 void read_tensors(hid_t group, const std::vector<TensorInfo>& tensors, float* base) {

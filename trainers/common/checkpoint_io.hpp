@@ -26,8 +26,8 @@ namespace sp::train {
 // used in "not a scaleprobe <name> checkpoint".
 struct CheckpointFormat {
   const char* format;
-  std::int64_t version;         // what is written
-  std::int64_t oldest_version;  // the oldest still read
+  std::int64_t version;               // what is written
+  std::int64_t oldest_version;        // the oldest still read
   std::int64_t first_digest_version;  // from which on the file must carry a whole-file digest
   const char* name;
 };
@@ -73,8 +73,10 @@ struct ConfigField {
 
   std::int64_t value(const Config& c) const { return number ? c.*number : (c.*flag ? 1 : 0); }
   void set(Config& c, std::int64_t v) const {
-    if (number) c.*number = int(v);
-    else c.*flag = v != 0;
+    if (number)
+      c.*number = int(v);
+    else
+      c.*flag = v != 0;
   }
 };
 

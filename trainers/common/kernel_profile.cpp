@@ -47,17 +47,19 @@ std::vector<std::string> KernelProfile::lines() const {
   if (steps_ == 0) return {"kernel profile: no step after the first to profile (--steps 2 or more)"};
   std::vector<prof::Row> rows = prof::rows();
   std::sort(rows.begin(), rows.end(), [](const prof::Row& a, const prof::Row& b) { return a.seconds > b.seconds; });
-  std::vector<std::string> out{fmt::format("kernel profile, rank 0, {} steps of {:.2f} ms: kernel calls/step ms/step "
-                                           "share GFLOP/s GB/s", steps_, 1e3 * wall_s_ / steps_)};
+  std::vector<std::string> out{
+      fmt::format("kernel profile, rank 0, {} steps of {:.2f} ms: kernel calls/step ms/step "
+                  "share GFLOP/s GB/s",
+                  steps_, 1e3 * wall_s_ / steps_)};
   double inside = 0;
   for (const prof::Row& r : rows) {
     inside += r.seconds;
-    out.push_back(fmt::format("  {:<24} {:>6.1f} {:>8.3f} {:>5.1f}% {:>8.1f} {:>7.1f}", r.name, double(r.calls) / steps_,
-                              1e3 * r.seconds / steps_, 100 * r.seconds / wall_s_, r.flops / r.seconds * 1e-9,
-                              r.bytes / r.seconds * 1e-9));
+    out.push_back(fmt::format("  {:<24} {:>6.1f} {:>8.3f} {:>5.1f}% {:>8.1f} {:>7.1f}", r.name,
+                              double(r.calls) / steps_, 1e3 * r.seconds / steps_, 100 * r.seconds / wall_s_,
+                              r.flops / r.seconds * 1e-9, r.bytes / r.seconds * 1e-9));
   }
-  out.push_back(fmt::format("  {:<24} {:>6} {:>8.3f} {:>5.1f}%", "(outside the kernels)", "", 1e3 * (wall_s_ - inside) / steps_,
-                            100 * (wall_s_ - inside) / wall_s_));
+  out.push_back(fmt::format("  {:<24} {:>6} {:>8.3f} {:>5.1f}%", "(outside the kernels)", "",
+                            1e3 * (wall_s_ - inside) / steps_, 100 * (wall_s_ - inside) / wall_s_));
   return out;
 }
 

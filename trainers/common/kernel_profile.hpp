@@ -31,7 +31,7 @@ class KernelProfile {
   // After each step: the first one restarts the counts, the others add their wall time.
   void after_step(int step, int first_step, const dp::StepReport& r);
   int steps() const { return steps_; }
-  Table table() const;                    // kernel, calls, seconds, flops, bytes, steps, step_wall_s
+  Table table() const;                     // kernel, calls, seconds, flops, bytes, steps, step_wall_s
   std::vector<std::string> lines() const;  // rank 0's summary, largest share first
 
  private:

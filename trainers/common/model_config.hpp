@@ -29,7 +29,7 @@ struct ConfigOverride {
 template <typename Config>
 struct ModelPresets {
   std::function<Config(const std::string&)> preset;  // throws sp::Error for an unknown name
-  std::function<void(const Config&)> validate;        // throws sp::Error naming the problem
+  std::function<void(const Config&)> validate;       // throws sp::Error naming the problem
   bool customised = false;
   std::function<void(Config&)> apply = [](Config&) {};
 };
@@ -57,12 +57,13 @@ Config resolve_model_config(const Options& o, const std::string& model, bool mod
       const Config p = preset();
       for (const auto& f : overrides)
         if (!given(f) && p.*f.field != c.*f.field)
-          throw UsageError(fmt::format("--model {} differs from the {} checkpoint's model {}", model, ckpt_flag, c.name));
+          throw UsageError(
+              fmt::format("--model {} differs from the {} checkpoint's model {}", model, ckpt_flag, c.name));
     }
     for (const auto& f : overrides)
       if (given(f) && o.*f.option != c.*f.field)
-        throw UsageError(fmt::format("{} {} differs from the {} checkpoint's {}", f.flag, o.*f.option, ckpt_flag,
-                                     c.*f.field));
+        throw UsageError(
+            fmt::format("{} {} differs from the {} checkpoint's {}", f.flag, o.*f.option, ckpt_flag, c.*f.field));
     return c;
   }
   Config c = preset();

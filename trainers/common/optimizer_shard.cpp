@@ -37,7 +37,8 @@ const float* state_to_save(const std::vector<float>& state, std::vector<float>& 
     zeros.assign(numel, 0.0f);
     return zeros.data();
   }
-  if (state.size() != numel) fail("checkpoint: {} holds {} elements, the model {} (a shard not gathered)", what, state.size(), numel);
+  if (state.size() != numel)
+    fail("checkpoint: {} holds {} elements, the model {} (a shard not gathered)", what, state.size(), numel);
   return state.data();
 }
 

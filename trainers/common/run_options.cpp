@@ -13,9 +13,12 @@
 namespace sp::train {
 
 void add_run_control_options(CLI::App& app, RunControlOptions& o, const RunControlHelp& help) {
-  app.add_option("--seed", o.seed, "parameter initialisation seed")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--seed", o.seed, "parameter initialisation seed")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--data-seed", o.data_seed, help.data_seed)->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--threads", o.threads, "OpenMP and BLAS threads (default: OMP_NUM_THREADS)")->check(CLI::Range(0, 4096));
+  app.add_option("--threads", o.threads, "OpenMP and BLAS threads (default: OMP_NUM_THREADS)")
+      ->check(CLI::Range(0, 4096));
   app.add_option("--save", o.save, "checkpoint file written at the end (and every --save-every steps)");
   app.add_option("--save-every", o.save_every, "also checkpoint every N steps")->check(CLI::Range(0, 100000000));
   app.add_option("--save-init", o.save_init,
@@ -23,7 +26,8 @@ void add_run_control_options(CLI::App& app, RunControlOptions& o, const RunContr
                  "so a peer implementation can start from the same weights");
   app.add_option("--resume", o.resume, help.resume);
   app.add_option("--init-from", o.init_from, help.init_from);
-  app.add_option("--stop-after", o.stop_after, "stop after this step as if interrupted (the lr schedule still spans --steps)")
+  app.add_option("--stop-after", o.stop_after,
+                 "stop after this step as if interrupted (the lr schedule still spans --steps)")
       ->check(CLI::Range(0, 100000000));
   app.add_option("-o,--trace", o.run.trace, fmt::format("HDF5 trace path (default traces/{}-<time>.h5)", help.program));
   app.add_flag("-q,--quiet", o.run.quiet, "no progress lines (only the summary)");
@@ -63,7 +67,8 @@ int restore_start_checkpoint(const RunControlOptions& o, int steps, const TrainS
       const int start_step = int(resumed.step);
       next_batch = resumed.next_batch;
       if (start_step >= steps)
-        throw UsageError(fmt::format("--resume: the checkpoint is at step {}, nothing to do for --steps {}", start_step, steps));
+        throw UsageError(
+            fmt::format("--resume: the checkpoint is at step {}, nothing to do for --steps {}", start_step, steps));
       return start_step;
     }
     if (!o.init_from.empty()) load(o.init_from, /*optimizer=*/false);
@@ -71,7 +76,8 @@ int restore_start_checkpoint(const RunControlOptions& o, int steps, const TrainS
   });
 }
 
-TrainState initial_state(const RunControlOptions& o, const std::string& data_source, const std::string& data_fingerprint) {
+TrainState initial_state(const RunControlOptions& o, const std::string& data_source,
+                         const std::string& data_fingerprint) {
   TrainState state;
   state.init_seed = std::uint64_t(o.seed);
   state.data_seed = std::uint64_t(o.data_seed);
@@ -81,16 +87,18 @@ TrainState initial_state(const RunControlOptions& o, const std::string& data_sou
 }
 
 void require_resumed_data(const RunControlOptions& o, const TrainState& checkpoint, const std::string& checkpoint_extra,
-                          const std::string& data_source, const std::string& data_fingerprint, const std::string& extra) {
+                          const std::string& data_source, const std::string& data_fingerprint,
+                          const std::string& extra) {
   if (o.resume.empty()) return;
   if (checkpoint.data_fingerprint == data_fingerprint && checkpoint.data_seed == std::uint64_t(o.data_seed) &&
       checkpoint_extra == extra)
     return;
   const auto more = [](const std::string& e) { return e.empty() ? e : ", " + e; };
-  throw UsageError(fmt::format("--resume: the checkpoint was trained on {} (fingerprint {}, data seed {}{}), not this "
-                               "data ({}, {}, {}{})", checkpoint.data_source, checkpoint.data_fingerprint,
-                               checkpoint.data_seed, more(checkpoint_extra), data_source, data_fingerprint, o.data_seed,
-                               more(extra)));
+  throw UsageError(
+      fmt::format("--resume: the checkpoint was trained on {} (fingerprint {}, data seed {}{}), not this "
+                  "data ({}, {}, {}{})",
+                  checkpoint.data_source, checkpoint.data_fingerprint, checkpoint.data_seed, more(checkpoint_extra),
+                  data_source, data_fingerprint, o.data_seed, more(extra)));
 }
 
 int last_step_of_run(const RunControlOptions& o, int steps, int start_step) {

@@ -65,7 +65,8 @@ auto read_collectively(Read&& read) -> decltype(read()) {
 // fingerprint and data seed and the same `extra` (a trainer's own data settings as text, such as
 // ResNet's "augment on"; empty: none), naming both.
 void require_resumed_data(const RunControlOptions& o, const TrainState& checkpoint, const std::string& checkpoint_extra,
-                          const std::string& data_source, const std::string& data_fingerprint, const std::string& extra);
+                          const std::string& data_source, const std::string& data_fingerprint,
+                          const std::string& extra);
 // Loads the start checkpoint through load(path, optimizer): --resume restores weights and
 // optimizer state, sets next_batch (the training loader's position) from resumed and returns its
 // step; --init-from loads weights only and returns 0; neither returns 0. UsageError when the
@@ -84,8 +85,8 @@ struct RunStart {
   dp::DataParallelPlan plan;
   int threads = 0;
   bool from_checkpoint = false;
-  Info checkpoint{};                        // default when starting fresh
-  const char* checkpoint_flag = "";         // "--resume" or "--init-from", for messages
+  Info checkpoint{};                 // default when starting fresh
+  const char* checkpoint_flag = "";  // "--resume" or "--init-from", for messages
   const Info* checkpoint_or_null() const { return from_checkpoint ? &checkpoint : nullptr; }
 };
 template <typename Info, typename ReadInfo>
@@ -102,6 +103,7 @@ RunStart<Info> begin_run(const Session& s, const RunControlOptions& o, int batch
 }
 
 // A fresh run's training state: its seeds and data identity (step and next_batch are set on save).
-TrainState initial_state(const RunControlOptions& o, const std::string& data_source, const std::string& data_fingerprint);
+TrainState initial_state(const RunControlOptions& o, const std::string& data_source,
+                         const std::string& data_fingerprint);
 
 }  // namespace sp::train

@@ -30,7 +30,8 @@ std::string gradient_plan_line(const dp::DataParallelPlan& plan) {
     return fmt::format("local SGD: parameters averaged every {} step(s) with {}{}", plan.local_sgd,
                        plan.cases[0].algorithm->name, plan.backend == "mpi" ? "" : fmt::format(" on {}", plan.backend));
   std::string cases;
-  for (const auto& c : plan.cases) cases += fmt::format("{}{}/{}", cases.empty() ? "" : ", ", c.algorithm->name, c.cap.label);
+  for (const auto& c : plan.cases)
+    cases += fmt::format("{}{}/{}", cases.empty() ? "" : ", ", c.algorithm->name, c.cap.label);
   if (plan.no_comm) return "gradients: not communicated (--no-comm: every rank trains alone)";
   return fmt::format("gradients: bucketed allreduce (algorithm/cap MiB: {}){}", cases,
                      plan.backend == "mpi" ? "" : fmt::format(" on {}", plan.backend));
@@ -98,8 +99,9 @@ void print_run_end(const Session& s, const dp::DataParallelEngine& engine, const
   fmt::print("# trace: {}\n", trace_path.string());
   if (!o.save.empty()) fmt::print("# checkpoint: {} (step {})\n", o.save, end.done_step);
   if (end.stop_signal != 0)
-    fmt::print("# interrupted by signal {} after step {}{}\n", end.stop_signal, end.done_step,
-               o.save.empty() ? " (no --save: nothing to resume from)" : fmt::format("; continue with --resume {}", o.save));
+    fmt::print(
+        "# interrupted by signal {} after step {}{}\n", end.stop_signal, end.done_step,
+        o.save.empty() ? " (no --save: nothing to resume from)" : fmt::format("; continue with --resume {}", o.save));
   std::fflush(stdout);
 }
 

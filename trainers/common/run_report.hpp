@@ -25,7 +25,7 @@ std::string gradient_plan_line(const dp::DataParallelPlan& plan);
 
 // The facts of a run every train trace records beside the options.
 struct RunFacts {
-  std::string trainer;          // "gpt", "resnet"
+  std::string trainer;  // "gpt", "resnet"
   std::string model_name;
   std::int64_t num_parameters = 0;
   std::int64_t batch_size = 0;  // rows (sequences, images) per rank per optimizer step
@@ -34,7 +34,7 @@ struct RunFacts {
   double learning_rate = 0, min_lr = 0, weight_decay = 0, grad_clip = 0;
   int warmup_steps = 0;
   std::string data_source, data_fingerprint;
-  int threads = 0;              // OpenMP threads
+  int threads = 0;  // OpenMP threads
 };
 
 // Collective: writes the steps and ranks tables, the engine's tables and the attributes every

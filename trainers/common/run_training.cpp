@@ -68,8 +68,9 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
     fail_together(s.comm, error);
   };
   if (!o.save.empty()) loop.save = [&](int step) { save_on_rank0(o.save, step); };
-  if (profile.on()) loop.after_step = [&](int step, const dp::StepReport& r) { profile.after_step(step, loop.first_step, r); };
-  loop.after_run = [&] { t.share_buffers(); };  // one model everywhere, and in the checkpoint
+  if (profile.on())
+    loop.after_step = [&](int step, const dp::StepReport& r) { profile.after_step(step, loop.first_step, r); };
+  loop.after_run = [&] { t.share_buffers(); };                           // one model everywhere, and in the checkpoint
   if (!o.save_init.empty()) save_on_rank0(o.save_init, run.start_step);  // the broadcast weights
   dp::DataParallelEngine::install_stop_handlers();
 
@@ -101,8 +102,8 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
   const std::string models = run.plan.no_comm && s.size > 1
                                  ? fmt::format("{} independent models (--no-comm), rank 0's hash", s.size)
                                  : fmt::format("parameters identical on all {} rank(s), hash", s.size);
-  lines.push_back(fmt::format("final loss {:.4f}, {}; {} {:016x}", end.loss, validation_result(end, run.log_style.accuracy),
-                              models, hash));
+  lines.push_back(fmt::format("final loss {:.4f}, {}; {} {:016x}", end.loss,
+                              validation_result(end, run.log_style.accuracy), models, hash));
   if (profile.on())
     for (const std::string& line : profile.lines()) lines.push_back(line);
   print_run_end(s, engine, lines, path, o, end);

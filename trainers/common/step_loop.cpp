@@ -15,8 +15,10 @@ StepLog::StepLog(const StepLogStyle& style, long long units_per_step)
       units_per_step_(units_per_step),
       step_(table_.ints("step", "", "optimizer step, 1-based (samples.iteration)")),
       case_(table_.ints("case", "", "reduction case (table cases)")),
-      loss_(table_.reals("loss", "", fmt::format("mean training cross-entropy of the step's global batch "
-                                                 "(nats/{}; rank 0's under local SGD)", style.unit))),
+      loss_(table_.reals("loss", "",
+                         fmt::format("mean training cross-entropy of the step's global batch "
+                                     "(nats/{}; rank 0's under local SGD)",
+                                     style.unit))),
       val_(table_.reals("val_loss", "", style.val_loss_doc)),
       acc_(style.accuracy ? &table_.reals("val_accuracy", "",
                                           "validation top-1 accuracy (0..1) after the step, NaN if not evaluated")
@@ -54,10 +56,11 @@ std::string StepLog::progress_line(int step, int steps, double lr, const dp::Ste
     val = std::isnan(v.loss) ? std::string("     -        ") : fmt::format("{:.4f} {:5.1f}%", v.loss, 100 * v.accuracy);
   else
     val = std::isnan(v.loss) ? std::string("  -   ") : fmt::format("{:.4f}", v.loss);
-  return fmt::format("step {:>5}/{} | loss {:.4f} | val {} | lr {:.2e} | norm {:.3f} | {:.1f} ms (cpu {:.1f} ms, "
-                     "exposed comm {:.2f} ms) | {:.0f} {}\n",
-                     step, steps, r.loss, val, lr, r.grad_norm, r.wall_s * 1e3, r.process_cpu_s * 1e3,
-                     r.exposed_s * 1e3, double(units_per_step_) / r.wall_s, style_.rate_label);
+  return fmt::format(
+      "step {:>5}/{} | loss {:.4f} | val {} | lr {:.2e} | norm {:.3f} | {:.1f} ms (cpu {:.1f} ms, "
+      "exposed comm {:.2f} ms) | {:.0f} {}\n",
+      step, steps, r.loss, val, lr, r.grad_norm, r.wall_s * 1e3, r.process_cpu_s * 1e3, r.exposed_s * 1e3,
+      double(units_per_step_) / r.wall_s, style_.rate_label);
 }
 
 double StepLog::units_per_s() const {
@@ -75,7 +78,8 @@ StepLoop::End StepLoop::run(dp::DataParallelEngine& engine, const dp::StepFuncti
     const bool saving = save && save_every > 0 && step % save_every == 0;
     const dp::StepReport r = engine.step(step, step == last_step, fn, validating || saving);
     end.loss = r.loss;
-    if (!std::isfinite(r.loss)) throw CollectiveError(fmt::format("training diverged: loss is {} at step {}", r.loss, step));
+    if (!std::isfinite(r.loss))
+      throw CollectiveError(fmt::format("training diverged: loss is {} at step {}", r.loss, step));
     Validation v;
     if (validating) {
       PhaseTimer timer;

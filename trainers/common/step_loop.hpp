@@ -70,30 +70,33 @@ struct StepLoop {
   // Steps start_step + 1 .. last_step of a run of `steps` (--steps): progress lines on rank 0
   // unless -q, a checkpoint every --save-every steps (once save is set).
   StepLoop(const Session& s, const RunControlOptions& o, int steps, int start_step, int last_step)
-      : first_step(start_step + 1), last_step(last_step), steps(steps), progress(s.rank == 0 && !o.run.quiet),
+      : first_step(start_step + 1),
+        last_step(last_step),
+        steps(steps),
+        progress(s.rank == 0 && !o.run.quiet),
         save_every(o.save_every) {}
 
   int first_step = 1, last_step = 0;
-  int steps = 0;  // --steps, for the progress line (a --stop-after run ends before it)
-  bool progress = true;                           // print the progress line (rank 0, no -q)
-  std::function<double(int step0)> schedule;      // learning rate of a 0-based step
-  int val_every = 0;                              // validate every N steps (0: only at the last)
-  std::function<Validation()> validate;           // collective; empty: never validate
-  int save_every = 0;                             // checkpoint every N steps (0: only at the end)
-  std::function<void(int step)> save;             // empty: no checkpoints (no --save)
-  std::function<void()> after_run;                // after engine.end_of_run, before the final checkpoint
+  int steps = 0;                              // --steps, for the progress line (a --stop-after run ends before it)
+  bool progress = true;                       // print the progress line (rank 0, no -q)
+  std::function<double(int step0)> schedule;  // learning rate of a 0-based step
+  int val_every = 0;                          // validate every N steps (0: only at the last)
+  std::function<Validation()> validate;       // collective; empty: never validate
+  int save_every = 0;                         // checkpoint every N steps (0: only at the end)
+  std::function<void(int step)> save;         // empty: no checkpoints (no --save)
+  std::function<void()> after_run;            // after engine.end_of_run, before the final checkpoint
   std::function<void(int step, const dp::StepReport&)> after_step;  // after the step is recorded
 
   // The current step's learning rate: StepFunctions::optimizer reads it.
   double lr = 0;
 
   struct End {
-    int done_step = 0;    // the last step completed
-    int stop_signal = 0;  // the signal that stopped the run early, 0 if none
-    double loss = 0;      // the last step's training loss
+    int done_step = 0;           // the last step completed
+    int stop_signal = 0;         // the signal that stopped the run early, 0 if none
+    double loss = 0;             // the last step's training loss
     bool validation_on = false;  // the trainer validates (validate is set)
-    int val_step = 0;     // the step of the last validation, 0 if none ran (then val is NaN)
-    Validation val;       // the last validation
+    int val_step = 0;            // the step of the last validation, 0 if none ran (then val is NaN)
+    Validation val;              // the last validation
   };
   // Throws CollectiveError when the loss is not finite (training diverged).
   End run(dp::DataParallelEngine& engine, const dp::StepFunctions& fn, StepLog& log);

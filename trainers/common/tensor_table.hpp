@@ -28,8 +28,8 @@ struct TensorInfo {
   std::vector<std::int64_t> shape;  // row-major
   std::size_t offset = 0;           // first element in the flat buffer
   std::size_t numel = 0;
-  bool weight_decay = false;        // the optimizer decays it
-  int group = -1;                   // the layer (begin_group) it belongs to; -1 outside layers
+  bool weight_decay = false;  // the optimizer decays it
+  int group = -1;             // the layer (begin_group) it belongs to; -1 outside layers
 };
 
 class TensorTable {

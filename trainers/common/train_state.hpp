@@ -12,12 +12,12 @@
 namespace sp::train {
 
 struct TrainState {
-  std::int64_t step = 0;          // optimizer steps completed
+  std::int64_t step = 0;  // optimizer steps completed
   std::uint64_t init_seed = 0;
   std::uint64_t data_seed = 0;
-  std::int64_t next_batch = 0;    // next_index of the training data loader
-  std::string data_source;        // file or directory, or "synthetic:<size>"
-  std::string data_fingerprint;   // hash of the training data, so --resume can refuse other data
+  std::int64_t next_batch = 0;   // next_index of the training data loader
+  std::string data_source;       // file or directory, or "synthetic:<size>"
+  std::string data_fingerprint;  // hash of the training data, so --resume can refuse other data
 };
 
 // What a trainer's read_checkpoint_info finds in a checkpoint: the model configuration and the

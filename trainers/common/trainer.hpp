@@ -63,15 +63,15 @@ using TraceAttribute = std::pair<std::string, std::variant<std::int64_t, double,
 // What run_training needs to know of this run besides the trainer.
 struct RunDescription {
   dp::DataParallelPlan plan;
-  int steps = 0;                   // --steps
-  int start_step = 0;              // steps done before this run (a resumed checkpoint's)
-  int last_step = 0;               // last_step_of_run
-  int val_every = 0;               // validate every N steps (0: at the last only)
-  StepLogStyle log_style;          // the steps table's and progress line's words
-  long long units_per_step = 0;    // tokens or images per optimizer step (all ranks)
-  int rate_decimals = 0;           // of the closing throughput line
-  std::vector<std::string> header; // printed by rank 0 before the first step, each after "# "
-  RunFacts facts;                  // what every train trace records
+  int steps = 0;                           // --steps
+  int start_step = 0;                      // steps done before this run (a resumed checkpoint's)
+  int last_step = 0;                       // last_step_of_run
+  int val_every = 0;                       // validate every N steps (0: at the last only)
+  StepLogStyle log_style;                  // the steps table's and progress line's words
+  long long units_per_step = 0;            // tokens or images per optimizer step (all ranks)
+  int rate_decimals = 0;                   // of the closing throughput line
+  std::vector<std::string> header;         // printed by rank 0 before the first step, each after "# "
+  RunFacts facts;                          // what every train trace records
   std::vector<TraceAttribute> attributes;  // the model's and data's own, after the common ones
 };
 

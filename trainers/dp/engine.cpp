@@ -62,8 +62,11 @@ DataParallelEngine::DataParallelEngine(const Session& session, const DataParalle
     }
   }
 
-  OverlapRequest request{.mode = plan.overlap, .comm_core = plan.comm_core, .synchronous = synchronous,
-                         .transport = plan.backend, .compute_threads = omp_get_max_threads(),
+  OverlapRequest request{.mode = plan.overlap,
+                         .comm_core = plan.comm_core,
+                         .synchronous = synchronous,
+                         .transport = plan.backend,
+                         .compute_threads = omp_get_max_threads(),
                          .ranks = session.size};
   if (reducer_) {
     request.busy_polls = reducer_->backend_busy_polls();
@@ -89,9 +92,7 @@ std::string DataParallelEngine::overlap_line() const {
 
 DataParallelEngine::~DataParallelEngine() { MPI_Comm_free(&comm_); }
 
-int DataParallelEngine::case_of(int step) const {
-  return int((step - first_step_) % int(plan_.cases.size()));
-}
+int DataParallelEngine::case_of(int step) const { return int((step - first_step_) % int(plan_.cases.size())); }
 
 void DataParallelEngine::broadcast_parameters() {
   const std::size_t chunk = std::size_t(1) << 28;
@@ -112,7 +113,8 @@ void DataParallelEngine::check_in_sync(int step) {
   SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, comm_));
   SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, comm_));
   if (lo != hi)
-    throw CollectiveError(fmt::format("parameters differ across ranks after step {} (hashes {:016x} to {:016x})", step, lo, hi));
+    throw CollectiveError(
+        fmt::format("parameters differ across ranks after step {} (hashes {:016x} to {:016x})", step, lo, hi));
 }
 
 void DataParallelEngine::install_stop_handlers() {
@@ -121,9 +123,7 @@ void DataParallelEngine::install_stop_handlers() {
 }
 
 int DataParallelEngine::end_of_step(int step, const StepReport& report) {
-  if (plan_.sync_check_after(step) && !plan_.no_comm &&
-      (plan_.local_sgd == 0 || report.averaged))
-    check_in_sync(step);
+  if (plan_.sync_check_after(step) && !plan_.no_comm && (plan_.local_sgd == 0 || report.averaged)) check_in_sync(step);
   int sig = g_stop_signal.load();
   SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, comm_));
   return sig;
@@ -164,8 +164,9 @@ void DataParallelEngine::average_parameters(bool verify) {
   std::vector<double> before;
   if (verify) before.assign(params_, params_ + numel_);
   const ReductionCase& c = plan_.cases[std::size_t(configured_case_ < 0 ? 0 : configured_case_)];
-  coll::AllreduceArgs a{params_, params_, numel_, coll::Dtype::f32, coll::Op::sum, &transports_.for_algorithm(*c.algorithm), &workspace_,
-                        plan_.chunk_bytes};
+  coll::AllreduceArgs a{params_,          params_,          numel_,
+                        coll::Dtype::f32, coll::Op::sum,    &transports_.for_algorithm(*c.algorithm),
+                        &workspace_,      plan_.chunk_bytes};
   c.algorithm->run(a);
   const float scale = 1.0f / float(session_.size);
   for (std::size_t i = 0; i < numel_; ++i) params_[i] *= scale;
@@ -262,7 +263,8 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
       record(Phase::forward, forward);
     }
     const bool sync_now = sync && m == plan_.accum_steps - 1;
-    if (sync_now) reducer_->begin(1.0f / float(session_.size * plan_.accum_steps), overlap_.mode != OverlapMode::none, verify);
+    if (sync_now)
+      reducer_->begin(1.0f / float(session_.size * plan_.accum_steps), overlap_.mode != OverlapMode::none, verify);
     Measured backward = measure([&] {
       // --shard gradients: the buffer is zero already (released after the last update).
       if (m == 0 && !release_gradients_) std::fill(grads_, grads_ + numel_, 0.0f);
@@ -302,8 +304,7 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
   });
   if (shard_.sharded()) {
     const bool in_next_forward = gathers_overlap_ && !last_step && !parameters_read_after &&
-                                 !plan_.sync_check_after(step) &&
-                                 reducer_->can_overlap_gathers();
+                                 !plan_.sync_check_after(step) && reducer_->can_overlap_gathers();
     const double before = row.phase_s[step_phase_slot(Phase::all_gather)];
     timed(Phase::all_gather, [&] {
       if (in_next_forward) {

@@ -48,10 +48,10 @@ using GradReadyFn = std::function<void(std::size_t)>;
 using ParamsNeededFn = std::function<void(std::size_t)>;
 
 struct StepFunctions {
-  std::function<void(int micro)> data;               // load this rank's micro-batch `micro`
+  std::function<void(int micro)> data;                              // load this rank's micro-batch `micro`
   std::function<double(int micro, const ParamsNeededFn&)> forward;  // forward + loss (this rank's mean) of it
-  std::function<void(const GradReadyFn&)> backward;  // ADD its gradients to the buffer
-  std::function<double()> optimizer;                 // clip + update; returns the gradient norm
+  std::function<void(const GradReadyFn&)> backward;                 // ADD its gradients to the buffer
+  std::function<double()> optimizer;                                // clip + update; returns the gradient norm
 };
 
 struct StepReport {
@@ -59,16 +59,16 @@ struct StepReport {
   double grad_norm = 0;  // what optimizer() returned
   double wall_s = 0;     // this rank's data + forward + backward + wait + optimizer + average
   double process_cpu_s = 0;
-  double exposed_s = 0;  // wait + parameter averaging
+  double exposed_s = 0;              // wait + parameter averaging
   double exposed_peers_s = 0;        // of it, waiting until every rank had finished backward
   double exposed_after_ready_s = 0;  // the rest: communication after every rank was ready
-  double progress_s = 0;  // progress mode: advancing buckets from inside backward (not in backward's time)
-  double comm_s = 0;     // sum of this step's bucket durations (end - start = peers + transfer)
-  double peers_s = 0;    // of which waiting in the handshake for peers
-  double transfer_s = 0; // of which the allreduce calls themselves
-  double queued_s = 0;   // sum of the time buckets were ready but not yet started
+  double progress_s = 0;             // progress mode: advancing buckets from inside backward (not in backward's time)
+  double comm_s = 0;                 // sum of this step's bucket durations (end - start = peers + transfer)
+  double peers_s = 0;                // of which waiting in the handshake for peers
+  double transfer_s = 0;             // of which the allreduce calls themselves
+  double queued_s = 0;               // sum of the time buckets were ready but not yet started
   int case_id = 0;
-  bool averaged = false;  // local SGD averaged the parameters after this step
+  bool averaged = false;    // local SGD averaged the parameters after this step
   bool in_summary = false;  // counts in the summaries (not the first round of cases, not verified)
 };
 
@@ -137,12 +137,12 @@ class DataParallelEngine {
   coll::GradientLayout layout_;
   int first_step_;
   MPI_Comm comm_ = MPI_COMM_NULL;  // the main thread's collectives (loss, averaging, hashes)
-  coll::Backends transports_;  // local SGD's parameter averaging, on comm_ (made only for local SGD)
+  coll::Backends transports_;      // local SGD's parameter averaging, on comm_ (made only for local SGD)
   ParameterShard shard_;
-  bool release_gradients_ = false;       // --shard gradients
-  bool gathers_overlap_ = false;         // --shard: the all-gathers may overlap the next forward
-  int gathers_left_to_forward_ = 0;      // steps whose update left its all-gathers to the next forward
-  std::size_t gradient_resident_max_ = 0;  // --shard: the most gradient bytes resident after a reduction
+  bool release_gradients_ = false;          // --shard gradients
+  bool gathers_overlap_ = false;            // --shard: the all-gathers may overlap the next forward
+  int gathers_left_to_forward_ = 0;         // steps whose update left its all-gathers to the next forward
+  std::size_t gradient_resident_max_ = 0;   // --shard: the most gradient bytes resident after a reduction
   std::optional<GradientReducer> reducer_;  // synchronous data parallelism only
   int configured_case_ = -1;
   int synced_steps_ = 0;

@@ -14,39 +14,46 @@ std::string DataParallelEngine::communication_description() const {
   if (plan_.no_comm) return "none: every rank trains alone (--no-comm)";
   if (plan_.local_sgd > 0) return fmt::format("local SGD: parameters averaged every {} step(s)", plan_.local_sgd);
   if (shard_.sharded())
-    return fmt::format("sharded (--shard {}): each bucket reduce-scattered as backward completes it ({} overlap), "
-                       "each rank's optimizer on its blocks, the parameters all-gathered {}{}",
-                       plan_.shard, name(overlap_.mode),
-                       gathers_overlap_ ? "during the next step's forward, each bucket completed when a layer needs it "
-                                          "(right after the update when something reads them before that forward)"
-                                        : "after the update",
-                       release_gradients_ ? "; gradient memory released once reduced (other ranks' blocks) and "
-                                            "after the update (the rest)" : "");
+    return fmt::format(
+        "sharded (--shard {}): each bucket reduce-scattered as backward completes it ({} overlap), "
+        "each rank's optimizer on its blocks, the parameters all-gathered {}{}",
+        plan_.shard, name(overlap_.mode),
+        gathers_overlap_ ? "during the next step's forward, each bucket completed when a layer needs it "
+                           "(right after the update when something reads them before that forward)"
+                         : "after the update",
+        release_gradients_ ? "; gradient memory released once reduced (other ranks' blocks) and "
+                             "after the update (the rest)"
+                           : "");
   switch (overlap_.mode) {
     case OverlapMode::progress:
       return "progress: each bucket's allreduce starts when backward completes it and is advanced from the compute "
              "thread at backward's progress calls, then finished after backward";
     case OverlapMode::thread:
       return "thread: one communication thread per rank runs each bucket's allreduce as backward completes it";
-    case OverlapMode::none: break;
+    case OverlapMode::none:
+      break;
   }
   return "none: every bucket's allreduce after backward";
 }
 
 void DataParallelEngine::write_trace(TraceWriter& trace) {
-  trace.write_table("samples", log_.samples_table(), TableScope::per_rank, "every timed phase of every step of every rank");
+  trace.write_table("samples", log_.samples_table(), TableScope::per_rank,
+                    "every timed phase of every step of every rank");
   trace.write_table("phases", log_.phases_table(), TableScope::shared, "phase ids used in samples");
   trace.write_table("iterations", log_.iterations(), TableScope::per_rank,
                     "per rank and step: phase times, communication (peers, transfer, queued), exposed communication");
   if (reducer_)
-    trace.write_table("buckets", log_.buckets(), TableScope::per_rank, "per rank, step and bucket: ready, start and end times");
+    trace.write_table("buckets", log_.buckets(), TableScope::per_rank,
+                      "per rank, step and bucket: ready, start and end times");
 
   RunSummary summary = summarize_run(log_, plan_, layout_, reference_comm_s_, comm_);
   case_lines_ = std::move(summary.case_lines);
-  trace.write_table("cases", summary.cases, TableScope::shared,
-                    "per (algorithm, bucket cap) case: iteration time (slowest rank), compute, communication, exposed and hidden");
-  trace.write_table("summary", summary.summary, TableScope::shared,
-                    "per-phase statistics over the summarised steps (first round of cases and verified steps excluded)");
+  trace.write_table(
+      "cases", summary.cases, TableScope::shared,
+      "per (algorithm, bucket cap) case: iteration time (slowest rank), compute, communication, exposed and hidden");
+  trace.write_table(
+      "summary", summary.summary, TableScope::shared,
+      "per-phase statistics over the summarised steps (first round of cases and verified steps excluded)");
 
   trace.set_attribute("scaling", plan_.scaling);
   trace.set_attribute("backend", plan_.backend);
@@ -77,8 +84,9 @@ void DataParallelEngine::write_trace(TraceWriter& trace) {
     SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &resident, 1, MPI_UINT64_T, MPI_MAX, comm_));
     trace.set_attribute("gradient_resident_bytes", std::int64_t(resident));
   }
-  trace.set_attribute("summary_excludes", fmt::format("the first {} step(s) of the run (one round of cases) and verified steps",
-                                                      plan_.cases.size()));
+  trace.set_attribute(
+      "summary_excludes",
+      fmt::format("the first {} step(s) of the run (one round of cases) and verified steps", plan_.cases.size()));
 }
 
 }  // namespace sp::dp

@@ -14,25 +14,32 @@ namespace sp::dp {
 void add_data_parallel_options(CLI::App& app, DataParallelOptions& o) {
   std::string algos;
   for (const auto& a : coll::algorithms()) algos += (algos.empty() ? "" : ", ") + std::string(a.name);
-  app.add_option("-a,--algorithm", o.algorithms,
-                 fmt::format("gradient allreduce algorithm(s), comma-separated or all; several are cycled step by step ({})", algos))
+  app.add_option(
+         "-a,--algorithm", o.algorithms,
+         fmt::format("gradient allreduce algorithm(s), comma-separated or all; several are cycled step by step ({})",
+                     algos))
       ->capture_default_str();
   // Host-memory transports only: the trainers' gradients are on the host (no GPU trainer yet).
   app.add_option("--backend", o.backend, "communication library the gradient buckets (and --local-sgd averaging) use")
-      ->check(CLI::IsMember(coll::transport_names(/*host_only=*/true)))->capture_default_str();
-  app.add_option("--bucket-cap-mb", o.bucket_caps,
-                 "bucket cap(s) in MiB (first bucket 1 MiB, as DDP), 'tensor' or 'all'; several are cycled step by step")
+      ->check(CLI::IsMember(coll::transport_names(/*host_only=*/true)))
+      ->capture_default_str();
+  app.add_option(
+         "--bucket-cap-mb", o.bucket_caps,
+         "bucket cap(s) in MiB (first bucket 1 MiB, as DDP), 'tensor' or 'all'; several are cycled step by step")
       ->capture_default_str();
   app.add_option("--chunk-kib", o.chunk_kib, "pipelining segment of ring and tree (0 = none)")
-      ->check(CLI::Range(0, 1 << 20))->capture_default_str();
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
   app.add_option("--overlap", o.overlap,
                  "how the bucket allreduces overlap backward: progress (advanced from the compute thread between "
                  "layers), thread (a communication thread, on a spare core where MPI needs one), none (after "
                  "backward), auto (thread with a spare core, else progress)")
-      ->check(CLI::IsMember({"auto", "progress", "thread", "none"}))->capture_default_str();
+      ->check(CLI::IsMember({"auto", "progress", "thread", "none"}))
+      ->capture_default_str();
   app.add_flag("--no-overlap", o.no_overlap, "the same as --overlap none (the no-overlap baseline)");
-  app.add_option("--comm-core", o.comm_core,
-                 "the CPU of the communication thread (--overlap thread): one of this rank's, in no other local rank's binding")
+  app.add_option(
+         "--comm-core", o.comm_core,
+         "the CPU of the communication thread (--overlap thread): one of this rank's, in no other local rank's binding")
       ->check(CLI::Range(0, 1 << 16));
   app.add_flag("--no-comm", o.no_comm,
                "no gradient communication: every rank trains alone on its own batches (the same-load baseline of a "
@@ -46,14 +53,16 @@ void add_data_parallel_options(CLI::App& app, DataParallelOptions& o) {
       ->check(CLI::Range(1, 1 << 24));
   app.add_option("--accum-steps", o.accum_steps,
                  "micro-batches per optimizer step; gradients are synchronised only after the last (DDP no_sync)")
-      ->check(CLI::Range(1, 1 << 16))->capture_default_str();
+      ->check(CLI::Range(1, 1 << 16))
+      ->capture_default_str();
   app.add_option("--local-sgd", o.local_sgd,
                  "local SGD: no gradient allreduce; ranks step independently and average parameters every N steps")
       ->check(CLI::Range(0, 1 << 24));
   app.add_option("--verify-steps", o.verify_steps,
                  "check the reduced gradients (or averaged parameters) of the first N synchronising steps "
                  "against MPI_Allreduce")
-      ->check(CLI::Range(0, 1 << 24))->capture_default_str();
+      ->check(CLI::Range(0, 1 << 24))
+      ->capture_default_str();
   app.add_option("--check-sync-every", o.check_sync_every,
                  "compare a hash of the parameters across ranks every N steps (always after the last step)")
       ->check(CLI::Range(0, 1 << 24));
@@ -64,12 +73,14 @@ void add_data_parallel_options(CLI::App& app, DataParallelOptions& o) {
                  "sharded data parallelism: optimizer (ZeRO-1): gradient buckets reduce-scattered (ring), each "
                  "rank's optimizer state and update for its blocks only, parameters all-gathered after the update; "
                  "gradients (ZeRO-2): also the gradient memory of other ranks' blocks released once reduced")
-      ->check(CLI::IsMember({"none", "optimizer", "gradients"}))->capture_default_str();
+      ->check(CLI::IsMember({"none", "optimizer", "gradients"}))
+      ->capture_default_str();
   app.add_option("--shard-gather", o.shard_gather,
                  "--shard: the parameters' all-gather overlapped with the next step's forward (next-forward: each "
                  "bucket completed when a layer needs it, where nothing reads the parameters in between and the "
                  "overlap mode is not none) or completed right after the update (after-update)")
-      ->check(CLI::IsMember({"next-forward", "after-update"}))->capture_default_str();
+      ->check(CLI::IsMember({"next-forward", "after-update"}))
+      ->capture_default_str();
 }
 
 namespace {
@@ -84,12 +95,18 @@ Fault parse_fault(const std::string& text) {
     if (colon == std::string::npos) break;
     pos = colon + 1;
   }
-  auto bad = [&] { return UsageError(fmt::format("--inject-fault '{}': expected KIND:RANK:STEP, KIND exit|error|corrupt", text)); };
+  auto bad = [&] {
+    return UsageError(fmt::format("--inject-fault '{}': expected KIND:RANK:STEP, KIND exit|error|corrupt", text));
+  };
   if (parts.size() != 3) throw bad();
-  if (parts[0] == "exit") f.kind = Fault::Kind::exit;
-  else if (parts[0] == "error") f.kind = Fault::Kind::error;
-  else if (parts[0] == "corrupt") f.kind = Fault::Kind::corrupt;
-  else throw bad();
+  if (parts[0] == "exit")
+    f.kind = Fault::Kind::exit;
+  else if (parts[0] == "error")
+    f.kind = Fault::Kind::error;
+  else if (parts[0] == "corrupt")
+    f.kind = Fault::Kind::corrupt;
+  else
+    throw bad();
   try {
     std::size_t used = 0;
     f.rank = std::stoi(parts[1], &used);
@@ -119,7 +136,8 @@ DataParallelPlan make_plan(const DataParallelOptions& o, int batch, int nranks) 
   p.verify_steps = o.verify_steps;
   p.check_sync_every = o.check_sync_every;
   if (o.scaling == "weak" && o.global_batch > 0)
-    throw UsageError("--scaling weak and --global-batch exclude each other (weak scaling gives every rank --batch rows)");
+    throw UsageError(
+        "--scaling weak and --global-batch exclude each other (weak scaling gives every rank --batch rows)");
   const int global_batch = o.global_batch > 0 ? o.global_batch : o.scaling == "strong" ? batch : 0;
   if (global_batch > 0) {
     p.scaling = "strong";
@@ -136,8 +154,7 @@ DataParallelPlan make_plan(const DataParallelOptions& o, int batch, int nranks) 
     p.micro_batch = batch / o.accum_steps;
   }
   p.global_batch = p.micro_batch * p.accum_steps * nranks;
-  if (o.local_sgd > 0 && o.accum_steps > 1)
-    throw UsageError("--local-sgd and --accum-steps > 1 exclude each other");
+  if (o.local_sgd > 0 && o.accum_steps > 1) throw UsageError("--local-sgd and --accum-steps > 1 exclude each other");
   p.backend = o.backend;
   std::vector<std::string> names;
   try {
@@ -157,9 +174,10 @@ DataParallelPlan make_plan(const DataParallelOptions& o, int batch, int nranks) 
       if (std::find(named.begin(), named.end(), a) == named.end()) continue;
       // Local SGD averages the parameters outside the gradient reducer, which owns the node segment.
       if (o.local_sgd > 0)
-        throw UsageError(fmt::format("--algorithm {}: local SGD averages parameters with a point-to-point schedule or "
-                                     "the library's allreduce; the node-local algorithms reduce gradients only",
-                                     a));
+        throw UsageError(
+            fmt::format("--algorithm {}: local SGD averages parameters with a point-to-point schedule or "
+                        "the library's allreduce; the node-local algorithms reduce gradients only",
+                        a));
     }
     for (const std::string& c : split_list(o.bucket_caps, "--bucket-cap-mb list")) {
       try {
@@ -173,11 +191,12 @@ DataParallelPlan make_plan(const DataParallelOptions& o, int batch, int nranks) 
   p.gather_in_next_forward = o.shard_gather == "next-forward";
   if (p.sharded()) {
     if (o.local_sgd > 0 || o.no_comm)
-      throw UsageError(fmt::format("--shard {} and {} exclude each other", o.shard, o.no_comm ? "--no-comm" : "--local-sgd"));
+      throw UsageError(
+          fmt::format("--shard {} and {} exclude each other", o.shard, o.no_comm ? "--no-comm" : "--local-sgd"));
     // The shard follows the buckets, so one (algorithm, cap) case; the state would move otherwise.
     if (p.cases.size() != 1 || p.cases[0].algorithm->name != "ring")
-      throw UsageError(fmt::format("--shard {}: one --algorithm ring and one --bucket-cap-mb, not {} case(s) of {}", o.shard,
-                                   p.cases.size(), o.algorithms));
+      throw UsageError(fmt::format("--shard {}: one --algorithm ring and one --bucket-cap-mb, not {} case(s) of {}",
+                                   o.shard, p.cases.size(), o.algorithms));
   }
   p.fault = parse_fault(o.inject_fault);
   if (p.fault.kind != Fault::Kind::none && p.fault.rank >= nranks)

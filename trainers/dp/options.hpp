@@ -17,18 +17,18 @@ struct DataParallelOptions {
   std::string backend = "mpi";      // the transport the buckets travel on (collectives/backend.hpp)
   std::string bucket_caps = "25";   // comma-separated
   int chunk_kib = 1024;
-  bool no_overlap = false;          // the old spelling of --overlap none
-  std::string overlap = "auto";     // auto, progress, thread, none (trainers/dp/overlap.hpp)
+  bool no_overlap = false;       // the old spelling of --overlap none
+  std::string overlap = "auto";  // auto, progress, thread, none (trainers/dp/overlap.hpp)
   int comm_core = -1;
   bool no_comm = false;
   std::string scaling;   // "strong": --batch is the global batch; "weak": per rank; "": --global-batch decides
   int global_batch = 0;  // > 0: strong scaling (fixed global batch split across ranks)
   int accum_steps = 1;
-  int local_sgd = 0;     // 0: synchronous data parallel; N >= 1: average parameters every N steps
+  int local_sgd = 0;  // 0: synchronous data parallel; N >= 1: average parameters every N steps
   int verify_steps = 1;
   int check_sync_every = 0;
   std::string inject_fault;
-  std::string shard = "none";  // none, optimizer, gradients (trainers/dp/shard.hpp)
+  std::string shard = "none";                 // none, optimizer, gradients (trainers/dp/shard.hpp)
   std::string shard_gather = "next-forward";  // next-forward, after-update
 };
 
@@ -49,7 +49,7 @@ struct Fault {
 };
 
 struct DataParallelPlan {
-  std::string scaling;   // "strong" (--global-batch) or "weak" (--batch per rank)
+  std::string scaling;  // "strong" (--global-batch) or "weak" (--batch per rank)
   std::string backend = "mpi";
   int micro_batch = 0;   // rows each rank forwards at once
   int accum_steps = 1;   // micro-batches per optimizer step (no synchronisation before the last)

@@ -8,9 +8,12 @@ namespace sp::dp {
 
 std::string_view name(OverlapMode m) {
   switch (m) {
-    case OverlapMode::none: return "none";
-    case OverlapMode::progress: return "progress";
-    case OverlapMode::thread: return "thread";
+    case OverlapMode::none:
+      return "none";
+    case OverlapMode::progress:
+      return "progress";
+    case OverlapMode::thread:
+      return "thread";
   }
   return "?";
 }
@@ -50,9 +53,11 @@ OverlapChoice choose_overlap(const OverlapRequest& r, const RankBinding& b) {
   }
   if (r.comm_core >= 0) {
     if (r.mode != "auto" && r.mode != "thread")
-      return refused(fmt::format("--comm-core is the communication thread's core; --overlap {} has no such thread", r.mode));
+      return refused(
+          fmt::format("--comm-core is the communication thread's core; --overlap {} has no such thread", r.mode));
     if (!std::count(b.cpus.begin(), b.cpus.end(), r.comm_core))
-      return refused(fmt::format("--comm-core {} is outside this rank's binding (CPUs {})", r.comm_core, cpu_list(b.cpus)));
+      return refused(
+          fmt::format("--comm-core {} is outside this rank's binding (CPUs {})", r.comm_core, cpu_list(b.cpus)));
     if (!std::count(b.exclusive.begin(), b.exclusive.end(), r.comm_core))
       return refused(fmt::format("--comm-core {} is also in another local rank's binding ({})", r.comm_core, binding));
     if (b.cpus.size() < std::size_t(r.compute_threads) + 1)
@@ -71,8 +76,10 @@ OverlapChoice choose_overlap(const OverlapRequest& r, const RankBinding& b) {
   }
   if (r.mode == "progress") {
     if (!r.can_progress)
-      return refused(fmt::format("--overlap progress: the {} transport cannot advance an allreduce without blocking "
-                                 "(use --overlap thread)", r.transport));
+      return refused(
+          fmt::format("--overlap progress: the {} transport cannot advance an allreduce without blocking "
+                      "(use --overlap thread)",
+                      r.transport));
     OverlapChoice c;
     c.reason = "--overlap progress";
     return c;
@@ -92,9 +99,11 @@ OverlapChoice choose_overlap(const OverlapRequest& r, const RankBinding& b) {
       return c;
     }
     if (r.mode == "thread")
-      return refused(fmt::format("--overlap thread on {} needs a spare core for the communication thread, and this "
-                                 "rank has none ({}; {} compute thread(s)): bind each rank to one more CPU "
-                                 "(--cpus-per-task) or give --comm-core", r.transport, binding, r.compute_threads));
+      return refused(
+          fmt::format("--overlap thread on {} needs a spare core for the communication thread, and this "
+                      "rank has none ({}; {} compute thread(s)): bind each rank to one more CPU "
+                      "(--cpus-per-task) or give --comm-core",
+                      r.transport, binding, r.compute_threads));
     OverlapChoice c;  // auto, no spare core, a transport that spins: progress where it can
     c.mode = r.can_progress ? OverlapMode::progress : OverlapMode::thread;
     c.reason = fmt::format("auto: no spare core ({}){}", binding,

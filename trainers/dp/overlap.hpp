@@ -25,22 +25,22 @@ std::string_view name(OverlapMode m);
 
 // What choose_overlap decides from.
 struct OverlapRequest {
-  std::string mode = "auto";     // --overlap: auto, progress, thread or none
-  int comm_core = -1;            // --comm-core, -1 none
-  bool synchronous = true;       // false: local SGD or --no-comm, no gradient allreduce
-  bool can_progress = true;      // every case's transport can test a request
-  bool busy_polls = true;        // a blocking wait on the transport spins (MPI)
-  std::string transport;         // the backend's name, for messages
-  int compute_threads = 1;       // the rank's OpenMP threads
-  int ranks = 1;                 // in the job
+  std::string mode = "auto";  // --overlap: auto, progress, thread or none
+  int comm_core = -1;         // --comm-core, -1 none
+  bool synchronous = true;    // false: local SGD or --no-comm, no gradient allreduce
+  bool can_progress = true;   // every case's transport can test a request
+  bool busy_polls = true;     // a blocking wait on the transport spins (MPI)
+  std::string transport;      // the backend's name, for messages
+  int compute_threads = 1;    // the rank's OpenMP threads
+  int ranks = 1;              // in the job
 };
 
 struct OverlapChoice {
   OverlapMode mode = OverlapMode::progress;
-  int comm_cpu = -1;                // thread: the core it is bound to (-1 not bound)
-  std::vector<int> compute_cpus;   // thread with comm_cpu: the compute thread's CPUs (the rest)
-  std::string reason;               // why (trace attribute overlap_reason)
-  std::string error;                // non-empty: a usage error naming the problem
+  int comm_cpu = -1;              // thread: the core it is bound to (-1 not bound)
+  std::vector<int> compute_cpus;  // thread with comm_cpu: the compute thread's CPUs (the rest)
+  std::string reason;             // why (trace attribute overlap_reason)
+  std::string error;              // non-empty: a usage error naming the problem
 };
 
 OverlapChoice choose_overlap(const OverlapRequest& r, const RankBinding& b);

@@ -6,7 +6,19 @@
 
 namespace sp::dp {
 
-enum class Phase : int { data, forward, backward, wait, optimizer, average, validation, allreduce, progress, reduce_scatter, all_gather };
+enum class Phase : int {
+  data,
+  forward,
+  backward,
+  wait,
+  optimizer,
+  average,
+  validation,
+  allreduce,
+  progress,
+  reduce_scatter,
+  all_gather
+};
 
 struct PhaseInfo {
   Phase phase;
@@ -30,14 +42,16 @@ inline constexpr std::array<PhaseInfo, 11> kPhases{{
     {Phase::validation, "validation", "validation loss pass (not part of the step time)", "", ""},
     {Phase::allreduce, "allreduce",
      "one bucket's allreduce (bucket column; cpu_s: the communication thread's CPU time, or in progress mode the "
-     "wall time of the calls that advanced it)", "", ""},
+     "wall time of the calls that advanced it)",
+     "", ""},
     {Phase::progress, "progress",
      "progress mode: advancing the buckets in flight from inside backward (communication, taken out of backward)",
      "progress_s", "advancing bucket allreduces from inside backward (progress mode; not part of backward_s)"},
     {Phase::reduce_scatter, "reduce_scatter",
      "--shard: one bucket's reduce-scatter, in place of its allreduce (bucket column; cpu_s as allreduce's)", "", ""},
-    {Phase::all_gather, "all_gather", "--shard: the updated parameters' all-gather after the optimizer (exposed communication)",
-     "all_gather_s", "--shard: all-gathering the updated parameters (0 otherwise)"},
+    {Phase::all_gather, "all_gather",
+     "--shard: the updated parameters' all-gather after the optimizer (exposed communication)", "all_gather_s",
+     "--shard: all-gathering the updated parameters (0 otherwise)"},
 }};
 
 constexpr int index_of(Phase p) { return static_cast<int>(p); }
@@ -55,8 +69,8 @@ constexpr bool in_step_time(Phase p) {
 }
 
 // The step phases in order, for loops over them (the iterations table's columns, IterationRow::phase_s).
-inline constexpr std::array<Phase, 8> kStepPhases{Phase::data,      Phase::forward,   Phase::backward, Phase::progress,
-                                                  Phase::wait,      Phase::optimizer, Phase::all_gather, Phase::average};
+inline constexpr std::array<Phase, 8> kStepPhases{Phase::data, Phase::forward,   Phase::backward,   Phase::progress,
+                                                  Phase::wait, Phase::optimizer, Phase::all_gather, Phase::average};
 
 // Where phase p is in kStepPhases (-1 if it is not a step phase).
 constexpr int step_phase_index(Phase p) {

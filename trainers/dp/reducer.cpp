@@ -124,8 +124,14 @@ void GradientReducer::configure(const coll::Algorithm& algorithm, const coll::Bu
   }
   for (std::size_t i = 0; i < buckets_.size(); ++i) {
     float* p = bucket_buffer(i);
-    const coll::AllreduceArgs call{p, p, buckets_[i].numel, coll::Dtype::f32, coll::Op::sum,
-                                   &transports_.for_algorithm(algorithm), &workspace_, chunk_bytes};
+    const coll::AllreduceArgs call{p,
+                                   p,
+                                   buckets_[i].numel,
+                                   coll::Dtype::f32,
+                                   coll::Op::sum,
+                                   &transports_.for_algorithm(algorithm),
+                                   &workspace_,
+                                   chunk_bytes};
     auto [transport, shape] = algorithm.placement(call, coll::tag::kTagStride * int(i % kInFlight));
     shape.scaled = true;  // the mean: scaled where the schedule makes final values, if it can
     transport_ = transport;
@@ -252,7 +258,7 @@ double GradientReducer::finish() {
   produced_ = buckets_.size();
   double waited = 0;
   try {
-    waited = !overlap_ ? finish_blocking(t0)
+    waited = !overlap_                                       ? finish_blocking(t0)
              : overlap_choice_.mode == OverlapMode::progress ? finish_progress(t0)
                                                              : finish_thread(t0);
   } catch (...) {
@@ -362,9 +368,10 @@ void GradientReducer::verify() {
   verify_ = false;
   std::vector<double> inputs;
   inputs.swap(snapshot_);
-  check_mean_against_reference(comm_, std::move(inputs), grads_, scale_,
-                               fmt::format("gradient {} ({})", shard_ ? "reduce-scatter" : "allreduce", algorithm_->name),
-                               shard_ ? &shard_->ranges() : nullptr);
+  check_mean_against_reference(
+      comm_, std::move(inputs), grads_, scale_,
+      fmt::format("gradient {} ({})", shard_ ? "reduce-scatter" : "allreduce", algorithm_->name),
+      shard_ ? &shard_->ranges() : nullptr);
 }
 
 }  // namespace sp::dp

@@ -156,8 +156,8 @@ class GradientReducer {
   void inject_corruption() { corrupt_next_ = true; }
 
  private:
-  void start_bucket(std::size_t i);  // verification snapshot, start time, copy into the arena
-  void end_bucket(std::size_t i);    // copy out of the arena, scaling, fault injection, end time
+  void start_bucket(std::size_t i);           // verification snapshot, start time, copy into the arena
+  void end_bucket(std::size_t i);             // copy out of the arena, scaling, fault injection, end time
   float* bucket_buffer(std::size_t i) const;  // where bucket i is reduced (grads_ or the arena)
   // Bucket i's program bound in place on its buffer in ws, with this step's scale.
   coll::Bindings bind_bucket(std::size_t i, coll::Workspace& ws);
@@ -173,13 +173,13 @@ class GradientReducer {
   double finish_thread(double t0);
   void communication_loop();
 
-  MPI_Comm comm_ = MPI_COMM_NULL;             // the buckets' MPI traffic (and thread mode's handshakes)
+  MPI_Comm comm_ = MPI_COMM_NULL;  // the buckets' MPI traffic (and thread mode's handshakes)
   // The "every rank finished backward" barriers: on a communicator of their own, since in progress
   // mode a rank may enter one before or after starting a bucket's MPI_Iallreduce, and nonblocking
   // collectives on one communicator must start in the same order on every rank.
   MPI_Comm ready_comm_ = MPI_COMM_NULL;
-  coll::Backends transports_;                  // the buckets' data, on comm_
-  coll::Transport* transport_ = nullptr;       // the configured algorithm's
+  coll::Backends transports_;             // the buckets' data, on comm_
+  coll::Transport* transport_ = nullptr;  // the configured algorithm's
   OverlapChoice overlap_choice_;
   int nranks_ = 1;
   float* grads_;
@@ -189,12 +189,12 @@ class GradientReducer {
   const coll::Algorithm* algorithm_ = nullptr;
   std::size_t chunk_bytes_ = 1 << 20;
   std::vector<BucketSlice> buckets_;
-  std::vector<coll::Program> programs_;        // per bucket (progress mode: with its slot's tags)
-  const ParameterShard* shard_ = nullptr;      // --shard: reduce-scatter, then gather_parameters
-  bool release_gradients_ = false;             // --shard gradients
-  std::vector<coll::Program> gather_programs_; // --shard: per bucket, the parameters' all-gather
+  std::vector<coll::Program> programs_;         // per bucket (progress mode: with its slot's tags)
+  const ParameterShard* shard_ = nullptr;       // --shard: reduce-scatter, then gather_parameters
+  bool release_gradients_ = false;              // --shard gradients
+  std::vector<coll::Program> gather_programs_;  // --shard: per bucket, the parameters' all-gather
   std::vector<BucketTiming> timings_;
-  coll::Workspace workspace_;                  // blocking runs
+  coll::Workspace workspace_;  // blocking runs
   std::array<coll::Workspace, kInFlight> slot_workspace_;
   std::array<coll::ProgressedRun, kInFlight> runs_;
   float scale_ = 1;

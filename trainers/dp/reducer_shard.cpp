@@ -12,14 +12,19 @@ namespace sp::dp {
 // all-gather, with the shard's uneven blocks; the programs are written here rather than through
 // the algorithm's placement, which knows only whole messages.
 void GradientReducer::configure_sharded(const coll::Algorithm& algorithm) {
-  if (algorithm.name != "ring" || through_arena_) fail("GradientReducer: --shard runs the ring only, not {}", algorithm.name);
+  if (algorithm.name != "ring" || through_arena_)
+    fail("GradientReducer: --shard runs the ring only, not {}", algorithm.name);
   if (shard_->buckets().size() != buckets_.size())
     fail("GradientReducer: the shard has {} buckets, the configured cap {}", shard_->buckets().size(), buckets_.size());
   transport_ = &transports_.for_algorithm(algorithm);
   for (std::size_t i = 0; i < buckets_.size(); ++i) {
-    coll::Shape shape{.count = buckets_[i].numel, .rank = transport_->rank(), .nranks = transport_->size(),
-                      .chunk_bytes = chunk_bytes_, .in_place = true,
-                      .tag_offset = coll::tag::kTagStride * int(i % kInFlight), .scaled = true,
+    coll::Shape shape{.count = buckets_[i].numel,
+                      .rank = transport_->rank(),
+                      .nranks = transport_->size(),
+                      .chunk_bytes = chunk_bytes_,
+                      .in_place = true,
+                      .tag_offset = coll::tag::kTagStride * int(i % kInFlight),
+                      .scaled = true,
                       .collective = coll::Collective::reduce_scatter,
                       .first_larger_block = shard_->blocks(i).first_larger};
     programs_.push_back(coll::plan_ring_reduce_scatter(shape));
@@ -43,7 +48,8 @@ void GradientReducer::gather_parameters(float* params) {
   if (!shard_ || in_step_ || gathering()) fail("GradientReducer::gather_parameters without --shard or inside a step");
   for (std::size_t i = 0; i < gather_programs_.size(); ++i) {
     const coll::Program& p = gather_programs_[i];
-    coll::run_blocking(p, workspace_.bind(p, params + own_offset(i), params + buckets_[i].offset, *transport_), *transport_);
+    coll::run_blocking(p, workspace_.bind(p, params + own_offset(i), params + buckets_[i].offset, *transport_),
+                       *transport_);
   }
 }
 
@@ -59,8 +65,8 @@ void GradientReducer::start_gather(std::size_t k) {
   const std::size_t i = buckets_.size() - 1 - k;
   const coll::Program& p = gather_programs_[i];
   coll::Workspace& ws = slot_workspace_[i % kInFlight];  // consecutive buckets: other slots and tags
-  runs_[i % kInFlight].start(p, ws.bind(p, gather_params_ + own_offset(i), gather_params_ + buckets_[i].offset, *transport_),
-                             *transport_);
+  runs_[i % kInFlight].start(
+      p, ws.bind(p, gather_params_ + own_offset(i), gather_params_ + buckets_[i].offset, *transport_), *transport_);
 }
 
 void GradientReducer::gather_until(std::size_t end) {

@@ -54,7 +54,8 @@ void check_mean_against_reference(MPI_Comm comm, std::vector<double> inputs, con
   SP_MPI_CHECK(MPI_Bcast(detail, 3, MPI_DOUBLE, first, comm));
   throw CollectiveError(fmt::format(
       "{} gave a wrong result: {} element(s) differ from MPI_Allreduce, first on rank {}: element {} is {:.9g}, "
-      "expected {:.9g}", what, total, first, (long long)detail[0], detail[1], detail[2]));
+      "expected {:.9g}",
+      what, total, first, (long long)detail[0], detail[1], detail[2]));
 }
 
 }  // namespace sp::dp

@@ -21,7 +21,8 @@ std::vector<double> gather_series(const std::vector<double>& local, MPI_Comm com
   int nranks = 1;
   MPI_Comm_size(comm, &nranks);
   std::vector<double> out(local.size() * std::size_t(nranks));
-  SP_MPI_CHECK(MPI_Allgather(local.data(), int(local.size()), MPI_DOUBLE, out.data(), int(local.size()), MPI_DOUBLE, comm));
+  SP_MPI_CHECK(
+      MPI_Allgather(local.data(), int(local.size()), MPI_DOUBLE, out.data(), int(local.size()), MPI_DOUBLE, comm));
   return out;
 }
 
@@ -71,8 +72,10 @@ struct CaseLine {
   std::string text() const {
     if (steps == 0) return name + ": no summarised steps";
     if (no_comm)
-      return fmt::format("no communication (--no-comm): {:.1f} ms/iteration over {} steps, compute {:.1f} ms, "
-                         "imbalance {:.1f} %", iteration_s * 1e3, steps, compute_s * 1e3, imbalance * 100);
+      return fmt::format(
+          "no communication (--no-comm): {:.1f} ms/iteration over {} steps, compute {:.1f} ms, "
+          "imbalance {:.1f} %",
+          iteration_s * 1e3, steps, compute_s * 1e3, imbalance * 100);
     std::string line = fmt::format(
         "{} ({} buckets): {:.1f} ms/iteration over {} steps, compute {:.1f} ms, exposed {:.2f} ms (waiting for "
         "peers {:.2f} + after all were ready {:.2f}) of a {:.2f} ms no-overlap allreduce",
@@ -113,20 +116,27 @@ void add_cases(RunSummary& out, const Table& iterations, const DataParallelPlan&
                          "median over steps of the slowest rank's step time", "fastest step (slowest rank)");
   auto& c_compute = cases.reals("compute_mean_s", "s", "forward + backward + optimizer, mean over steps and ranks");
   auto& c_comm = cases.reals("comm_mean_s", "s",
-                            "sum over buckets of started-to-finished time per step (peers + transfer; progress mode: "
-                            "up to 2 buckets in flight are each counted), mean over steps and ranks");
-  auto& c_peers = cases.reals("peers_mean_s", "s",
-                             "of it, thread mode's handshake wait for peers per step (0 in other modes), mean over steps and ranks");
-  auto& c_transfer = cases.reals("transfer_mean_s", "s", "of it, the allreduce calls per step, mean over steps and ranks");
-  auto& c_exposed = cases.reals("exposed_comm_mean_s", "s", "exposed communication per step (the wait after backward), mean over steps and ranks");
-  auto& c_exposed_peers = cases.reals("exposed_wait_peers_mean_s", "s",
-                                      "of exposed_comm_mean_s: waiting for the slowest peer's backward, mean over steps and ranks");
-  auto& c_after_ready = cases.reals("exposed_after_ready_mean_s", "s",
-                                    "of exposed_comm_mean_s: communication after every rank was ready, mean over steps and ranks");
-  auto& c_progress = cases.reals("progress_mean_s", "s",
-                                 "progress mode: advancing buckets from inside backward per step, mean over steps and ranks");
-  auto& c_ref = cases.reals("reference_comm_s", "s",
-                            "the same buckets allreduced without overlap in this run after the last step: mean over iterations and ranks");
+                             "sum over buckets of started-to-finished time per step (peers + transfer; progress mode: "
+                             "up to 2 buckets in flight are each counted), mean over steps and ranks");
+  auto& c_peers = cases.reals(
+      "peers_mean_s", "s",
+      "of it, thread mode's handshake wait for peers per step (0 in other modes), mean over steps and ranks");
+  auto& c_transfer =
+      cases.reals("transfer_mean_s", "s", "of it, the allreduce calls per step, mean over steps and ranks");
+  auto& c_exposed = cases.reals("exposed_comm_mean_s", "s",
+                                "exposed communication per step (the wait after backward), mean over steps and ranks");
+  auto& c_exposed_peers =
+      cases.reals("exposed_wait_peers_mean_s", "s",
+                  "of exposed_comm_mean_s: waiting for the slowest peer's backward, mean over steps and ranks");
+  auto& c_after_ready =
+      cases.reals("exposed_after_ready_mean_s", "s",
+                  "of exposed_comm_mean_s: communication after every rank was ready, mean over steps and ranks");
+  auto& c_progress =
+      cases.reals("progress_mean_s", "s",
+                  "progress mode: advancing buckets from inside backward per step, mean over steps and ranks");
+  auto& c_ref = cases.reals(
+      "reference_comm_s", "s",
+      "the same buckets allreduced without overlap in this run after the last step: mean over iterations and ranks");
   auto& c_hidden = cases.reals("hidden_fraction", "",
                                "1 - exposed_comm_mean_s / reference_comm_s (negative: overlapping cost more than it "
                                "hid); NaN with one rank (nothing to hide)");

@@ -76,13 +76,15 @@ void ParameterShard::gather(const float* state, float* full) const {
     of[std::size_t(q)] = ranges_of(buckets_, first_larger_, nranks_, q);
     std::size_t n = 0;
     for (const ShardRange& r : of[std::size_t(q)]) n += r.numel;
-    if (n > std::size_t(INT_MAX) || at > std::size_t(INT_MAX)) fail("checkpoint gather: a shard of {} elements is too large", n);
+    if (n > std::size_t(INT_MAX) || at > std::size_t(INT_MAX))
+      fail("checkpoint gather: a shard of {} elements is too large", n);
     counts[std::size_t(q)] = int(n);
     displs[std::size_t(q)] = int(at);
     at += n;
   }
   std::vector<float> all(rank == 0 ? at : 0);
-  SP_MPI_CHECK(MPI_Gatherv(state, int(state_numel_), MPI_FLOAT, all.data(), counts.data(), displs.data(), MPI_FLOAT, 0, comm_));
+  SP_MPI_CHECK(
+      MPI_Gatherv(state, int(state_numel_), MPI_FLOAT, all.data(), counts.data(), displs.data(), MPI_FLOAT, 0, comm_));
   if (rank != 0) return;
   for (int q = 0; q < nranks_; ++q)
     for (const ShardRange& r : of[std::size_t(q)])

@@ -75,8 +75,8 @@ class ParameterShard {
 
  private:
   ParameterShard() = default;
-  static std::vector<ShardRange> ranges_of(const std::vector<BucketSlice>& buckets, const std::vector<std::size_t>& first,
-                                           int nranks, int rank);
+  static std::vector<ShardRange> ranges_of(const std::vector<BucketSlice>& buckets,
+                                           const std::vector<std::size_t>& first, int nranks, int rank);
   bool sharded_ = false;
   int nranks_ = 1;
   MPI_Comm comm_ = MPI_COMM_NULL;

@@ -47,12 +47,14 @@ StepLog::IterationColumns::IterationColumns(Table& t)
       exposed_peers_s(t.reals("exposed_wait_peers_s", "s",
                               "of exposed_comm_s: after this rank's backward, until every rank had finished its "
                               "backward (waiting for the slowest peer, measured on this rank's clock)")),
-      exposed_after_ready_s(t.reals("exposed_after_ready_s", "s",
-                                    "of exposed_comm_s: the rest, communication after every rank had finished backward")),
+      exposed_after_ready_s(
+          t.reals("exposed_after_ready_s", "s",
+                  "of exposed_comm_s: the rest, communication after every rank had finished backward")),
       synchronised(t.ints("synchronised", "", "1 if the gradients were allreduced this step")),
       averaged(t.ints("averaged", "", "1 if local SGD averaged the parameters after this step")),
       verified(t.ints("verified", "", "1 if the step's reduction was checked against MPI_Allreduce")),
-      in_summary(t.ints("in_summary", "", "1 if the step counts in the summaries (not the first round of cases, not verified)")) {}
+      in_summary(t.ints("in_summary", "",
+                        "1 if the step counts in the summaries (not the first round of cases, not verified)")) {}
 
 StepLog::BucketColumns::BucketColumns(Table& t)
     : step(t.ints("step", "", "optimizer step")),
@@ -61,10 +63,12 @@ StepLog::BucketColumns::BucketColumns(Table& t)
       offset(t.ints("offset", "", "first element in the flat (forward-order) gradient buffer")),
       numel(t.ints("numel", "", "gradient elements in the bucket")),
       tensors(t.ints("tensors", "", "parameter tensors in the bucket")),
-      ready_s(t.reals("ready_s", "s", "backward finished the bucket's last gradient (rank-local clock, as samples.start_s)")),
+      ready_s(t.reals("ready_s", "s",
+                      "backward finished the bucket's last gradient (rank-local clock, as samples.start_s)")),
       start_s(t.reals("start_s", "s", "its allreduce started (thread mode: the handshake before it)")),
       end_s(t.reals("end_s", "s", "its allreduce (and averaging) finished")),
-      queued_s(t.reals("queued_s", "s", "start_s - ready_s: ready, but not started (the thread busy, or no slot free)")),
+      queued_s(
+          t.reals("queued_s", "s", "start_s - ready_s: ready, but not started (the thread busy, or no slot free)")),
       peers_s(t.reals("peers_s", "s", "of end_s - start_s: handshake wait until every rank had the bucket ready")),
       transfer_s(t.reals("transfer_s", "s", "end_s - start_s - peers_s: the allreduce call itself (and the scaling)")),
       cpu_s(t.reals("cpu_s", "s",
@@ -78,7 +82,8 @@ void StepLog::add_phase(int case_id, int step, Phase phase, const PhaseSample& s
   sample_process_cpu_s_.push_back(process_cpu_s);
 }
 
-void StepLog::add_bucket(int case_id, int step, std::size_t index, const BucketSlice& b, const BucketTiming& t, Phase phase) {
+void StepLog::add_bucket(int case_id, int step, std::size_t index, const BucketSlice& b, const BucketTiming& t,
+                         Phase phase) {
   const double busy = t.end_s - t.start_s;
   samples_.add(case_id, step, index_of(phase), std::int64_t(index), PhaseSample{t.start_s, busy, t.cpu_s});
   sample_process_cpu_s_.push_back(std::numeric_limits<double>::quiet_NaN());

@@ -18,16 +18,16 @@ namespace sp::dp {
 struct IterationRow {
   int step = 0;
   int case_id = 0;
-  double start_s = 0;                                // rank-local clock, as samples.start_s
-  std::array<double, kStepPhases.size()> phase_s{};  // wall time per step phase (kStepPhases order)
-  double step_s = 0;         // sum of the phases
-  double step_cpu_s = 0;     // main thread
-  double process_cpu_s = 0;  // all threads
-  double compute_s = 0;      // forward + backward + optimizer
+  double start_s = 0;                                            // rank-local clock, as samples.start_s
+  std::array<double, kStepPhases.size()> phase_s{};              // wall time per step phase (kStepPhases order)
+  double step_s = 0;                                             // sum of the phases
+  double step_cpu_s = 0;                                         // main thread
+  double process_cpu_s = 0;                                      // all threads
+  double compute_s = 0;                                          // forward + backward + optimizer
   double comm_s = 0, peers_s = 0, transfer_s = 0, queued_s = 0;  // sums over the step's buckets
-  double comm_cpu_s = 0;     // communication thread
-  double exposed_s = 0;      // wait + average
-  double exposed_peers_s = 0, exposed_after_ready_s = 0;  // its split (reducer.hpp)
+  double comm_cpu_s = 0;                                         // communication thread
+  double exposed_s = 0;                                          // wait + average
+  double exposed_peers_s = 0, exposed_after_ready_s = 0;         // its split (reducer.hpp)
   bool synchronised = false, averaged = false, verified = false, in_summary = false;
 };
 

@@ -36,9 +36,14 @@ std::vector<std::uint8_t> synthetic_corpus(std::size_t bytes, std::uint64_t seed
     if (kind < 6) {  // sentence
       const Subject& s = subjects[rng.below(6)];
       text += "the ";
-      if (rng.below(2)) { text += adjectives[rng.below(5)]; text += ' '; }
-      text += s.noun; text += ' ';
-      text += s.verbs[rng.below(2)]; text += ' ';
+      if (rng.below(2)) {
+        text += adjectives[rng.below(5)];
+        text += ' ';
+      }
+      text += s.noun;
+      text += ' ';
+      text += s.verbs[rng.below(2)];
+      text += ' ';
       text += s.objects[rng.below(3)];
       text += ".\n";
     } else if (kind < 8) {  // one-digit sum
@@ -69,8 +74,8 @@ std::string fingerprint(const std::vector<std::uint8_t>& bytes) {
   return fmt::format("{:016x}", Fnv1a().add(bytes.data(), bytes.size()).value());
 }
 
-TokenSplit split_tokens(const std::vector<std::uint8_t>& bytes, double val_fraction, std::uint64_t seed,
-                        int vocab_size, std::size_t min_len, std::size_t chunk) {
+TokenSplit split_tokens(const std::vector<std::uint8_t>& bytes, double val_fraction, std::uint64_t seed, int vocab_size,
+                        std::size_t min_len, std::size_t chunk) {
   for (std::size_t i = 0; i < bytes.size(); ++i)
     if (bytes[i] >= vocab_size)
       fail("data byte {} at offset {} does not fit the vocabulary of {} tokens (byte-level data needs vocab 256)",

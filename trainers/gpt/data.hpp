@@ -24,8 +24,8 @@ struct TokenSplit {
 // Cuts the corpus into chunks of `chunk` tokens; each chunk goes to validation with probability
 // val_fraction (seeded hash of the chunk index), at least one chunk each way. Throws sp::Error
 // if a token is >= vocab_size or either stream is shorter than min_len tokens.
-TokenSplit split_tokens(const std::vector<std::uint8_t>& bytes, double val_fraction, std::uint64_t seed,
-                        int vocab_size, std::size_t min_len, std::size_t chunk = 1024);
+TokenSplit split_tokens(const std::vector<std::uint8_t>& bytes, double val_fraction, std::uint64_t seed, int vocab_size,
+                        std::size_t min_len, std::size_t chunk = 1024);
 
 // Batches of B rows of T+1 consecutive tokens: inputs = tokens[s .. s+T-1], targets =
 // tokens[s+1 .. s+T]. The global batch of step i has nranks*B rows; row r of rank k is global row

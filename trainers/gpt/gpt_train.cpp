@@ -24,13 +24,15 @@ int run(Session& s, TrainOptions& o, const CLI::App& app) {
   const auto& [plan, threads, from_checkpoint, ckpt, checkpoint_flag] = start;
   const GPTConfig cfg = resolve_config(o, app.count("--model") > 0, start.checkpoint_or_null(), start.checkpoint_flag);
   const int T = o.seq_len > 0 ? o.seq_len : cfg.max_seq_len;
-  if (T > cfg.max_seq_len) throw UsageError(fmt::format("--seq-len {} exceeds the context length {}", T, cfg.max_seq_len));
+  if (T > cfg.max_seq_len)
+    throw UsageError(fmt::format("--seq-len {} exceeds the context length {}", T, cfg.max_seq_len));
   const int B = plan.micro_batch;  // rows this rank forwards at once
   const int rank_rows = B * plan.accum_steps;
   const double act_gib = 2.0 * 4.0 * double(gpt_activation_numel(cfg, B, T)) / double(1ull << 30);
   if (act_gib > 64)
-    throw UsageError(fmt::format("micro-batch {} x {} needs {:.0f} GiB of activations (limit 64 GiB): lower the batch or --seq-len",
-                                 B, T, act_gib));
+    throw UsageError(
+        fmt::format("micro-batch {} x {} needs {:.0f} GiB of activations (limit 64 GiB): lower the batch or --seq-len",
+                    B, T, act_gib));
 
   // Data: every rank reads or generates the same corpus; the loader gives each its rows.
   std::vector<std::uint8_t> corpus;
@@ -69,28 +71,46 @@ int run(Session& s, TrainOptions& o, const CLI::App& app) {
                      train::initial_state(o, data_source, data_fp));
 
   const long long tokens_per_step = (long long)plan.global_batch * T;
-  const train::StepLogStyle log_style{.unit = "token", .rate_label = "tok/s",
+  const train::StepLogStyle log_style{.unit = "token",
+                                      .rate_label = "tok/s",
                                       .val_loss_doc = "validation loss after the step, NaN if not evaluated",
                                       .accuracy = false};
   train::RunDescription run{
-      .plan = plan, .steps = o.steps, .start_step = start_step, .last_step = last_step, .val_every = o.val_every,
+      .plan = plan,
+      .steps = o.steps,
+      .start_step = start_step,
+      .last_step = last_step,
+      .val_every = o.val_every,
       .log_style = log_style,
-      .units_per_step = tokens_per_step, .rate_decimals = 0,
-      .header = {
-        fmt::format("gpt_train: {} (V {} T {} C {} L {} NH {}), {} parameters", cfg.name, cfg.vocab_size,
-                    cfg.max_seq_len, cfg.channels, cfg.num_layers, cfg.num_heads, model.num_parameters),
-        fmt::format("data: {} ({} train / {} val tokens); {} rank(s) x {} thread(s), BLAS: {}; GEMM: {}", data_source,
-                    split.train.size(), split.val.size(), s.size, threads, kernels::blas_description(), kernels::gemm_description()),
-        fmt::format("{} scaling: global batch {} = {} rank(s) x {} micro-batch(es) x {} rows of {} tokens = {} tokens/step",
-                    plan.scaling, plan.global_batch, s.size, plan.accum_steps, B, T, tokens_per_step),
-        train::gradient_plan_line(plan),
-        fmt::format("AdamW lr {:g} (warm-up {}, cosine to {:g}), betas {:g}/{:g}, wd {:g}, clip {:g}; steps {}..{}{}", o.lr,
-                    o.warmup_steps, o.lr * o.min_lr_frac, o.beta1, o.beta2, o.weight_decay, o.grad_clip, start_step + 1,
-                    last_step, !o.resume.empty() ? " (resumed from " + o.resume + ")" : "")},
-      .facts = {.trainer = "gpt", .model_name = cfg.name, .num_parameters = std::int64_t(model.num_parameters),
-                .batch_size = rank_rows, .steps = o.steps, .first_step = start_step + 1, .learning_rate = o.lr,
-                .min_lr = o.lr * o.min_lr_frac, .weight_decay = o.weight_decay, .grad_clip = o.grad_clip,
-                .warmup_steps = o.warmup_steps, .data_source = data_source, .data_fingerprint = data_fp,
+      .units_per_step = tokens_per_step,
+      .rate_decimals = 0,
+      .header =
+          {fmt::format("gpt_train: {} (V {} T {} C {} L {} NH {}), {} parameters", cfg.name, cfg.vocab_size,
+                       cfg.max_seq_len, cfg.channels, cfg.num_layers, cfg.num_heads, model.num_parameters),
+           fmt::format("data: {} ({} train / {} val tokens); {} rank(s) x {} thread(s), BLAS: {}; GEMM: {}",
+                       data_source, split.train.size(), split.val.size(), s.size, threads, kernels::blas_description(),
+                       kernels::gemm_description()),
+           fmt::format(
+               "{} scaling: global batch {} = {} rank(s) x {} micro-batch(es) x {} rows of {} tokens = {} tokens/step",
+               plan.scaling, plan.global_batch, s.size, plan.accum_steps, B, T, tokens_per_step),
+           train::gradient_plan_line(plan),
+           fmt::format(
+               "AdamW lr {:g} (warm-up {}, cosine to {:g}), betas {:g}/{:g}, wd {:g}, clip {:g}; steps {}..{}{}", o.lr,
+               o.warmup_steps, o.lr * o.min_lr_frac, o.beta1, o.beta2, o.weight_decay, o.grad_clip, start_step + 1,
+               last_step, !o.resume.empty() ? " (resumed from " + o.resume + ")" : "")},
+      .facts = {.trainer = "gpt",
+                .model_name = cfg.name,
+                .num_parameters = std::int64_t(model.num_parameters),
+                .batch_size = rank_rows,
+                .steps = o.steps,
+                .first_step = start_step + 1,
+                .learning_rate = o.lr,
+                .min_lr = o.lr * o.min_lr_frac,
+                .weight_decay = o.weight_decay,
+                .grad_clip = o.grad_clip,
+                .warmup_steps = o.warmup_steps,
+                .data_source = data_source,
+                .data_fingerprint = data_fp,
                 .threads = threads},
       .attributes = {{"vocab_size", std::int64_t(cfg.vocab_size)},
                      {"max_seq_len", std::int64_t(cfg.max_seq_len)},
@@ -110,6 +130,7 @@ int run(Session& s, TrainOptions& o, const CLI::App& app) {
 
 int main(int argc, char** argv) {
   return sp::train::train_main<sp::gpt::TrainOptions>(
-      argc, argv, "gpt_train", "gpt_train: train a GPT-2 model on the scaleprobe CPU kernels, on one rank or data-parallel",
+      argc, argv, "gpt_train",
+      "gpt_train: train a GPT-2 model on the scaleprobe CPU kernels, on one rank or data-parallel",
       sp::gpt::add_train_options, run);
 }

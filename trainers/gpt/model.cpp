@@ -28,8 +28,7 @@ void gpt_validate(const GPTConfig& c) {
   if (c.channels < 1) fail("width must be at least 1 (got {})", c.channels);
   if (c.num_layers < 1) fail("depth must be at least 1 layer (got {})", c.num_layers);
   if (c.num_heads < 1) fail("heads must be at least 1 (got {})", c.num_heads);
-  if (c.channels % c.num_heads != 0)
-    fail("heads ({}) must divide the width ({})", c.num_heads, c.channels);
+  if (c.channels % c.num_heads != 0) fail("heads ({}) must divide the width ({})", c.num_heads, c.channels);
   if (c.vocab_size > (1 << 24)) fail("vocab size {} is too large (at most 2^24)", c.vocab_size);
   if (c.max_seq_len > 65536) fail("context length {} is too large (at most 65536)", c.max_seq_len);
   if (c.channels > 65536) fail("width {} is too large (at most 65536)", c.channels);
@@ -194,8 +193,7 @@ void gpt_init_parameters(GPT& m, std::uint64_t seed) {
 double gpt_forward(GPT& m, const int* inputs, const int* targets, int B, int T,
                    const std::function<void(std::size_t)>& params_needed) {
   const GPTConfig& c = m.config;
-  if (B < 1 || T < 1 || T > c.max_seq_len)
-    fail("gpt_forward: batch {} x length {} outside 1..{}", B, T, c.max_seq_len);
+  if (B < 1 || T < 1 || T > c.max_seq_len) fail("gpt_forward: batch {} x length {} outside 1..{}", B, T, c.max_seq_len);
   const std::size_t BT = std::size_t(B) * T;
   for (std::size_t i = 0; i < BT; ++i) {
     if (inputs[i] < 0 || inputs[i] >= c.vocab_size) fail("gpt_forward: token {} outside the vocabulary", inputs[i]);
@@ -329,14 +327,15 @@ void gpt_update(GPT& m, const AdamWParams& opt, const dp::ParameterShard& shard)
   train::require_state(m.v, shard, "AdamW exp_avg_sq");
   ++m.adam_step;
   // One configuration for the decayed tensors (weights) and one for the rest (biases, norms).
-  const k::AdamWConfig decayed{.lr = opt.lr, .beta1 = opt.beta1, .beta2 = opt.beta2, .eps = opt.eps,
-                               .weight_decay = opt.weight_decay};
+  const k::AdamWConfig decayed{
+      .lr = opt.lr, .beta1 = opt.beta1, .beta2 = opt.beta2, .eps = opt.eps, .weight_decay = opt.weight_decay};
   k::AdamWConfig not_decayed = decayed;
   not_decayed.weight_decay = 0.0f;
-  shard.for_each_piece(train::tensor_begins(m.tensors), [&](std::size_t t, std::size_t at, std::size_t state, std::size_t n) {
-    k::adamw_update(m.params.data() + at, m.grads.data() + at, m.m.data() + state, m.v.data() + state, n,
-                    m.tensors[t].weight_decay ? decayed : not_decayed, m.adam_step);
-  });
+  shard.for_each_piece(
+      train::tensor_begins(m.tensors), [&](std::size_t t, std::size_t at, std::size_t state, std::size_t n) {
+        k::adamw_update(m.params.data() + at, m.grads.data() + at, m.m.data() + state, m.v.data() + state, n,
+                        m.tensors[t].weight_decay ? decayed : not_decayed, m.adam_step);
+      });
 }
 
 sp::coll::GradientLayout gpt_gradient_layout(const GPT& m) { return train::gradient_layout(m.config.name, m.tensors); }

@@ -34,11 +34,11 @@ namespace sp::gpt {
 
 struct GPTConfig {
   std::string name = "custom";
-  int vocab_size = 256;   // V: token ids are in [0, V)
-  int max_seq_len = 128;  // maxT: context length (rows of wpe)
-  int channels = 256;     // C: model width
-  int num_layers = 4;     // L
-  int num_heads = 4;      // NH: must divide C
+  int vocab_size = 256;      // V: token ids are in [0, V)
+  int max_seq_len = 128;     // maxT: context length (rows of wpe)
+  int channels = 256;        // C: model width
+  int num_layers = 4;        // L
+  int num_heads = 4;         // NH: must divide C
   bool tied_lm_head = true;  // false: the LM head is its own tensor "lm_head.weight" [V, C]
 };
 
@@ -62,54 +62,54 @@ std::size_t gpt_activation_numel(const GPTConfig& config, int B, int T);
 
 // Pointers into the flat parameter (or gradient) buffer. Per-layer tensors are indexed by layer.
 struct ParamView {
-  float* wte = nullptr;                      // [V, C]
-  float* wpe = nullptr;                      // [maxT, C]
+  float* wte = nullptr;  // [V, C]
+  float* wpe = nullptr;  // [maxT, C]
   struct Layer {
-    float *ln1w, *ln1b;                      // [C], [C]
-    float *qkvw, *qkvb;                      // [3C, C], [3C]    attn.c_attn
-    float *attprojw, *attprojb;              // [C, C], [C]      attn.c_proj
-    float *ln2w, *ln2b;                      // [C], [C]
-    float *fcw, *fcb;                        // [4C, C], [4C]    mlp.c_fc
-    float *fcprojw, *fcprojb;                // [C, 4C], [C]     mlp.c_proj
+    float *ln1w, *ln1b;          // [C], [C]
+    float *qkvw, *qkvb;          // [3C, C], [3C]    attn.c_attn
+    float *attprojw, *attprojb;  // [C, C], [C]      attn.c_proj
+    float *ln2w, *ln2b;          // [C], [C]
+    float *fcw, *fcb;            // [4C, C], [4C]    mlp.c_fc
+    float *fcprojw, *fcprojb;    // [C, 4C], [C]     mlp.c_proj
   };
   std::vector<Layer> h;
-  float* lnfw = nullptr;                     // [C]
-  float* lnfb = nullptr;                     // [C]
-  float* lm_head = nullptr;                  // [V, C]: wte when tied
+  float* lnfw = nullptr;     // [C]
+  float* lnfb = nullptr;     // [C]
+  float* lm_head = nullptr;  // [V, C]: wte when tied
 };
 
 // Activations of one forward pass at batch B and sequence length T (all [B, T, ...] row-major),
 // carved from one allocation. Per-layer arrays are indexed by layer.
 struct ActivationView {
-  float* encoded;                             // [B, T, C]   wte + wpe
+  float* encoded;  // [B, T, C]   wte + wpe
   struct Layer {
-    float *ln1, *ln1_mean, *ln1_rstd;         // [B,T,C], [B,T], [B,T]
-    float *qkv;                               // [B, T, 3C]
-    float *atty;                              // [B, T, C]    attention output before c_proj
-    float *att;                               // [B, NH, T, T] softmax probabilities
-    float *residual2;                         // [B, T, C]    x + attn.c_proj(atty)
-    float *ln2, *ln2_mean, *ln2_rstd;         // [B,T,C], [B,T], [B,T]
-    float *fch, *fch_gelu;                    // [B, T, 4C]
-    float *residual3;                         // [B, T, C]    block output: residual2 + mlp.c_proj(...)
+    float *ln1, *ln1_mean, *ln1_rstd;  // [B,T,C], [B,T], [B,T]
+    float* qkv;                        // [B, T, 3C]
+    float* atty;                       // [B, T, C]    attention output before c_proj
+    float* att;                        // [B, NH, T, T] softmax probabilities
+    float* residual2;                  // [B, T, C]    x + attn.c_proj(atty)
+    float *ln2, *ln2_mean, *ln2_rstd;  // [B,T,C], [B,T], [B,T]
+    float *fch, *fch_gelu;             // [B, T, 4C]
+    float* residual3;                  // [B, T, C]    block output: residual2 + mlp.c_proj(...)
   };
   std::vector<Layer> h;
-  float *lnf, *lnf_mean, *lnf_rstd;           // [B,T,C], [B,T], [B,T]
-  float *logits, *probs;                      // [B, T, V]
-  float *losses;                              // [B, T]
+  float *lnf, *lnf_mean, *lnf_rstd;  // [B,T,C], [B,T], [B,T]
+  float *logits, *probs;             // [B, T, V]
+  float* losses;                     // [B, T]
 };
 
 struct GPT {
   GPTConfig config;
-  std::vector<TensorInfo> tensors;  // buffer layout of params, grads, m, v
+  std::vector<TensorInfo> tensors;        // buffer layout of params, grads, m, v
   std::vector<std::size_t> block_offset;  // first parameter of each block (its table group)
   std::size_t num_parameters = 0;
-  std::vector<float> params;        // one allocation, [num_parameters]
-  std::vector<float> grads;         // same layout; zero after gpt_zero_grad
+  std::vector<float> params;  // one allocation, [num_parameters]
+  std::vector<float> grads;   // same layout; zero after gpt_zero_grad
   // AdamW first/second moments: empty until the first update or a checkpoint's load (then zeros or
   // the checkpoint's, in the buffer layout), or this rank's shard only under --shard.
   std::vector<float> m, v;
-  ParamView p, g;                   // named views of params and grads
-  long adam_step = 0;               // AdamW updates done so far
+  ParamView p, g;      // named views of params and grads
+  long adam_step = 0;  // AdamW updates done so far
 
   // Activations (and their gradients, same layout) for the current B, T; (re)allocated by
   // gpt_forward when B*T grows.
@@ -118,7 +118,7 @@ struct GPT {
   ActivationView a, ga;
   std::vector<int> inputs, targets;  // [B, T] copies from the last forward
   bool have_targets = false;
-  double mean_loss = 0;              // mean over B*T of the last forward with targets (-1 without)
+  double mean_loss = 0;  // mean over B*T of the last forward with targets (-1 without)
 };
 
 // Allocates the buffers of a validated config; parameters are initialised as GPT-2 does:

@@ -22,30 +22,41 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
   app.add_flag("--untied-head", o.untied_head, "an LM head of its own (lm_head.weight) instead of GPT-2's tied wte");
   app.add_option("--data", o.data, "text file, one token per byte (default: the built-in synthetic corpus)");
   app.add_option("--synthetic-bytes", o.synthetic_bytes, "size of the synthetic corpus")
-      ->check(CLI::Range(1LL, 1LL << 34))->capture_default_str();
+      ->check(CLI::Range(1LL, 1LL << 34))
+      ->capture_default_str();
   app.add_option("--val-fraction", o.val_fraction, "fraction of 1 KiB chunks held out for validation")
-      ->check(CLI::Range(0.001, 0.9))->capture_default_str();
+      ->check(CLI::Range(0.001, 0.9))
+      ->capture_default_str();
   app.add_option("-s,--steps", o.steps, "total optimizer steps (with --resume: continue up to this step)")
-      ->required()->check(CLI::Range(1, 100000000));
+      ->required()
+      ->check(CLI::Range(1, 100000000));
   auto* batch = app.add_option("-B,--batch", o.batch, "sequences per rank per optimizer step (weak scaling)")
-                    ->check(CLI::Range(1, 1 << 20))->capture_default_str();
+                    ->check(CLI::Range(1, 1 << 20))
+                    ->capture_default_str();
   app.add_option("-T,--seq-len", o.seq_len, "tokens per sequence (default: the context length)")
       ->check(CLI::Range(0, 1 << 30));
   app.add_option("--lr", o.lr, "peak learning rate")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--min-lr-frac", o.min_lr_frac, "final lr as a fraction of the peak (cosine decay)")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  app.add_option("--warmup-steps", o.warmup_steps, "linear lr warm-up steps")->check(CLI::Range(0, 100000000))
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--warmup-steps", o.warmup_steps, "linear lr warm-up steps")
+      ->check(CLI::Range(0, 100000000))
       ->capture_default_str();
   app.add_option("--weight-decay", o.weight_decay, "AdamW decoupled weight decay on 2-D tensors")
-      ->check(CLI::Range(0.0, 10.0))->capture_default_str();
+      ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str();
   app.add_option("--beta1", o.beta1, "AdamW beta1")->check(CLI::Range(0.0, 0.999999))->capture_default_str();
   app.add_option("--beta2", o.beta2, "AdamW beta2")->check(CLI::Range(0.0, 0.999999))->capture_default_str();
   app.add_option("--grad-clip", o.grad_clip, "clip the global gradient norm to this (0 = off)")
-      ->check(CLI::Range(0.0, 1e30))->capture_default_str();
-  app.add_option("--val-every", o.val_every, "validation loss every N steps and at the last step (0 = only at the last)")
-      ->check(CLI::Range(0, 100000000))->capture_default_str();
+      ->check(CLI::Range(0.0, 1e30))
+      ->capture_default_str();
+  app.add_option("--val-every", o.val_every,
+                 "validation loss every N steps and at the last step (0 = only at the last)")
+      ->check(CLI::Range(0, 100000000))
+      ->capture_default_str();
   app.add_option("--val-batches", o.val_batches, "batches in each validation pass (0 = no validation)")
-      ->check(CLI::Range(0, 1000000))->capture_default_str();
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
   train::add_run_control_options(
       app, o,
       {.program = "gpt_train",
@@ -55,10 +66,13 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
   batch->excludes(app.get_option("--global-batch"));
 }
 
-GPTConfig resolve_config(const TrainOptions& o, bool model_given, const CheckpointInfo* ckpt, const std::string& ckpt_flag) {
+GPTConfig resolve_config(const TrainOptions& o, bool model_given, const CheckpointInfo* ckpt,
+                         const std::string& ckpt_flag) {
   static constexpr train::ConfigOverride<TrainOptions, GPTConfig> kOverrides[] = {
-      {"--vocab", &TrainOptions::vocab, &GPTConfig::vocab_size}, {"--context", &TrainOptions::context, &GPTConfig::max_seq_len},
-      {"--width", &TrainOptions::width, &GPTConfig::channels},   {"--depth", &TrainOptions::depth, &GPTConfig::num_layers},
+      {"--vocab", &TrainOptions::vocab, &GPTConfig::vocab_size},
+      {"--context", &TrainOptions::context, &GPTConfig::max_seq_len},
+      {"--width", &TrainOptions::width, &GPTConfig::channels},
+      {"--depth", &TrainOptions::depth, &GPTConfig::num_layers},
       {"--heads", &TrainOptions::heads, &GPTConfig::num_heads},
   };
   if (ckpt && o.untied_head && ckpt->config.tied_lm_head)

@@ -14,7 +14,7 @@ namespace sp::gpt {
 struct TrainOptions : train::RunControlOptions {
   std::string model = "gpt-tiny";
   int vocab = 0, context = 0, width = 0, depth = 0, heads = 0;  // 0 = preset / checkpoint
-  bool untied_head = false;  // the LM head as its own tensor instead of wte
+  bool untied_head = false;                                     // the LM head as its own tensor instead of wte
   std::string data;
   long long synthetic_bytes = 1 << 20;
   double val_fraction = 0.1;
@@ -27,6 +27,7 @@ void add_train_options(CLI::App& app, TrainOptions& o);
 double lr_at(const TrainOptions& o, int step0);
 // The model configuration: a preset with overrides, or a checkpoint's (then overrides must
 // agree). Throws UsageError naming the problem.
-GPTConfig resolve_config(const TrainOptions& o, bool model_given, const CheckpointInfo* ckpt, const std::string& ckpt_flag);
+GPTConfig resolve_config(const TrainOptions& o, bool model_given, const CheckpointInfo* ckpt,
+                         const std::string& ckpt_flag);
 
 }  // namespace sp::gpt

@@ -6,8 +6,16 @@ namespace sp::gpt {
 
 GptTrainer::GptTrainer(const Session& s, const TrainOptions& o, GPT& model, DataLoader& train_loader,
                        DataLoader& val_loader, int B, int T, int micro_batches, const TrainState& state)
-    : s_(s), o_(o), model_(model), train_loader_(train_loader), val_loader_(val_loader), B_(B), T_(T),
-      inputs_(std::size_t(micro_batches) * B * T), targets_(inputs_.size()), state_(state) {
+    : s_(s),
+      o_(o),
+      model_(model),
+      train_loader_(train_loader),
+      val_loader_(val_loader),
+      B_(B),
+      T_(T),
+      inputs_(std::size_t(micro_batches) * B * T),
+      targets_(inputs_.size()),
+      state_(state) {
   adam_.beta1 = float(o.beta1);
   adam_.beta2 = float(o.beta2);
   adam_.eps = float(o.eps);

@@ -18,16 +18,19 @@ constexpr train::CheckpointFormat kFormat{"scaleprobe-resnet-checkpoint", 3, 1, 
 
 // The configuration's root attributes, in the order they are written.
 constexpr train::ConfigField<ResNetConfig> kConfigFields[] = {
-    {"stages", &ResNetConfig::stages},           {"depth", &ResNetConfig::depth},
-    {"width", &ResNetConfig::width},             {"num_classes", &ResNetConfig::num_classes},
-    {"in_channels", &ResNetConfig::in_channels}, {"decay_all", nullptr, &ResNetConfig::decay_all},
+    {"stages", &ResNetConfig::stages},
+    {"depth", &ResNetConfig::depth},
+    {"width", &ResNetConfig::width},
+    {"num_classes", &ResNetConfig::num_classes},
+    {"in_channels", &ResNetConfig::in_channels},
+    {"decay_all", nullptr, &ResNetConfig::decay_all},
 };
 
-using train::read_dataset;
-using train::write_dataset;
-using train::read_tensors;
-using train::write_tensors;
 using train::dims_of;
+using train::read_dataset;
+using train::read_tensors;
+using train::write_dataset;
+using train::write_tensors;
 
 // "layer1.0.bn1.running_mean" -> "layer1.0.bn1"
 std::string bn_name(const TensorInfo& running_mean) {

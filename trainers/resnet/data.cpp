@@ -20,8 +20,8 @@ ImageSet read_cifar10_file(const std::string& path) {
   std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) fail("cannot read CIFAR-10 file '{}'", path);
   if (bytes.empty() || bytes.size() % kCifarRecordBytes != 0)
-    fail("CIFAR-10 file '{}' has {} bytes, not a positive multiple of the {}-byte record", path,
-         bytes.size(), kCifarRecordBytes);
+    fail("CIFAR-10 file '{}' has {} bytes, not a positive multiple of the {}-byte record", path, bytes.size(),
+         kCifarRecordBytes);
   const std::size_t n = bytes.size() / kCifarRecordBytes;
   ImageSet set;
   set.labels.resize(n);
@@ -48,8 +48,10 @@ ImageSet read_cifar10(const std::string& dir, bool train) {
   for (const std::string& name : names) {
     const fs::path p = fs::path(dir) / name;
     if (!fs::exists(p))
-      fail("CIFAR-10 file '{}' is missing (the binary version, cifar-10-binary.tar.gz, has "
-           "data_batch_1..5.bin and test_batch.bin)", p.string());
+      fail(
+          "CIFAR-10 file '{}' is missing (the binary version, cifar-10-binary.tar.gz, has "
+          "data_batch_1..5.bin and test_batch.bin)",
+          p.string());
     ImageSet part = read_cifar10_file(p.string());
     all.labels.insert(all.labels.end(), part.labels.begin(), part.labels.end());
     all.pixels.insert(all.pixels.end(), part.pixels.begin(), part.pixels.end());
@@ -103,15 +105,14 @@ void normalize_image(const ImageSet& set, std::size_t i, float* out) {
   }
 }
 
-ImageLoader::ImageLoader(const ImageSet& set, int B, int rank, int nranks, std::uint64_t seed,
-                         bool augment, bool shuffle)
+ImageLoader::ImageLoader(const ImageSet& set, int B, int rank, int nranks, std::uint64_t seed, bool augment,
+                         bool shuffle)
     : set_(&set), B_(B), rank_(rank), nranks_(nranks), seed_(seed), augment_(augment), shuffle_(shuffle) {
   if (B < 1) fail("batch size must be at least 1 (got {})", B);
   if (nranks < 1 || rank < 0 || rank >= nranks) fail("rank {} outside 0..{}", rank, nranks - 1);
   const std::size_t global = std::size_t(B) * nranks;
   if (set.size() < global)
-    fail("data set of {} images is smaller than the global batch of {} ({} ranks x {})", set.size(), global,
-         nranks, B);
+    fail("data set of {} images is smaller than the global batch of {} ({} ranks x {})", set.size(), global, nranks, B);
   if (set.size() > 0xFFFFFFFFull) fail("data set of {} images is too large (at most 2^32)", set.size());
   per_epoch_ = std::int64_t(set.size() / global);
 }

@@ -70,8 +70,7 @@ void normalize_image(const ImageSet& set, std::size_t i, float* out);
 // drawn from a hash of (seed, index, global row). Not thread-safe (caches one permutation).
 class ImageLoader {
  public:
-  ImageLoader(const ImageSet& set, int B, int rank, int nranks, std::uint64_t seed, bool augment,
-              bool shuffle = true);
+  ImageLoader(const ImageSet& set, int B, int rank, int nranks, std::uint64_t seed, bool augment, bool shuffle = true);
   // images: [B, C, H, W] normalised floats; labels: [B].
   void batch(std::int64_t index, float* images, int* labels) const;
   void next(float* images, int* labels) { batch(next_index++, images, labels); }

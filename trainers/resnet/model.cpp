@@ -30,7 +30,8 @@ std::vector<int> resnet_blocks_per_stage(const ResNetConfig& c) {
 }
 
 void resnet_validate(const ResNetConfig& c) {
-  if (c.stages != 3 && c.stages != 4) fail("stages must be 3 (CIFAR ResNet) or 4 (ResNet-18/34 style), got {}", c.stages);
+  if (c.stages != 3 && c.stages != 4)
+    fail("stages must be 3 (CIFAR ResNet) or 4 (ResNet-18/34 style), got {}", c.stages);
   if (c.stages == 3 && (c.depth < 8 || (c.depth - 2) % 6 != 0))
     fail("depth {} is not 6n+2 with n >= 1 (3-stage ResNets: 8, 14, 20, 32, 44, 56, 110, ...)", c.depth);
   if (c.stages == 3 && c.depth > 6002) fail("depth {} is too large (at most 6002)", c.depth);
@@ -42,7 +43,8 @@ void resnet_validate(const ResNetConfig& c) {
   if (c.num_classes > (1 << 20)) fail("classes {} is too large (at most 2^20)", c.num_classes);
   if (c.in_channels < 1 || c.in_channels > 64) fail("input channels must be in 1..64 (got {})", c.in_channels);
   const double last = double(c.width) * (1 << (c.stages - 1));
-  if (last * last * 9 > 2e9 || last * c.num_classes > 2e9) fail("model too large: a weight tensor exceeds 2^31 elements");
+  if (last * last * 9 > 2e9 || last * c.num_classes > 2e9)
+    fail("model too large: a weight tensor exceeds 2^31 elements");
   if (double(resnet_num_parameters(c)) > 4e9) fail("model too large: more than 4e9 parameters");
 }
 
@@ -134,7 +136,11 @@ std::size_t out_numel(const ConvBN& u) { return std::size_t(u.s.N) * u.s.OC * u.
 // acts, and in *col_floats those of cols.
 std::size_t layout_activations(ResNet& m, int N, int H, int W, std::size_t* col_floats) {
   std::size_t off = 0, coff = 0;
-  auto take = [&](std::size_t n) { std::size_t o = off; off += n; return o; };
+  auto take = [&](std::size_t n) {
+    std::size_t o = off;
+    off += n;
+    return o;
+  };
   auto place = [&](ConvBN& u, int h, int w) {
     u.s.N = N;
     u.s.H = h;
@@ -216,7 +222,7 @@ void resnet_init_parameters(ResNet& m, std::uint64_t seed) {
     const TensorInfo& t = m.tensors[i];
     float* w = m.params.data() + t.offset;
     SplitMix64 rng{seed * 0x100000001B3ull + i};  // one stream per tensor
-    if (t.shape.size() == 4) {  // conv: kaiming_normal_(mode="fan_out", nonlinearity="relu")
+    if (t.shape.size() == 4) {                    // conv: kaiming_normal_(mode="fan_out", nonlinearity="relu")
       const double fan_out = double(t.shape[0]) * t.shape[2] * t.shape[3];
       const double sd = std::sqrt(2.0 / fan_out);
       for (std::size_t j = 0; j < t.numel; ++j) w[j] = float(sd * rng.normal());
@@ -269,19 +275,19 @@ void conv_bn_backward(ResNet& m, const ConvBN& u, const float* dout, float* dx, 
   float* g = m.grads.data();
   const int HW = u.s.out_h() * u.s.out_w();
   if (m.frozen_bn)
-    k::batchnorm_backward_eval(ga + u.conv, g + u.gamma, g + u.beta, dout, a + u.conv, p + u.gamma,
-                               a + u.mean, a + u.rstd, u.s.N, u.s.OC, HW, false);
+    k::batchnorm_backward_eval(ga + u.conv, g + u.gamma, g + u.beta, dout, a + u.conv, p + u.gamma, a + u.mean,
+                               a + u.rstd, u.s.N, u.s.OC, HW, false);
   else
-    k::batchnorm_backward(ga + u.conv, g + u.gamma, g + u.beta, dout, a + u.conv, p + u.gamma,
-                          a + u.mean, a + u.rstd, u.s.N, u.s.OC, HW, false);
+    k::batchnorm_backward(ga + u.conv, g + u.gamma, g + u.beta, dout, a + u.conv, p + u.gamma, a + u.mean, a + u.rstd,
+                          u.s.N, u.s.OC, HW, false);
   k::conv2d_backward(dx, g + u.weight, nullptr, ga + u.conv, a + u.in, p + u.weight, u.s, m.cols.data() + u.col,
                      accumulate);
 }
 
 }  // namespace
 
-double resnet_forward(ResNet& m, const float* images, const int* labels, int N, int H, int W,
-                      bool train_mode, const std::function<void(std::size_t)>& params_needed) {
+double resnet_forward(ResNet& m, const float* images, const int* labels, int N, int H, int W, bool train_mode,
+                      const std::function<void(std::size_t)>& params_needed) {
   const ResNetConfig& c = m.config;
   if (N < 1 || H < 1 || W < 1) fail("resnet_forward: batch {} of {}x{} images must be positive", N, H, W);
   if (labels)
@@ -357,8 +363,8 @@ void resnet_backward(ResNet& m, const std::function<void(std::size_t)>& on_grads
   std::fill(ga + m.pooled, ga + m.pooled + std::size_t(N) * C, 0.0f);
   std::fill(ga + m.blocks.back().out, ga + m.blocks.back().out + std::size_t(N) * C * HW_last, 0.0f);
   k::softmax_crossentropy_backward(ga + m.logits, a + m.probs, m.labels.data(), 1.0f / float(N), N, 1, K);
-  k::matmul_backward(ga + m.pooled, g + m.fc_weight, g + m.fc_bias, ga + m.logits, a + m.pooled,
-                     p + m.fc_weight, N, 1, C, K);
+  k::matmul_backward(ga + m.pooled, g + m.fc_weight, g + m.fc_bias, ga + m.logits, a + m.pooled, p + m.fc_weight, N, 1,
+                     C, K);
   ready(m.fc_weight);
   k::global_avgpool_backward(ga + m.blocks.back().out, ga + m.pooled, N, C, HW_last);
 
@@ -388,20 +394,23 @@ void resnet_backward(ResNet& m, const std::function<void(std::size_t)>& on_grads
 
 void resnet_zero_grad(ResNet& m) { std::fill(m.grads.begin(), m.grads.end(), 0.0f); }
 
-void resnet_update(ResNet& m, const SGDParams& opt) { resnet_update(m, opt, dp::ParameterShard::whole(m.num_parameters)); }
+void resnet_update(ResNet& m, const SGDParams& opt) {
+  resnet_update(m, opt, dp::ParameterShard::whole(m.num_parameters));
+}
 
 void resnet_update(ResNet& m, const SGDParams& opt, const dp::ParameterShard& shard) {
   train::require_state(m.momentum, shard, "SGD momentum");
   ++m.sgd_step;
   // One configuration for the decayed tensors (weights) and one for the rest (BN affine, biases).
-  const k::SGDConfig decayed{.lr = opt.lr, .momentum = opt.momentum, .weight_decay = opt.weight_decay,
-                             .nesterov = opt.nesterov};
+  const k::SGDConfig decayed{
+      .lr = opt.lr, .momentum = opt.momentum, .weight_decay = opt.weight_decay, .nesterov = opt.nesterov};
   k::SGDConfig not_decayed = decayed;
   not_decayed.weight_decay = 0.0f;
-  shard.for_each_piece(train::tensor_begins(m.tensors), [&](std::size_t t, std::size_t at, std::size_t state, std::size_t n) {
-    k::sgd_update(m.params.data() + at, m.grads.data() + at, m.momentum.data() + state, n,
-                  m.tensors[t].weight_decay ? decayed : not_decayed, m.sgd_step);
-  });
+  shard.for_each_piece(train::tensor_begins(m.tensors),
+                       [&](std::size_t t, std::size_t at, std::size_t state, std::size_t n) {
+                         k::sgd_update(m.params.data() + at, m.grads.data() + at, m.momentum.data() + state, n,
+                                       m.tensors[t].weight_decay ? decayed : not_decayed, m.sgd_step);
+                       });
 }
 
 std::vector<std::string> resnet_decayed_tensors(const ResNet& m) {

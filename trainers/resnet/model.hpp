@@ -40,12 +40,12 @@ namespace sp::resnet {
 
 struct ResNetConfig {
   std::string name = "custom";
-  int stages = 3;          // 3 (CIFAR ResNet) or 4 (ResNet-18/34 style)
-  int depth = 20;          // weighted layers: 6n + 2 (3 stages) or 10, 18, 34 (4 stages)
-  int width = 16;          // channels of the stem and stage 1; stage s has width * 2^s
+  int stages = 3;  // 3 (CIFAR ResNet) or 4 (ResNet-18/34 style)
+  int depth = 20;  // weighted layers: 6n + 2 (3 stages) or 10, 18, 34 (4 stages)
+  int width = 16;  // channels of the stem and stage 1; stage s has width * 2^s
   int num_classes = 10;
   int in_channels = 3;
-  bool decay_all = true;   // torchvision recipes decay every tensor; false: conv and fc weights only
+  bool decay_all = true;  // torchvision recipes decay every tensor; false: conv and fc weights only
 };
 
 // "resnet20", "resnet32", "resnet56" (3 stages, width 16), "resnet18" (4 stages, width 64).
@@ -72,16 +72,16 @@ std::vector<TensorInfo> resnet_buffer_table(const ResNetConfig& config);
 // are set by resnet_forward for the current batch; the activation offsets index model.acts.
 struct ConvBN {
   kernels::Conv2dShape s;
-  std::size_t weight = 0, gamma = 0, beta = 0;  // offsets in params / grads
-  std::size_t running = 0;                      // running_mean offset in buffers (var: + OC)
+  std::size_t weight = 0, gamma = 0, beta = 0;       // offsets in params / grads
+  std::size_t running = 0;                           // running_mean offset in buffers (var: + OC)
   std::size_t conv = 0, bn = 0, mean = 0, rstd = 0;  // activations: [N,OC,OH,OW] x2, [OC] x2
-  std::size_t in = 0;   // the forward's input activation (offset in acts)
+  std::size_t in = 0;                                // the forward's input activation (offset in acts)
   std::size_t col = 0;  // the forward's im2col matrix in model.cols (conv2d_col_numel(s) floats)
 };
 struct Block {
   ConvBN conv1, conv2, down;  // down is used only when has_down
   bool has_down = false;
-  std::size_t out = 0;        // activation offset of the block output [N, OC, OH, OW]
+  std::size_t out = 0;          // activation offset of the block output [N, OC, OH, OW]
   std::size_t param_begin = 0;  // offset of the block's first parameter (conv1.weight)
 };
 
@@ -90,14 +90,14 @@ struct ResNet {
   std::vector<TensorInfo> tensors;  // parameter layout of params, grads, momentum
   std::vector<TensorInfo> buffer_tensors;
   std::size_t num_parameters = 0;
-  std::vector<float> params;        // one allocation, [num_parameters]
-  std::vector<float> grads;         // same layout; zero after resnet_zero_grad
+  std::vector<float> params;  // one allocation, [num_parameters]
+  std::vector<float> grads;   // same layout; zero after resnet_zero_grad
   // SGD momentum: empty until the first update or a checkpoint's load (then in the buffer layout),
   // or this rank's shard only under --shard (trainers/dp/shard.hpp).
   std::vector<float> momentum;
-  std::vector<float> buffers;       // running means / variances (resnet_buffer_table layout)
-  long num_batches_tracked = 0;     // training-mode forwards so far
-  long sgd_step = 0;                // SGD updates so far
+  std::vector<float> buffers;    // running means / variances (resnet_buffer_table layout)
+  long num_batches_tracked = 0;  // training-mode forwards so far
+  long sgd_step = 0;             // SGD updates so far
 
   // The network: stem, blocks in forward order, fc (offsets into params).
   ConvBN stem;
@@ -110,14 +110,14 @@ struct ResNet {
   // Each convolution's im2col matrix from the last forward, reused by backward (kernels/cnn.hpp).
   std::vector<float> cols;
   std::size_t input = 0, pooled = 0, logits = 0, probs = 0, losses = 0;  // offsets in acts
-  std::vector<int> labels;          // [N] copy from the last forward
+  std::vector<int> labels;                                               // [N] copy from the last forward
   bool have_labels = false, train_mode = false;
   // Frozen batch norm (resnet_train --bn-eval): training-mode forwards normalise with the running
   // statistics and leave them (and num_batches_tracked) alone, as PyTorch's model.train() with
   // every BatchNorm2d in eval(); backward differentiates that affine map. Each image's output
   // then depends on that image only, so the model is independent of the batch split.
   bool frozen_bn = false;
-  double mean_loss = 0;             // mean over N of the last forward with labels (-1 without)
+  double mean_loss = 0;  // mean over N of the last forward with labels (-1 without)
 };
 
 // Floats of activation memory for N images of H x W: acts + grad_acts + cols.
@@ -137,8 +137,8 @@ void resnet_init_parameters(ResNet& model, std::uint64_t seed);
 // Logits [N, num_classes] are at model.acts.data() + model.logits. Returns the mean
 // cross-entropy (accumulated in double).
 // params_needed (optional): as gpt_forward's, called before the stem, each block and fc.
-double resnet_forward(ResNet& model, const float* images, const int* labels, int N, int H, int W,
-                      bool train_mode, const std::function<void(std::size_t)>& params_needed = {});
+double resnet_forward(ResNet& model, const float* images, const int* labels, int N, int H, int W, bool train_mode,
+                      const std::function<void(std::size_t)>& params_needed = {});
 // Gradients of the mean loss of the last resnet_forward (training mode, with labels), ADDED to
 // model.grads. on_grads_ready(offset), when given, is called each time every gradient at buffer
 // offsets >= offset is final: after fc, after each block (from the last), and 0 at the end;

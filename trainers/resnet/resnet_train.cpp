@@ -28,13 +28,15 @@ int run(Session& s, TrainOptions& o, const CLI::App& app) {
   resolve_schedule(o);
   const auto start = train::begin_run<CheckpointInfo>(s, o, o.batch, read_checkpoint_info);
   const auto& [plan, threads, from_checkpoint, ckpt, checkpoint_flag] = start;
-  const ResNetConfig cfg = resolve_config(o, app.count("--model") > 0, start.checkpoint_or_null(), start.checkpoint_flag);
+  const ResNetConfig cfg =
+      resolve_config(o, app.count("--model") > 0, start.checkpoint_or_null(), start.checkpoint_flag);
   const int B = plan.micro_batch;  // images this rank forwards at once
   const int rank_rows = B * plan.accum_steps;
   const int S = kCifarSide;
   const double act_gib = 4.0 * double(resnet_activation_floats(cfg, B, S, S)) / double(1ull << 30);
   if (act_gib > 64)
-    throw UsageError(fmt::format("micro-batch {} needs {:.0f} GiB of activations (limit 64 GiB): lower the batch", B, act_gib));
+    throw UsageError(
+        fmt::format("micro-batch {} needs {:.0f} GiB of activations (limit 64 GiB): lower the batch", B, act_gib));
 
   // Data: every rank reads or generates the same sets; the loader gives each its rows.
   ImageData data;
@@ -76,30 +78,49 @@ int run(Session& s, TrainOptions& o, const CLI::App& app) {
   if (o.schedule == "step")
     for (int m : o.milestones) sched += fmt::format(" {}", m);
   const train::StepLogStyle log_style{
-      .unit = "image", .rate_label = "img/s",
-      .val_loss_doc = "validation cross-entropy on the test split after the step, NaN if not evaluated", .accuracy = true};
+      .unit = "image",
+      .rate_label = "img/s",
+      .val_loss_doc = "validation cross-entropy on the test split after the step, NaN if not evaluated",
+      .accuracy = true};
   train::RunDescription run{
-      .plan = plan, .steps = o.steps, .start_step = start_step, .last_step = last_step, .val_every = o.val_every,
+      .plan = plan,
+      .steps = o.steps,
+      .start_step = start_step,
+      .last_step = last_step,
+      .val_every = o.val_every,
       .log_style = log_style,
-      .units_per_step = plan.global_batch, .rate_decimals = 1,
-      .header = {
-          fmt::format("resnet_train: {} ({} stages, depth {}, width {}, {} classes), {} parameters", cfg.name, cfg.stages,
-                      cfg.depth, cfg.width, cfg.num_classes, model.num_parameters),
-          fmt::format("data: {} ({} train / {} test images, {} validated{}); {} rank(s) x {} thread(s), BLAS: {}; GEMM: {}; 3x3 convolutions: {}",
-                      data_source, train.size(), test.size(), val_n, o.augment ? ", crop+flip augmentation" : "", s.size,
-                      threads, kernels::blas_description(), kernels::gemm_description(), kernels::conv2d_choice()),
-          fmt::format("{} scaling: global batch {} = {} rank(s) x {} micro-batch(es) x {} images of {}x{}; batch norm {}",
-                      plan.scaling, plan.global_batch, s.size, plan.accum_steps, B, S, S,
-                      o.bn_eval ? "frozen (--bn-eval: running statistics, batch-independent)"
-                                : "batch statistics per rank (no SyncBN)"),
-          train::gradient_plan_line(plan),
-          fmt::format("SGD lr {:g} (warm-up {}, {}), momentum {:g}{}, wd {:g}, clip {:g}; steps {}..{}{}", o.lr,
-                      o.warmup_steps, sched, o.momentum, o.nesterov ? " (Nesterov)" : "", o.weight_decay, o.grad_clip,
-                      start_step + 1, last_step, !o.resume.empty() ? " (resumed from " + o.resume + ")" : "")},
-      .facts = {.trainer = "resnet", .model_name = cfg.name, .num_parameters = std::int64_t(model.num_parameters),
-                .batch_size = rank_rows, .steps = o.steps, .first_step = start_step + 1, .learning_rate = o.lr,
-                .min_lr = o.lr * o.min_lr_frac, .weight_decay = o.weight_decay, .grad_clip = o.grad_clip,
-                .warmup_steps = o.warmup_steps, .data_source = data_source, .data_fingerprint = data_fp,
+      .units_per_step = plan.global_batch,
+      .rate_decimals = 1,
+      .header =
+          {fmt::format("resnet_train: {} ({} stages, depth {}, width {}, {} classes), {} parameters", cfg.name,
+                       cfg.stages, cfg.depth, cfg.width, cfg.num_classes, model.num_parameters),
+           fmt::format("data: {} ({} train / {} test images, {} validated{}); {} rank(s) x {} thread(s), BLAS: {}; "
+                       "GEMM: {}; 3x3 convolutions: {}",
+                       data_source, train.size(), test.size(), val_n, o.augment ? ", crop+flip augmentation" : "",
+                       s.size, threads, kernels::blas_description(), kernels::gemm_description(),
+                       kernels::conv2d_choice()),
+           fmt::format(
+               "{} scaling: global batch {} = {} rank(s) x {} micro-batch(es) x {} images of {}x{}; batch norm {}",
+               plan.scaling, plan.global_batch, s.size, plan.accum_steps, B, S, S,
+               o.bn_eval ? "frozen (--bn-eval: running statistics, batch-independent)"
+                         : "batch statistics per rank (no SyncBN)"),
+           train::gradient_plan_line(plan),
+           fmt::format("SGD lr {:g} (warm-up {}, {}), momentum {:g}{}, wd {:g}, clip {:g}; steps {}..{}{}", o.lr,
+                       o.warmup_steps, sched, o.momentum, o.nesterov ? " (Nesterov)" : "", o.weight_decay, o.grad_clip,
+                       start_step + 1, last_step, !o.resume.empty() ? " (resumed from " + o.resume + ")" : "")},
+      .facts = {.trainer = "resnet",
+                .model_name = cfg.name,
+                .num_parameters = std::int64_t(model.num_parameters),
+                .batch_size = rank_rows,
+                .steps = o.steps,
+                .first_step = start_step + 1,
+                .learning_rate = o.lr,
+                .min_lr = o.lr * o.min_lr_frac,
+                .weight_decay = o.weight_decay,
+                .grad_clip = o.grad_clip,
+                .warmup_steps = o.warmup_steps,
+                .data_source = data_source,
+                .data_fingerprint = data_fp,
                 .threads = threads},
       .attributes = {{"stages", std::int64_t(cfg.stages)},
                      {"depth", std::int64_t(cfg.depth)},
@@ -121,6 +142,7 @@ int run(Session& s, TrainOptions& o, const CLI::App& app) {
 
 int main(int argc, char** argv) {
   return sp::train::train_main<sp::resnet::TrainOptions>(
-      argc, argv, "resnet_train", "resnet_train: train a ResNet on the scaleprobe CPU kernels, on one rank or data-parallel",
+      argc, argv, "resnet_train",
+      "resnet_train: train a ResNet on the scaleprobe CPU kernels, on one rank or data-parallel",
       sp::resnet::add_train_options, run);
 }

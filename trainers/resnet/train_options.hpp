@@ -36,6 +36,7 @@ void resolve_schedule(TrainOptions& o);
 double lr_at(const TrainOptions& o, int step0);
 // The model configuration: a preset with overrides, or a checkpoint's (then overrides must
 // agree). Throws UsageError naming the problem.
-ResNetConfig resolve_config(const TrainOptions& o, bool model_given, const CheckpointInfo* ckpt, const std::string& ckpt_flag);
+ResNetConfig resolve_config(const TrainOptions& o, bool model_given, const CheckpointInfo* ckpt,
+                            const std::string& ckpt_flag);
 
 }  // namespace sp::resnet

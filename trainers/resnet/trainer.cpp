@@ -10,8 +10,15 @@ namespace sp::resnet {
 
 ResNetTrainer::ResNetTrainer(const Session& s, const TrainOptions& o, ResNet& model, ImageLoader& train_loader,
                              const ImageSet& test, int B, int micro_batches, int val_n, const TrainState& state)
-    : s_(s), o_(o), model_(model), train_loader_(train_loader), test_(test), B_(B), val_n_(val_n),
-      images_(std::size_t(micro_batches) * B * image_floats()), labels_(std::size_t(micro_batches) * B, 0),
+    : s_(s),
+      o_(o),
+      model_(model),
+      train_loader_(train_loader),
+      test_(test),
+      B_(B),
+      val_n_(val_n),
+      images_(std::size_t(micro_batches) * B * image_floats()),
+      labels_(std::size_t(micro_batches) * B, 0),
       state_(state) {
   sgd_.momentum = float(o.momentum);
   sgd_.weight_decay = float(o.weight_decay);
