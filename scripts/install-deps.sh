@@ -33,6 +33,9 @@ PACKAGES=(
   python3 python3-h5py python3-pandas python3-matplotlib python3-pytest python3-numpy
   # SLURM on one machine (tests and local campaigns)
   slurm-wlm munge
+  # the style checks (tests/lint: .clang-format, shellcheck, pyflakes in place of ruff, which
+  # Debian 12 does not package)
+  clang-format shellcheck pyflakes3
 )
 # PyTorch: the side-by-side trainer comparisons and a bucket-packing test use it (large).
 [ "${SCALEPROBE_NO_TORCH:-0}" = 1 ] || PACKAGES+=(python3-torch)

@@ -44,9 +44,10 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 
 # Tests only the release stage runs: MPI runs at 4 and more ranks (they run the code of 2 and 3
-# ranks for more steps) and the data-parallel engine's overlap-mode matrix (the asan and mpich
-# stages run its default mode, progress, in every other data-parallel test).
-release_only='\.np[4-9]$|EveryOverlapModeTrainsAlike'
+# ranks for more steps), the data-parallel engine's overlap-mode matrix (the asan and mpich
+# stages run its default mode, progress, in every other data-parallel test) and the style checks
+# (the same files whatever the build).
+release_only='\.np[4-9]$|EveryOverlapModeTrainsAlike|^lint\.'
 
 # ctest runs tests side by side on every core; each test's PROCESSORS (tests/CMakeLists.txt) says how
 # many cores it keeps busy, so MPI runs are not squeezed by other tests.

@@ -27,7 +27,7 @@ from matplotlib.figure import Figure
 from . import style
 from .trace import Trace
 from .train_tables import (BREAKDOWN, ScalingGroup, breakdown_components, breakdown_table, cases_table, no_comm,
-                           samples_per_step, step_contention, summarised)
+                           samples_per_step, step_contention)
 
 COLOURS = ("#9e9e9e", "#4c72b0", "#55a868", "#c44e52", "#8172b2")  # one per BREAKDOWN component
 # Every component's colour by column (BREAKDOWN's as above; the split's exposed parts in reds).

@@ -2,7 +2,7 @@
 # el (a line with the seconds since t0), the repository as the working directory, the programs
 # (SP_BIN, or the bundle's .device/env.sh: ../shared/device/make-bundle.sh), n = the machine's
 # CPUs, and one rank = one thread as root under Open MPI.
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2154,SC2034  # t0 comes from, n goes to, the sourcing script
 el() { echo "[t+$(( $(date +%s) - t0 ))s] $*"; }
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$repo" || exit 2
@@ -12,5 +12,5 @@ if [ -z "${SP_BIN:-}" ]; then
   # shellcheck source=/dev/null
   source "$dev/env.sh" || { el "error: $dev/env.sh failed"; exit 2; }
 fi
-n=$(OMP_NUM_THREADS= OMP_THREAD_LIMIT= nproc)  # GNU nproc reports OMP_NUM_THREADS when set
+n=$(OMP_NUM_THREADS='' OMP_THREAD_LIMIT='' nproc)  # GNU nproc reports OMP_NUM_THREADS when set
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1

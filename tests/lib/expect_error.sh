@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the command-line error tests (source it): bad input must give a non-zero exit and
 # exactly one line on stderr naming the problem.
 #   expect_error <text the one line must contain> <command...>

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by shell tests that may skip (tests/optional-parts.txt). Usage:
 #   source tests/lib/optional_part.sh
 #   have_it || sp_skip_optional_part torch "torch or h5py missing"

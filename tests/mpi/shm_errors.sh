@@ -8,7 +8,9 @@
 # Usage: shm_errors.sh errors|small <allreduce_perf> <mpiexec> [mpiexec flags...]
 set -u
 mode=$1 P=$2 MPIEXEC=$3; shift 3
+# shellcheck source=../lib/expect_error.sh
 source "$(dirname "$0")/../lib/expect_error.sh"
+# shellcheck source=../lib/optional_part.sh
 source "$(dirname "$0")/../lib/optional_part.sh"
 cd "$tmp" || exit 1
 # <exit code> <text of the one "allreduce_perf: error:" line> <command...>

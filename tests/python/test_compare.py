@@ -157,7 +157,6 @@ def test_train_traces_compare_case_by_case(train_campaign):
 def test_different_kernel_environment_is_refused(allreduce_trace, tmp_path, capsys):
     """Two sides under different kernel-relevant variables ran different kernels: refused in one line
     naming them, unless --allow-env-difference (then a note). The CPU identity is shown either way."""
-    import h5py
     other = shutil.copyfile(allreduce_trace, tmp_path / "other.h5")
     # A value other than the one the trace ran under (some machines set OPENBLAS_CORETYPE themselves).
     base_value = load_trace(allreduce_trace).kernel_env.get("OPENBLAS_CORETYPE")

@@ -5,7 +5,6 @@ import random
 import shutil
 from pathlib import Path
 
-import h5py
 import numpy as np
 import pytest
 

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the SLURM tests: a private local cluster for one test, always torn down.
 #   start_test_cluster NAME NNODES CPUS_PER_NODE
 # sets W (work folder /tmp/NAME.XXXXXX) and C (its cluster folder), clears any SLURM_*/SBATCH_*/

@@ -339,6 +339,7 @@ cat "$FAKE_SLURM/queue" 2>/dev/null; exit 0
 FAKE
 chmod +x "$W/slurm/sbatch" "$W/slurm/squeue"
 export FAKE_SLURM=$W/slurm
+# shellcheck disable=SC2054  # the commas are values (--tasks-per-node 1,2)
 S=(env PATH="$W/slurm:$PATH" SCALEPROBE_PASS=9 "$SUB" --bench allreduce --campaign rs --tasks-per-node 1,2 --repeat 2 --analysis -- --sizes 8)
 RS=$W/results/rs
 out=$("${S[@]}" 2>&1); rc=$?

@@ -47,6 +47,7 @@ done
 for b in collectives/allreduce_perf collectives/bucket_sweep core/trace_check; do
   [ -x "$BUILD/$b" ] || fail "no $BUILD/$b: build first (cmake --build --preset release)"
 done
+# shellcheck source=test_cluster.sh
 source "$HERE/test_cluster.sh"
 start_test_cluster scaleprobe-slurm-test 4 8
 log "build $BUILD"
@@ -70,7 +71,9 @@ fi
 RES=$W/results CAMP=ci CDIR=$W/results/ci
 SUBMIT=("$ROOT/jobs/submit-sweep" --results "$RES" --campaign "$CAMP" --build-dir "$BUILD"
         --site-env "$W/site.env" --time "$JOB_TIME")
+# shellcheck disable=SC2054  # the commas are values (--sizes 8,64K)
 AR_ARGS=(-- --sizes 8,64K -n 5)
+# shellcheck disable=SC2054
 BS_ARGS=(-- --layout "$HERE/tiny.layout" -n 2 -c tensor,1,all -a ring,mpi)
 # The weak allreduce point as a campaign file: 2 passes (traces ..._weak_j<job>.h5 and _weak_p2_j<job>.h5).
 cat >"$W/arweak.toml" <<'EOF'

@@ -28,6 +28,7 @@ done
 for b in trainers/gpt/gpt_train core/trace_check; do
   [ -x "$BUILD/$b" ] || fail "no $BUILD/$b: build first"
 done
+# shellcheck source=test_cluster.sh
 source "$HERE/test_cluster.sh"
 start_test_cluster scaleprobe-slurm-train 2 4
 

@@ -19,6 +19,7 @@
 #   blas_core.sh BUILD_DIR [np2]
 set -u
 B=$1 mode=${2:-}
+# shellcheck source=../lib/expect_error.sh
 source "$(dirname "$0")/../lib/expect_error.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 

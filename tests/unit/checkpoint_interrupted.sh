@@ -6,6 +6,7 @@
 # The args pick a model whose checkpoint takes tens of ms to write (gpt-tiny: 39 MB), so the
 # kill, sent as soon as <ckpt>.partial appears, lands inside the write.
 set -u
+# shellcheck source=../lib/expect_error.sh
 source "$(dirname "$0")/../lib/expect_error.sh"
 name=$(basename "$1")
 ck=$tmp/ck.h5

@@ -3,6 +3,7 @@
 # problem. Usage: cli_errors.sh <collectives bin dir> <core bin dir>
 set -u
 coll=$1 core=$2
+# shellcheck source=../lib/expect_error.sh
 source "$(dirname "$0")/../lib/expect_error.sh"
 A=$coll/allreduce_perf B=$coll/bucket_sweep P=$coll/p2p_perf C=$coll/collective_perf
 expect_error "malformed size 'x'"        $A --sizes 8,x

@@ -19,7 +19,6 @@ raw bytes (flip, patch) leaves the digest as it was; `restamp` re-stamps it afte
 """
 import sys
 from contextlib import contextmanager
-from pathlib import Path
 
 import h5py
 import numpy as np

@@ -13,6 +13,7 @@
 # reported as KNOWN and not counted; a known failure that passes is an error ("FIXED: drop it from
 # FS_FULL_KNOWN"), so the list cannot outlive the fix.
 set -u
+# shellcheck source=../lib/optional_part.sh
 source "$(dirname "$0")/../lib/optional_part.sh"
 [ $# -ge 4 ] && [ -x "$4" ] || { echo "usage: fs_full.sh trace|checkpoint KIB NP PROGRAM ARGS... (got: $*)"; exit 2; }
 what=$1 kib=$2 np=$3; shift 3

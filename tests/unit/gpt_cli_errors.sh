@@ -3,6 +3,7 @@
 # naming the problem. Usage: gpt_cli_errors.sh <path to gpt_train>
 set -u
 G=$1
+# shellcheck source=../lib/expect_error.sh
 source "$(dirname "$0")/../lib/expect_error.sh"
 M="$G -m gpt-micro -B 2 --synthetic-bytes 20000 -o $tmp/t.h5"
 expect_error "heads (5) must divide the width (32)"   $M -s 1 --heads 5

@@ -9,6 +9,7 @@ set -u
 G=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
 load="$root/trainers/gpt/load_checkpoint.py"
+# shellcheck source=../lib/optional_part.sh
 source "$root/tests/lib/optional_part.sh"
 /usr/bin/python3 -c 'import torch, h5py' 2>/dev/null || sp_skip_optional_part torch "torch or h5py missing"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT

@@ -15,6 +15,7 @@
 #   isa.sh BUILD_DIR
 set -u
 B=$1
+# shellcheck source=../lib/expect_error.sh
 source "$(dirname "$0")/../lib/expect_error.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # provenance ATTRIBUTE TRACE: the trace's provenance attribute, as text.

@@ -5,6 +5,7 @@
 # Usage: program_errors.sh <program_error_probe> [mpiexec flags...]
 set -u
 P=$1; shift
+# shellcheck source=../lib/expect_error.sh
 source "$(dirname "$0")/../lib/expect_error.sh"
 expect_rc() {  # <exit code> <text the one line must contain> <command...>
   local want=$1 pattern=$2; shift 2

@@ -3,6 +3,7 @@
 # naming the problem. Usage: resnet_cli_errors.sh <path to resnet_train>
 set -u
 R=$1
+# shellcheck source=../lib/expect_error.sh
 source "$(dirname "$0")/../lib/expect_error.sh"
 M="$R --depth 8 --width 4 -B 4 --synthetic-images 64 --synthetic-test 16 -o $tmp/t.h5"
 M0="$R --synthetic-images 64 --synthetic-test 16 -o $tmp/t.h5"

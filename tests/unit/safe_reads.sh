@@ -10,6 +10,7 @@
 set -u
 A=$1 C=$2 G=$3 R=$4 src=$5
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../lib/expect_error.sh
 source "$here/../lib/expect_error.sh"
 craft() { PYTHONPATH="$here/../../python" /usr/bin/python3 "$here/craft_h5.py" "$@" >/dev/null; }
 expect_ok() {  # <text stdout must contain> <command...>

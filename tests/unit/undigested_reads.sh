@@ -9,6 +9,7 @@
 set -u
 C=$1 P=$2 src=$3
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../lib/expect_error.sh
 source "$here/../lib/expect_error.sh"
 
 stripped=0

@@ -7,6 +7,7 @@
 set -u
 B=$1 V=$2
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=../lib/expect_error.sh
 source "$ROOT/tests/lib/expect_error.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 n=0
