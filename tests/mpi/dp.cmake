@@ -1,7 +1,8 @@
 # The data-parallel engine end to end (label mpi): gtest binaries that launch a trainer under
 # mpirun at 1-4 ranks, so one test can compare runs at different rank counts.
 sp_add_trainer_test(test_dp_train TRAINER gpt_train LABEL mpi TIMEOUT 600
-                    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_dp_train.cpp LINK scaleprobe_core)
+                    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_dp_train.cpp ${CMAKE_CURRENT_LIST_DIR}/test_dp_shard.cpp
+                    LINK scaleprobe_core)
 # SCALEPROBE_HAVE_GLOO comes with the collectives library; the Gloo case is Not Run without it.
 target_link_libraries(test_dp_train PRIVATE scaleprobe_collectives)
 target_compile_definitions(test_dp_train PRIVATE

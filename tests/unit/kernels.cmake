@@ -7,6 +7,7 @@ add_executable(test_kernels
   ${CMAKE_CURRENT_LIST_DIR}/test_kernels_forward.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_kernels_optim.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_cnn_kernels.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/test_batchnorm_pool_kernels.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_gemm.cpp
 )
 target_link_libraries(test_kernels PRIVATE scaleprobe_kernels GTest::gtest_main OpenMP::OpenMP_CXX)

@@ -123,6 +123,12 @@ struct ResNet {
 // Floats of activation memory for N images of H x W: acts + grad_acts + cols.
 std::size_t resnet_activation_floats(const ResNetConfig& config, int N, int H, int W);
 
+namespace detail {
+// Sets every layer's batch shape and the activation and im2col offsets of m for a batch of N
+// images of H x W; returns the floats of acts, and in *col_floats those of cols (model_passes.cpp).
+std::size_t layout_activations(ResNet& m, int N, int H, int W, std::size_t* col_floats);
+}  // namespace detail
+
 // Allocates the buffers of a validated config and initialises parameters as torchvision:
 // conv weights Kaiming-normal (fan_out, ReLU gain: std = sqrt(2 / (OC*KH*KW))), BN weight 1 and
 // bias 0, fc weight and bias U(-1/sqrt(C), 1/sqrt(C)); running mean 0, running var 1.
