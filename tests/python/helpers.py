@@ -79,6 +79,13 @@ def run_cli(*args: str, wrapper: bool = False) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
 
 
+def report_text(campaign: Path, out: Path) -> str:
+    """`scaleprobe-analyze report CAMPAIGN -o OUT` must succeed; its report.md."""
+    proc = run_cli("report", str(campaign), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    return (out / "report.md").read_text()
+
+
 def markdown_rows(text: str, header: str) -> list[dict]:
     """The rows of the first markdown table in ``text`` whose header line starts with ``header``, as dicts."""
     lines = text.splitlines()

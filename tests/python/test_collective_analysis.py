@@ -11,7 +11,7 @@ import subprocess
 import h5py
 import pytest
 
-from helpers import build_dir, mpi_env, need_binary, run_cli
+from helpers import build_dir, mpi_env, need_binary, report_text, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -30,9 +30,7 @@ def campaign(tmp_path_factory):
 
 def test_report_names_the_collective_and_groups_by_the_size_asked(campaign, tmp_path):
     out = tmp_path / "report"
-    proc = run_cli("report", str(campaign), "-o", str(out))
-    assert proc.returncode == 0, proc.stderr
-    text = (out / "report.md").read_text()
+    text = report_text(campaign, out)
     assert "## all-gather across points" in text and "Allreduce" not in text
     with h5py.File(campaign / "cp_N1_t3_c1.h5") as f:
         assert f.attrs["kind"] == b"collective" and f.attrs["library_call"] == b"MPI_Allgather"

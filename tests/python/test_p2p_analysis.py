@@ -9,7 +9,7 @@ import subprocess
 import h5py
 import pytest
 
-from helpers import build_dir, markdown_rows, mpi_env, need_binary, run_cli
+from helpers import build_dir, markdown_rows, mpi_env, need_binary, report_text, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -28,9 +28,7 @@ def campaign(tmp_path_factory):
 
 def test_report_has_the_sweep_section_and_every_traces_table(campaign, tmp_path):
     out = tmp_path / "report"
-    proc = run_cli("report", str(campaign), "-o", str(out))
-    assert proc.returncode == 0, proc.stderr
-    text = (out / "report.md").read_text()
+    text = report_text(campaign, out)
     assert "## p2p across points" in text
     rows = markdown_rows(text, "| point | ranks | test | bytes | passes | latency_us | bandwidth_GBps |")
     with h5py.File(campaign / "p2p_N1_t4_c1.h5") as f:

@@ -25,17 +25,7 @@
 
 namespace k = sp::kernels;
 using k::random_vec;
-
-namespace {
-
-using sp::test::added;
-using sp::test::expect_backward_matches;
-using sp::test::GradOf;
-using sp::test::grads_match;
-using sp::test::numeric_grad;
-using sp::test::weighted_sum;
-
-}  // namespace
+using namespace sp::test;  // the gradient-check helpers (tests/lib/gradcheck.hpp)
 
 TEST(BatchNorm, TrainingForwardAndRunningStatistics) {
   const int N = 3, C = 4, HW = 10;

@@ -30,12 +30,7 @@ using k::random_vec;
 
 namespace {
 
-using sp::test::added;
-using sp::test::expect_backward_matches;
-using sp::test::GradOf;
-using sp::test::grads_match;
-using sp::test::numeric_grad;
-using sp::test::weighted_sum;
+using namespace sp::test;  // the gradient-check helpers (tests/lib/gradcheck.hpp)
 
 // Direct convolution in double: the definition in cnn.hpp, seven loops.
 std::vector<double> conv_direct(const std::vector<float>& x, const std::vector<float>& w, const float* bias,

@@ -42,12 +42,7 @@ constexpr size_t BT = (size_t)B * T;
 
 using sp::kernels::random_vec;
 
-using sp::test::added;
-using sp::test::expect_backward_matches;
-using sp::test::GradOf;
-using sp::test::grads_match;
-using sp::test::numeric_grad;
-using sp::test::weighted_sum;
+using namespace sp::test;  // the gradient-check helpers (tests/lib/gradcheck.hpp)
 
 }  // namespace
 
