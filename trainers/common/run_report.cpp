@@ -37,7 +37,7 @@ std::string gradient_plan_line(const dp::DataParallelPlan& plan) {
                      plan.backend == "mpi" ? "" : fmt::format(" on {}", plan.backend));
 }
 
-std::uint64_t write_train_trace(TraceWriter& trace, dp::DataParallelEngine& engine, const StepLog& log,
+std::uint64_t write_train_trace(TraceWriter& trace, dp::DataParallelEngine& engine, const StepsTable& log,
                                 const RunControlOptions& o, const RunFacts& f, const StepLoop::End& end) {
   Table ranks = rank_map_row();
   ranks.ints("blas_threads", "", "OpenBLAS thread count").push_back(kernels::blas_threads());

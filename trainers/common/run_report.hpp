@@ -40,7 +40,7 @@ struct RunFacts {
 // Collective: writes the steps and ranks tables, the engine's tables and the attributes every
 // train trace has; returns the parameter hash (identical on every rank). final_val_loss (and
 // final_val_accuracy for classifiers) only when a validation ran: final_val_step says which step.
-std::uint64_t write_train_trace(TraceWriter& trace, dp::DataParallelEngine& engine, const StepLog& log,
+std::uint64_t write_train_trace(TraceWriter& trace, dp::DataParallelEngine& engine, const StepsTable& log,
                                 const RunControlOptions& o, const RunFacts& facts, const StepLoop::End& end);
 
 // The closing line's validation part: "val loss 2.1234" (", val accuracy 41.20%" with accuracy)

@@ -21,7 +21,7 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
     std::fflush(stdout);
   }
 
-  StepLog step_log(run.log_style, run.units_per_step);
+  StepsTable steps_table(run.log_style, run.units_per_step);
   StepLoop loop(s, o, run.steps, run.start_step, run.last_step);
   loop.schedule = [&](int step0) { return t.learning_rate(step0); };
   loop.val_every = run.val_every;
@@ -79,9 +79,9 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
   fn.forward = [&](int micro, const dp::ParamsNeededFn& need) { return t.forward(micro, need); };
   fn.backward = [&](const dp::GradReadyFn& ready) { t.backward(ready); };
   fn.optimizer = [&] { return t.update(loop.lr, shard); };
-  const StepLoop::End end = loop.run(engine, fn, step_log);
+  const StepLoop::End end = loop.run(engine, fn, steps_table);
 
-  const std::uint64_t hash = write_train_trace(trace, engine, step_log, o, run.facts, end);
+  const std::uint64_t hash = write_train_trace(trace, engine, steps_table, o, run.facts, end);
   if (profile.on())
     trace.write_table("kernels", profile.table(), TableScope::per_rank,
                       "--profile-kernels: each kernel's calls, time and work over the steps after the first");
@@ -95,9 +95,9 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
   const auto path = trace.commit();
 
   std::vector<std::string> lines;
-  if (step_log.has_summary())
-    lines.push_back(fmt::format("{:.{}f} {}s/s over the summarised steps (rank 0's step times)", step_log.units_per_s(),
-                                run.rate_decimals, run.log_style.unit));
+  if (steps_table.has_summary())
+    lines.push_back(fmt::format("{:.{}f} {}s/s over the summarised steps (rank 0's step times)",
+                                steps_table.units_per_s(), run.rate_decimals, run.log_style.unit));
   // Without communication every rank trains its own model: rank 0's is the one reported.
   const std::string models = run.plan.no_comm && s.size > 1
                                  ? fmt::format("{} independent models (--no-comm), rank 0's hash", s.size)

@@ -10,7 +10,7 @@
 
 namespace sp::train {
 
-StepLog::StepLog(const StepLogStyle& style, long long units_per_step)
+StepsTable::StepsTable(const StepsTableStyle& style, long long units_per_step)
     : style_(style),
       units_per_step_(units_per_step),
       step_(table_.ints("step", "", "optimizer step, 1-based (samples.iteration)")),
@@ -32,7 +32,7 @@ StepLog::StepLog(const StepLogStyle& style, long long units_per_step)
       rate_(table_.reals(style.unit + "s_per_s", "", style.unit + "s / step_wall_s")),
       in_summary_(table_.ints("in_summary", "", "1 if the step counts in the summaries (iterations.in_summary)")) {}
 
-void StepLog::add(int step, double lr, const dp::StepReport& r, const Validation& v) {
+void StepsTable::add(int step, double lr, const dp::StepReport& r, const Validation& v) {
   step_.push_back(step);
   case_.push_back(r.case_id);
   loss_.push_back(r.loss);
@@ -49,7 +49,8 @@ void StepLog::add(int step, double lr, const dp::StepReport& r, const Validation
   if (r.in_summary) summary_wall_ += r.wall_s, summary_units_ += double(units_per_step_);
 }
 
-std::string StepLog::progress_line(int step, int steps, double lr, const dp::StepReport& r, const Validation& v) const {
+std::string StepsTable::progress_line(int step, int steps, double lr, const dp::StepReport& r,
+                                      const Validation& v) const {
   // The validation field keeps its width whether or not the step validated.
   std::string val;
   if (style_.accuracy)
@@ -63,11 +64,11 @@ std::string StepLog::progress_line(int step, int steps, double lr, const dp::Ste
       double(units_per_step_) / r.wall_s, style_.rate_label);
 }
 
-double StepLog::units_per_s() const {
+double StepsTable::units_per_s() const {
   return summary_wall_ > 0 ? summary_units_ / summary_wall_ : std::numeric_limits<double>::quiet_NaN();
 }
 
-StepLoop::End StepLoop::run(dp::DataParallelEngine& engine, const dp::StepFunctions& fn, StepLog& log) {
+StepLoop::End StepLoop::run(dp::DataParallelEngine& engine, const dp::StepFunctions& fn, StepsTable& log) {
   End end;
   end.done_step = first_step - 1;
   end.validation_on = bool(validate);

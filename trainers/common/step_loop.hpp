@@ -24,17 +24,19 @@ struct Validation {
 };
 
 // The words of the steps table and the progress line that differ between trainers.
-struct StepLogStyle {
+struct StepsTableStyle {
   std::string unit;          // what a step processes, singular: "token" (columns tokens, tokens_per_s)
   std::string rate_label;    // the progress line's throughput unit: "tok/s"
   std::string val_loss_doc;  // description of the val_loss column
   bool accuracy = false;     // a val_accuracy column, and accuracy in the progress line
 };
 
-class StepLog {
+// The trace's steps table (one row per optimizer step: loss, validation, learning rate, units,
+// times) and the progress line; the engine's own per-rank record is dp::StepLog.
+class StepsTable {
  public:
   // units_per_step: tokens or images one optimizer step processes on all ranks.
-  StepLog(const StepLogStyle& style, long long units_per_step);
+  StepsTable(const StepsTableStyle& style, long long units_per_step);
   void add(int step, double lr, const dp::StepReport& r, const Validation& v);
   // "step     3/100 | loss ... | 1234 tok/s" (rank 0 prints it).
   std::string progress_line(int step, int steps, double lr, const dp::StepReport& r, const Validation& v) const;
@@ -47,7 +49,7 @@ class StepLog {
   double units_per_s() const;
 
  private:
-  StepLogStyle style_;
+  StepsTableStyle style_;
   long long units_per_step_;
   Table table_;
   std::vector<std::int64_t>& step_;
@@ -99,7 +101,7 @@ struct StepLoop {
     Validation val;              // the last validation
   };
   // Throws CollectiveError when the loss is not finite (training diverged).
-  End run(dp::DataParallelEngine& engine, const dp::StepFunctions& fn, StepLog& log);
+  End run(dp::DataParallelEngine& engine, const dp::StepFunctions& fn, StepsTable& log);
 };
 
 }  // namespace sp::train

@@ -67,7 +67,7 @@ struct RunDescription {
   int start_step = 0;                      // steps done before this run (a resumed checkpoint's)
   int last_step = 0;                       // last_step_of_run
   int val_every = 0;                       // validate every N steps (0: at the last only)
-  StepLogStyle log_style;                  // the steps table's and progress line's words
+  StepsTableStyle log_style;               // the steps table's and progress line's words
   long long units_per_step = 0;            // tokens or images per optimizer step (all ranks)
   int rate_decimals = 0;                   // of the closing throughput line
   std::vector<std::string> header;         // printed by rank 0 before the first step, each after "# "

@@ -71,10 +71,10 @@ int run(Session& s, TrainOptions& o, const CLI::App& app) {
                      train::initial_state(o, data_source, data_fp));
 
   const long long tokens_per_step = (long long)plan.global_batch * T;
-  const train::StepLogStyle log_style{.unit = "token",
-                                      .rate_label = "tok/s",
-                                      .val_loss_doc = "validation loss after the step, NaN if not evaluated",
-                                      .accuracy = false};
+  const train::StepsTableStyle log_style{.unit = "token",
+                                         .rate_label = "tok/s",
+                                         .val_loss_doc = "validation loss after the step, NaN if not evaluated",
+                                         .accuracy = false};
   train::RunDescription run{
       .plan = plan,
       .steps = o.steps,

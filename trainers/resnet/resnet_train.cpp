@@ -77,7 +77,7 @@ int run(Session& s, TrainOptions& o, const CLI::App& app) {
                                              : fmt::format("x{:g} after steps", o.lr_gamma);
   if (o.schedule == "step")
     for (int m : o.milestones) sched += fmt::format(" {}", m);
-  const train::StepLogStyle log_style{
+  const train::StepsTableStyle log_style{
       .unit = "image",
       .rate_label = "img/s",
       .val_loss_doc = "validation cross-entropy on the test split after the step, NaN if not evaluated",
