@@ -101,6 +101,7 @@ class Campaign:
     results: Path
     build_dir: Path
     site_env: Optional[Path]
+    sim_build_dir: Path              # the smpi preset's build: the programs of simulated points
     analysis: bool
     dry_run: bool
     report: Dict[str, Any]           # REPORT_KEYS: the report job's sbatch settings
@@ -117,6 +118,7 @@ class Campaign:
         """JSON-able: what campaign.json stores about this call's campaign."""
         return {"file": str(self.file) if self.file else None, "name": self.name,
                 "results": str(self.results), "build_dir": str(self.build_dir),
+                "sim_build_dir": str(self.sim_build_dir),
                 "site_env": str(self.site_env) if self.site_env else None, "analysis": self.analysis,
                 "report": {k: list(v) if isinstance(v, tuple) else v for k, v in self.report.items()},
                 "sweeps": [_described(s) for s in self.sweeps]}
@@ -231,6 +233,9 @@ def _sweep(index: int, base: Dict[str, Any], own: Dict[str, Any], flags: Dict[st
         if odd:
             problem = f"p2p pairs ranks: every point needs an even number of them ({', '.join(odd)} is odd)"
             raise SweepError(f"{file}: {where}: {problem}" if file else problem)
+    if any(v != "none" for v in s["simulate"]) and max(s["cpus_per_task"]) > 1:
+        problem = "cpus_per_task > 1 with simulate: a simulated rank runs one thread (SMPI)"
+        raise SweepError(f"{file}: {where}: {problem}" if file else problem)
     for d in DIMENSIONS:
         if d.benches and s["bench"] not in d.benches and s[d.key] != (d.default,):
             problem = f"{d.key} is for {', '.join(d.benches)} (this sweep runs {s['bench']})"
@@ -342,11 +347,13 @@ def build(req: Request, root: Path, env: Dict[str, str]) -> Campaign:
                                         site_default if site_default.is_file() else None)
     if site_env is not None and not site_env.is_file():
         raise SweepError(f"{site_from}{site_env}: no such file")
-    for v in (str(results), str(build_dir), str(site_env or ""), str(root), name):
+    sim_build_dir = _path(env.get("SCALEPROBE_SIM_BUILD_DIR") or str(root / "build" / "smpi"), Path.cwd())
+    for v in (str(results), str(build_dir), str(site_env or ""), str(root), str(sim_build_dir), name):
         if "," in v:
             raise SweepError(f"'{v}': paths with commas cannot be passed through sbatch --export")
         if "\t" in v or "\n" in v:
             raise SweepError(f"'{v}': paths with tabs or newlines cannot be recorded in the manifest")
     return Campaign(file=file, name=name, results=results, build_dir=build_dir, site_env=site_env,
+                    sim_build_dir=sim_build_dir,
                     analysis=req.analysis or bool(data and data.get("analysis")),
                     dry_run=req.dry_run or bool(data and data.get("dry_run")), report=report, sweeps=sweeps)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
+import textwrap
 from pathlib import Path
 from typing import List, Optional
 
 from . import campaign
 from .errors import SweepError
+from .dimensions import DIMENSIONS
 from .settings import SWEEP_SETTINGS
 from .submit import Submitter
 
@@ -32,18 +34,7 @@ grid and benchmark
   --nodes LIST            node counts, comma list (default 1)
   --tasks-per-node LIST   MPI ranks per node, comma list (default 1)
   --cpus-per-task LIST    CPUs (= OpenMP threads) per rank, comma list (default 1)
-  --gpus-per-node N       0 = CPU path (default); N > 0 runs the benchmark on --backend nccl
-                          (not in this version: only --dry-run accepts it)
-  --scaling MODE          strong (default), weak, or strong,weak (both). The binaries scale:
-                          weak allreduce/bucket_sweep sizes are per rank (message = size x
-                          ranks); trainers: -B N is the global batch under strong scaling
-                          (the default batch without -B) and the per-rank batch under weak
-  --launcher L            srun (default) or mpirun inside the allocation (Open MPI's or
-                          MPICH/Hydra's, recognised by `mpirun --version`, flags to match)
-  --backend B             mpi (default), gloo, or mpi,gloo (both): the library the collectives
-                          and the trainers' gradient buckets run on (--backend of the binaries);
-                          a non-MPI backend adds _<backend> to the point name
-  --srun-mpi PLUGIN       srun --mpi plugin (default $SCALEPROBE_SRUN_MPI, else none: the
+{dimensions}  --srun-mpi PLUGIN       srun --mpi plugin (default $SCALEPROBE_SRUN_MPI, else none: the
                           site's MpiDefault)
   --repeat K              K passes of every point (default 1); pass k >= 2 names its trace
                           <point>_p<k>_j<job>.h5
@@ -83,6 +74,23 @@ Every submission is appended to <results>/NAME/manifest.tsv: one line per point 
 id, expected trace, log and the sbatch command; <results>/NAME/campaign.json keeps every
 call's command line and resolved campaign.
 """
+
+
+
+def _dimension_lines() -> str:
+    """The sweep dimensions' flags, from their table (dimensions.py): value, list or both."""
+    out = []
+    for d in DIMENSIONS:
+        values = "|".join(d.choices) if d.choices else "N"
+        text = f"{d.help}; default {d.default}; a comma list sweeps it"
+        lines = textwrap.wrap(text, 68)
+        flag = f"{d.flag} {values}"
+        out.append(f"  {flag:<24}{lines[0]}" if len(flag) < 23 else f"  {flag}\n{'':26}{lines[0]}")
+        out += [f"{'':26}{line}" for line in lines[1:]]
+    return "\n".join(out) + "\n"
+
+
+USAGE = USAGE.replace("{dimensions}", _dimension_lines())
 
 # Flags that are not sweep settings: where the campaign goes and what this call does.
 PATH_FLAGS = {"--campaign": "campaign", "--results": "results", "--build-dir": "build_dir",

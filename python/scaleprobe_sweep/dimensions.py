@@ -82,18 +82,24 @@ def _gpu_count(v: str) -> str:
     return v.rsplit(":", 1)[-1]  # SLURM_GPUS_PER_NODE may read "a100:4"
 
 
-# The point-name order: _g<N>, _weak, _mpirun, _<backend> (the names traces always had).
+# The point-name order: _g<N>, _weak, _mpirun, _<backend> (the names traces always had), _sim-<platform>.
 DIMENSIONS: Tuple[Dimension, ...] = (
     Dimension("gpus_per_node", "SCALEPROBE_GPUS_PER_NODE", "GPU count: 0 = the CPU path, N > 0 runs the "
               "benchmark on --backend nccl, one GPU per rank", default=0, name="_g{}"),
-    Dimension("scaling", "SCALEPROBE_SCALING", "scaling: strong keeps the problem, weak grows it with the "
-              "ranks (sizes and -B per rank)", choices=("strong", "weak"), default="strong", name="_{}",
+    Dimension("scaling", "SCALEPROBE_SCALING", "scaling: strong keeps the problem (trainers: -B is the "
+              "global batch), weak grows it with the ranks (sizes and -B per rank)", choices=("strong", "weak"), default="strong", name="_{}",
               option="--scaling", pass_default=True),
     Dimension("launcher", "SCALEPROBE_LAUNCHER", "launcher inside the allocation: srun or mpirun (Open MPI's or "
               "MPICH/Hydra's)", choices=("srun", "mpirun"), default="srun"),
     Dimension("backend", "SCALEPROBE_BACKEND", "backend: the library the collectives and the trainers' gradient "
               "buckets run on (nccl: with GPUs)", choices=("mpi", "gloo", "nccl"), default="mpi",
               option="--backend", alternate=True),
+    # A simulated point runs the smpi build's program on a SimGrid platform of the point's nodes x
+    # tasks per node (scripts/simulate), inside a one-task job: its times are simulated, labelled so.
+    Dimension("simulate", "SCALEPROBE_SIMULATE", "simulated platform: none runs on the allocation; flat "
+              "simulates the point's nodes x tasks per node (scripts/simulate, docs/simulation.md)",
+              choices=("none", "flat"), default="none", name="_sim-{}",
+              benches=("allreduce", "collective", "bucket_sweep", "p2p")),
 )
 BY_KEY: Dict[str, Dimension] = {d.key: d for d in DIMENSIONS}
 # Reading a value from the environment: SLURM's own spelling of a GPU count.
@@ -107,9 +113,13 @@ def defaults() -> Dict[str, Any]:
 def resolve(values: Mapping[str, Any], label: Callable[[str, Any], str]) -> Dict[str, Any]:
     """The rules between dimensions, on one point's values -> the values to run. `label(key,
     value)` says how the caller names a value in a message ("--backend gloo", "SCALEPROBE_...=gloo").
-    GPUs mean NCCL: the same program on --backend nccl, one GPU per rank; NCCL needs GPUs."""
+    GPUs mean NCCL: the same program on --backend nccl, one GPU per rank; NCCL needs GPUs. A
+    simulated run is on MPI (SMPI) and on no GPU."""
     out = dict(values)
     gpus, backend = out["gpus_per_node"], out["backend"]
+    if out["simulate"] != "none" and (gpus or backend != "mpi"):
+        what = label("gpus_per_node", gpus) if gpus else label("backend", backend)
+        raise BadValue(f"{what} with {label('simulate', out['simulate'])}: a simulated run is on MPI (SMPI), no GPU")
     if gpus:
         if backend == "gloo":
             raise BadValue(f"{label('backend', backend)} with {gpus} GPUs per node: a GPU run is on nccl")

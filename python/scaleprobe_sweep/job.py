@@ -6,8 +6,8 @@ sources the site file and then runs this in the batch shell's process (jobs/lib/
 
 Settings come from the environment (docs/slurm.md lists them): SCALEPROBE_ROOT, _BUILD_DIR,
 _RESULTS, _CAMPAIGN, _SRUN_MPI, _SRUN_FLAGS, _MPIRUN_FLAGS, _MPIRUN_FLAVOR, _ARGS, _REQUEUE, _PASS,
-_ARRAY_POINTS, and one variable per sweep dimension (dimensions.py: _GPUS_PER_NODE, _SCALING,
-_LAUNCHER, _BACKEND). The point comes from the allocation (or, in an array of submit-sweep
+_ARRAY_POINTS, _SIM_POINT, _SIM_BUILD_DIR, _SIM_FLAGS, and one variable per sweep dimension
+(dimensions.py: _GPUS_PER_NODE, _SCALING, _LAUNCHER, _BACKEND, _SIMULATE). The point comes from the allocation (or, in an array of submit-sweep
 --array-mode, from SCALEPROBE_ARRAY_POINTS[task]); its trace is
 <results>/<campaign>/<point>[_p<pass>]_j<job>.h5, checked with trace_check. The job exports
 SCALEPROBE_POINT, SCALEPROBE_PASS, SCALEPROBE_CAMPAIGN and every dimension's variable: the programs
@@ -96,14 +96,16 @@ class Geometry:
     pass_no: int
     job_tag: str                     # <job> or <array job>_<task>: the trace's _j part
     inside_larger: bool              # an array task's point inside the group's largest allocation
+    simulated: bool = False          # nodes x tasks per node are SimGrid's, not the allocation's
 
     @property
     def ntasks(self) -> int:
         return self.nodes * self.tasks_per_node
 
 
-def read_geometry(env: Dict[str, str]) -> Geometry:
-    """The point this job runs, from its allocation (and SCALEPROBE_ARRAY_POINTS in an array)."""
+def read_geometry(env: Dict[str, str], simulated: bool = False) -> Geometry:
+    """The point this job runs, from its allocation (and SCALEPROBE_ARRAY_POINTS in an array), or
+    for a simulated point from SCALEPROBE_SIM_POINT (or the array entry): any size, in one task."""
     if not env.get("SLURM_JOB_ID"):
         raise JobError(2, "not inside a SLURM allocation: submit with sbatch (see docs/slurm.md)")
     nodes = env.get("SLURM_JOB_NUM_NODES") or env.get("SLURM_NNODES") or ""
@@ -125,7 +127,14 @@ def read_geometry(env: Dict[str, str]) -> Geometry:
     if env.get("SLURM_ARRAY_JOB_ID"):
         tag = f"{env['SLURM_ARRAY_JOB_ID']}_{env.get('SLURM_ARRAY_TASK_ID', '')}"
     pass_text = env.get("SCALEPROBE_PASS") or "1"
-    geometry = Geometry(n, t, c, 0, tag, False)
+    geometry = Geometry(n, t, c, 0, tag, False, simulated)
+    if simulated and not env.get("SCALEPROBE_ARRAY_POINTS"):
+        entry = env.get("SCALEPROBE_SIM_POINT", "")
+        m = re.fullmatch(r"([1-9][0-9]*)x([1-9][0-9]*)x1", entry)
+        if not m:
+            raise JobError(2, f"SCALEPROBE_SIM_POINT={entry}: a simulated point needs its NODESxTASKSx1 "
+                              "(submit-sweep --simulate sets it)")
+        geometry = Geometry(int(m.group(1)), int(m.group(2)), 1, 0, tag, False, True)
     points = env.get("SCALEPROBE_ARRAY_POINTS", "")
     if points:
         # submit-sweep --array-mode: every task holds the group's largest point and runs its own one.
@@ -137,9 +146,9 @@ def read_geometry(env: Dict[str, str]) -> Geometry:
         m = re.fullmatch(r"([1-9][0-9]*)x([1-9][0-9]*)x([1-9][0-9]*)(p([1-9][0-9]*))?", entry)
         if not m:
             raise JobError(2, f"no point for array task {task} in SCALEPROBE_ARRAY_POINTS={points}")
-        geometry = Geometry(int(m.group(1)), int(m.group(2)), int(m.group(3)), 0, tag, True)
+        geometry = Geometry(int(m.group(1)), int(m.group(2)), int(m.group(3)), 0, tag, not simulated, simulated)
         pass_text = m.group(5) or "1"
-        if geometry.nodes > n or geometry.tasks_per_node > t or geometry.cpus_per_task > c:
+        if not simulated and (geometry.nodes > n or geometry.tasks_per_node > t or geometry.cpus_per_task > c):
             raise JobError(2, f"point {entry} does not fit the allocation ({n}x{t}x{c})")
     if not re.fullmatch(r"[1-9][0-9]*", pass_text):
         raise JobError(2, f"SCALEPROBE_PASS={pass_text}: not a pass number (1, 2, ...)")
@@ -155,17 +164,22 @@ def quarantine(trace: Path) -> None:
             warn(f"moved {f} to {f}.failed")
 
 
-def run_benchmark(bench: str, given: List[str]) -> int:
-    env = dict(os.environ)
-    s = read_settings(env)
-    g = read_geometry(env)
-    set_threads(g.cpus_per_task)
-    values = s.values
+@dataclass
+class Programs:
+    """How this point runs: the benchmark, the trace checker and the command prefix that starts the
+    benchmark's ranks (a launcher, or scripts/simulate for a simulated point)."""
+    binary: Path
+    check: List[str]
+    launch: List[str]
+    how: str                         # the launcher as the log names it
+
+
+def real_programs(s: Settings, g: Geometry, bench: str, env: Dict[str, str]) -> Programs:
     binary = s.build / BINARIES[bench]
     if not os.access(binary, os.X_OK):
         raise JobError(2, f"no {binary}: build first (cmake --preset release && cmake --build --preset release) "
                           "or set SCALEPROBE_BUILD_DIR")
-    gpus = values["gpus_per_node"]
+    gpus = s.values["gpus_per_node"]
     if gpus:
         if not offers_nccl(binary):
             raise JobError(2, f"--gpus-per-node={gpus} runs {bench} on --backend nccl, which {binary} does not offer "
@@ -175,6 +189,34 @@ def run_benchmark(bench: str, given: List[str]) -> int:
     check = s.build / "bin" / "trace_check"
     if not os.access(check, os.X_OK):
         raise JobError(2, f"no {check} in SCALEPROBE_BUILD_DIR={s.build}")
+    launcher = s.values["launcher"]
+    launch = launch_command(launcher, g.nodes, g.tasks_per_node, g.cpus_per_task)
+    how = (f"srun --mpi={s.srun_mpi or '<site MpiDefault>'}" if launcher == "srun" else f"mpirun ({mpirun_flavor()})")
+    return Programs(binary, [str(check)], launch, how)
+
+
+def simulated_programs(s: Settings, g: Geometry, bench: str, env: Dict[str, str]) -> Programs:
+    """The smpi build's programs under scripts/simulate, on a platform of the point's nodes x tasks
+    per node (SCALEPROBE_SIM_FLAGS: more of its options, e.g. --link-bandwidth 25GBps)."""
+    build = Path(env.get("SCALEPROBE_SIM_BUILD_DIR") or s.root / "build" / "smpi")
+    binary = build / BINARIES[bench]
+    for p in (binary, build / "bin" / "trace_check"):
+        if not os.access(p, os.X_OK):
+            raise JobError(2, f"no {p}: a simulated point runs the smpi build (cmake --preset smpi && "
+                              "cmake --build --preset smpi, or SCALEPROBE_SIM_BUILD_DIR)")
+    simulate = [sys.executable, str(s.root / "scripts" / "simulate"), "--build", str(build)]
+    flags = env.get("SCALEPROBE_SIM_FLAGS", "").split()
+    return Programs(binary, simulate + ["--nodes", "1", "--ranks-per-node", "1", "trace_check"],
+                    simulate + flags + ["--nodes", str(g.nodes), "--ranks-per-node", str(g.tasks_per_node)],
+                    f"scripts/simulate ({s.values['simulate']} platform{', ' + ' '.join(flags) if flags else ''})")
+
+
+def run_benchmark(bench: str, given: List[str]) -> int:
+    env = dict(os.environ)
+    s = read_settings(env)
+    values = s.values
+    g = read_geometry(env, simulated=values["simulate"] != "none")
+    set_threads(g.cpus_per_task)
     if not given and env.get("SCALEPROBE_ARGS"):
         given = env["SCALEPROBE_ARGS"].split()
     problem = benchargs.problem(bench, given)
@@ -187,46 +229,50 @@ def run_benchmark(bench: str, given: List[str]) -> int:
     trace = s.campaign_dir / naming.trace_name(stem, g.job_tag)
     os.environ.update(SCALEPROBE_POINT=point, SCALEPROBE_PASS=str(g.pass_no), SCALEPROBE_CAMPAIGN=s.campaign,
                       **dict(e.split("=", 1) for e in dimensions.exports(values)))
+    # After the exports: an mpirun command names every SCALEPROBE_* variable it passes on.
+    programs = (simulated_programs if g.simulated else real_programs)(s, g, bench, env)
     s.campaign_dir.mkdir(parents=True, exist_ok=True)
     if trace.exists():
         raise JobError(2, f"{trace} already exists")
-    launcher = values["launcher"]
-    launch = launch_command(launcher, g.nodes, g.tasks_per_node, g.cpus_per_task)
 
-    how = (f"srun --mpi={s.srun_mpi or '<site MpiDefault>'}" if launcher == "srun" else f"mpirun ({mpirun_flavor()})")
     log(f"{bench} job {g.job_tag} on {env.get('SLURM_JOB_NODELIST', '?')} (cluster {env.get('SLURM_CLUSTER_NAME', '?')})")
     log(f"point: {point} pass={g.pass_no} nodes={g.nodes} tasks_per_node={g.tasks_per_node} "
         f"cpus_per_task={g.cpus_per_task} ranks={g.ntasks} "
-        + " ".join(f"{k}={how if k == 'launcher' else v}" for k, v in values.items()))
+        + " ".join(f"{k}={programs.how if k == 'launcher' else v}" for k, v in values.items()))
     if g.inside_larger:
         log(f"array task {env.get('SLURM_ARRAY_TASK_ID')} runs its point inside a {env.get('SLURM_JOB_NUM_NODES')}x"
             f"{env.get('SLURM_NTASKS_PER_NODE', '?')}x{env.get('SLURM_CPUS_PER_TASK', '1')} allocation")
+    if g.simulated:
+        log(f"SIMULATED: {g.nodes} x {g.tasks_per_node} ranks on a SimGrid platform, in this one task")
     log(f"threads: OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']} OMP_PROC_BIND={os.environ['OMP_PROC_BIND']} "
         f"OMP_PLACES={os.environ['OMP_PLACES']}")
     log(f"site file: {env.get('SP_SITE_FILE') or 'none'}")
-    log(f"binary: {binary} {' '.join(args)}")
+    log(f"binary: {programs.binary} {' '.join(args)}")
     log(f"trace: {trace}")
 
-    want = (f"this array task's point ({g.nodes} x {g.tasks_per_node} = {g.ntasks} ranks)" if g.inside_larger
-            else f"the allocation (SLURM_NTASKS={env.get('SLURM_NTASKS')})")
-    rank_map(launch, launcher, g.nodes, g.ntasks, want)
-
-    run = launch + ([f"--mpi={s.srun_mpi}"] if launcher == "srun" and s.srun_mpi else [])
+    run = programs.launch
+    if not g.simulated:
+        want = (f"this array task's point ({g.nodes} x {g.tasks_per_node} = {g.ntasks} ranks)" if g.inside_larger
+                else f"the allocation (SLURM_NTASKS={env.get('SLURM_NTASKS')})")
+        launcher = values["launcher"]
+        rank_map(run, launcher, g.nodes, g.ntasks, want)
+        run = run + ([f"--mpi={s.srun_mpi}"] if launcher == "srun" and s.srun_mpi else [])
+    program = [programs.binary.name] if g.simulated else [str(programs.binary)]
     if bench in TRAINERS:
-        rc = run_trainer(run + [str(binary)] + args, s.campaign_dir, stem, trace, log)
+        rc = run_trainer(run + program + args, s.campaign_dir, stem, trace, log)
     else:
-        rc = run_and_forward(run + [str(binary)] + args + ["-o", str(trace)], trace)
+        rc = run_and_forward(run + program + args + ["-o", str(trace)], trace)
     if rc != 0:
         quarantine(trace)
         raise JobError(1, f"{bench} exited with {rc} (trace, if any, moved to *.failed)")
-    checked = subprocess.run([str(check), str(trace)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    checked = subprocess.run(programs.check + [str(trace)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              universal_newlines=True)
     print(checked.stdout, end="", flush=True)
     if checked.returncode != 0:
         quarantine(trace)
         raise JobError(1, f"trace_check rejected {trace}")
     if bench in TRAINERS:
-        attr = subprocess.run([str(check), "--attribute", "interrupted_by_signal", str(trace)],
+        attr = subprocess.run(programs.check + ["--attribute", "interrupted_by_signal", str(trace)],
                               stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()
         if attr != "0":
             trainer_interrupted(trace, s.campaign_dir, stem, env, log)

@@ -23,7 +23,8 @@ COLUMNS = ("submitted_utc", "benchmark", "nodes", "tasks_per_node", "cpus_per_ta
 # columns at their defaults and rewritten in the current format before the first append. The
 # bash submitter's had neither pass nor backend (every run was pass 1 on MPI).
 LATER_COLUMNS = {**{d.key: str(d.default) for d in DIMENSIONS}, "pass": "1"}
-OLD_COLUMNS = tuple(c for c in COLUMNS if c not in ("backend", "pass"))
+OLD_COLUMNS = ("submitted_utc", "benchmark", "nodes", "tasks_per_node", "cpus_per_task", "gpus_per_node", "scaling",
+               "launcher", "status", "job_id", "trace", "log", "sbatch_command")
 
 
 def _earlier_format(header: tuple) -> bool:

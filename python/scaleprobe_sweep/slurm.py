@@ -13,7 +13,7 @@ SQUEUE_TIMEOUT_S = 30
 SBATCH_TIMEOUT_S = 60
 # Set by a job script for its own run: never let the caller's environment hand them to a job
 # through --export=ALL (the submitter passes SCALEPROBE_PASS and SCALEPROBE_ARRAY_POINTS itself).
-_JOB_OWNED = ("SCALEPROBE_POINT", "SCALEPROBE_PASS", "SCALEPROBE_ARRAY_POINTS")
+_JOB_OWNED = ("SCALEPROBE_POINT", "SCALEPROBE_PASS", "SCALEPROBE_ARRAY_POINTS", "SCALEPROBE_SIM_POINT")
 
 
 def qline(argv: Sequence[str]) -> str:

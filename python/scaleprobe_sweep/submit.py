@@ -110,6 +110,11 @@ class Submitter:
                                      f"{binary} does not offer (built without CUDA and NCCL, or a trainer: trainers "
                                      "run on the CPU); only --dry-run shows those jobs")
                 note(f"# note: {binary} has no --backend nccl: dry run only")
+            if any(v != "none" for v in s.values("simulate")):
+                sim_binary = self.c.sim_build_dir / BINARIES[s.bench]
+                if not self.dry and not os.access(sim_binary, os.X_OK):
+                    raise SweepError(f"no {sim_binary}: a simulated sweep runs the smpi build's programs "
+                                     "(cmake --preset smpi && cmake --build --preset smpi, or SCALEPROBE_SIM_BUILD_DIR)")
             if binary in seen or os.access(binary, os.X_OK):
                 continue
             seen.add(binary)
@@ -215,24 +220,34 @@ class Submitter:
         """The points of one sweep that share every dimension's value: one job each, or one array."""
         tag = dimensions.tag(values)
         gpus = values["gpus_per_node"]
+        # A simulation is one deterministic process: it needs no node of its own.
+        exclusive = not s.shared and values["simulate"] == "none"
         options = ([f"--gpus-per-node={gpus}"] if gpus else []) + sbatch_options(
-            s.time, s.partition, s.account, s.qos, s.sbatch_options, s.warn_before, s.requeue, not s.shared)
+            s.time, s.partition, s.account, s.qos, s.sbatch_options, s.warn_before, s.requeue, exclusive)
         export = self.export(s, values)
         script = [str(self.root / "jobs" / f"{s.bench}.sbatch")] + list(s.args)
+        # A simulated point is a one-task job: its nodes x tasks per node are SimGrid's hosts and ranks.
+        simulated = values["simulate"] != "none"
+        if simulated:
+            export += f",SCALEPROBE_SIM_BUILD_DIR={self.c.sim_build_dir}"
         if not s.array_mode:
             for p in todo:
                 name = naming.job_name(s.bench, p.nodes, p.tasks_per_node, p.cpus_per_task, tag, p.pass_no)
-                pass_env = f",SCALEPROBE_PASS={p.pass_no}" if p.pass_no > 1 else ""
+                point_env = f",SCALEPROBE_PASS={p.pass_no}" if p.pass_no > 1 else ""
+                shape = geometry(p.nodes, p.tasks_per_node, p.cpus_per_task)
+                if simulated:
+                    shape = geometry(1, 1, 1)
+                    point_env += f",SCALEPROBE_SIM_POINT={naming.array_entry(p.nodes, p.tasks_per_node, 1, 1)}"
                 job, line = self.submit_benchmark(
-                    ["--parsable", f"--job-name={name}"] + geometry(p.nodes, p.tasks_per_node, p.cpus_per_task)
-                    + options + [f"--output={self.logs}/{p.stem}_j%j.out", f"--export={export}{pass_env}"] + script)
+                    ["--parsable", f"--job-name={name}"] + shape
+                    + options + [f"--output={self.logs}/{p.stem}_j%j.out", f"--export={export}{point_env}"] + script)
                 self.record(p, job, f"{self.logs}/{p.stem}_j{job}.out", line)
             return
         # SLURM gives every task of an array the same resources: each allocates the group's
         # largest point and runs its own point (SCALEPROBE_ARRAY_POINTS[task]) inside it.
         spec = ":".join(naming.array_entry(p.nodes, p.tasks_per_node, p.cpus_per_task, p.pass_no) for p in todo)
         largest = geometry(max(p.nodes for p in todo), max(p.tasks_per_node for p in todo),
-                           max(p.cpus_per_task for p in todo))
+                           max(p.cpus_per_task for p in todo)) if not simulated else geometry(1, 1, 1)
         job, line = self.submit_benchmark(
             ["--parsable", f"--job-name=sp-{s.bench}-array{tag}", f"--array=0-{len(todo) - 1}"] + largest + options
             + [f"--output={self.logs}/{s.bench}{tag}_array_j%A_%a.out",

@@ -88,7 +88,7 @@ def test_a_new_dimension_reaches_submitter_job_and_analysis(monkeypatch, tmp_pat
             campaign.build(cli.parse(["--bench", "allreduce", "--stages", "2"]), REPO, {})
         with pytest.raises(SweepError, match="--stages 0: not a stage count"):
             campaign.build(cli.parse(["--bench", "gpt_train", "--stages", "0"]), REPO, {})
-        assert manifest.COLUMNS[manifest.COLUMNS.index("backend") + 1] == "stages"
+        assert manifest.COLUMNS[manifest.COLUMNS.index("pass") - 1] == "stages"
         row = {"benchmark": "gpt_train", "nodes": "1", "tasks_per_node": "2", "cpus_per_task": "1", "stages": "2"}
         assert analysis_manifest.point_name(row) == "gpt_train_N1_t2_c1_s2"
         assert analysis_manifest.point_name({**row, "stages": ""}) == "gpt_train_N1_t2_c1"  # an older manifest

@@ -9,6 +9,8 @@
 #    form of a pipelined ring on this platform (within 3 %);
 #  - step_replay of two stored gpt-micro traces (progress overlap on 2 ranks, thread on 1): within
 #    25 % of the measured step like for like, slower at 16 ranks, a valid simulated trace;
+#  - a simulated point as a SLURM job (jobs/allreduce.sbatch with SCALEPROBE_SIMULATE=flat in a fake
+#    one-task allocation): the trace named _sim-flat, simulated = 1; without its point, one line;
 #  - bad input: a platform option out of range, a program not built, a replay of a trace that is
 #    not a trainer's or of a case it lacks: one line each, non-zero.
 #   bash simulated_runs.sh BUILD_DIR
@@ -92,4 +94,15 @@ if sim --nodes 0 allreduce_perf > "$work/bad.txt" 2>&1; then fail "--nodes 0 acc
 grep -q "argument --nodes: '0' is not a count" "$work/bad.txt" || fail "--nodes 0: $(cat "$work/bad.txt")"
 if sim no_such_program > "$work/bad.txt" 2>&1; then fail "a missing program accepted"; fi
 [ "$(wc -l < "$work/bad.txt")" = 1 ] && grep -q "no_such_program not found" "$work/bad.txt" || fail "missing program: $(cat "$work/bad.txt")"
+# A simulated point as a SLURM job (submit-sweep --simulate flat): jobs/allreduce.sbatch in a fake
+# one-task allocation runs 2 x 4 simulated ranks through scripts/simulate and checks the trace.
+job=(env -u SCALEPROBE_BUILD_DIR SLURM_JOB_ID=93 SLURM_JOB_NUM_NODES=1 SLURM_NTASKS=1 SLURM_NTASKS_PER_NODE=1
+     SLURM_JOB_NODELIST=n1 SCALEPROBE_RESULTS="$work/results" SCALEPROBE_SIM_BUILD_DIR="$build" SCALEPROBE_SIMULATE=flat)
+t=$work/results/default/allreduce_N2_t4_c1_sim-flat_j93.h5
+"${job[@]}" SCALEPROBE_SIM_POINT=2x4x1 bash "$root/jobs/allreduce.sbatch" --sizes 8,4K -n 2 > "$work/job.txt" 2>&1 ||
+  { cat "$work/job.txt"; fail "a simulated job"; }
+grep -q "^scaleprobe-job: OK $t\$" "$work/job.txt" || fail "simulated job: $(tail -3 "$work/job.txt")"
+[ "$(h5dump -a simulated "$t" | grep -c '(0): 1$')" = 1 ] || fail "$t: simulated is not 1"
+if "${job[@]}" SLURM_JOB_ID=94 bash "$root/jobs/allreduce.sbatch" > "$work/bad.txt" 2>&1; then fail "a simulated job without its point ran"; fi
+grep -q "^scaleprobe-job: error: SCALEPROBE_SIM_POINT=: a simulated point needs" "$work/bad.txt" || fail "no point: $(cat "$work/bad.txt")"
 echo "simulated runs: ok"

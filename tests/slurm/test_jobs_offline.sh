@@ -33,6 +33,11 @@ expect_error() {
 }
 
 AR=$ROOT/jobs/allreduce.sbatch GPT=$ROOT/jobs/gpt_train.sbatch SUB=$ROOT/jobs/submit-sweep
+# From the dimension table (python/scaleprobe_sweep/dimensions.py), so a new dimension needs no edit
+# here: every dimension's variable at its default as --export lists it, and the manifest's header.
+table() { PYTHONPATH="$ROOT/python" /usr/bin/python3 -c "from scaleprobe_sweep import dimensions, manifest; $1"; }
+DEFAULT_EXPORTS=$(table 'print(",".join(dimensions.exports(dimensions.defaults())))')
+MANIFEST_HEADER=$(table 'print("\t".join(manifest.COLUMNS))')
 export SCALEPROBE_ROOT=$ROOT SCALEPROBE_BUILD_DIR=$BUILD SCALEPROBE_RESULTS=$W/results
 
 # A real 1-rank trace: what the fake launcher "writes" and what a finished point looks like.
@@ -225,7 +230,7 @@ expect "weak bucket_sweep with a built-in layout is accepted" 0 'SCALEPROBE_SCAL
 out=$("$SUB" --bench allreduce --campaign c1 --nodes 1,2 --tasks-per-node 1,2 --cpus-per-task 2 --time 7 --partition p1 --account a1 \
       --qos q1 --sbatch-opt=--exclusive --analysis --dry-run -- --sizes 8,1K -a ring 2>&1)
 if [ "$(grep -c '^sbatch .*allreduce.sbatch' <<<"$out")" = 4 ] &&
-   grep -q -- '^sbatch --parsable --job-name=sp-allreduce-N2t2c2 --nodes=2 --ntasks-per-node=2 --cpus-per-task=2 --time=7 --partition=p1 --account=a1 --qos=q1 --exclusive --output=[^ ]*/c1/logs/allreduce_N2_t2_c2_j%j.out --export=ALL,SCALEPROBE_ROOT=[^ ]*,SCALEPROBE_CAMPAIGN=c1,SCALEPROBE_GPUS_PER_NODE=0,SCALEPROBE_SCALING=strong,SCALEPROBE_LAUNCHER=srun,SCALEPROBE_BACKEND=mpi [^ ]*/jobs/allreduce.sbatch --sizes 8,1K -a ring$' <<<"$out" &&
+   grep -q -- '^sbatch --parsable --job-name=sp-allreduce-N2t2c2 --nodes=2 --ntasks-per-node=2 --cpus-per-task=2 --time=7 --partition=p1 --account=a1 --qos=q1 --exclusive --output=[^ ]*/c1/logs/allreduce_N2_t2_c2_j%j.out --export=ALL,SCALEPROBE_ROOT=[^ ]*,SCALEPROBE_CAMPAIGN=c1,'"$DEFAULT_EXPORTS"' [^ ]*/jobs/allreduce.sbatch --sizes 8,1K -a ring$' <<<"$out" &&
    grep -q -- "^sbatch --parsable --job-name=sp-report --ntasks=1 --time=7 --partition=p1 --account=a1 --qos=q1 --exclusive '--dependency=afterany:<job ids of the jobs above>' .*jobs/report.sbatch$" <<<"$out" &&
    grep -q '^# dry run: 4 point(s) to run; nothing submitted, nothing written$' <<<"$out" &&
    [ ! -e "$W/results/c1" ]; then ok "dry run: grid lines, sbatch options, afterany report line, nothing written"
@@ -237,15 +242,19 @@ out=$("$SUB" --bench allreduce --nodes 2 --shared --srun-mpi pmix --analysis --d
 ! grep -q -- '--exclusive' <<<"$out" && grep -q 'SCALEPROBE_SRUN_MPI=pmix ' <<<"$out" &&
   ok "--shared: no --exclusive; --srun-mpi exported" || no "--shared: $out"
 out=$("$SUB" --bench allreduce --nodes 2 --tasks-per-node 4 --gpus-per-node 4 --launcher mpirun --dry-run 2>&1)
-grep -q -- '--gpus-per-node=4 .*SCALEPROBE_GPUS_PER_NODE=4,.*SCALEPROBE_LAUNCHER=mpirun,SCALEPROBE_BACKEND=nccl ' <<<"$out" && grep -q 'allreduce_N2_t4_c1_g4_mpirun_j%j.out' <<<"$out" &&
+grep -q -- '--gpus-per-node=4 .*SCALEPROBE_GPUS_PER_NODE=4,.*SCALEPROBE_LAUNCHER=mpirun,SCALEPROBE_BACKEND=nccl[, ]' <<<"$out" && grep -q 'allreduce_N2_t4_c1_g4_mpirun_j%j.out' <<<"$out" &&
   ok "dry run: GPU option wired through" || no "dry run GPU: $out"
+out=$("$SUB" --bench allreduce --simulate flat --nodes 4 --tasks-per-node 16 --dry-run 2>&1)
+grep -q -- '^sbatch --parsable --job-name=sp-allreduce-N4t16c1_sim-flat --nodes=1 --ntasks-per-node=1 --cpus-per-task=1 --time=00:10:00 --output=[^ ]*/allreduce_N4_t16_c1_sim-flat_j%j.out .*SCALEPROBE_SIMULATE=flat,SCALEPROBE_SIM_BUILD_DIR=[^ ]*,SCALEPROBE_SIM_POINT=4x16x1 ' <<<"$out" &&
+  ok "dry run: a simulated point is a one-task, shared job carrying its point" || no "dry run simulate: $out"
+expect_error "submitter: a simulated trainer refused" 'simulate is for allreduce' "$SUB" --bench gpt_train --simulate flat
 out=$("$SUB" --bench bucket_sweep --nodes 1,2 --tasks-per-node 1,4 --cpus-per-task 1,2 --array-mode --dry-run -- --layout resnet50 2>&1)
 grep -q -- '--array=0-7 --nodes=2 --ntasks-per-node=4 --cpus-per-task=2 .*SCALEPROBE_ARRAY_POINTS=1x1x1:1x1x2:1x4x1:1x4x2:2x1x1:2x1x2:2x4x1:2x4x2 ' <<<"$out" &&
   ok "dry run: one array sized to the largest point" || no "dry run array: $out"
 out=$("$SUB" --bench allreduce --tasks-per-node 1,2 --repeat 2 --dry-run 2>&1)
 if [ "$(grep -c '^sbatch ' <<<"$out")" = 4 ] &&
    [ "$(grep '^sbatch ' <<<"$out" | grep -o 'logs/[^ ]*' | tr '\n' ' ')" = "logs/allreduce_N1_t1_c1_j%j.out logs/allreduce_N1_t2_c1_j%j.out logs/allreduce_N1_t1_c1_p2_j%j.out logs/allreduce_N1_t2_c1_p2_j%j.out " ] &&
-   grep -q -- '--job-name=sp-allreduce-N1t2c1_p2 .*SCALEPROBE_BACKEND=mpi,SCALEPROBE_PASS=2 ' <<<"$out" &&
+   grep -q -- '--job-name=sp-allreduce-N1t2c1_p2 .*,SCALEPROBE_PASS=2 ' <<<"$out" &&
    ! grep -q -- '--job-name=sp-allreduce-N1t1c1 .*SCALEPROBE_PASS' <<<"$out"; then ok "--repeat 2: pass 1 of every point, then pass 2 (_p2, SCALEPROBE_PASS=2)"
 else no "--repeat dry run: $out"; fi
 out=$("$SUB" --bench allreduce --tasks-per-node 1,2 --repeat 2 --array-mode --dry-run 2>&1)
@@ -343,9 +352,10 @@ export FAKE_SLURM=$W/slurm
 S=(env PATH="$W/slurm:$PATH" SCALEPROBE_PASS=9 "$SUB" --bench allreduce --campaign rs --tasks-per-node 1,2 --repeat 2 --analysis -- --sizes 8)
 RS=$W/results/rs
 out=$("${S[@]}" 2>&1); rc=$?
-col() { awk -F'\t' -v c="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next } { print $k }' "$RS/manifest.tsv" | tr '\n' ' '; }
+# col NAME [MANIFEST]: the column's values, one line
+col() { awk -F'\t' -v c="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next } { print $k }' "${2:-$RS/manifest.tsv}" | tr '\n' ' '; }
 if [ "$rc" = 0 ] && [ "$(grep -c '^#   -> job ' <<<"$out")" = 5 ] &&
-   [ "$(head -1 "$RS/manifest.tsv")" = "$(printf 'submitted_utc\tbenchmark\tnodes\ttasks_per_node\tcpus_per_task\tgpus_per_node\tscaling\tlauncher\tbackend\tpass\tstatus\tjob_id\ttrace\tlog\tsbatch_command')" ] &&
+   [ "$(head -1 "$RS/manifest.tsv")" = "$MANIFEST_HEADER" ] &&
    [ "$(col pass)" = "1 1 2 2  " ] && [ "$(col status)" = "submitted submitted submitted submitted report " ] &&
    [ "$(col job_id)" = "101 102 103 104 105 " ] &&
    [ "$(col trace | cut -d' ' -f4)" = "$RS/allreduce_N1_t2_c1_p2_j104.h5" ] &&
@@ -379,9 +389,11 @@ out=$(env PATH="$W/slurm:$PATH" "$SUB" --bench allreduce --campaign old --tasks-
 grep -q '^# skip allreduce_N1_t1_c1: job 50 is still queued or running$' <<<"$out" && [ "$(grep -c '^sbatch ' <<<"$out")" = 1 ] &&
   [ "$(wc -l <"$OLD/manifest.tsv")" = 2 ] && ok "old manifest read in a dry run (queued point skipped), not rewritten" || no "old manifest dry run: $out"
 out=$(env PATH="$W/slurm:$PATH" "$SUB" --bench allreduce --campaign old --tasks-per-node 1,2 2>&1)
-if grep -q '^# skip allreduce_N1_t1_c1: job 50 is still queued' <<<"$out" && [ "$(head -1 "$OLD/manifest.tsv" | cut -f9,10)" = "$(printf 'backend\tpass')" ] &&
-   [ "$(sed -n 2p "$OLD/manifest.tsv" | cut -f9,10,11,12)" = "$(printf 'mpi\t1\tsubmitted\t50')" ] &&
-   [ "$(awk -F'\t' '{ print NF }' "$OLD/manifest.tsv" | sort -u)" = 15 ] && [ "$(wc -l <"$OLD/manifest.tsv")" = 4 ]
+if grep -q '^# skip allreduce_N1_t1_c1: job 50 is still queued' <<<"$out" && [ "$(head -1 "$OLD/manifest.tsv")" = "$MANIFEST_HEADER" ] &&
+   [ "$(col backend "$OLD/manifest.tsv" | cut -d' ' -f1) $(col pass "$OLD/manifest.tsv" | cut -d' ' -f1)" = "mpi 1" ] &&
+   [ "$(col status "$OLD/manifest.tsv" | cut -d' ' -f1) $(col job_id "$OLD/manifest.tsv" | cut -d' ' -f1)" = "submitted 50" ] &&
+   [ "$(awk -F'\t' '{ print NF }' "$OLD/manifest.tsv" | sort -u)" = "$(awk -F'\t' '{ print NF }' <<<"$MANIFEST_HEADER")" ] &&
+   [ "$(wc -l <"$OLD/manifest.tsv")" = 4 ]
 then ok "old manifest converted to the pass and backend columns, then appended to"
 else no "old manifest: $out; $(cat "$OLD/manifest.tsv")"; fi
 cat >"$W/slurm/sbatch" <<'FAKE'
