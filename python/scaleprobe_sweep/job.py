@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List
@@ -258,10 +260,14 @@ def run_benchmark(bench: str, given: List[str]) -> int:
         rank_map(run, launcher, g.nodes, g.ntasks, want)
         run = run + ([f"--mpi={s.srun_mpi}"] if launcher == "srun" and s.srun_mpi else [])
     program = [programs.binary.name] if g.simulated else [str(programs.binary)]
+    started = time.monotonic()
     if bench in TRAINERS:
         rc = run_trainer(run + program + args, s.campaign_dir, stem, trace, log)
     else:
         rc = run_and_forward(run + program + args + ["-o", str(trace)], trace)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    log(f"ran {time.monotonic() - started:.1f} s, {children.ru_utime + children.ru_stime:.1f} s of CPU on this node "
+        f"(the launcher and what it started here; a simulation: all of it), max RSS {children.ru_maxrss} KB")
     if rc != 0:
         quarantine(trace)
         raise JobError(1, f"{bench} exited with {rc} (trace, if any, moved to *.failed)")
