@@ -6,7 +6,6 @@ torch 1.13 cannot use torch.distributed.run on Python 3.11), unbound. Writes one
 t_mean), p50_us (median over calls of the slowest rank's time), t_max_mean_us, cpu_over_wall.
 Usage: bench_torch_gloo.py RANKS SIZES OUT (SIZES: comma list of byte counts)"""
 import json
-import os
 import socket
 import statistics
 import sys

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import os as _os
-sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "..", "analysis"))
+sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "..", "python"))
 from scaleprobe_analysis.h5open import open_h5  # the one safe open  # noqa: E402
 
 SIDES = ["rule", "detected", "Haswell", "Zen", "SkylakeX", "Cooperlake", "Prescott"]

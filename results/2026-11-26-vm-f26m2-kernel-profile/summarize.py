@@ -5,7 +5,7 @@ torch.profiler (self CPU ms per step, share of the profiled step; medians over t
 above 0.5 % of the step).   /usr/bin/python3 summarize.py raw > summary.md"""
 import glob, json, re, statistics, sys
 import os as _os
-sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "..", "analysis"))
+sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "..", "python"))
 from scaleprobe_analysis.h5open import open_h5  # the one safe open  # noqa: E402
 
 raw = sys.argv[1] if len(sys.argv) > 1 else "raw"

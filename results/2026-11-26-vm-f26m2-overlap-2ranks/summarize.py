@@ -5,7 +5,7 @@ allreduce (cases.reference_comm_s of that run), and the exposed communication af
 was ready (cases.exposed_after_ready_mean_s) <= that allreduce.   /usr/bin/python3 summarize.py raw"""
 import glob, re, statistics, sys
 import os as _os
-sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "..", "analysis"))
+sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "..", "python"))
 from scaleprobe_analysis.h5open import open_h5  # the one safe open  # noqa: E402
 
 raw = sys.argv[1] if len(sys.argv) > 1 else "raw"

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1] / "analysis"))
+sys.path.insert(0, str(HERE.parents[1] / "python"))
 from scaleprobe_analysis.trace import load_trace  # noqa: E402
 
 rows = ["source\tchunk\tpass\talgorithm\tbytes\tp50_us\tvs_mpi\tbusbw_GBps\tcopy_GBps\tbusbw_over_copy"]

@@ -3,7 +3,7 @@ in every pass (p2p_perf / OSU: latency in us, bandwidth in MB/s of 1e6 bytes), t
 and IMB PingPong's latency beside them.   /usr/bin/python3 summarize.py raw > summary.md"""
 import glob, re, statistics, sys
 import os as _os
-sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "..", "analysis"))
+sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "..", "python"))
 from scaleprobe_analysis.h5open import open_h5  # the one safe open  # noqa: E402
 
 raw = sys.argv[1] if len(sys.argv) > 1 else "raw"

@@ -3,7 +3,7 @@ OpenBLAS and in oneDNN and their ratio; per kernel the ms per step of each libra
 the passes) and their ratio.   /usr/bin/python3 summarize.py raw > summary.md"""
 import glob, re, statistics, sys
 import os as _os
-sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "..", "analysis"))
+sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "..", "python"))
 from scaleprobe_analysis.h5open import open_h5  # the one safe open  # noqa: E402
 
 raw = sys.argv[1] if len(sys.argv) > 1 else "raw"

@@ -22,7 +22,7 @@ from typing import Optional
 # (scaling.py) also run on the GPU node, whose Python has torch but neither h5py nor pandas.
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "trainers" / "common"))
-sys.path.insert(0, str(REPO / "analysis"))
+sys.path.insert(0, str(REPO / "python"))
 
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            "OMPI_MCA_mpi_yield_when_idle": "1", "OMPI_MCA_rmaps_base_oversubscribe": "1"}

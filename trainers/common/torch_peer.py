@@ -65,7 +65,7 @@ def bind_threads(threads: int) -> None:
 def open_h5(path: str):
     """The analysis package's one safe open (scaleprobe_analysis.h5open): the digest checked on the
     bytes h5py then reads; a file without a digest read in an isolated child process."""
-    analysis = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "analysis")
+    analysis = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python")
     if analysis not in sys.path:
         sys.path.insert(0, analysis)
     from scaleprobe_analysis.h5open import open_h5 as safe_open
