@@ -1,8 +1,9 @@
 // Rabenseifner's allreduce: a reduce-scatter by recursive halving followed by an allgather by
 // recursive doubling. In step i of the halving, ranks that differ in one bit exchange half of the
 // data they are still responsible for and each reduces the half it keeps; after log2(p) steps
-// every rank owns one fully reduced block (block = its rank). The doubling replays the steps in
-// reverse order, each rank swapping everything it owns with its partner, until all ranks hold all.
+// every rank owns one fully reduced block (block = its rank with the bits reversed: the halving
+// pairs the nearest ranks first). The doubling replays the steps in reverse order, each rank
+// swapping everything it owns with its partner, until all ranks hold all.
 //
 // Cost (alpha = latency, beta = time per byte, gamma = reduction time per byte, n = bytes,
 // p = ranks, a power of two):
@@ -35,6 +36,16 @@ Program plan_rabenseifner(const Shape& s) {
   const Blocks blocks{s.count, static_cast<std::size_t>(p2)};
   // m blocks from block k, in recv.
   auto blocks_at = [&](std::size_t k, int m) { return b.recv_buffer(blocks.begin(k), blocks.span(k, std::size_t(m))); };
+  // The first block of the range a rank's low `bits` bits select: bit 0 picks the half of all p'
+  // blocks, bit 1 the half of that, and so on (bit-reversed order, as the halving splits).
+  auto range_of = [&](int v, int bits) {
+    std::size_t start = 0, size = static_cast<std::size_t>(p2);
+    for (int j = 0; j < bits; ++j) {
+      size /= 2;
+      if ((v >> j) & 1) start += size;
+    }
+    return start;
+  };
   // Scratch holds the largest half received during the halving (the lower half: earlier blocks
   // are the longer ones), or the partner's whole buffer when folding.
   b.scratch(0, extra ? s.count : blocks.begin(std::size_t(p2 / 2)));
@@ -51,28 +62,30 @@ Program plan_rabenseifner(const Shape& s) {
   }
 
   if (vrank >= 0) {
-    // --- Reduce-scatter by recursive halving. Before the step with distance m a rank is
-    // responsible for the 2m blocks sharing its high bits; it keeps the m blocks whose index
-    // matches it on bit m, sends the other m to the partner (which keeps exactly those), and
-    // reduces the partner's copy of its own half into place: the bytes exchanged halve each step.
-    for (int m = p2 / 2; m >= 1; m /= 2) {
+    // --- Reduce-scatter by recursive halving, nearest partners first. Before the step with
+    // distance m = 2^j a rank is responsible for a range of p'/m blocks chosen by its low j bits
+    // (range_of); it keeps the half its bit j selects, sends the other half to the partner (which
+    // keeps exactly that one) and reduces the partner's copy of its own half into place: the bytes
+    // exchanged halve each step. Nearest first: with ranks placed node by node the large early
+    // halves stay inside a node and only the small late ones cross the network (farthest first,
+    // every rank of a node sent its largest halves over the node's link at once).
+    int steps = 0;
+    while ((1 << steps) < p2) ++steps;
+    for (int j = 0; j < steps; ++j) {
       b.step();
-      const int partner = vrank ^ m;
-      const std::size_t keep = static_cast<std::size_t>(vrank / m * m);
-      const std::size_t give = static_cast<std::size_t>(partner / m * m);
-      const Span kept = blocks_at(keep, m), theirs = b.scratch(0, kept.count);
-      b.sendrecv(blocks_at(give, m), theirs, real(partner));
+      const int partner = vrank ^ (1 << j), half = p2 >> (j + 1);
+      const Span kept = blocks_at(range_of(vrank, j + 1), half), theirs = b.scratch(0, kept.count);
+      b.sendrecv(blocks_at(range_of(partner, j + 1), half), theirs, real(partner));
       b.reduce(kept, theirs);
-      if (m == 1) b.scale(kept);  // the last halving: this rank's block is final
+      if (j == steps - 1) b.scale(kept);  // the last halving: this rank's block is final
     }
-    // --- Allgather by recursive doubling: the same pairs in reverse order; at distance m each
-    // rank owns m finished blocks and swaps them for the partner's m.
-    for (int m = 1; m < p2; m *= 2) {
+    // --- Allgather by recursive doubling: the same pairs in reverse order (farthest first, the
+    // smallest ranges); at distance 2^j each rank owns the range its low j + 1 bits select and
+    // swaps it for the partner's, so the owned range doubles each step.
+    for (int j = steps - 1; j >= 0; --j) {
       b.step();
-      const int partner = vrank ^ m;
-      const std::size_t mine = static_cast<std::size_t>(vrank / m * m);
-      const std::size_t theirs = static_cast<std::size_t>(partner / m * m);
-      b.sendrecv(blocks_at(mine, m), blocks_at(theirs, m), real(partner));
+      const int partner = vrank ^ (1 << j), half = p2 >> (j + 1);
+      b.sendrecv(blocks_at(range_of(vrank, j + 1), half), blocks_at(range_of(partner, j + 1), half), real(partner));
     }
   }
 
