@@ -2,7 +2,8 @@
 // of its own): in the step at distance m, ranks that differ in bit m exchange half of the segments
 // they are still responsible for and each reduces the half it keeps; after log2(p) steps each rank
 // holds its own block fully reduced. The input is never written: the sums are made in a scratch
-// copy of it.
+// copy of it. Farthest partners first, unlike the allreduce's halving (nearest first, ending on
+// bit-reversed blocks): a reduce-scatter must leave block r on rank r.
 //
 // Cost (p a power of two): log2(p) alpha + (p-1)/p n beta + (p-1)/p n gamma — the ring's
 // bandwidth with a logarithmic latency term.
