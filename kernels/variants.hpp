@@ -32,7 +32,7 @@ SP_KERNEL_VARIANT_API
 }
 #undef SP_KERNEL_VARIANT_API
 
-// The chosen variant's GELU (isa.cpp); layers.hpp's gelu_forward/_backward add the profile scope.
+// The chosen variant's GELU (isa.cpp); pointwise.cpp's gelu_forward/_backward add the profile scope.
 void gelu_forward(float* out, const float* inp, std::size_t N);
 void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t N, bool accumulate);
 // The chosen variant's causal softmax rows and their backward (attention.cpp).

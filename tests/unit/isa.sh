@@ -67,7 +67,7 @@ for gemm in default openblas; do
   [ $gemm = default ] && expect=$default_gemm || expect=$gemm
   [ "$got" = "$expect" ] || { echo "FAIL: gemm_library '$got' in the trace of the $gemm run, wanted $expect"; failures=$((failures + 1)); }
 done
-for v4 in conv_direct_v4 gelu_v4; do
+for v4 in conv_direct_v4 gelu_v4 softmax_v4; do
   checks=$((checks + 1))
   weak=$(nm -C --defined-only -A "$B/kernels/libscaleprobe_kernels.a" 2>/dev/null | grep "$v4" | grep ' W ')
   if ! nm -A "$B/kernels/libscaleprobe_kernels.a" 2>/dev/null | grep -q "$v4"; then

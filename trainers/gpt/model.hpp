@@ -13,10 +13,10 @@
 // nanoGPT: "transformer.wte.weight", "transformer.h.0.attn.c_attn.weight", ...) and appear in
 // the buffer in PyTorch's named_parameters() (registration) order, each contiguous, row-major.
 // Linear weights use the nn.Linear layout [out_features, in_features] (what matmul_forward
-// takes); HF's GPT-2 uses Conv1D whose weights are the transpose, [in, out]. The tied lm_head
-// is not a separate tensor. The gradient buffer has exactly the same layout, so a data-parallel
-// engine can allreduce it as one buffer or bucket it (gpt_gradient_layout()). The tied
-// lm_head is not a separate tensor (ParamView::lm_head then points at wte).
+// takes); HF's GPT-2 uses Conv1D whose weights are the transpose, [in, out]. The gradient
+// buffer has exactly the same layout, so a data-parallel engine can allreduce it as one buffer
+// or bucket it (gpt_gradient_layout()). The tied lm_head is not a separate tensor
+// (ParamView::lm_head then points at wte).
 #pragma once
 
 #include <cstddef>
