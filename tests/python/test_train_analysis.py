@@ -20,7 +20,7 @@ import pytest
 
 from helpers import (TRAIN_CAPS, TRAIN_GLOBAL_BATCH, TRAIN_RANKS, TRAIN_RANK_BATCH, TRAIN_STEPS, build_dir, edit_h5,
                      need_binary, need_mpirun, run_cli, run_mpi)
-from scaleprobe_analysis import train
+from scaleprobe_analysis import train, train_timeline
 from scaleprobe_analysis.cli import main
 from scaleprobe_analysis.plots import figures_for
 from scaleprobe_analysis.campaign import load_campaign
@@ -527,10 +527,10 @@ def test_buckets_in_flight_at_once_get_a_second_track(campaign):
     buckets = pd.DataFrame({"rank": [0, 0, 0, 0, 1], "start_s": [0.0, 1.0, 2.0, 5.0, 0.0],
                             "end_s": [3.0, 2.0, 4.0, 6.0, 1.0]})
     progress = dataclasses.replace(trace, attrs={**trace.attrs, "overlap_mode": "progress"})
-    lanes, count = train._bucket_lanes(progress, buckets)
+    lanes, count = train_timeline.bucket_lanes(progress, buckets)
     assert list(lanes) == [0, 1, 1, 0, 0] and count == 2
     thread = dataclasses.replace(trace, attrs={**trace.attrs, "overlap_mode": "thread"})
-    assert train._bucket_lanes(thread, buckets)[1] == 1  # the communication thread: one track, as recorded
+    assert train_timeline.bucket_lanes(thread, buckets)[1] == 1  # the communication thread: one track, as recorded
 
 
 def test_a_scaling_group_of_older_and_newer_traces(train_campaign, tmp_path):
