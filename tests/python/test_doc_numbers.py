@@ -1,6 +1,6 @@
 """Every number in README.md and docs/*.md is an allowed constant or traced to a stored file.
 
-The rule is in scripts/doc_numbers.py's docstring; the allowed constants are in
+The rule is in doc_numbers.py's docstring (beside this file); the allowed constants are in
 tests/doc-numbers-allowed.txt. Here:
 - the tree passes (no untraced number, no allow-list entry that matches nothing), and the scan
   found numbers of each kind (so a broken scanner that finds nothing cannot pass);
@@ -13,15 +13,12 @@ tests/doc-numbers-allowed.txt. Here:
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
+import doc_numbers
 from helpers import REPO
-
-sys.path.insert(0, str(REPO / "scripts"))
-import doc_numbers  # noqa: E402
 
 
 def copy_docs(tmp_path: Path) -> Path:
@@ -41,7 +38,7 @@ def untraced(root: Path, allowed: Path = doc_numbers.ALLOWED) -> list[doc_number
 def test_every_number_in_the_docs_is_allowed_or_traced():
     numbers, stale = doc_numbers.check()
     bad = [str(n) for n in numbers if n.status == "untraced"]
-    assert not bad, "numbers in the docs not traced to a stored file (see scripts/doc_numbers.py):\n" + "\n".join(bad)
+    assert not bad, "numbers in the docs not traced to a stored file (see tests/python/doc_numbers.py):\n" + "\n".join(bad)
     assert not stale, "allow-list entries that match nothing: " + "; ".join(stale)
     statuses = {n.status for n in numbers}
     assert statuses == {"allowed", "traced"}, statuses

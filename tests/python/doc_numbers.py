@@ -1,7 +1,7 @@
 """Every number in README.md and docs/*.md is an allowed constant or traced to a stored file.
 
-The rule (tests/python/test_doc_numbers.py runs it; ``python3 scripts/doc_numbers.py`` prints
-the failures, ``--all`` every number with the phrase or folder that passes it):
+The rule (tests/python/test_doc_numbers.py runs it; ``python3 tests/python/doc_numbers.py``
+prints the failures, ``--all`` every number with the phrase or folder that passes it):
 
 - Scanned: the prose of README.md and docs/*.md, split into blocks at blank lines (a paragraph,
   a list, a table, a heading). Not scanned: generated blocks (``<!-- BEGIN generated ... -->`` to
@@ -37,7 +37,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 ALLOWED = REPO / "tests" / "doc-numbers-allowed.txt"
 TEXT_SUFFIXES = {".md", ".tsv", ".txt", ".json", ".csv"}
 
