@@ -2,15 +2,14 @@
 """Summarise measure.sh's passes: per side, every pass's ms/iteration (the trainer's closing line:
 mean step over the 11 summarised steps) and the median of the trace's step times, the median over
 passes, and the ratio to the fastest core forced by hand.
-    summarize.py DIR > DIR/summary.md   (also writes DIR/summary.tsv)"""
+    PYTHONPATH=../../python /usr/bin/python3 summarize.py DIR > DIR/summary.md   (from this folder; also
+    writes DIR/summary.tsv)"""
 import re
 import statistics
 import sys
 from pathlib import Path
 
-import os as _os
-sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "..", "python"))
-from scaleprobe_analysis.h5open import open_h5  # the one safe open  # noqa: E402
+from scaleprobe_analysis.h5open import open_h5  # the one safe open
 
 SIDES = ["rule", "detected", "Haswell", "Zen", "SkylakeX", "Cooperlake", "Prescott"]
 FORCED = ["Haswell", "Zen", "SkylakeX", "Cooperlake"]

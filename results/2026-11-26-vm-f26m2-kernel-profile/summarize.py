@@ -2,11 +2,10 @@
 PyTorch peer (unprofiled) in each pass and their ratio; the trainer's kernels (--profile-kernels:
 ms per step, share of the step, GFLOP/s, GB/s; medians over the passes) and PyTorch's ops under
 torch.profiler (self CPU ms per step, share of the profiled step; medians over the passes, the ops
-above 0.5 % of the step).   /usr/bin/python3 summarize.py raw > summary.md"""
+above 0.5 % of the step).
+    PYTHONPATH=../../python /usr/bin/python3 summarize.py raw > summary.md"""
 import glob, json, re, statistics, sys
-import os as _os
-sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "..", "python"))
-from scaleprobe_analysis.h5open import open_h5  # the one safe open  # noqa: E402
+from scaleprobe_analysis.h5open import open_h5  # the one safe open
 
 raw = sys.argv[1] if len(sys.argv) > 1 else "raw"
 med = statistics.median

@@ -1,10 +1,8 @@
 """measure-old-engine.sh's runs: per model, cap and side the median step (cases.iteration_median_s)
 and the exposed wait (cases.exposed_comm_mean_s) in every pass, and step / no-comm step per pass.
-   /usr/bin/python3 summarize-old-engine.py raw-old"""
+   PYTHONPATH=../../python /usr/bin/python3 summarize-old-engine.py raw-old"""
 import glob, re, statistics, sys
-import os as _os
-sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "..", "python"))
-from scaleprobe_analysis.h5open import open_h5  # the one safe open  # noqa: E402
+from scaleprobe_analysis.h5open import open_h5  # the one safe open
 
 raw = sys.argv[1] if len(sys.argv) > 1 else "raw-old"
 runs, split = {}, {}

@@ -2,11 +2,10 @@
 median over the run's summarised steps: cases.iteration_median_s) in every pass; for progress
 mode the issue's two checks per pass: step <= the no-comm step + the same buckets' no-overlap
 allreduce (cases.reference_comm_s of that run), and the exposed communication after every rank
-was ready (cases.exposed_after_ready_mean_s) <= that allreduce.   /usr/bin/python3 summarize.py raw"""
+was ready (cases.exposed_after_ready_mean_s) <= that allreduce.
+    PYTHONPATH=../../python /usr/bin/python3 summarize.py raw"""
 import glob, re, statistics, sys
-import os as _os
-sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "..", "python"))
-from scaleprobe_analysis.h5open import open_h5  # the one safe open  # noqa: E402
+from scaleprobe_analysis.h5open import open_h5  # the one safe open
 
 raw = sys.argv[1] if len(sys.argv) > 1 else "raw"
 runs = {}

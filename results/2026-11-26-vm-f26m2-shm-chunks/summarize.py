@@ -1,14 +1,13 @@
 """Per pass and message size, from the stored traces: each algorithm's median call time, its ratio
 to MPI_Allreduce in the same run, its bus bandwidth and that over the run's memory copy bandwidth
 (all ranks copying at once). Writes summary.tsv beside this file:
-    /usr/bin/python3 results/2026-11-26-vm-f26m2-shm-chunks/summarize.py
+    PYTHONPATH=python /usr/bin/python3 results/2026-11-26-vm-f26m2-shm-chunks/summarize.py
 """
-import sys
 from pathlib import Path
 
+from scaleprobe_analysis.trace import load_trace
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1] / "python"))
-from scaleprobe_analysis.trace import load_trace  # noqa: E402
 
 rows = ["source\tchunk\tpass\talgorithm\tbytes\tp50_us\tvs_mpi\tbusbw_GBps\tcopy_GBps\tbusbw_over_copy"]
 sources = [(p, p.stem.split("_")[0].removeprefix("chunk"), p.stem.split("_")[1]) for p in sorted((HERE / "raw").glob("*.h5"))]

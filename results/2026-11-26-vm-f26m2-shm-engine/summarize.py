@@ -2,11 +2,10 @@
 the exposed wait after backward (cases.exposed_comm_mean_s), its part after every rank had finished
 backward (exposed_after_ready_mean_s: the communication; the rest is waiting for the slowest
 peer's backward), the buckets' allreduce without overlap (reference_comm_s) and the median step —
-and shm's over ring's for each.   /usr/bin/python3 summarize.py raw > summary.md"""
+and shm's over ring's for each.
+    PYTHONPATH=../../python /usr/bin/python3 summarize.py raw > summary.md"""
 import glob, re, statistics, sys
-import os as _os
-sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "..", "python"))
-from scaleprobe_analysis.h5open import open_h5  # the one safe open  # noqa: E402
+from scaleprobe_analysis.h5open import open_h5  # the one safe open
 
 raw = sys.argv[1] if len(sys.argv) > 1 else "raw"
 keys = ("exposed_comm_mean_s", "exposed_after_ready_mean_s", "reference_comm_s", "iteration_median_s")

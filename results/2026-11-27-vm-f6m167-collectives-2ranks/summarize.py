@@ -1,10 +1,8 @@
 """summary.md from measure.sh's raw/: per collective, algorithm and size, t_mean / the MPI library's
 t_mean in the same run (the printed table's vs_mpi) in every pass, and the median over passes.
-    /usr/bin/python3 summarize.py raw > summary.md"""
+    PYTHONPATH=../../python /usr/bin/python3 summarize.py raw > summary.md"""
 import glob, re, statistics, sys
-import os as _os
-sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "..", "python"))
-from scaleprobe_analysis.h5open import open_h5  # the one safe open  # noqa: E402
+from scaleprobe_analysis.h5open import open_h5  # the one safe open
 
 raw = sys.argv[1] if len(sys.argv) > 1 else "raw"
 ratio, t_mean, cpu = {}, {}, set()

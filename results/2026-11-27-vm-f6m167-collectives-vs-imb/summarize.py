@@ -1,11 +1,10 @@
 """summary.md from measure.sh's raw/: per collective and size, IMB-MPI1's t_avg, collective_perf's
 t_mean for its `mpi` row (the MPI library's call; from its printed table, 2 decimals) and their ratio in every pass, and the median
 ratio. Both are the mean over ranks of each rank's mean time per call, in microseconds.
-    /usr/bin/python3 summarize.py raw > summary.md"""
+    PYTHONPATH=../../python /usr/bin/python3 summarize.py raw > summary.md"""
 import glob, re, statistics, sys
 import os as _os
-sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "..", "python"))
-from scaleprobe_analysis.h5open import open_h5  # the one safe open  # noqa: E402
+from scaleprobe_analysis.h5open import open_h5  # the one safe open
 
 raw = sys.argv[1] if len(sys.argv) > 1 else "raw"
 IMB_NAMES = {"Allgather": "all_gather", "Bcast": "broadcast", "Alltoall": "all_to_all"}

@@ -1,10 +1,9 @@
 """summary.md from measure.sh's raw/: per test and size, OSU's figure, p2p_perf's and their ratio
 in every pass (p2p_perf / OSU: latency in us, bandwidth in MB/s of 1e6 bytes), the median ratio,
-and IMB PingPong's latency beside them.   /usr/bin/python3 summarize.py raw > summary.md"""
+and IMB PingPong's latency beside them.
+    PYTHONPATH=../../python /usr/bin/python3 summarize.py raw > summary.md"""
 import glob, re, statistics, sys
-import os as _os
-sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "..", "python"))
-from scaleprobe_analysis.h5open import open_h5  # the one safe open  # noqa: E402
+from scaleprobe_analysis.h5open import open_h5  # the one safe open
 
 raw = sys.argv[1] if len(sys.argv) > 1 else "raw"
 osu, ours, imb, cpu = {}, {}, {}, set()

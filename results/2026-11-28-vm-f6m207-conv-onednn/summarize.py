@@ -1,11 +1,10 @@
 """Summary of measure.sh's runs: per thread count and pass ResNet-20's images/s with the 3x3
 convolutions chosen by SCALEPROBE_CONV=auto and all on the direct kernel, and their ratio; per
 kernel the ms per step of each mode (medians over the passes); bench_kernels' convolutions with
-every 3x3 shape in oneDNN and none.   /usr/bin/python3 summarize.py raw > summary.md"""
+every 3x3 shape in oneDNN and none.
+    PYTHONPATH=../../python /usr/bin/python3 summarize.py raw > summary.md"""
 import glob, json, re, statistics, sys
-import os as _os
-sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "..", "python"))
-from scaleprobe_analysis.h5open import open_h5  # the one safe open  # noqa: E402
+from scaleprobe_analysis.h5open import open_h5  # the one safe open
 
 raw = sys.argv[1] if len(sys.argv) > 1 else "raw"
 med = statistics.median

@@ -1,10 +1,9 @@
 """Summary of measure.sh's runs: per model, thread count and pass the throughput with every GEMM in
 OpenBLAS and in oneDNN and their ratio; per kernel the ms per step of each library (medians over
-the passes) and their ratio.   /usr/bin/python3 summarize.py raw > summary.md"""
+the passes) and their ratio.
+    PYTHONPATH=../../python /usr/bin/python3 summarize.py raw > summary.md"""
 import glob, re, statistics, sys
-import os as _os
-sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "..", "python"))
-from scaleprobe_analysis.h5open import open_h5  # the one safe open  # noqa: E402
+from scaleprobe_analysis.h5open import open_h5  # the one safe open
 
 raw = sys.argv[1] if len(sys.argv) > 1 else "raw"
 med = statistics.median

@@ -3,17 +3,15 @@ all-gather after the update and overlapped with the next forward (each trace's o
 slowest rank's median step, the forward and all-gather phases' and the exposed communication's
 means over ranks and summarised steps), the overlapped / after-update ratio of the median step
 in the same pass and its median over passes.
-    /usr/bin/python3 summarize.py raw > summary.md"""
+    PYTHONPATH=../../python /usr/bin/python3 summarize.py raw > summary.md"""
 import glob
-import os
 import re
 import statistics
 import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-from scaleprobe_analysis.h5open import open_h5  # the one safe open  # noqa: E402
+from scaleprobe_analysis.h5open import open_h5  # the one safe open
 
 raw = sys.argv[1] if len(sys.argv) > 1 else "raw"
 rows, cpu = {}, set()

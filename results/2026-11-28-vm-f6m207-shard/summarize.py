@@ -2,7 +2,7 @@
 (each trace's own numbers: the slowest rank's median step, the optimizer and all-gather phases'
 means over ranks and summarised steps, the most optimizer-state bytes and peak RSS of a rank), and
 each sharded / unsharded ratio of the median step in the same pass, with its median over passes.
-    /usr/bin/python3 summarize.py raw > summary.md"""
+    PYTHONPATH=../../python /usr/bin/python3 summarize.py raw > summary.md"""
 import glob
 import os
 import re
@@ -11,8 +11,7 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-from scaleprobe_analysis.h5open import open_h5  # the one safe open  # noqa: E402
+from scaleprobe_analysis.h5open import open_h5  # the one safe open
 
 raw = sys.argv[1] if len(sys.argv) > 1 else "raw"
 rows, cpu = {}, set()

@@ -3,15 +3,12 @@
 the calibrated link), the like-for-like validation table (every measured gpt-tiny trace replayed
 at its own rank count: measured and predicted median step, error, measured and predicted wait
 after backward) and the predictions at 16-1024 ranks.
-    /usr/bin/python3 summarize.py > summary.md"""
+    PYTHONPATH=../../python /usr/bin/python3 summarize.py > summary.md"""
 import glob
-import os
 import re
 import statistics
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-from scaleprobe_analysis.h5open import open_h5  # the one safe open  # noqa: E402
+from scaleprobe_analysis.h5open import open_h5  # the one safe open
 
 
 def text(v):
