@@ -21,7 +21,7 @@ perf() {  # perf NAME PASS BACKEND BIND
 }
 torch_peer() {  # torch_peer PASS
   echo "torch pass $1 start load $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/raw/load.txt"
-  /usr/bin/python3 "$HERE/../../collectives/bench_torch_gloo.py" 2 "$SIZES" "$OUT/raw/torch_p$1.jsonl"
+  PYTHONPATH="$HERE/../../python" /usr/bin/python3 -m scaleprobe_peers.gloo_torch 2 "$SIZES" "$OUT/raw/torch_p$1.jsonl"
 }
 for p in $(seq 1 "$PASSES"); do
   if [ $((p % 2)) = 1 ]; then

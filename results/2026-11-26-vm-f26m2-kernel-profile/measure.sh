@@ -1,7 +1,7 @@
 #!/bin/bash
 # Issue 28's first item: where a training step's compute goes, kernel by kernel, beside PyTorch's
 # per-op profile of the same model on the same CPU. Per pass, thread count and model: the trainer
-# with --profile-kernels (one rank, no communication) and the PyTorch peer (trainers/*/bench_torch.py)
+# with --profile-kernels (one rank, no communication) and the PyTorch peer (scaleprobe_peers.*_torch)
 # unprofiled (the speed ratio) and under torch.profiler (its per-op self time), interleaved. The
 # peer's OpenBLAS gets the core the trainer chose (like for like: Debian's PyTorch 1.13 runs its
 # GEMMs through the same OpenBLAS).
@@ -14,8 +14,8 @@ mkdir -p "$out"
 unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 declare -A ours=([gpt]="$build/trainers/gpt/gpt_train -m gpt-tiny -B 8 --val-batches 0"
                  [resnet]="$build/trainers/resnet/resnet_train -m resnet20 -B 32 --val-images 0")
-declare -A peer=([gpt]="$src/trainers/gpt/bench_torch.py --model gpt-tiny --batch 8"
-                 [resnet]="$src/trainers/resnet/bench_torch.py --model resnet20 --batch 32")
+declare -A peer=([gpt]="-m scaleprobe_peers.gpt_torch --model gpt-tiny --batch 8"
+                 [resnet]="-m scaleprobe_peers.resnet_torch --model resnet20 --batch 32")
 steps=12
 echo "start $(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg)"
 for p in $(seq 1 "$passes"); do
@@ -27,7 +27,7 @@ for p in $(seq 1 "$passes"); do
       core=$(grep -o 'core=[A-Za-z0-9]*' "$out/$name.log" | head -1 | cut -d= -f2)
       for mode in plain profile; do
         flag=""; [ $mode = profile ] && flag=--profile
-        OPENBLAS_CORETYPE=$core OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t \
+        OPENBLAS_CORETYPE=$core OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t PYTHONPATH="$src/python" \
           /usr/bin/python3 ${peer[$m]} --threads "$t" --steps $steps $flag > "$out/torch-$name-$mode.json" 2> "$out/torch-$name-$mode.err" \
           || { echo "FAILED torch $name $mode"; tail -3 "$out/torch-$name-$mode.err"; }
       done

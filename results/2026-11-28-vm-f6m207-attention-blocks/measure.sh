@@ -1,8 +1,8 @@
 #!/bin/bash
 # Issue 28: gpt-tiny (batch 8) before and after a change, interleaved with the PyTorch peer.
 # Per pass and thread count (1, 2): the base build's gpt_train, this build's, then
-# trainers/gpt/bench_torch.py (its OpenBLAS on the core the trainer chose, as the kernel-profile
-# campaigns do); 12 steps each, the median step after the first. Every pass is printed.
+# python -m scaleprobe_peers.gpt_torch (its OpenBLAS on the core the trainer chose, as the
+# kernel-profile campaigns do); 12 steps each, the median step after the first. Every pass is printed.
 #   bash measure.sh BASE_BUILD NEW_BUILD PASSES > measure.log
 set -u
 base=$1; new=$2; passes=${3:-5}
@@ -19,8 +19,9 @@ for p in $(seq 1 "$passes"); do
         -o "$out/$who-t$t-p$p.h5" > "$out/$who-t$t-p$p.log" 2>&1 || { echo "FAILED $who t$t p$p"; exit 1; }
     done
     core=$(grep -o 'core=[A-Za-z0-9]*' "$out/new-t$t-p$p.log" | head -1 | cut -d= -f2)
-    OPENBLAS_CORETYPE=$core OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t /usr/bin/python3 "$src/trainers/gpt/bench_torch.py" \
-      --model gpt-tiny --batch 8 --threads "$t" --steps 12 > "$out/torch-t$t-p$p.json" 2> "$out/torch-t$t-p$p.err" \
+    OPENBLAS_CORETYPE=$core OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t PYTHONPATH="$src/python" \
+      /usr/bin/python3 -m scaleprobe_peers.gpt_torch --model gpt-tiny --batch 8 --threads "$t" --steps 12 \
+      > "$out/torch-t$t-p$p.json" 2> "$out/torch-t$t-p$p.err" \
       || { echo "FAILED torch t$t p$p"; exit 1; }
     rate() { grep -o '^# [0-9]* tokens/s' "$1" | grep -o '[0-9]*' | head -1; }
     rev() { /usr/bin/python3 -c 'import h5py,sys; v=h5py.File(sys.argv[1])["provenance"].attrs["git_revision"]; print(v.decode() if isinstance(v,bytes) else v)' "$1"; }

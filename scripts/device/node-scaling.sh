@@ -3,7 +3,7 @@
 # N/2 and N ranks (N = nproc: 1, 8, 16 on the 16-core GPU node), each rank bound to one core with
 # one thread: scaleprobe on Gloo and on MPI beside PyTorch DDP on gloo (workers pinned to the same
 # CPUs), each against its own same-load no-communication run — the scaling rows of
-# scripts/bench-peers (scripts/bench_peers/scaling.py runs them, here within a time budget).
+# scripts/bench-peers (python/scaleprobe_peers/scaling.py runs them, here within a time budget).
 #
 # On the GPU node (repository root; the bundle made here by
 #   ../shared/device/make-bundle.sh build/release   carried as .device):
@@ -91,8 +91,8 @@ el "blas: $choice"
 el "runs (budget ${budget} s)"
 sizes=()
 for s in ${SP_SIZES:-}; do sizes+=(--size "$s"); done
-PYTHONPATH="$repo/scripts" timeout -k 10 $((budget + 30)) "$PY" -c \
-  'import sys; from bench_peers.scaling import node_main; sys.exit(node_main())' \
+PYTHONPATH="$repo/python" timeout -k 10 $((budget + 30)) "$PY" -c \
+  'import sys; from scaleprobe_peers.scaling import node_main; sys.exit(node_main())' \
   --bin-dir "$SP_BIN" --out "$work" --ranks "${SP_RANKS:-auto}" --passes "${SP_PASSES:-2}" \
   --steps "${SP_STEPS:-5}" --budget-s "$budget" --run-timeout-s "${SP_RUN_TIMEOUT_S:-90}" --python "$PY" \
   --models "${SP_MODELS:-gpt,resnet}" "${sizes[@]}"

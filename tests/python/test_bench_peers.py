@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -27,9 +26,8 @@ import pytest
 import optional_parts
 from helpers import REPO, build_dir, mpi_env, need_binary
 
-sys.path.insert(0, str(REPO / "scripts"))
-from bench_peers import cli, doc, runs  # noqa: E402
-from bench_peers.summary import cases, read_tsv  # noqa: E402
+from scaleprobe_peers import cli, doc, runs
+from scaleprobe_peers.summary import cases, read_tsv
 
 DOC = REPO / "docs" / "performance.md"
 
@@ -120,6 +118,17 @@ def test_bad_command_lines_are_one_line_errors(args, message):
     assert "Traceback" not in proc.stderr
 
 
+def test_wrapper_runs_the_package_with_scaleprobe_python(tmp_path):
+    """scripts/bench-peers runs python -m scaleprobe_peers with $SCALEPROBE_PYTHON, python/ on PYTHONPATH."""
+    fake = tmp_path / "fakepython"
+    fake.write_text('#!/bin/sh\necho "fake python: $* PYTHONPATH=$PYTHONPATH"\n')
+    fake.chmod(0o755)
+    proc = subprocess.run([str(REPO / "scripts" / "bench-peers"), "--help"], capture_output=True, text=True,
+                          env={**mpi_env(), "SCALEPROBE_PYTHON": str(fake), "PYTHONPATH": ""}, timeout=60)
+    assert proc.returncode == 0
+    assert proc.stdout == f"fake python: -m scaleprobe_peers --help PYTHONPATH={REPO / 'scripts' / '..' / 'python'}\n"
+
+
 def test_end_to_end_allreduce_only(tmp_path):
     need_binary(build_dir() / "collectives" / "allreduce_perf")
     out = tmp_path / "campaign"
@@ -177,7 +186,7 @@ def test_initial_weights_fingerprint_is_reproducible(tmp_path):
 
 
 def test_overlap_table_reads_every_multi_rank_pass():
-    from bench_peers.overlap import overlap_rows
+    from scaleprobe_peers.overlap import overlap_rows
     campaign = stored_campaign()
     plan = json.loads((campaign / "plan.json").read_text())["plan"]
     rows = overlap_rows(campaign / "raw")
@@ -204,7 +213,7 @@ def test_isa_comparison_pairs_two_builds(tmp_path):
     assert all("kernels" in r.ours and "?" not in r.ours for r in rows)
 
 
-# --- the scaling comparison (scripts/bench_peers/scaling.py) and the GPU node's tarball --------
+# --- the scaling comparison (python/scaleprobe_peers/scaling.py) and the GPU node's tarball -----
 
 def fake_trainer_trace(path: Path, program: str, model: str, nranks: int, no_comm: int, overlap: str,
                        median_s: float, imbalance: float) -> None:
@@ -240,7 +249,7 @@ def fake_scaling_raw(raw: Path) -> None:
 
 
 def test_scaling_rows_are_each_sides_step_over_its_own_no_comm_step(tmp_path):
-    from bench_peers import scaling
+    from scaleprobe_peers import scaling
     fake_scaling_raw(tmp_path / "raw")
     # an incomplete group (no MPI run, no DDP run) gives no rows
     fake_trainer_trace(tmp_path / "raw" / "scaling_resnet_np2_nocomm_p1.h5", "resnet_train", "resnet20", 2, 1,
@@ -285,7 +294,7 @@ def test_scaling_rows_are_each_sides_step_over_its_own_no_comm_step(tmp_path):
 
 
 def test_scaling_refuses_a_trace_that_is_not_the_run_its_name_says(tmp_path):
-    from bench_peers import scaling
+    from scaleprobe_peers import scaling
     fake_scaling_raw(tmp_path / "raw")
     # a data-parallel run stored as the no-communication baseline
     fake_trainer_trace(tmp_path / "raw" / "scaling_gpt_np2_nocomm_p1.h5", "gpt_train", "gpt-tiny", 2, 0, "thread",
@@ -296,13 +305,13 @@ def test_scaling_refuses_a_trace_that_is_not_the_run_its_name_says(tmp_path):
 
 @pytest.mark.parametrize("cpus, ranks", [(1, [1]), (2, [1, 2]), (4, [1, 2, 4]), (16, [1, 8, 16])])
 def test_scaling_default_rank_counts(cpus, ranks):
-    from bench_peers import scaling
+    from scaleprobe_peers import scaling
     assert scaling.default_ranks(cpus) == ranks
 
 
 def test_scaling_sides_alternate_and_share_the_binding(tmp_path):
     """A B / B A, and the DDP workers get the CPU sets mpirun gave the trainer's ranks."""
-    from bench_peers import scaling
+    from scaleprobe_peers import scaling
     assert scaling.order(1) == ("nocomm", "gloo", "mpi", "ddp") and scaling.order(2) == scaling.order(1)[::-1]
     ctx = runs.Context(build_dir(), tmp_path)
     binding = {"options": ["--map-by", "core", "--bind-to", "core"], "cpu_sets": ["0", "1"]}
@@ -312,7 +321,7 @@ def test_scaling_sides_alternate_and_share_the_binding(tmp_path):
     assert cmd[cmd.index("--backend") + 1] == "gloo" and cmd[cmd.index("-s") + 1] == "4"
     assert "--no-comm" in scaling.trainer_command(ctx, "gpt", cfg, 2, "nocomm", binding, tmp_path / "t.h5")
     ddp = scaling.ddp_command(ctx, "resnet", {**cfg, "model": "resnet20"}, 2, binding, tmp_path / "d.jsonl", 60)
-    assert ddp[1].endswith("trainers/resnet/bench_ddp_torch.py") and ddp[ddp.index("--cpu-sets") + 1] == "0;1"
+    assert ddp[1:3] == ["-m", "scaleprobe_peers.resnet_ddp_torch"] and ddp[ddp.index("--cpu-sets") + 1] == "0;1"
     assert "--no-baseline" not in ddp  # its no_sync case is the baseline
 
 

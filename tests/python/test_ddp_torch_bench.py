@@ -1,14 +1,14 @@
-"""trainers/{gpt,resnet}/bench_ddp_torch.py (the harness: trainers/common/torch_peer.py's ddp_main):
+"""scaleprobe_peers.{gpt,resnet}_ddp_torch (the harness: scaleprobe_peers.torch_peer's ddp_main):
 PyTorch DDP (gloo) at 2 ranks prints one JSON line per cap.
 
-The script launches its own ranks (env:// rendezvous on 127.0.0.1) and needs torch; gpt-micro,
+The module launches its own ranks (env:// rendezvous on 127.0.0.1) and needs torch; gpt-micro,
 2 caps and 3 summarised steps take a few seconds. The no_sync case is summarised like the caps
 (the same-load baseline of bench-peers' scaling rows), --cpu-sets pins each rank, and the ResNet
 peer starts from resnet_train's --save-init weights (BN buffers included).
 """
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 import math
 import os
@@ -18,10 +18,10 @@ import sys
 import pytest
 
 import optional_parts
-from helpers import REPO
+from helpers import PYTHON_TREE
 
-SCRIPT = REPO / "trainers" / "gpt" / "bench_ddp_torch.py"
-RESNET_SCRIPT = REPO / "trainers" / "resnet" / "bench_ddp_torch.py"
+MODULE = "scaleprobe_peers.gpt_ddp_torch"
+RESNET_MODULE = "scaleprobe_peers.resnet_ddp_torch"
 CAPS = ["tensor", "1"]
 STEPS = 3
 
@@ -32,8 +32,9 @@ FLOAT_KEYS = ["bucket_cap_mb", "iteration_mean_s", "iteration_median_s", "iterat
 INT_KEYS = ["buckets", "ranks", "threads", "torch_threads", "batch", "seq_len", "steps"]
 
 
-def run(*args: str, timeout: float = 60, script=SCRIPT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=timeout)
+def run(*args: str, timeout: float = 60, module=MODULE) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "PYTHONPATH": str(PYTHON_TREE)})
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +137,7 @@ def test_resnet_peer_from_the_trainers_weights(tmp_path):
                     "--val-images", "0", "-q", "--save-init", str(init), "-o", str(tmp_path / "t.h5")], check=True,
                    capture_output=True, timeout=120, env={**os.environ, "OMP_NUM_THREADS": "1"})
     proc = run("--batch", "2", "--steps", "2", "--caps", "25", "--ranks", "2", "--init", str(init),
-               "--timeout", "80", script=RESNET_SCRIPT, timeout=90)
+               "--timeout", "80", module=RESNET_MODULE, timeout=90)
     assert proc.returncode == 0, proc.stderr[-3000:]
     (d,) = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     assert d["model"] == "resnet20" and d["ranks"] == 2 and d["batch"] == 2 and d["steps"] == 2
@@ -147,12 +148,7 @@ def test_resnet_peer_from_the_trainers_weights(tmp_path):
 
 def test_resnet_peer_models_are_the_one_rank_peers():
     optional_parts.importorskip("torch", "torch")
-
-    def load(name: str):
-        spec = importlib.util.spec_from_file_location(f"resnet_{name}", REPO / "trainers" / "resnet" / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    assert load("bench_ddp_torch").MODELS == tuple(load("bench_torch").PRESETS)
-    proc = run("--model", "resnet99", script=RESNET_SCRIPT)
+    ddp, one_rank = (importlib.import_module(m) for m in (RESNET_MODULE, "scaleprobe_peers.resnet_torch"))
+    assert ddp.MODELS == tuple(one_rank.PRESETS)
+    proc = run("--model", "resnet99", module=RESNET_MODULE)
     assert proc.returncode != 0 and "invalid choice: 'resnet99'" in proc.stderr

@@ -1,4 +1,4 @@
-"""The PyTorch peers (trainers/{gpt,resnet}/bench_torch.py on trainers/common/torch_peer.py) start
+"""The PyTorch peers (scaleprobe_peers.{gpt,resnet}_torch on scaleprobe_peers.torch_peer) start
 from the trainer's own --save-init weights: the loaded model reproduces the logits the C++ model
 stored in that checkpoint, the first loss is the untrained ln(classes) (PyTorch's default
 initialisation gives something else), and the JSON line records what the comparison needs
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import optional_parts
-from helpers import REPO, build_dir, edit_h5, mpi_env
+from helpers import PYTHON_TREE, build_dir, edit_h5, mpi_env
 
 PEERS = {  # trainer, model, its classes, checkpoint format, trainer args
     "gpt": ("gpt_train", "gpt-micro", 128, ["--synthetic-bytes", "20000", "--val-batches", "0"]),
@@ -26,19 +26,10 @@ PEERS = {  # trainer, model, its classes, checkpoint format, trainer args
 THREADS_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 
-def module(path, name: str):
-    """A script imported by path under its own name (both peers are called bench_torch.py)."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def peer(kind: str, *args: str) -> subprocess.CompletedProcess:
-    script = REPO / "trainers" / kind / "bench_torch.py"
-    return subprocess.run([sys.executable, str(script), "--threads", "1", *args], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, **THREADS_ENV})
+    return subprocess.run([sys.executable, "-m", f"scaleprobe_peers.{kind}_torch", "--threads", "1", *args],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **THREADS_ENV, "PYTHONPATH": str(PYTHON_TREE)})
 
 
 @pytest.fixture(scope="module", params=sorted(PEERS))
@@ -58,12 +49,13 @@ def init(request, tmp_path_factory):
 
 
 def test_the_peer_starts_from_the_trainers_weights(init):
+    import importlib
+
     import torch
-    sys.path.insert(0, str(REPO / "trainers" / "common"))
-    from torch_peer import load_scaleprobe_weights
+    from scaleprobe_peers.torch_peer import load_scaleprobe_weights
     kind, path = init
     _, model_name, _, _ = PEERS[kind]
-    bench = module(REPO / "trainers" / kind / "bench_torch.py", f"bench_torch_{kind}")
+    bench = importlib.import_module(f"scaleprobe_peers.{kind}_torch")
     if kind == "gpt":
         model, fmt = bench.GPT(**bench.PRESETS[model_name]), "scaleprobe-gpt-checkpoint"
         with h5py.File(path) as f:
@@ -116,7 +108,6 @@ def test_a_peer_that_does_not_reproduce_the_logits_refuses_to_run(init, tmp_path
 def test_the_peer_records_the_same_kernel_variables_as_a_trace():
     """bench-peers compares a trace's kernel_env with the peer's: both must pick the same variables."""
     optional_parts.importorskip("torch", "torch")
-    sys.path.insert(0, str(REPO / "trainers" / "common"))
     from scaleprobe_analysis.trace import KERNEL_ENV_PREFIXES as trace_prefixes
-    from torch_peer import KERNEL_ENV_PREFIXES as peer_prefixes
+    from scaleprobe_peers.torch_peer import KERNEL_ENV_PREFIXES as peer_prefixes
     assert peer_prefixes == trace_prefixes

@@ -11,7 +11,7 @@ sp_add_trainer_test(test_gpt_train TRAINER gpt_train LABEL unit
 # Error paths of gpt_train: non-zero exit and exactly one stderr line each.
 sp_add_trainer_script_test(gpt_cli_errors ${CMAKE_CURRENT_LIST_DIR}/gpt_cli_errors.sh gpt_train)
 
-# The checkpoint loads into PyTorch (trainers/gpt/load_checkpoint.py) with matching logits.
+# The checkpoint loads into PyTorch (python/scaleprobe_peers/gpt_checkpoint.py) with matching logits.
 # Not Run (exit 77) where torch or h5py is missing (SCALEPROBE_NO_TORCH installs), a failure in CI
 # unless torch is optional there (tests/optional-parts.txt).
 sp_add_trainer_script_test(gpt_torch_load ${PROJECT_SOURCE_DIR}/tests/unit/gpt_torch_load.sh gpt_train

@@ -15,7 +15,7 @@
 //                    data_source, data_fingerprint
 //   /check           tokens int32 [1, T] and logits float32 [1, T, V]: what this model computed
 //                    on a fixed input, so another implementation can check it loads the weights
-//                    right (trainers/gpt/load_checkpoint.py)
+//                    right (python/scaleprobe_peers/gpt_checkpoint.py)
 #pragma once
 
 #include <string>

@@ -1,26 +1,20 @@
-#!/usr/bin/python3
 """Times training steps of the same GPT-2 in PyTorch on the CPU, for scripts/bench-peers.
 
-    OMP_NUM_THREADS=N OPENBLAS_NUM_THREADS=N /usr/bin/python3 trainers/gpt/bench_torch.py --threads N
-        [--model gpt-tiny] [--batch 8] [--steps 14] [--init CHECKPOINT]
+    OMP_NUM_THREADS=N OPENBLAS_NUM_THREADS=N PYTHONPATH=python /usr/bin/python3 -m scaleprobe_peers.gpt_torch \
+        --threads N [--model gpt-tiny] [--batch 8] [--steps 14] [--init CHECKPOINT]
 
 A step is what gpt_train times: forward + mean cross-entropy, zero_grad + backward, global-norm
 clipping (1.0) + AdamW (lr 1e-3, betas 0.9/0.95, wd 0.1 on 2-D tensors). --init loads gpt_train's
 --save-init checkpoint, so both start from the same weights (without it: PyTorch's own
 initialisation, a first loss near 170 instead of ln V). Inputs are random tokens (timing only).
-Prints one JSON line (trainers/common/torch_peer.py): the peer's identity, wall and process-CPU
-time per step over all steps but the warm-up, the median, the first loss, tokens/s from the median.
+Prints one JSON line (torch_peer.py): the peer's identity, wall and process-CPU time per step over
+all steps but the warm-up, the median, the first loss, tokens/s from the median.
 """
-import os
-import sys
-
 import torch
 from torch.nn import functional as F
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from load_checkpoint import GPT  # noqa: E402  (the same module definition as the checkpoint check)
-from torch_peer import bind_threads, peer_arguments, report, start_from_trainer_weights, time_steps  # noqa: E402
+from .gpt_model import GPT  # the same module definition as the checkpoint check
+from .torch_peer import bind_threads, peer_arguments, report, start_from_trainer_weights, time_steps
 
 PRESETS = {
     "gpt-micro": dict(vocab_size=128, max_seq_len=16, channels=32, num_layers=2, num_heads=4),

@@ -1,5 +1,5 @@
-"""What the PyTorch peers share (trainers/{gpt,resnet}/bench_torch.py: one rank;
-trainers/{gpt,resnet}/bench_ddp_torch.py: DistributedDataParallel on gloo, see :func:`ddp_main`).
+"""What the PyTorch peers share ({gpt,resnet}_torch.py: one rank; {gpt,resnet}_ddp_torch.py:
+DistributedDataParallel on gloo, see :func:`ddp_main`).
 
 A peer must be the best ordinary use of PyTorch, on the same numbers, or the ratio flatters us:
 - it starts from scaleprobe's own initial weights (the trainer's ``--save-init`` checkpoint: one
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable
 if TYPE_CHECKING:
     import torch
 
-WARMUP_STEPS = 3  # excluded from the statistics on both sides (scripts/bench_peers/runs.py applies it to the trainer's side)
+WARMUP_STEPS = 3  # excluded from the statistics on both sides (runs.py applies it to the trainer's side)
 # The same list as scaleprobe_analysis/trace.py (a test checks): bench-peers compares the two sides.
 KERNEL_ENV_PREFIXES = ("OMP_", "OPENBLAS_", "GOTO_", "MKL_", "KMP_", "GOMP_", "ONEDNN_", "DNNL_")
 
@@ -65,9 +65,6 @@ def bind_threads(threads: int) -> None:
 def open_h5(path: str):
     """The analysis package's one safe open (scaleprobe_analysis.h5open): the digest checked on the
     bytes h5py then reads; a file without a digest read in an isolated child process."""
-    analysis = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python")
-    if analysis not in sys.path:
-        sys.path.insert(0, analysis)
     from scaleprobe_analysis.h5open import open_h5 as safe_open
     return safe_open(path)
 
@@ -176,9 +173,9 @@ def report(args: argparse.Namespace, timings: dict, logit_diff: float | None, **
 
 # --------------------------------------------------------------------------------------------------
 # Data-parallel peers: PyTorch DistributedDataParallel (gloo, CPU) per bucket cap, the counterpart of
-# `mpirun -np R <trainer> -B B --bucket-cap-mb CAPS` (trainers/gpt/bench_ddp_torch.py's docstring
-# says how it is run and what it prints; trainers/resnet/bench_ddp_torch.py is the same harness on
-# ResNet). A peer script supplies its model and step (:class:`DDPPeer`); everything else is here.
+# `mpirun -np R <trainer> -B B --bucket-cap-mb CAPS` (gpt_ddp_torch.py's docstring says how it is
+# run and what it prints; resnet_ddp_torch.py is the same harness on ResNet). A peer module supplies
+# its model and step (:class:`DDPPeer`); everything else is here.
 
 DDP_WARMUP_ROUNDS = 2  # rounds of cases excluded: DDP's first step reduces one bucket, the second rebuilds them
 NO_SYNC = "no_sync"
@@ -198,9 +195,9 @@ class Workload:
 
 @dataclass(frozen=True)
 class DDPPeer:
-    """What one data-parallel peer script adds to the shared harness (:func:`ddp_main`)."""
-    prog: str                                   # name in messages, e.g. "gpt/bench_ddp_torch.py"
-    script: str                                 # its path: the launcher starts every worker by running it again
+    """What one data-parallel peer module adds to the shared harness (:func:`ddp_main`)."""
+    prog: str                                   # name in messages, e.g. "gpt_ddp_torch"
+    module: str                                 # its name: every worker is started as python -m module
     presets: dict                               # model name -> preset (--model's choices)
     default_model: str
     default_batch: int
@@ -368,7 +365,7 @@ def _free_port() -> int:
 
 
 def _ddp_launch(peer: DDPPeer, a: argparse.Namespace, tmp: str) -> list[dict]:
-    """Starts a.ranks workers (this script again, with --worker-rank), each pinned to its --cpu-sets
+    """Starts a.ranks workers (this module again, with --worker-rank), each pinned to its --cpu-sets
     entry from its first instruction; polls them, and stops them all as soon as one fails."""
     port = _free_port()
     cpu_sets = parse_cpu_sets(a.cpu_sets, peer.prog) if a.cpu_sets else None
@@ -378,7 +375,7 @@ def _ddp_launch(peer: DDPPeer, a: argparse.Namespace, tmp: str) -> list[dict]:
     for r in range(a.ranks):
         env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(r),
                    WORLD_SIZE=str(a.ranks), OMP_NUM_THREADS=str(a.threads), OPENBLAS_NUM_THREADS=str(a.threads))
-        cmd = [sys.executable, peer.script, *a.argv, "--worker-rank", str(r), "--result",
+        cmd = [sys.executable, "-m", peer.module, *a.argv, "--worker-rank", str(r), "--result",
                os.path.join(tmp, f"rank{r}.json")]
         pin = (lambda cpus=cpu_sets[r]: os.sched_setaffinity(0, cpus)) if cpu_sets else None
         log = open(os.path.join(tmp, f"rank{r}.log"), "w+")
@@ -496,7 +493,7 @@ def ddp_main(peer: DDPPeer, argv: list[str] | None = None) -> None:
     if a.rank is not None:
         _ddp_worker(peer, a)
         return
-    with tempfile.TemporaryDirectory(prefix="bench_ddp_torch.") as tmp:
+    with tempfile.TemporaryDirectory(prefix="ddp_torch.") as tmp:
         results = _ddp_launch(peer, a, tmp)
     if a.raw:
         with open(a.raw, "w") as f:

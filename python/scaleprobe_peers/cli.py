@@ -293,7 +293,7 @@ def node_readme(root: Path, tarball: str, plan: dict, facts: list[str], cpu: dic
             f"{sc['passes']} pass(es), {sc['steps']} summarised steps per run, cap {sc['cap']} MiB; models "
             f"{models}.\n\n"
             f"Runs: {', '.join(f'{v} {k}' for k, v in sorted(counts.items()))} (`runs.tsv`: every run, its status and "
-            f"seconds). What each row is: scripts/bench_peers/scaling.py.\n\n"
+            f"seconds). What each row is: python/scaleprobe_peers/scaling.py.\n\n"
             f"## Machine (the node's `node.txt`: `nproc`, `lscpu`, the MPI and PyTorch it had)\n\n{machine}\n{lscpu}\n\n"
             f"## Programs (from `{trace}`'s provenance; built on the build machine, carried in a bundle)\n\n{ident}\n\n"
             f"## Results\n\n`summary.md` (medians, every pass, min–max), `summary.tsv` (every pass), `raw/` (traces, "

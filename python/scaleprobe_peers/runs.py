@@ -18,15 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-# h5py, the analysis package and torch_peer are imported where they are used: the scaling runs
-# (scaling.py) also run on the GPU node, whose Python has torch but neither h5py nor pandas.
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "trainers" / "common"))
-sys.path.insert(0, str(REPO / "python"))
+from .torch_peer import WARMUP_STEPS  # (torch_peer imports torch only where it is used)
+
+# h5py and the analysis package are imported where they are used: the scaling runs (scaling.py)
+# also run on the GPU node, whose Python has torch but neither h5py nor pandas.
+PYTHON_TREE = Path(__file__).resolve().parents[1]  # python/: the peers import this package from it
+REPO = PYTHON_TREE.parent
 
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            "OMPI_MCA_mpi_yield_when_idle": "1", "OMPI_MCA_rmaps_base_oversubscribe": "1"}
-PYTHON = "/usr/bin/python3"  # Debian's, with torch and h5py
+# This interpreter: scripts/bench-peers runs $SCALEPROBE_PYTHON, else Debian's (torch and h5py).
+PYTHON = sys.executable
 
 
 class PeerError(Exception):
@@ -45,6 +47,15 @@ class Context:
         if self.native_build is None:
             raise PeerError("the isa comparison needs --native-build-dir (a build of the native preset)")
         return Context(self.native_build, self.raw, python=self.python, peer_env=self.peer_env)
+
+    def peer(self, module: str, *args: str) -> list[str]:
+        """A PyTorch peer's command line: python -m scaleprobe_peers.<module> args."""
+        return [self.python, "-m", f"{__package__}.{module}", *args]
+
+    def peer_environment(self, env: dict) -> dict:
+        """env for a PyTorch peer: the python/ tree first on PYTHONPATH, then peer_env."""
+        path = os.pathsep.join(p for p in (str(PYTHON_TREE), os.environ.get("PYTHONPATH", "")) if p)
+        return {**env, "PYTHONPATH": path, **self.peer_env}
 
     def binary(self, kind: str) -> str:
         rel = {"allreduce": "collectives/allreduce_perf", "gpt": "trainers/gpt/gpt_train",
@@ -112,7 +123,6 @@ def kernel_isa(path: Path) -> str:
 def trace_median_step_s(path: Path) -> float:
     """A 1-rank trainer trace: the median step time after the first WARMUP_STEPS steps (as the peer)."""
     from scaleprobe_analysis.h5open import open_h5
-    from torch_peer import WARMUP_STEPS
     with open_h5(path) as f:
         steps = f["steps"]
         order = steps["step"][()].argsort()
@@ -148,8 +158,8 @@ def gloo_run(ctx: Context, cfg: dict, pass_no: int) -> Path:
 
 def torch_gloo_run(ctx: Context, cfg: dict, pass_no: int) -> Path:
     out = ctx.raw / f"torch_gloo_p{pass_no}.jsonl"
-    run([ctx.python, str(REPO / "collectives" / "bench_torch_gloo.py"), str(cfg["ranks"]), cfg["sizes"], str(out)],
-        out.with_suffix(".log"), {**threads_env(1), **ctx.peer_env})
+    run(ctx.peer("gloo_torch", str(cfg["ranks"]), cfg["sizes"], str(out)), out.with_suffix(".log"),
+        ctx.peer_environment(threads_env(1)))
     return out
 
 
@@ -218,9 +228,9 @@ def trainer_run(ctx: Context, kind: str, cfg: dict, threads: int, tag: str, init
 
 def torch_run(ctx: Context, kind: str, cfg: dict, threads: int, init: Path, tag: str) -> Path:
     out = ctx.raw / f"{tag}.json"
-    run([ctx.python, str(REPO / "trainers" / kind / "bench_torch.py"), "--model", cfg["model"], "--threads", str(threads),
-         "--batch", str(cfg["batch"]), "--steps", str(cfg["steps"]), "--init", str(init)],
-        out.with_suffix(".log"), {**threads_env(threads), **ctx.peer_env})
+    run(ctx.peer(f"{kind}_torch", "--model", cfg["model"], "--threads", str(threads), "--batch", str(cfg["batch"]),
+                 "--steps", str(cfg["steps"]), "--init", str(init)),
+        out.with_suffix(".log"), ctx.peer_environment(threads_env(threads)))
     # run() sent stdout to the log: the JSON line is its last line
     line = out.with_suffix(".log").read_text().strip().splitlines()[-1]
     out.write_text(line + "\n")
@@ -254,10 +264,10 @@ def dp_run(ctx: Context, cfg: dict, ranks: int, tag: str, caps: str, batch_args:
 
 def ddp_torch_run(ctx: Context, cfg: dict, ranks: int, batch: int, tag: str, caps: str, init: Path) -> Path:
     out = ctx.raw / f"{tag}.jsonl"
-    run([ctx.python, str(REPO / "trainers" / "gpt" / "bench_ddp_torch.py"), "--model", cfg["model"], "--batch", str(batch),
-         "--steps", str(cfg["steps"]), "--caps", caps, "--ranks", str(ranks), "--threads", "1", "--no-baseline",
-         "--init", str(init), "--raw", str(out.with_suffix(".raw.json"))], out.with_suffix(".log"),
-        {**threads_env(1), **ctx.peer_env})
+    run(ctx.peer("gpt_ddp_torch", "--model", cfg["model"], "--batch", str(batch), "--steps", str(cfg["steps"]),
+                 "--caps", caps, "--ranks", str(ranks), "--threads", "1", "--no-baseline", "--init", str(init),
+                 "--raw", str(out.with_suffix(".raw.json"))), out.with_suffix(".log"),
+        ctx.peer_environment(threads_env(1)))
     json_lines(out.with_suffix(".log"), out)
     return out
 

@@ -1,8 +1,7 @@
-#!/usr/bin/python3
 """Times training steps of the same ResNet in PyTorch on the CPU, for scripts/bench-peers.
 
-    OMP_NUM_THREADS=N OPENBLAS_NUM_THREADS=N /usr/bin/python3 trainers/resnet/bench_torch.py --threads N
-        [--model resnet20] [--batch 32] [--steps 14] [--init CHECKPOINT]
+    OMP_NUM_THREADS=N OPENBLAS_NUM_THREADS=N PYTHONPATH=python /usr/bin/python3 -m scaleprobe_peers.resnet_torch \
+        --threads N [--model resnet20] [--batch 32] [--steps 14] [--init CHECKPOINT]
 
 The model is resnet_train's (trainers/resnet/model.hpp): 3x3 stem conv + BN + ReLU, basic blocks,
 1x1 stride-s conv + BN shortcuts where the shape changes (option B, torchvision names), global
@@ -10,19 +9,15 @@ average pool, fc. A step is what resnet_train times (minus data loading): forwar
 cross-entropy, zero_grad + backward, SGD (lr 0.1, momentum 0.9, weight decay 5e-4), batch norm
 in training mode. --init loads resnet_train's --save-init checkpoint (torchvision names, BN
 running statistics too), so both start from the same weights. Inputs are random normalised 32x32
-images (timing only). Prints one JSON line (trainers/common/torch_peer.py): the peer's identity,
+images (timing only). Prints one JSON line (torch_peer.py): the peer's identity,
 wall and process-CPU time per step over all steps but the warm-up, the median, the first loss,
 images/s from the median.
 """
-import os
-import sys
-
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from torch_peer import bind_threads, peer_arguments, report, start_from_trainer_weights, time_steps  # noqa: E402
+from .torch_peer import bind_threads, peer_arguments, report, start_from_trainer_weights, time_steps
 
 PRESETS = {  # stages, blocks per stage, width
     "resnet20": (3, [3, 3, 3], 16),

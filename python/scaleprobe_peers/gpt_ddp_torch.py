@@ -1,18 +1,18 @@
-#!/usr/bin/python3
 """Times data-parallel training steps of the same GPT-2 under PyTorch DDP (gloo, CPU), per bucket cap.
 
-    /usr/bin/python3 trainers/gpt/bench_ddp_torch.py [--model gpt-tiny] [--batch 8] [--steps 12]
-        [--caps 1,5,25,100] [--ranks 2] [--threads 1] [--cpu-sets '0;1'] [--comm-timing] [--raw FILE]
+    PYTHONPATH=python /usr/bin/python3 -m scaleprobe_peers.gpt_ddp_torch [--model gpt-tiny] [--batch 8]
+        [--steps 12] [--caps 1,5,25,100] [--ranks 2] [--threads 1] [--cpu-sets '0;1'] [--comm-timing]
+        [--raw FILE]
 
 The PyTorch counterpart of `mpirun -np R gpt_train -B B --bucket-cap-mb CAPS` (used by
-scripts/bench-peers). The harness is trainers/common/torch_peer.py's
-ddp_main (trainers/resnet/bench_ddp_torch.py is the same on ResNet); this file gives it the model
-and the step. This process only launches and summarises: it starts R worker processes of itself
-(no torch.distributed.run: Debian's torch 1.13 launcher fails under Python 3.11), each pinned
+scripts/bench-peers). The harness is torch_peer.py's ddp_main (resnet_ddp_torch.py is the same on
+ResNet); this module gives it the model and the step. This process only launches and summarises:
+it starts R worker processes of itself (python -m; no torch.distributed.run: Debian's torch 1.13
+launcher fails under Python 3.11), each pinned
 to its --cpu-sets entry when given (bench-peers passes the CPUs `mpirun --bind-to core` gives the
 trainer's ranks, so both sides have the same binding), that rendezvous over env:// on 127.0.0.1
 and a free port, init_process_group("gloo"), set OMP_NUM_THREADS /
-torch.set_num_threads(--threads) with one inter-op thread and build the model (load_checkpoint.GPT,
+torch.set_num_threads(--threads) with one inter-op thread and build the model (gpt_model.GPT,
 the module the checkpoint check uses; the same seed on every rank, and DDP broadcasts rank 0's
 parameters anyway). Every rank then wraps the ONE module in one DistributedDataParallel per cap
 (bucket_cap_mb=cap, gradient_as_bucket_view=True, broadcast_buffers=False: the model has no
@@ -54,14 +54,9 @@ baseline_iteration_mean_s / baseline_iteration_median_s (NaN with --no-baseline)
 (global tokens per step / iteration_mean_s), cpus (each rank's CPUs), and with --comm-timing
 comm_mean_s, exposed_comm_mean_s. --raw FILE writes every rank's per-step rows.
 """
-import os
-import sys
+from .torch_peer import DDPPeer, Workload, ddp_main
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "common"))
-from torch_peer import DDPPeer, Workload, ddp_main  # noqa: E402
-
-PRESETS = {  # as bench_torch.py and gpt_train's presets
+PRESETS = {  # as gpt_torch.py and gpt_train's presets
     "gpt-micro": dict(vocab_size=128, max_seq_len=16, channels=32, num_layers=2, num_heads=4),
     "gpt-tiny": dict(vocab_size=256, max_seq_len=128, channels=256, num_layers=4, num_heads=4),
     "gpt-mini": dict(vocab_size=256, max_seq_len=256, channels=384, num_layers=6, num_heads=6),
@@ -73,8 +68,7 @@ def workload(a):
     import torch
     from torch.nn import functional as F
 
-    sys.path.insert(0, HERE)
-    from load_checkpoint import GPT  # the same module definition as bench_torch.py
+    from .gpt_model import GPT  # the same module definition as gpt_torch.py
 
     cfg = PRESETS[a.model]
     B, T, V = a.batch, cfg["max_seq_len"], cfg["vocab_size"]
@@ -91,7 +85,7 @@ def workload(a):
                     optimizer=opt, grad_clip=1.0)
 
 
-PEER = DDPPeer(prog="bench_ddp_torch.py", script=os.path.abspath(__file__), presets=PRESETS,
+PEER = DDPPeer(prog="gpt_ddp_torch", module="scaleprobe_peers.gpt_ddp_torch", presets=PRESETS,
                default_model="gpt-tiny", default_batch=8, default_caps="1,5,25,100", unit="tokens",
                units_per_row=lambda model: PRESETS[model]["max_seq_len"],
                describe=lambda model: {"seq_len": PRESETS[model]["max_seq_len"]}, workload=workload)

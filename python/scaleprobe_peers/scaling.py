@@ -8,7 +8,7 @@ of runs, back to back, every rank bound to one core and running one thread:
   load without gradient communication);
 - ``gloo``: the trainer with --backend gloo (scaleprobe's ring schedule over Gloo, --overlap auto);
 - ``mpi``: the trainer on MPI (--overlap auto), labelled as such;
-- ``ddp``: PyTorch DDP on gloo (trainers/<model>/bench_ddp_torch.py) with its no_sync case in the
+- ``ddp``: PyTorch DDP on gloo (<model>_ddp_torch.py) with its no_sync case in the
   same run, round robin with the cap: the peer's no-communication baseline under the same number
   of concurrent ranks.
 
@@ -125,10 +125,10 @@ def trainer_command(ctx: Context, kind: str, cfg: dict, n: int, side: str, bindi
 
 
 def ddp_command(ctx: Context, kind: str, cfg: dict, n: int, binding: dict, out: Path, timeout: float) -> list[str]:
-    return [ctx.python, str(runs.REPO / "trainers" / kind / "bench_ddp_torch.py"), "--model", cfg["model"],
-            "--batch", str(cfg["batch"]), "--steps", str(cfg["steps"]), "--caps", cfg["cap"], "--ranks", str(n),
-            "--threads", "1", "--cpu-sets", ";".join(binding["cpu_sets"]), "--raw", str(out.with_suffix(".raw.json")),
-            "--timeout", f"{max(timeout - 5, 1):.0f}"]
+    return ctx.peer(f"{kind}_ddp_torch", "--model", cfg["model"], "--batch", str(cfg["batch"]), "--steps",
+                    str(cfg["steps"]), "--caps", cfg["cap"], "--ranks", str(n), "--threads", "1", "--cpu-sets",
+                    ";".join(binding["cpu_sets"]), "--raw", str(out.with_suffix(".raw.json")),
+                    "--timeout", f"{max(timeout - 5, 1):.0f}")
 
 
 def run_group(ctx: Context, kind: str, cfg: dict, n: int, pass_no: int, binding: dict,
@@ -148,7 +148,7 @@ def run_group(ctx: Context, kind: str, cfg: dict, n: int, pass_no: int, binding:
             if side == "ddp":
                 out = ctx.raw / f"{name}.jsonl"
                 runs.run(ddp_command(ctx, kind, cfg, n, binding, out, timeout), out.with_suffix(".log"),
-                         {**kernel_env(), **ctx.peer_env}, timeout)
+                         ctx.peer_environment(kernel_env()), timeout)
                 runs.json_lines(out.with_suffix(".log"), out)
             else:
                 out = ctx.raw / f"{name}.h5"

@@ -5,7 +5,7 @@ same session, alternating which side runs first from pass to pass (A B, B A, A B
 - ``allreduce``: each of scaleprobe's allreduce algorithms against the MPI library's
   MPI_Allreduce, both timed in the same allreduce_perf run (2 ranks);
 - ``gpt`` / ``resnet``: the trainer against the same model in PyTorch, from the same initial
-  weights, at each thread count (trainers/common/torch_peer.py);
+  weights, at each thread count (torch_peer.py);
 - ``ddp``: data-parallel gpt_train against PyTorch DDP (gloo) at each bucket cap, 2 ranks;
 - ``weak`` / ``strong``: scaling efficiency of the same cap from 1 to 2 ranks, scaleprobe's
   against PyTorch DDP's (weak: the batch per rank fixed; strong: the global batch fixed);

@@ -4,7 +4,8 @@ counts as allreduce_perf's defaults, f32 sum, in place, one thread, ranks spawne
 torch 1.13 cannot use torch.distributed.run on Python 3.11), unbound. Writes one JSON line per size
 (rank 0): bytes, iters, t_mean_us (mean over ranks of each rank's mean call time, as allreduce_perf's
 t_mean), p50_us (median over calls of the slowest rank's time), t_max_mean_us, cpu_over_wall.
-Usage: bench_torch_gloo.py RANKS SIZES OUT (SIZES: comma list of byte counts)"""
+Usage: PYTHONPATH=python /usr/bin/python3 -m scaleprobe_peers.gloo_torch RANKS SIZES OUT (SIZES: comma list of
+byte counts)"""
 import json
 import socket
 import statistics

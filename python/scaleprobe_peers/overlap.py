@@ -12,9 +12,9 @@ import re
 import statistics
 from pathlib import Path
 
-from .runs import text  # first: it puts analysis/ on sys.path
+from scaleprobe_analysis.h5open import open_h5
 
-from scaleprobe_analysis.h5open import open_h5  # noqa: E402 (after .runs)
+from .runs import text
 
 NAME = re.compile(r"(ddp|strong)_np(\d+)_p(\d+)\.h5$")
 TITLE = "Overlap in scaleprobe's data-parallel runs (exposed wait vs the same buckets without overlap)"
