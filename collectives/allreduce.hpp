@@ -27,10 +27,11 @@ namespace sp::coll {
 class Workspace {
  public:
   std::byte* get(std::size_t bytes, const Transport& t) {
-    if (buffer_.size() < bytes || on_device_ != t.on_device()) {
+    const int kind = memory_kind(t);
+    if (buffer_.size() < bytes || kind_ != kind) {
       buffer_ = {};  // freed before the larger one is made
       buffer_ = t.allocate(bytes);
-      on_device_ = t.on_device();
+      kind_ = kind;
     }
     return buffer_.data();
   }
@@ -61,8 +62,11 @@ class Workspace {
   Transport* rail() const { return rail_; }
 
  private:
+  // Host, device, or memory holding no data of its own (timing only, shared by every simulated
+  // rank): a buffer of one kind never serves a run on another.
+  static int memory_kind(const Transport& t) { return t.on_device() ? 1 : t.holds_data() ? 0 : 2; }
   TransportBuffer buffer_;
-  bool on_device_ = false;
+  int kind_ = 0;
   Program program_;
   Program (*plan_)(const Shape&) = nullptr;
   NodeSegment* segment_ = nullptr;

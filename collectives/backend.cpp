@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "collectives/forwarding_transport.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/options.hpp"
@@ -52,44 +53,12 @@ namespace {
 
 // The backend with its buffers allocated in the node segment's arena; everything else is the
 // backend's, forwarded (the zero-copy placement's cases allocate through it).
-class SegmentMemory : public Transport {
+class SegmentMemory : public ForwardingTransport {
  public:
-  SegmentMemory(Transport& t, NodeSegment& seg) : t_(t), seg_(seg) {}
-  std::string_view name() const override { return t_.name(); }
-  int rank() const override { return t_.rank(); }
-  int size() const override { return t_.size(); }
-  std::string describe() const override { return t_.describe(); }
-  Request post_send(const void* d, std::size_t n, Dtype dt, int peer, int tag) override {
-    return t_.post_send(d, n, dt, peer, tag);
-  }
-  Request post_recv(void* d, std::size_t n, Dtype dt, int peer, int tag) override {
-    return t_.post_recv(d, n, dt, peer, tag);
-  }
-  void wait(Request& r) override { t_.wait(r); }
-  bool can_progress() const override { return t_.can_progress(); }
-  bool busy_polls() const override { return t_.busy_polls(); }
-  bool test(Request& r) override { return t_.test(r); }
-  Request post_library_allreduce(const void* s, void* r, std::size_t n, Dtype d, Op o) override {
-    return t_.post_library_allreduce(s, r, n, d, o);
-  }
-  void library_allreduce(const void* s, void* r, std::size_t n, Dtype d, Op o) override {
-    t_.library_allreduce(s, r, n, d, o);
-  }
-  void library_collective(const CollectiveCall& c, const void* s, void* r, Dtype d, Op o) override {
-    t_.library_collective(c, s, r, d, o);
-  }
-  Request post_library_collective(const CollectiveCall& c, const void* s, void* r, Dtype d, Op o) override {
-    return t_.post_library_collective(c, s, r, d, o);
-  }
-  void send(const void* d, std::size_t n, Dtype dt, int peer, int tag) override { t_.send(d, n, dt, peer, tag); }
-  void recv(void* d, std::size_t n, Dtype dt, int peer, int tag) override { t_.recv(d, n, dt, peer, tag); }
-  void sendrecv(const void* out, std::size_t out_n, void* in, std::size_t in_n, Dtype dt, int peer, int tag) override {
-    t_.sendrecv(out, out_n, in, in_n, dt, peer, tag);
-  }
+  SegmentMemory(Transport& t, NodeSegment& seg) : ForwardingTransport(t), seg_(seg) {}
   TransportBuffer allocate(std::size_t bytes) const override { return seg_.allocate(bytes); }
 
  private:
-  Transport& t_;
   NodeSegment& seg_;
 };
 

@@ -27,7 +27,7 @@ struct CaseResult {
   std::int64_t id = 0;
   int iters = 0, warmup = 0;
   CaseStats stats;
-  long long wrong = 0;  // summed over ranks
+  long long wrong = 0;  // summed over ranks; -1: not verified (a timing-only case, timing_only.hpp)
 };
 
 // The appended timing columns every summary shares (t_min_us ... runqueue_wait_us: harness.hpp),
@@ -89,7 +89,8 @@ class BenchmarkRun {
   SampleLog samples_;
   int device_phase_;
   long long total_wrong_ = 0;
-  std::uint64_t evicted_bytes_ = 0;  // this rank's, over every timed call (--off-cache)
+  std::int64_t timing_only_cases_ = 0;  // run on shared buffers, unverified (timing_only.hpp)
+  std::uint64_t evicted_bytes_ = 0;     // this rank's, over every timed call (--off-cache)
   std::string first_wrong_;
 };
 

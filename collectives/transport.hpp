@@ -95,6 +95,9 @@ class Transport {
   // device transport (NCCL) overrides them all. Work on the transport's memory may be asynchronous
   // (a GPU stream): it runs in the order it was called, and synchronize() waits for all of it.
   virtual bool on_device() const { return false; }
+  // False for memory that holds no data of this rank's own (the simulated build's timing-only
+  // buffers, SMPI shared memory every simulated rank maps): nothing written there can be checked.
+  virtual bool holds_data() const { return true; }
   virtual TransportBuffer allocate(std::size_t bytes) const;               // zeroed
   virtual void copy(void* dst, const void* src, std::size_t bytes) const;  // both the transport's memory
   virtual void from_host(void* dst, const void* host, std::size_t bytes) const { copy(dst, host, bytes); }

@@ -84,6 +84,10 @@ def warnings_for(trace: Trace) -> list[str]:
     wrong = int(trace.attrs.get("wrong_elements", 0))
     if wrong:
         notes.append(f"{wrong} wrong elements in verification: some results are incorrect.")
+    timing_only = int(trace.attrs.get("timing_only_cases", 0))
+    if timing_only:
+        notes.append(f"{timing_only} case(s) ran timing only on SMPI shared buffers (SIMULATED): their "
+                     "results were not verified (wrong = -1).")
     try:
         load1 = float(str(trace.provenance.get("load_average_start", "")).split()[0])
         cpus = int(trace.provenance.get("online_cpus", "0"))
