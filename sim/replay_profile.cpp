@@ -123,6 +123,7 @@ ReplayProfile read_replay_profile(const std::filesystem::path& path) {
       // backward; spread over backward, they are taken out in proportion.
       c.backward_start = b->second.first;
       c.compute_share = s.backward_s / std::max(1e-12, s.backward_s + c.progress);
+      s.progress_s = c.progress;
     }
 
     const Table bk = r.read_table("buckets");
@@ -176,8 +177,8 @@ std::vector<double> flatten(const ReplayProfile& p, std::string& text) {
   std::vector<double> v{double(p.ranks), p.chunk_bytes, double(p.cases.size()), double(p.steps())};
   for (const auto& rank : p.by_rank)
     for (const ReplayStep& s : rank) {
-      v.insert(v.end(), {s.step, s.case_id, s.lead_s, s.backward_s, s.tail_s, s.measured_step_s, s.measured_wait_s,
-                         double(s.buckets.size())});
+      v.insert(v.end(), {s.step, s.case_id, s.lead_s, s.backward_s, s.progress_s, s.tail_s, s.measured_step_s,
+                         s.measured_wait_s, double(s.buckets.size())});
       for (const ReplayBucket& b : s.buckets) v.insert(v.end(), {b.numel, b.tensors, b.ready_s});
     }
   return v;
@@ -211,7 +212,8 @@ ReplayProfile unflatten(const std::vector<double>& v, const std::string& text) {
   for (auto& rank : p.by_rank)
     for (std::size_t k = 0; k < steps; ++k) {
       ReplayStep s;
-      s.step = next(), s.case_id = next(), s.lead_s = next(), s.backward_s = next(), s.tail_s = next();
+      s.step = next(), s.case_id = next(), s.lead_s = next(), s.backward_s = next(), s.progress_s = next();
+      s.tail_s = next();
       s.measured_step_s = next();
       s.measured_wait_s = next();
       const auto buckets = std::size_t(next());

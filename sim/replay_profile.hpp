@@ -22,6 +22,7 @@ struct ReplayStep {
   double step = 0, case_id = 0;
   double lead_s = 0;      // step start to the last micro-batch's backward: data, forward(s)
   double backward_s = 0;  // the last backward's compute (progress calls taken out)
+  double progress_s = 0;  // progress mode: the engine's calls inside that backward that advanced buckets
   double tail_s = 0;      // the optimizer
   double measured_step_s = 0;
   double measured_wait_s = 0;         // after backward, for the buckets (the exposed communication)

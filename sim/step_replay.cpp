@@ -46,10 +46,10 @@ constexpr int kInFlight = 2;  // progress mode, as the engine (trainers/dp/reduc
 
 // The simulated clock; compute is time this rank's simulated core is busy.
 double now() { return MPI_Wtime(); }
-void compute_until(double t) {
-  const double left = t - now();
-  if (left > 0) smpi_execute_flops(left * sg_host_get_speed(sg_host_self()));
+void busy(double seconds) {
+  if (seconds > 0) smpi_execute_flops(seconds * sg_host_get_speed(sg_host_self()));
 }
+void compute_until(double t) { busy(t - now()); }
 
 struct StepTimes {
   double step_s = 0, lead_s = 0, backward_s = 0, wait_s = 0, comm_s = 0, tail_s = 0;
@@ -84,7 +84,9 @@ class Replayer {
     StepTimes r;
     const double t0 = now();
     compute_until(t0 + s.lead_s);
-    const double backward_start = now(), backward_end = backward_start + s.backward_s;
+    // Progress mode: backward also holds the engine's progress calls, charged at their measured time.
+    const double backward_start = now(),
+                 backward_end = backward_start + s.backward_s + (p_.overlap_mode == "progress" ? s.progress_s : 0);
     double comm_end = backward_end;
     if (p_.overlap_mode == "none") {
       compute_until(backward_end);
@@ -172,13 +174,20 @@ class Replayer {
         }
       }
     };
-    double previous = 0;
+    // Each progress call costs the measured calls' time spread evenly over them: the measured
+    // time holds the reductions and copies they did, which the simulation itself does not charge.
+    double calls = 0;
+    for (const ReplayBucket& b : s.buckets) calls += std::max(1.0, b.tensors);
+    const double per_call = s.progress_s / calls;
+    double previous = 0, charged = 0;
     for (std::size_t b = 0; b < n; ++b) {
       const int tensors = std::max(1, int(s.buckets[b].tensors));
       for (int j = 1; j <= tensors; ++j) {
-        compute_until(backward_start + previous + (s.buckets[b].ready_s - previous) * j / tensors);
+        compute_until(backward_start + charged + previous + (s.buckets[b].ready_s - previous) * j / tensors);
         if (j == tensors) ready = b + 1;
         pump(true);  // backward's progress report: the engine tests what is in flight
+        busy(per_call);
+        charged += per_call;
       }
       previous = s.buckets[b].ready_s;
     }
