@@ -19,38 +19,21 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 import re
 import shlex
 import shutil
 import socket
-import subprocess
 import sys
-import tarfile
-import tempfile
 import time
 from pathlib import Path
 
 from . import doc, runs, scaling
-from .overlap import overlap_markdown
+from .campaign_folder import DERIVED, PROG, TITLES, finish, provenance_lines, rel, summary_markdown
+from .from_node import import_node
 from .plan import PROFILES
 from .runs import Context, PeerError
-from .summary import Row, markdown, write_tsv
+from .summary import Row, write_tsv
 
-PROG = "bench-peers"
-TITLES = {"allreduce": "Allreduce algorithms vs MPI_Allreduce (same run)",
-          "gpt": "gpt_train vs PyTorch (same model, same initial weights, 1 rank)",
-          "resnet": "resnet_train vs PyTorch (same model, same initial weights, 1 rank)",
-          # Stored campaigns' generated doc sections use this title: rows name each side's transport.
-          "ddp": "Data-parallel gpt_train vs PyTorch DDP (gloo), per bucket cap",
-          "weak": "Weak scaling efficiency t(1 rank) / t(2 ranks), same cap",
-          "strong": "Strong scaling efficiency t(1 rank) / (2 t(2 ranks)), same cap and global batch",
-          "gloo": "On Gloo: Gloo's allreduce and the schedules vs MPI_Allreduce (same run); Gloo's allreduce "
-                  "timed by allreduce_perf vs PyTorch's",
-          "isa": "Portable build (baseline x86-64-v3, kernel variant chosen at run time) vs a native build "
-                 "(-march=native), 1 rank",
-          **scaling.TITLES}
-DERIVED = {"scaling_step", "scaling_efficiency"}  # rows of the scaling runs, not comparisons to choose
 CHOICES = [k for k in TITLES if k not in DERIVED]
 DEFAULT_ONLY = "allreduce,gloo,gpt,resnet,ddp,weak,strong,scaling"  # isa needs a second build (--native-build-dir)
 
@@ -65,10 +48,6 @@ def cpu_id() -> str:
 def ordered(pass_no: int, ours, peer) -> list:
     """A B in odd passes, B A in even ones, so drift of a shared machine hits both sides alike."""
     return [ours, peer] if pass_no % 2 else [peer, ours]
-
-
-def rel(path: Path, root: Path) -> str:
-    return os.path.relpath(path, root)
 
 
 def run_pass(ctx: Context, plan: dict, p: int, only: set[str], inits: dict, root: Path) -> list[Row]:
@@ -197,13 +176,6 @@ def make_inits(ctx: Context, plan: dict, only: set[str]) -> dict[str, Path]:
             for kind, want in wanted.items() if want}
 
 
-def summary_markdown(rows: list[Row], raw: Path) -> str:
-    """summary.md: the peer tables, then the scaling runs' overhead table and the overlap table of
-    the data-parallel runs (each only where the campaign has such runs)."""
-    extra = [t for t in (scaling.markdown(rows, raw), overlap_markdown(raw)) if t]
-    return markdown(rows, TITLES) + "".join("\n" + t for t in extra)
-
-
 def fingerprint_inits(ctx: Context, plan: dict, inits: dict[str, Path]) -> None:
     """Replace the initial-weight checkpoints (tens of MB, reproducible from the seed) by their
     sha256 and the command that makes them again, in raw/initial_weights.tsv."""
@@ -215,17 +187,6 @@ def fingerprint_inits(ctx: Context, plan: dict, inits: dict[str, Path]) -> None:
     (ctx.raw / "initial_weights.tsv").write_text("\n".join(lines) + "\n")
     for init in set(inits.values()):
         init.unlink()
-
-
-def provenance_lines(root: Path) -> tuple[str, str]:
-    """(the first trace's name, its provenance's machine and build lines) for a campaign's README."""
-    from scaleprobe_analysis.h5open import open_h5
-    trace = next(iter(sorted((root / "raw").glob("*.h5"))))
-    with open_h5(trace) as f:
-        prov = {k: runs.text(v) for k, v in f["provenance"].attrs.items()}
-    keys = ("cpu_model", "cpu_signature", "cpu_isa", "cpu_counts", "cache_topology", "memory_bytes",
-            "mpi_library_version", "compiler", "cxx_flags", "git_revision", "hostname")
-    return rel(trace, root), "\n".join(f"- `{k}`: {prov.get(k, '?')}" for k in keys)
 
 
 SCALING_NOTE = (" The scaling runs are timings only: each side starts from its own random weights (same shapes), "
@@ -244,98 +205,6 @@ def readme(root: Path, profile: str, argv: list[str], seconds: float, load: tupl
             f"a 1-step run); the checkpoints are replaced by their sha256 and the command that makes them "
             f"again in `raw/initial_weights.tsv`.{SCALING_NOTE if any((root / 'raw').glob('scaling_*')) else ''}\n\n"
             f"## Results\n\n`summary.md` (medians, every pass, min–max), `summary.tsv` (every pass), `raw/`.\n")
-
-
-def finish(work: Path, out: Path) -> int:
-    """Renames the complete campaign into place and writes its report, as for any campaign (per
-    trace: the data-parallel cases' exposed, reference and hidden communication, breakdowns,
-    provenance)."""
-    work.rename(out)
-    report = subprocess.run([str(runs.REPO / "analysis" / "scaleprobe-analyze"), "report", str(out), "-o",
-                             str(out / "report")], capture_output=True, text=True)
-    if report.returncode != 0:
-        tail = (report.stderr.strip().splitlines() or ["(no output)"])[-1]
-        print(f"{PROG}: error: the campaign is stored in {out} but its report failed: {tail}", file=sys.stderr)
-        return 1
-    print(out / "summary.md")
-    return 0
-
-
-NODE_DIR = "node-scaling"  # the folder inside scripts/device/node-scaling.sh's tarball
-NODE_README_KEYS = ("Model name", "CPU family", "Model", "Thread(s) per core", "Core(s) per socket", "Socket(s)",
-                    "L3 cache", "NUMA node(s)", "Hypervisor vendor")
-
-
-def node_facts(text: str) -> tuple[list[str], dict[str, str]]:
-    """node.txt: its 'key: value' lines before '--- lscpu', and lscpu's fields."""
-    head, _, lscpu = text.partition("--- lscpu")
-    fields = dict(re.findall(r"^\s*([^:\n]+?):\s*(.*?)\s*$", lscpu, re.M))
-    return [line for line in head.splitlines() if line.strip()], fields
-
-
-def node_readme(root: Path, tarball: str, plan: dict, facts: list[str], cpu: dict[str, str]) -> str:
-    trace, ident = provenance_lines(root)
-    status = [line.split("\t") for line in (root / "runs.tsv").read_text().splitlines()[1:]]
-    counts = {}
-    for r in status:
-        key = "ok" if r[5] == "ok" else ("skipped (time budget)" if r[5].startswith("skipped") else "failed")
-        counts[key] = counts.get(key, 0) + 1
-    sc = plan["plan"]["scaling"]
-    models = ", ".join(f"{v['model']} ({v['batch']} per rank)" for v in sc["models"].values())
-    machine = "\n".join(f"- {line}" for line in facts)
-    lscpu = "\n".join(f"- `{k}`: {cpu[k]}" for k in NODE_README_KEYS if k in cpu)
-    return (f"# Weak scaling beside PyTorch DDP on {cpu.get('Model name', 'the node')}, "
-            f"{next((f.split(':', 1)[1].strip() for f in facts if f.startswith('nproc:')), '?')} CPUs\n\n"
-            f"Made by `scripts/device/node-scaling.sh` on the machine below (its driver: "
-            f"`{shlex.join(sc.get('command', []))}`), {sc.get('seconds', 0) / 60:.1f} min of runs, and made a "
-            f"campaign by `scripts/bench-peers --from-node {tarball}`. Measured data: rank counts "
-            f"{', '.join(map(str, sorted(sc['ranks'])))}, "
-            f"{sc['passes']} pass(es), {sc['steps']} summarised steps per run, cap {sc['cap']} MiB; models "
-            f"{models}.\n\n"
-            f"Runs: {', '.join(f'{v} {k}' for k, v in sorted(counts.items()))} (`runs.tsv`: every run, its status and "
-            f"seconds). What each row is: python/scaleprobe_peers/scaling.py.\n\n"
-            f"## Machine (the node's `node.txt`: `nproc`, `lscpu`, the MPI and PyTorch it had)\n\n{machine}\n{lscpu}\n\n"
-            f"## Programs (from `{trace}`'s provenance; built on the build machine, carried in a bundle)\n\n{ident}\n\n"
-            f"## Results\n\n`summary.md` (medians, every pass, min–max), `summary.tsv` (every pass), `raw/` (traces, "
-            f"PyTorch's JSON lines and per-step rows, logs, the binding probes), `node.txt`.\n")
-
-
-def import_node(tarball: Path, out_arg: str | None) -> int:
-    """--from-node: scripts/device/node-scaling.sh's tarball -> a campaign folder under results/."""
-    try:
-        with tempfile.TemporaryDirectory(prefix="bench-peers-node.") as tmp:
-            with tarfile.open(tarball) as tar:
-                members = tar.getmembers()
-                bad = [m.name for m in members if m.name.startswith("/") or ".." in Path(m.name).parts
-                       or not (m.isfile() or m.isdir()) or Path(m.name).parts[:1] != (NODE_DIR,)]
-                if bad:
-                    raise PeerError(f"{tarball}: unexpected member {bad[0]} (not a node-scaling.sh tarball)")
-                tar.extractall(tmp, members=members)
-            src = Path(tmp) / NODE_DIR
-            for needed in ("plan.json", "node.txt", "runs.tsv", "raw"):
-                if not (src / needed).exists():
-                    raise PeerError(f"{tarball}: {NODE_DIR}/{needed} missing (not a complete node-scaling.sh output)")
-            plan = json.loads((src / "plan.json").read_text())
-            facts, cpu = node_facts((src / "node.txt").read_text())
-            date = plan["plan"]["scaling"].get("started_utc", "")[:10] or "undated"
-            host = next((f.split(":", 1)[1].strip() for f in facts if f.startswith("hostname:")), "node")
-            cpuid = f"f{cpu.get('CPU family', '?')}m{cpu.get('Model', '?')}"
-            out = Path(out_arg or runs.REPO / "results" / f"{date}-{host}-{cpuid}-scaling-node")
-            if out.exists():
-                raise PeerError(f"{out} exists: choose another --out")
-            work = out.with_name(out.name + ".partial")
-            shutil.rmtree(work, ignore_errors=True)
-            shutil.copytree(src, work)
-        rows = scaling.rows(work / "raw", work)
-        if not rows:
-            raise PeerError(f"{tarball}: no complete group of runs (runs.tsv says why)")
-        write_tsv(rows, work / "summary.tsv")
-        (work / "summary.md").write_text(summary_markdown(rows, work / "raw"))
-        (work / "README.md").write_text(node_readme(work, tarball.name, plan, facts, cpu))
-    except (PeerError, OSError, KeyError, ValueError, tarfile.TarError) as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 1
-    return finish(work, out)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,7 +5,7 @@
         [--raw FILE]
 
 The PyTorch counterpart of `mpirun -np R gpt_train -B B --bucket-cap-mb CAPS` (used by
-scripts/bench-peers). The harness is torch_peer.py's ddp_main (resnet_ddp_torch.py is the same on
+scripts/bench-peers). The harness is ddp_peer.py's ddp_main (resnet_ddp_torch.py is the same on
 ResNet); this module gives it the model and the step. This process only launches and summarises:
 it starts R worker processes of itself (python -m; no torch.distributed.run: Debian's torch 1.13
 launcher fails under Python 3.11), each pinned
@@ -54,7 +54,7 @@ baseline_iteration_mean_s / baseline_iteration_median_s (NaN with --no-baseline)
 (global tokens per step / iteration_mean_s), cpus (each rank's CPUs), and with --comm-timing
 comm_mean_s, exposed_comm_mean_s. --raw FILE writes every rank's per-step rows.
 """
-from .torch_peer import DDPPeer, Workload, ddp_main
+from .ddp_peer import DDPPeer, Workload, ddp_main
 
 PRESETS = {  # as gpt_torch.py and gpt_train's presets
     "gpt-micro": dict(vocab_size=128, max_seq_len=16, channels=32, num_layers=2, num_heads=4),

@@ -6,7 +6,7 @@
 
 The PyTorch counterpart of `mpirun -np R resnet_train -B B --bucket-cap-mb CAPS` (scripts/bench-peers'
 scaling rows). The harness, its options, its cases (each cap, then the no_sync case: the same step
-without gradient communication) and its JSON lines are torch_peer.py's ddp_main, described in
+without gradient communication) and its JSON lines are ddp_peer.py's ddp_main, described in
 gpt_ddp_torch.py; this module gives it the model and the step of resnet_torch.py (the 1-rank
 peer): resnet_train's model, random normalised 32x32 images and labels drawn outside the timed
 region, forward + mean cross-entropy | zero_grad + backward | SGD (lr 0.1,
@@ -15,7 +15,7 @@ running statistics stay each rank's own (broadcast_buffers=False), as in resnet_
 rank 0's only for validation and saving. The rate is images_per_s (global images per step /
 iteration_mean_s).
 """
-from .torch_peer import DDPPeer, Workload, ddp_main
+from .ddp_peer import DDPPeer, Workload, ddp_main
 
 # resnet_torch.PRESETS' keys (a test checks): the launcher does not import torch, resnet_torch does
 MODELS = ("resnet20", "resnet32", "resnet56", "resnet18")

@@ -1,4 +1,4 @@
-"""scaleprobe_peers.{gpt,resnet}_ddp_torch (the harness: scaleprobe_peers.torch_peer's ddp_main):
+"""scaleprobe_peers.{gpt,resnet}_ddp_torch (the harness: scaleprobe_peers.ddp_peer's ddp_main):
 PyTorch DDP (gloo) at 2 ranks prints one JSON line per cap.
 
 The module launches its own ranks (env:// rendezvous on 127.0.0.1) and needs torch; gpt-micro,
