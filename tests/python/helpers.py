@@ -14,7 +14,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 ANALYSIS = REPO / "analysis"   # the scaleprobe-analyze wrapper
-PYTHON_TREE = REPO / "python"  # the packages (pytest.ini puts it on sys.path)
+PYTHON_TREE = REPO / "python"  # the packages (pytest.ini: pythonpath)
 
 ALLREDUCE_SIZES = "8,256,4K,64K"
 ALLREDUCE_ALGORITHMS = ["mpi", "naive", "tree", "ring", "rabenseifner"]
@@ -44,7 +44,7 @@ head.weight 256x256
 def edit_h5(path):
     """Open a trace or checkpoint for a test's deliberate change, then re-stamp its whole-file
     digest, so readers see a file written with that content rather than a corrupt one."""
-    from scaleprobe_analysis import digest  # python/ is on sys.path (pytest.ini)
+    from scaleprobe_analysis import digest  # python/ is importable (pytest.ini: pythonpath)
 
     with h5py.File(path, "r+") as f:
         yield f
@@ -77,6 +77,12 @@ def run_cli(*args: str, wrapper: bool = False) -> subprocess.CompletedProcess:
         cmd = [sys.executable, "-m", "scaleprobe_analysis", *args]
     env = dict(os.environ, PYTHONPATH=str(PYTHON_TREE))
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def run_peers(*args: str) -> subprocess.CompletedProcess:
+    """Run scripts/bench-peers in a child process (MPI's environment for its runs)."""
+    return subprocess.run([str(REPO / "scripts" / "bench-peers"), *args], capture_output=True, text=True,
+                          timeout=300, env=mpi_env())
 
 
 def report_text(campaign: Path, out: Path) -> str:
@@ -119,7 +125,7 @@ def need_mpirun() -> str:
 def assert_report_regenerates(scan, stored: Path, out: Path) -> str:
     """Writes the report of a stored campaign's scan under ``out`` and asserts it equals the stored
     ``report/`` byte for byte (report.md and every figure); returns the report's text."""
-    from scaleprobe_analysis.report import write_report  # python/ is on sys.path (pytest.ini)
+    from scaleprobe_analysis.report import write_report  # python/ is importable (pytest.ini: pythonpath)
 
     made_dir = write_report(scan, out).parent
     text = (made_dir / "report.md").read_text()

@@ -5,7 +5,7 @@
   campaign's summarize.py reads those tables (a change of the printed table breaks it here);
 - scripts/device/node-extras.sh: without a GPU the GPU part says it is skipped; the BLAS-core,
   engine (ring and shm) and p2p parts run and leave only the log and the tarball.
-(node-scaling.sh is tested beside its importer, in test_bench_peers.py.)
+(node-scaling.sh is tested beside its importer, in test_bench_peers_scaling.py.)
 """
 from __future__ import annotations
 
