@@ -1,5 +1,6 @@
 # SLURM tests (label slurm), included from tests/CMakeLists.txt.
-#  slurm_jobs_offline: the job scripts' and jobs/submit-sweep's logic without any daemon (seconds).
+#  slurm_jobs_offline, slurm_submit_offline: the job scripts' and jobs/submit-sweep's logic without
+#    any daemon (seconds each; offline_lib.sh is what they share).
 #  slurm_sweep: a private local SLURM cluster (munged + slurmctld + 4 slurmd virtual nodes, needs
 #    root and slurm-wlm/munge from scripts/install-deps.sh; fails, never skips, without them), a
 #    real sweep of jobs/allreduce.sbatch and jobs/bucket_sweep.sbatch through jobs/submit-sweep,
@@ -8,6 +9,9 @@
 add_test(NAME slurm_jobs_offline
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_jobs_offline.sh ${PROJECT_BINARY_DIR})
 set_tests_properties(slurm_jobs_offline PROPERTIES LABELS slurm TIMEOUT 120)
+add_test(NAME slurm_submit_offline
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_submit_offline.sh ${PROJECT_BINARY_DIR})
+set_tests_properties(slurm_submit_offline PROPERTIES LABELS slurm TIMEOUT 120)
 
 add_test(NAME slurm_sweep
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_slurm_sweep.sh ${PROJECT_BINARY_DIR})
