@@ -2,7 +2,7 @@
 
 The section between the markers below is written only by this module, from the campaign's
 summary.tsv and README.md, so every number in it is backed by a stored file. ``check`` returns
-the difference instead of writing: tests/python/test_performance_doc.py fails when a number in
+the difference instead of writing: tests/python/test_bench_peers.py fails when a number in
 the doc was edited by hand or the campaign changed.
 """
 from __future__ import annotations
