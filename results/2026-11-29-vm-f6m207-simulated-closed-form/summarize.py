@@ -8,13 +8,13 @@ crosses two host links (latency alpha each, bandwidth beta; the backbone never l
 
 alpha and beta are read from each trace's provenance (SCALEPROBE_SIM_LINK_LATENCY, _BANDWIDTH);
 the CPU seconds each simulation took from time-n<P>.txt (/usr/bin/time -v).
-    /usr/bin/python3 summarize.py > summary.md      (from this folder)
+    PYTHONPATH=../../python /usr/bin/python3 summarize.py > summary.md      (from this folder)
 """
 import math
 import re
 from pathlib import Path
 
-import h5py
+from scaleprobe_analysis.h5open import open_h5  # the one safe open (digest checked)
 
 HERE = Path(__file__).resolve().parent
 
@@ -54,7 +54,7 @@ def main():
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     traces = sorted(HERE.glob("traces/closed-form-n*.h5"), key=lambda p: int(re.search(r"n([0-9]+)", p.name).group(1)))
     for path in traces:
-        with h5py.File(path, "r") as f:
+        with open_h5(path) as f:
             p = int(f.attrs["nranks"])
             assert int(f.attrs["simulated"]) == 1
             env = f["provenance/env"].attrs
