@@ -69,6 +69,16 @@ def run_mpi(cmd: list[str], **env) -> None:
         pytest.fail(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr[-3000:]}")
 
 
+def mpi_traces(root: Path, exe: Path, runs, *args: str) -> Path:
+    """A campaign folder of real traces: ``mpirun -np RANKS EXE ARGS -o ROOT/NAME.h5`` for every
+    (RANKS, NAME) of ``runs``; fails the test when the binary is not built or a run fails."""
+    need_binary(exe)
+    root.mkdir(parents=True, exist_ok=True)
+    for ranks, name in runs:
+        run_mpi(["mpirun", "-np", str(ranks), str(exe), *args, "-o", str(root / f"{name}.h5")])
+    return root
+
+
 def run_cli(*args: str, wrapper: bool = False) -> subprocess.CompletedProcess:
     """Run scaleprobe-analyze in a child process (module form, or the shell wrapper)."""
     if wrapper:

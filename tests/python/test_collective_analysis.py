@@ -6,26 +6,18 @@ raw HDF5 tables read with h5py."""
 from __future__ import annotations
 
 import re
-import subprocess
 
 import h5py
 import pytest
 
-from helpers import build_dir, mpi_env, need_binary, report_text, run_cli
+from helpers import build_dir, mpi_traces, report_text, run_cli
 
 
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory):
-    exe = build_dir() / "bin" / "collective_perf"
-    need_binary(exe)
-    root = tmp_path_factory.mktemp("collective") / "c"
-    root.mkdir()
-    for ranks, name in ((2, "cp_N1_t2_c1_p1"), (2, "cp_N1_t2_c1_p2"), (3, "cp_N1_t3_c1")):
-        proc = subprocess.run(["mpirun", "-np", str(ranks), str(exe), "-c", "all_gather", "--sizes", "4K,64K", "-n", "5",
-                               "--no-membw", "-q", "-o", str(root / f"{name}.h5")], capture_output=True, text=True,
-                              timeout=120, env=mpi_env())
-        assert proc.returncode == 0, proc.stderr
-    return root
+    return mpi_traces(tmp_path_factory.mktemp("collective") / "c", build_dir() / "bin" / "collective_perf",
+                      ((2, "cp_N1_t2_c1_p1"), (2, "cp_N1_t2_c1_p2"), (3, "cp_N1_t3_c1")),
+                      "-c", "all_gather", "--sizes", "4K,64K", "-n", "5", "--no-membw", "-q")
 
 
 def test_report_names_the_collective_and_groups_by_the_size_asked(campaign, tmp_path):

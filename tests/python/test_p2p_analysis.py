@@ -9,21 +9,14 @@ import subprocess
 import h5py
 import pytest
 
-from helpers import build_dir, markdown_rows, mpi_env, need_binary, report_text, run_cli
+from helpers import build_dir, markdown_rows, mpi_env, mpi_traces, need_binary, report_text, run_cli
 
 
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory):
-    exe = build_dir() / "bin" / "p2p_perf"
-    need_binary(exe)
-    root = tmp_path_factory.mktemp("p2p") / "c"
-    root.mkdir()
-    for ranks, name in ((2, "p2p_N1_t2_c1_p1"), (2, "p2p_N1_t2_c1_p2"), (4, "p2p_N1_t4_c1")):
-        proc = subprocess.run(["mpirun", "-np", str(ranks), str(exe), "-b", "4", "-e", "4K", "-f", "32", "-n", "5",
-                               "-q", "-o", str(root / f"{name}.h5")], capture_output=True, text=True, timeout=120,
-                              env=mpi_env())
-        assert proc.returncode == 0, proc.stderr
-    return root
+    return mpi_traces(tmp_path_factory.mktemp("p2p") / "c", build_dir() / "bin" / "p2p_perf",
+                      ((2, "p2p_N1_t2_c1_p1"), (2, "p2p_N1_t2_c1_p2"), (4, "p2p_N1_t4_c1")),
+                      "-b", "4", "-e", "4K", "-f", "32", "-n", "5", "-q")
 
 
 def test_report_has_the_sweep_section_and_every_traces_table(campaign, tmp_path):
