@@ -10,7 +10,7 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from . import imbalance
+from . import imbalance, simulated_vs_measured
 from .backends import backend_sections
 from .campaign import Campaign, Options, Section, group_points, trace_stem
 from .kinds import MODULES, module_for
@@ -27,14 +27,15 @@ def figures_for(trace: Trace) -> dict[str, Figure]:
 
 
 def campaign_sections(traces: list[Trace], options: Options) -> list[Section]:
-    """The cross-point sections of every kind, kinds in registry order, then the backends side by side."""
+    """The cross-point sections of every kind, kinds in registry order, then the backends side by side,
+    then measured beside simulated allreduce points where both exist (``simulated_vs_measured.py``)."""
     points = group_points(traces)
     sections = []
     for kind, module in MODULES.items():
         mine = [p for p in points if p.id.kind == kind]
         if mine:
             sections += module.campaign_sections(mine, options)
-    return sections + backend_sections(points)
+    return sections + backend_sections(points) + simulated_vs_measured.sections(traces)
 
 
 def plot_campaign(campaign: Campaign, out_dir: str | Path, case: str = "best") -> dict[tuple[str, str], list[Path]]:

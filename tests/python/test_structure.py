@@ -15,7 +15,7 @@ LAYERS = [
     {"manifest", "campaign", "campaign_status"},  # campaigns: discovery, points, passes; status of every run
     {"train_tables", "train_figures", "train_report", "train_timeline", "allreduce", "bucket_sweep", "collective", "p2p", "replay", "train"},  # one module per kind (+ train's helpers)
     {"kinds"},  # the registry
-    {"imbalance", "compare", "timeline", "export", "backends"},  # kind-independent views, dispatching through the registry
+    {"imbalance", "compare", "timeline", "export", "backends", "simulated_vs_measured"},  # kind-independent views, dispatching through the registry
     {"plots"},
     {"report"},
     {"cli"},
