@@ -96,9 +96,12 @@ DIMENSIONS: Tuple[Dimension, ...] = (
               option="--backend", alternate=True),
     # A simulated point runs the smpi build's program on a SimGrid platform of the point's nodes x
     # tasks per node (scripts/simulate), inside a one-task job: its times are simulated, labelled so.
-    Dimension("simulate", "SCALEPROBE_SIMULATE", "simulated platform: none runs on the allocation; flat "
-              "simulates the point's nodes x tasks per node (scripts/simulate, docs/simulation.md)",
-              choices=("none", "flat"), default="none", name="_sim-{}",
+    # The value is scripts/simulate's --topology: the shape comes from the point's nodes (or from
+    # --topology-parameters in SCALEPROBE_SIM_FLAGS).
+    Dimension("simulate", "SCALEPROBE_SIMULATE", "simulated platform: none runs on the allocation; flat, "
+              "fat-tree, dragonfly or torus simulates the point's nodes x tasks per node on that topology "
+              "(scripts/simulate --topology, docs/simulation.md)",
+              choices=("none", "flat", "fat-tree", "dragonfly", "torus"), default="none", name="_sim-{}",
               benches=("allreduce", "collective", "bucket_sweep", "p2p")),
 )
 BY_KEY: Dict[str, Dimension] = {d.key: d for d in DIMENSIONS}

@@ -208,8 +208,9 @@ def simulated_programs(s: Settings, g: Geometry, bench: str, env: Dict[str, str]
                               "cmake --build --preset smpi, or SCALEPROBE_SIM_BUILD_DIR)")
     simulate = [sys.executable, str(s.root / "scripts" / "simulate"), "--build", str(build)]
     flags = env.get("SCALEPROBE_SIM_FLAGS", "").split()
+    topology = ["--topology", s.values["simulate"]]  # the dimension's value is the platform's topology
     return Programs(binary, simulate + ["--nodes", "1", "--ranks-per-node", "1", "trace_check"],
-                    simulate + flags + ["--nodes", str(g.nodes), "--ranks-per-node", str(g.tasks_per_node)],
+                    simulate + flags + topology + ["--nodes", str(g.nodes), "--ranks-per-node", str(g.tasks_per_node)],
                     f"scripts/simulate ({s.values['simulate']} platform{', ' + ' '.join(flags) if flags else ''})")
 
 

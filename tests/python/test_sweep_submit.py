@@ -1,7 +1,7 @@
 """Pure logic of the sweep submitter (python/scaleprobe_sweep): names, the one dimension table,
 flags, benchmark-argument checks (and that the job scripts' shell scan agrees). Campaign files:
 test_sweep_campaign_files.py; the manifest: test_sweep_manifest.py. No SLURM, no binaries:
-tests/slurm/test_jobs_offline.sh runs the submitter end to end with fake sbatch/squeue."""
+tests/slurm/test_submit_offline.sh runs the submitter end to end with fake sbatch/squeue."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -154,3 +154,34 @@ def test_arguments_the_job_owns_are_refused(bench, args, refused):
     assert (problem is None) == (refused is None)
     if refused:
         assert problem.startswith(f"do not pass {refused}: ")
+
+
+# ---------------------------------------------------------------- simulated topologies
+
+def test_simulate_takes_a_topology_named_in_the_point_and_passed_to_scripts_simulate(tmp_path):
+    """simulate's values past none are scripts/simulate's --topology: each names its points
+    _sim-<topology>, and a simulated point's job runs scripts/simulate --topology <value> on the
+    point's nodes x tasks per node (the shape from --nodes, or SCALEPROBE_SIM_FLAGS)."""
+    from scaleprobe_sweep import job
+    assert dimensions.BY_KEY["simulate"].choices == ("none", "flat", "fat-tree", "dragonfly", "torus")
+    c = build(tmp_path, ["--bench", "allreduce", "--simulate", "flat,fat-tree,dragonfly,torus", "--nodes", "8",
+                         "--tasks-per-node", "2", "--dry-run"])
+    assert sorted(p.stem for p in c.points()) == sorted(f"allreduce_N8_t2_c1_sim-{t}"
+                                                        for t in ("flat", "fat-tree", "dragonfly", "torus"))
+    assert "--simulate mesh: use none, flat, fat-tree, dragonfly or torus" in \
+        error_of(tmp_path, ["--bench", "allreduce", "--simulate", "mesh"])
+    smpi = tmp_path / "smpi"
+    (smpi / "bin").mkdir(parents=True)
+    for name in ("allreduce_perf", "trace_check"):
+        (smpi / "bin" / name).write_text("#!/bin/sh\n")
+        (smpi / "bin" / name).chmod(0o755)
+    env = {"SCALEPROBE_ROOT": str(REPO), "SCALEPROBE_SIMULATE": "fat-tree", "SCALEPROBE_SIM_BUILD_DIR": str(smpi),
+           "SCALEPROBE_SIM_FLAGS": "--topology-parameters 2;4,2;1,1;1,1"}
+    s = job.read_settings(env)
+    g = job.Geometry(8, 2, 1, 1, "7", False, True)
+    programs = job.simulated_programs(s, g, "allreduce", env)
+    assert programs.launch[-8:] == ["--topology-parameters", "2;4,2;1,1;1,1", "--topology", "fat-tree",
+                                    "--nodes", "8", "--ranks-per-node", "2"]
+    assert "--topology" not in programs.check  # the trace check runs on one host, whatever the point's topology
+    with pytest.raises(job.JobError, match="SCALEPROBE_SIMULATE=ring: use none, flat, fat-tree, dragonfly or torus"):
+        job.read_settings({**env, "SCALEPROBE_SIMULATE": "ring"})

@@ -9,8 +9,11 @@
 #    form of a pipelined ring on this platform (within 3 %);
 #  - step_replay of two stored gpt-micro traces (progress overlap on 2 ranks, thread on 1): within
 #    25 % of the measured step like for like, slower at 16 ranks, a valid simulated trace;
+#  - the ring on a torus and a fat tree (--topology) against the closed form with each route's link
+#    count, and on a dragonfly shaped from --nodes slower than flat; a bad shape: one line, exit 2;
 #  - a simulated point as a SLURM job (jobs/allreduce.sbatch with SCALEPROBE_SIMULATE=flat in a fake
 #    one-task allocation): the trace named _sim-flat, simulated = 1; without its point, one line;
+#    SCALEPROBE_SIMULATE=torus: the trace named _sim-torus, on a torus;
 #  - bad input: a platform option out of range, a program not built, a replay of a trace that is
 #    not a trainer's or of a case it lacks: one line each, non-zero.
 #   bash simulated_runs.sh BUILD_DIR
@@ -35,10 +38,10 @@ rows=$(grep -vc '^#' "$work/a.txt")
 awk '!/^#/ && $NF != 0 { bad = 1 } END { exit bad }' "$work/a.txt" || fail "wrong elements in a row"
 cmp -s <(grep -v '^#' "$work/a.txt") <(grep -v '^#' "$work/b.txt") || fail "two identical simulations differ: $(diff <(grep -v '^#' "$work/a.txt") <(grep -v '^#' "$work/b.txt") | head -4)"
 
-check_trace() {
+check_trace() {  # TRACE [PLATFORM TEXT, default: flat cluster]
   sim --nodes 1 --ranks-per-node 1 trace_check "$1" > "$work/check.txt" 2>&1 || { cat "$work/check.txt"; fail "trace_check $1"; }
   [ "$(h5dump -a simulated "$1" | grep -c '(0): 1$')" = 1 ] || fail "$1: simulated is not 1"
-  h5dump -a /provenance/env/SCALEPROBE_SIM_PLATFORM "$1" | grep -q 'flat cluster' || fail "$1: no platform in the provenance"
+  h5dump -a /provenance/env/SCALEPROBE_SIM_PLATFORM "$1" | grep -qF "${2:-flat cluster}" || fail "$1: no platform (${2:-flat cluster}) in the provenance"
 }
 check_trace "$work/a.h5"
 
@@ -57,6 +60,40 @@ sim --nodes 8 --ranks-per-node 1 allreduce_perf --sizes 1M -a ring -n 2 -w 1 -q 
 awk '!/^#/ { t = $9 * 1e-6; model = 2 * 7 * (2e-6 + (1048576 / 8) / 12.5e9); r = t / model;
              printf "ring 1 MiB, 8 hosts: simulated %.2f us, closed form %.2f us, ratio %.3f\n", t * 1e6, model * 1e6, r;
              if (r < 0.97 || r > 1.03) exit 1 }' "$work/ring.txt" || fail "ring time off the closed form"
+
+# Topologies (scripts/simulate --topology): the same ring on 8 one-rank hosts, where each of its
+# 2(p-1) steps takes as many link latencies as its slowest neighbour pair's route has links.
+# A torus of 8 (a ring of hosts): neighbours one link apart, t = 2(p-1)(1 us + (n/p)/12.5 GB/s).
+# A fat tree of two leaf switches of 4 hosts under one top switch ("2;4,2;1,1;1,1"): hosts 3 and 4
+# (and 7 and 0) go up and down it, 4 links, t = 2(p-1)(4 us + (n/p)/12.5 GB/s).
+ring_on() {  # NAME CLOSED-FORM-LATENCY-S TOPOLOGY-OPTIONS...
+  local name=$1 lat=$2; shift 2
+  sim --nodes 8 --ranks-per-node 1 "$@" allreduce_perf --sizes 1M -a ring -n 2 -w 1 -q --chunk 1M -o "$work/$name.h5" \
+    > "$work/$name.txt" 2>&1 || { cat "$work/$name.txt"; fail "ring on $name"; }
+  if [ "$lat" != - ]; then
+    awk -v lat="$lat" -v name="$name" '!/^#/ { t = $9 * 1e-6; model = 2 * 7 * (lat + (1048576 / 8) / 12.5e9); r = t / model;
+      printf "ring 1 MiB, 8 hosts, %s: simulated %.2f us, closed form %.2f us, ratio %.3f\n", name, t * 1e6, model * 1e6, r;
+      if (r < 0.97 || r > 1.03) exit 1 }' "$work/$name.txt" || fail "ring time on $name off the closed form"
+  fi
+}
+ring_on torus 1e-6 --topology torus --topology-parameters 8
+ring_on fat-tree 4e-6 --topology fat-tree --topology-parameters '2;4,2;1,1;1,1'
+h5dump -a /provenance/env/SCALEPROBE_SIM_PLATFORM "$work/fat-tree.h5" | grep -q 'fat-tree cluster (FAT_TREE 2;4,2;1,1;1,1): 8 nodes' ||
+  fail "fat tree: the platform in the provenance does not name it: $(h5dump -a /provenance/env/SCALEPROBE_SIM_PLATFORM "$work/fat-tree.h5")"
+# A dragonfly shaped from --nodes (2 groups of 4 routers, one host each): routes between groups
+# take more links than the flat cluster's two, so the ring is slower than there.
+ring_on dragonfly - --topology dragonfly
+check_trace "$work/dragonfly.h5" 'dragonfly cluster (DRAGONFLY 2,1;1,1;4,1;1): 8 nodes'  # the shape from --nodes 8
+paste <(grep -v '^#' "$work/ring.txt") <(grep -v '^#' "$work/dragonfly.txt") |
+  awk '{ if ($26 + 0 <= $9 + 0) bad = 1 } END { exit bad }' ||
+  fail "dragonfly ring not slower than flat: $(grep -hv '^#' "$work/ring.txt" "$work/dragonfly.txt")"
+# A shape whose hosts are not --nodes, or malformed: one line, exit 2.
+for bad in "torus 2,2 the topology has 4 hosts, --nodes 8" "fat-tree 2;4,2;1,1 not h;m1" "dragonfly 2,1;4,1;1,1;1 1 routers per chassis for 2 groups"; do
+  read -r topo params expect <<<"$bad"
+  rc=0; sim --nodes 8 --topology "$topo" --topology-parameters "$params" allreduce_perf > "$work/bad.txt" 2>&1 || rc=$?
+  [ "$rc" = 2 ] && [ "$(wc -l < "$work/bad.txt")" = 1 ] && grep -qF "$expect" "$work/bad.txt" ||
+    fail "--topology $topo --topology-parameters $params: exit $rc, $(cat "$work/bad.txt")"
+done
 
 # step_replay (sim/step_replay.cpp) of two measured gpt-micro runs (tests/data): progress overlap
 # on 2 ranks, replayed on 2 ranks of one host and on 16 (2 hosts x 8); thread overlap on 1 rank,
@@ -105,4 +142,11 @@ grep -q "^scaleprobe-job: OK $t\$" "$work/job.txt" || fail "simulated job: $(tai
 [ "$(h5dump -a simulated "$t" | grep -c '(0): 1$')" = 1 ] || fail "$t: simulated is not 1"
 if "${job[@]}" SLURM_JOB_ID=94 bash "$root/jobs/allreduce.sbatch" > "$work/bad.txt" 2>&1; then fail "a simulated job without its point ran"; fi
 grep -q "^scaleprobe-job: error: SCALEPROBE_SIM_POINT=: a simulated point needs" "$work/bad.txt" || fail "no point: $(cat "$work/bad.txt")"
+# The dimension's other values are the platform's topology: a torus point, its shape from its nodes.
+t=$work/results/default/allreduce_N2_t4_c1_sim-torus_j95.h5
+"${job[@]}" SLURM_JOB_ID=95 SCALEPROBE_SIMULATE=torus SCALEPROBE_SIM_POINT=2x4x1 bash "$root/jobs/allreduce.sbatch" --sizes 8 -n 1 \
+  > "$work/job.txt" 2>&1 || { cat "$work/job.txt"; fail "a simulated torus job"; }
+grep -q "^scaleprobe-job: OK $t\$" "$work/job.txt" || fail "simulated torus job: $(tail -3 "$work/job.txt")"
+h5dump -a /provenance/env/SCALEPROBE_SIM_PLATFORM "$t" | grep -q 'torus cluster (TORUS 2): 2 nodes x 4 ranks' ||
+  fail "$t: not the torus platform"
 echo "simulated runs: ok"
