@@ -2,7 +2,7 @@
 
 #include <array>
 
-#include "collectives/harness.hpp"
+#include "collectives/pattern.hpp"
 #include "core/error.hpp"
 
 namespace sp::coll {

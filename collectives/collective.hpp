@@ -1,7 +1,7 @@
 // The collectives scaleprobe measures, each described once: its name, the library call it is compared
 // with, how many elements each rank sends and receives for a message, nccl-tests' bus-bandwidth
 // factor, and what every rank must hold afterwards (the verification's reference, from the
-// harness's pattern: harness.hpp). An algorithm (allreduce.hpp's Algorithm) implements one of them.
+// verification pattern: pattern.hpp). An algorithm (algorithms/allreduce.hpp's Algorithm) implements one of them.
 //
 // A message of `count` elements is nccl-tests' size: the whole buffer an allreduce, reduce,
 // broadcast or all-to-all rank sends, the whole buffer a reduce-scatter rank sends and an all-gather
@@ -68,7 +68,7 @@ CallCounts call_counts(const CollectiveCall& c, int nranks, int rank);
 std::size_t v_block(const CollectiveCall& c, int nranks, int to);
 std::size_t v_displacement(const CollectiveCall& c, int nranks, int to);
 
-// Verification (harness.hpp's pattern, exact in every dtype): rank's input, and what its receive
+// Verification (pattern.hpp, exact in every dtype): rank's input, and what its receive
 // buffer must hold after the call; output_checked is false where the collective leaves it undefined
 // (a reduce's non-root ranks).
 void fill_input(const CollectiveCall& c, void* buf, Dtype d, int rank, int nranks);

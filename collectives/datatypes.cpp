@@ -1,10 +1,11 @@
 // Element types, reduction operators and the local (on-node) reduction every algorithm uses.
+#include "collectives/datatypes.hpp"
+
 #include <algorithm>
 #include <array>
 #include <climits>
 #include <cstring>
 
-#include "allreduce.hpp"
 #include "bf16.hpp"
 #include "core/error.hpp"
 
@@ -135,43 +136,6 @@ std::size_t count_mismatches(const void* got, const void* want, std::size_t coun
   std::size_t es = size_of(d), wrong = 0;
   for (std::size_t i = 0; i < count; ++i) wrong += std::memcmp(a + i * es, b + i * es, es) != 0;
   return wrong;
-}
-
-TransportBuffer Transport::allocate(std::size_t bytes) const {
-  void* p = ::operator new (std::max<std::size_t>(bytes, 1), std::align_val_t{64});
-  std::memset(p, 0, bytes);
-  return TransportBuffer(p, bytes, [](void* q) noexcept { ::operator delete (q, std::align_val_t{64}); });
-}
-
-void Transport::copy(void* dst, const void* src, std::size_t bytes) const {
-  if (bytes) std::memcpy(dst, src, bytes);
-}
-
-std::size_t Transport::count_mismatches(const void* got, const void* want, std::size_t count, Dtype d) const {
-  return coll::count_mismatches(got, want, count, d);
-}
-
-bool Transport::test(Request& r) {
-  if (!r.pending()) return true;
-  fail("the {} transport cannot test a request (it cannot advance a schedule without blocking)", name());
-}
-
-std::size_t Transport::wait_any(std::span<Request* const> requests) {
-  if (requests.empty()) fail("wait_any on no request");
-  wait(*requests.front());
-  return 0;
-}
-
-Request Transport::post_library_allreduce(const void*, void*, std::size_t, Dtype, Op) {
-  fail("the {} transport has no nonblocking allreduce", name());
-}
-
-void Transport::library_collective(const CollectiveCall& c, const void*, void*, Dtype, Op) {
-  fail("the {} transport has no library {} (run it on --backend mpi)", name(), info(c.collective).name);
-}
-
-Request Transport::post_library_collective(const CollectiveCall& c, const void*, void*, Dtype, Op) {
-  fail("the {} transport has no nonblocking library {}", name(), info(c.collective).name);
 }
 
 }  // namespace sp::coll

@@ -20,7 +20,7 @@ PACKAGES=(
   libfmt-dev libcli11-dev nlohmann-json3-dev libopenblas-openmp-dev libgtest-dev libbenchmark-dev libhwloc-dev
   # oneDNN: the default GEMM library (kernels/gemm.hpp), its kernels generated for the CPU at hand
   libdnnl-dev
-  # Gloo: the gloo transport (--backend gloo; collectives/gloo_transport.cpp)
+  # Gloo: the gloo transport (--backend gloo; collectives/transports/gloo_transport.cpp)
   libgloo-dev
   # SimGrid's SMPI and the serial HDF5 it writes traces with: the simulated build (preset smpi,
   # docs/simulation.md); Debian keeps the parallel HDF5 the default (its alternative ranks higher)

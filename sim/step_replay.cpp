@@ -25,9 +25,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "collectives/allreduce.hpp"
-#include "collectives/backend.hpp"
-#include "collectives/program.hpp"
+#include "collectives/algorithms/allreduce.hpp"
+#include "collectives/algorithms/backend.hpp"
+#include "collectives/algorithms/program.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/options.hpp"

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "collectives/allreduce.hpp"
+#include "collectives/algorithms/allreduce.hpp"
 #include "collectives/buckets.hpp"
 #include "core/error.hpp"
 #include "core/options.hpp"

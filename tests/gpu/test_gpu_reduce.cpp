@@ -1,4 +1,4 @@
-// The GPU transport's device kernels (collectives/gpu/reduce.cu) against the host's reduce_local,
+// The GPU transport's device kernels (collectives/transports/gpu/reduce.cu) against the host's reduce_local,
 // for every dtype and op, and the device count of wrong elements against planted differences.
 // Needs a CUDA device: without one each test is Not Run (optional part gpu).
 #include <cuda_runtime.h>
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "collectives/datatypes.hpp"
-#include "collectives/gpu/reduce.hpp"
-#include "collectives/harness.hpp"
+#include "collectives/transports/gpu/reduce.hpp"
+#include "collectives/bench/harness.hpp"
 #include "tests/lib/optional_part.hpp"
 
 namespace sp::coll::gpu {

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "collectives/transport.hpp"
+#include "collectives/transports/transport.hpp"
 
 namespace sp::coll::testing {
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectives/transport.hpp"
+#include "collectives/transports/transport.hpp"
 #include "core/error.hpp"
 
 namespace sp::coll::testing {

@@ -2,7 +2,7 @@
 // mpiexec started (CTest runs 1, 2, 3, 4, 5 and 8), on the transport SP_TRANSPORT names (default
 // mpi; CTest runs gloo too): the schedules on it (on Gloo with the sum only, see below) and its
 // library's own allreduce. Inputs are the harness's verification pattern
-// (collectives/harness.hpp): pseudo-random small integers from (rank, index) with no short period
+// (collectives/bench/harness.hpp): pseudo-random small integers from (rank, index) with no short period
 // across elements or ranks, ranged per dtype and rank count so every partial sum is exact (the
 // derivation is in harness.cpp). Every rank computes the expected reduction itself; results must
 // match exactly.
@@ -21,14 +21,14 @@
 #include <string>
 #include <vector>
 
-#include "collectives/allreduce.hpp"
+#include "collectives/algorithms/allreduce.hpp"
 #include "collectives/bf16.hpp"
-#include "collectives/harness.hpp"
-#include "collectives/node_segment.hpp"
+#include "collectives/bench/harness.hpp"
+#include "collectives/transports/node_segment.hpp"
 #include "tests/lib/optional_part.hpp"
 #ifdef SCALEPROBE_HAVE_NCCL
-#include "collectives/gpu/device.hpp"
-#include "collectives/gpu/reduce.hpp"
+#include "collectives/transports/gpu/device.hpp"
+#include "collectives/transports/gpu/reduce.hpp"
 #include "core/program.hpp"
 #endif
 

@@ -3,10 +3,10 @@
 // mpiexec started (CTest: 1, 2, 3, 4, 5 and 8): every dtype and op, counts around the rank count,
 // segmented and not, three roots (Gloo, at ~4 ms a call: sum, f32 and i32, one chunk size — the
 // host reduction is MPI's, checked there), through the harness's
-// CollectiveCase (collectives/harness.hpp) — the library's own call (MPI_Reduce_scatter_block ...)
+// CollectiveCase (collectives/bench/harness.hpp) — the library's own call (MPI_Reduce_scatter_block ...)
 // and the schedules checked against the same expected output, so the reference is itself checked
 // by an independent implementation. Then the schedules' programs advanced by the progressed
-// executor (collectives/program.hpp) reach the same results.
+// executor (collectives/algorithms/program.hpp) reach the same results.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "collectives/allreduce.hpp"
-#include "collectives/blocks.hpp"
-#include "collectives/harness.hpp"
+#include "collectives/algorithms/allreduce.hpp"
+#include "collectives/algorithms/blocks.hpp"
+#include "collectives/bench/harness.hpp"
 #include "core/error.hpp"
 #include "tests/lib/optional_part.hpp"
 

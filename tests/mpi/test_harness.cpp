@@ -17,9 +17,9 @@
 #include <thread>
 
 #include "collectives/bf16.hpp"
-#include "collectives/backend.hpp"
-#include "collectives/harness.hpp"
-#include "collectives/node_segment.hpp"
+#include "collectives/algorithms/backend.hpp"
+#include "collectives/bench/harness.hpp"
+#include "collectives/transports/node_segment.hpp"
 #include "core/error.hpp"
 #include "tests/lib/forwarding_transport.hpp"
 

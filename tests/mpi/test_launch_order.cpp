@@ -1,5 +1,5 @@
 // The order in which the NCCL transport starts each schedule's sends and receives
-// (collectives/gpu/grouped_posts.hpp) cannot deadlock on NCCL's streams. Checked without a GPU:
+// (collectives/transports/gpu/grouped_posts.hpp) cannot deadlock on NCCL's streams. Checked without a GPU:
 // every schedule runs on MPI (so it runs to its end) through a transport that records the groups
 // NCCL would have been given; rank 0 then plays those groups the way NCCL runs them (each rank's
 // groups one after the other; a send completes only while the peer's matching receive is running)
@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "collectives/allreduce.hpp"
-#include "collectives/gpu/grouped_posts.hpp"
+#include "collectives/algorithms/allreduce.hpp"
+#include "collectives/transports/gpu/grouped_posts.hpp"
 
 namespace sp::coll {
 namespace {

@@ -1,4 +1,4 @@
-// p2p_perf's cases (collectives/p2p_bench.hpp) at an even rank count (CTest: 2 and 4; p2p_perf
+// p2p_perf's cases (collectives/bench/p2p_bench.hpp) at an even rank count (CTest: 2 and 4; p2p_perf
 // refuses odd ones, tests/unit/cli_errors.sh), on the transport SP_TRANSPORT names (mpi, or gloo
 // where built): every test delivers the sender's pattern into every slot of the window through
 // the timed loop and verification (one shared slot as OSU's, or distinct ones), and a corrupted
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/p2p_bench.hpp"
+#include "collectives/bench/p2p_bench.hpp"
 #include "core/error.hpp"
 #include "tests/lib/forwarding_transport.hpp"
 #include "tests/lib/optional_part.hpp"

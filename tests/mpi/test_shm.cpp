@@ -1,4 +1,4 @@
-// The node-local allreduces (collectives/shm.cpp) after set-up: no MPI call inside a call — every
+// The node-local allreduces (collectives/algorithms/shm.cpp) after set-up: no MPI call inside a call — every
 // communication call of the MPI library is counted through the profiling interface (PMPI) — and
 // the node segment's arena and orphan clean-up. Exactness at 1-8 ranks is allreduce_algorithms'.
 #include <gtest/gtest.h>
@@ -11,8 +11,8 @@
 #include <fstream>
 #include <vector>
 
-#include "collectives/allreduce.hpp"
-#include "collectives/node_segment.hpp"
+#include "collectives/algorithms/allreduce.hpp"
+#include "collectives/transports/node_segment.hpp"
 #include "core/error.hpp"
 
 namespace {

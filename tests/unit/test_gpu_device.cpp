@@ -1,4 +1,4 @@
-// The GPU device rule (collectives/gpu/device.hpp), host side: which device a rank takes from its
+// The GPU device rule (collectives/transports/gpu/device.hpp), host side: which device a rank takes from its
 // local index and the devices it sees, and the one-line errors when that cannot work. Runs
 // everywhere; no CUDA needed.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "collectives/gpu/device.hpp"
+#include "collectives/transports/gpu/device.hpp"
 #include "core/error.hpp"
 
 namespace sp::coll::gpu {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "collectives/bf16.hpp"
-#include "collectives/harness.hpp"
+#include "collectives/bench/harness.hpp"
 
 using namespace sp::coll;
 // The generator itself, at rank counts too large to launch here (up to 1024).

@@ -1,4 +1,4 @@
-// The schedules as step programs (collectives/program.hpp), every rank in one process on a
+// The schedules as step programs (collectives/algorithms/program.hpp), every rank in one process on a
 // loopback transport that moves a message only when polled: each program gives the exact
 // reduction when advanced a slice at a time, its sends and receives pair up message for message,
 // and advancing them keeps moving — in lockstep rounds (every rank one advance() per round) some
@@ -13,8 +13,8 @@
 #include <memory>
 #include <vector>
 
-#include "collectives/allreduce.hpp"
-#include "collectives/harness.hpp"
+#include "collectives/algorithms/allreduce.hpp"
+#include "collectives/bench/harness.hpp"
 #include "core/error.hpp"
 #include "tests/lib/loopback_transport.hpp"
 

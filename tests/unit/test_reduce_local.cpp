@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "collectives/allreduce.hpp"
+#include "collectives/algorithms/allreduce.hpp"
 #include "collectives/bf16.hpp"
 #include "core/error.hpp"
 

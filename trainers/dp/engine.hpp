@@ -33,7 +33,7 @@
 #include "core/samples.hpp"
 #include "core/trace.hpp"
 #include "trainers/dp/fault.hpp"
-#include "collectives/backend.hpp"
+#include "collectives/algorithms/backend.hpp"
 #include "trainers/dp/options.hpp"
 #include "trainers/dp/reducer.hpp"
 #include "trainers/dp/shard.hpp"

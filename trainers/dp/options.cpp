@@ -5,7 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "collectives/backend.hpp"
+#include "collectives/algorithms/backend.hpp"
 #include "core/options.hpp"
 #include "core/program.hpp"
 

@@ -7,14 +7,14 @@
 #include <vector>
 
 #include "core/cli_fwd.hpp"
-#include "collectives/allreduce.hpp"
+#include "collectives/algorithms/allreduce.hpp"
 #include "collectives/buckets.hpp"
 
 namespace sp::dp {
 
 struct DataParallelOptions {
   std::string algorithms = "ring";  // comma-separated, or "all"
-  std::string backend = "mpi";      // the transport the buckets travel on (collectives/backend.hpp)
+  std::string backend = "mpi";      // the transport the buckets travel on (collectives/algorithms/backend.hpp)
   std::string bucket_caps = "25";   // comma-separated
   int chunk_kib = 1024;
   bool no_overlap = false;       // the old spelling of --overlap none

@@ -11,7 +11,7 @@
 // finish() waits for the rest: the time it blocks is the exposed communication.
 //
 // Overlap modes (overlap.hpp):
-//  - progress: no thread. A ready bucket's program (collectives/program.hpp) is started at once
+//  - progress: no thread. A ready bucket's program (collectives/algorithms/program.hpp) is started at once
 //    and every grads_ready() call advances the buckets in flight as far as they go without
 //    blocking (at most kInFlight at a time, each with its own tags and scratch). The time inside
 //    those calls is communication, never compute: progress_s() reports it so the engine can move
@@ -42,8 +42,8 @@
 #include <thread>
 #include <vector>
 
-#include "collectives/allreduce.hpp"
-#include "collectives/backend.hpp"
+#include "collectives/algorithms/allreduce.hpp"
+#include "collectives/algorithms/backend.hpp"
 #include "collectives/buckets.hpp"
 #include "trainers/dp/bucket_slice.hpp"
 #include "trainers/dp/overlap.hpp"
@@ -86,7 +86,7 @@ class GradientReducer {
 
   // comm is duplicated so the engine's messages never match anyone else's. grads: the flat
   // buffer (forward order, layout.total_numel() floats), which must outlive the reducer.
-  // backend: the transport the buckets travel on (collectives/backend.hpp), connected here.
+  // backend: the transport the buckets travel on (collectives/algorithms/backend.hpp), connected here.
   // algorithms: every algorithm the run will configure; with node-local ones the node's segment
   // is made here (collective; one line on every rank if these ranks cannot run them), with a
   // channel per bucket in flight, and for those whose buffers lie in the segment a copy of the

@@ -1,14 +1,14 @@
 // --shard optimizer (ZeRO stage 1, as FSDP cuts its units): each gradient bucket is reduce-scattered
 // instead of allreduced, each rank keeps the optimizer state of its blocks only and updates those
 // parameters, and every bucket's parameters are then all-gathered (ring reduce-scatter and
-// all-gather, collectives/ring_halves.cpp, in place in the trainer's flat buffers).
+// all-gather, collectives/algorithms/ring_halves.cpp, in place in the trainer's flat buffers).
 // --shard gradients (ZeRO stage 2) also gives the gradient memory back as soon as it is dead: once
 // a bucket is reduce-scattered, the pages of the other ranks' blocks (release_pages); after the
 // update, the whole buffer. Released pages read as zeros, which is what the next backward, adding
 // into the buffer, needs; they take memory again only when backward writes them.
 //
 // Which elements a rank owns: bucket i of n_i elements is cut as Blocks{n_i, ranks, c_i}
-// (collectives/blocks.hpp), rank r owning block r. The n_i % ranks larger blocks of each bucket
+// (collectives/algorithms/blocks.hpp), rank r owning block r. The n_i % ranks larger blocks of each bucket
 // start where the previous bucket's left off (c_i = sum_{k<i} n_k % ranks, mod ranks), so over the
 // whole buffer of P elements every rank owns floor(P/ranks) or ceil(P/ranks): the optimizer state
 // per rank is ceil(P/ranks) elements per state vector at most, whatever the bucket cap.
@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/blocks.hpp"
+#include "collectives/algorithms/blocks.hpp"
 #include "trainers/dp/bucket_slice.hpp"
 
 namespace sp::dp {

@@ -1,0 +1,71 @@
+// Reduce-scatter by recursive halving (Rabenseifner's first half, rabenseifner.cpp, as a collective
+// of its own): in the step at distance m, ranks that differ in bit m exchange half of the segments
+// they are still responsible for and each reduces the half it keeps; after log2(p) steps each rank
+// holds its own block fully reduced. The input is never written: the sums are made in a scratch
+// copy of it. Farthest partners first, unlike the allreduce's halving (nearest first, ending on
+// bit-reversed blocks): a reduce-scatter must leave block r on rank r.
+//
+// Cost (p a power of two): log2(p) alpha + (p-1)/p n beta + (p-1)/p n gamma — the ring's
+// bandwidth with a logarithmic latency term.
+//
+// Other rank counts: with p' the largest power of two <= p and r = p - p', ranks 0..2r-1 pair up
+// (2i, 2i+1); the even rank hands its whole input to the odd one and sits out. The p' remaining
+// ranks halve over p' segments, a paired rank's segment being both its pair's blocks, and each odd
+// rank finally sends its partner's block back: 2 alpha + n beta + n gamma more.
+#include "collectives/algorithms/allreduce.hpp"
+
+namespace sp::coll {
+
+Program plan_halving_reduce_scatter(const Shape& s) {
+  ProgramBuilder b(s, tag::halving_reduce_scatter);
+  const int rank = s.rank, p = s.nranks;
+  const std::size_t block = s.count / static_cast<std::size_t>(p), n = block * static_cast<std::size_t>(p);
+  if (block == 0) return b.finish();
+  auto own = [&](int r) { return static_cast<std::size_t>(r) * block; };
+  if (p == 1) {
+    b.copy(b.recv_buffer(0, block), b.send_buffer(0, block));
+    return b.finish();
+  }
+  int p2 = 1;
+  while (p2 * 2 <= p) p2 *= 2;
+  const int extra = p - p2;
+  const int vrank = rank < 2 * extra ? (rank % 2 ? rank / 2 : -1) : rank - extra;
+  auto real = [&](int v) { return v < extra ? 2 * v + 1 : v + extra; };
+  // Virtual rank v's segment starts at the block of the first real rank it stands for.
+  auto segment_begin = [&](int v) { return own(v < extra ? 2 * v : v + extra); };
+  auto segments = [&](int v, int m) { return b.scratch(segment_begin(v), segment_begin(v + m) - segment_begin(v)); };
+  const Span work = b.scratch(0, n), received = b.scratch(n, n);
+  b.copy(work, b.send_buffer(0, n));
+
+  if (rank < 2 * extra) {  // fold
+    b.step();
+    if (rank % 2 == 0) {
+      b.send(work, rank + 1);
+    } else {
+      b.recv(received, rank - 1);
+      b.reduce(work, received);
+    }
+  }
+  if (vrank >= 0) {
+    for (int m = p2 / 2; m >= 1; m /= 2) {
+      b.step();
+      const int partner = vrank ^ m;
+      const Span kept = segments(vrank / m * m, m), given = segments(partner / m * m, m);
+      const Span theirs = b.scratch(n, kept.count);
+      b.sendrecv(given, theirs, real(partner));
+      b.reduce(kept, theirs);
+    }
+  }
+  if (rank < 2 * extra) {  // unfold: the odd rank holds both blocks of the pair
+    b.step();
+    if (rank % 2 == 0) {
+      b.recv(b.recv_buffer(0, block), rank + 1);
+      return b.finish();
+    }
+    b.send(b.scratch(own(rank - 1), block), rank - 1);
+  }
+  b.copy(b.recv_buffer(0, block), b.scratch(own(rank), block));
+  return b.finish();
+}
+
+}  // namespace sp::coll

@@ -1,0 +1,63 @@
+// The two halves of ring allreduce (ring.cpp) as collectives of their own, on p blocks of count / p
+// elements (collective.hpp), or of uneven blocks when count is not a multiple of p (Shape's
+// first_larger_block: the sharded engine's buckets).
+//
+// Reduce-scatter: at step k rank r passes on its partial sum of block r-k-1 and folds the left
+// neighbour's partial sum of block r-k-2 into its own input; after p-1 steps block r holds every
+// rank's contribution, and it is built in recv. Cost: (p-1) alpha + (p-1)/p n beta + (p-1)/p n gamma.
+// The input is never written: each step's partial sum is made in one of two scratch blocks (the
+// block sent at the next step, then reused two steps later, once its send has completed).
+//
+// All-gather: rank r's block goes to its place in recv, then at step k rank r forwards block r-k and
+// receives block r-k-1. Cost: (p-1) alpha + (p-1)/p n beta, n being the gathered bytes.
+#include "collectives/algorithms/allreduce.hpp"
+#include "collectives/algorithms/blocks.hpp"
+#include "collectives/algorithms/ring_step.hpp"
+
+namespace sp::coll {
+
+Program plan_ring_reduce_scatter(const Shape& s) {
+  ProgramBuilder b(s, tag::ring_reduce_scatter);
+  const std::size_t P = static_cast<std::size_t>(s.nranks), r = static_cast<std::size_t>(s.rank);
+  const Blocks blocks{s.count, P, s.first_larger_block};
+  const std::size_t largest = (s.count + P - 1) / P;
+  if (largest == 0) return b.finish();
+  auto input = [&](std::size_t q) { return b.send_buffer(blocks.begin(q % P), blocks.size(q % P)); };
+  // In place, recv is this rank's block of send: its input is read there at the last step only.
+  const Span result = b.recv_buffer(0, blocks.size(r));
+  if (P == 1) {
+    if (!s.in_place) b.copy(result, input(0));
+    return b.finish();
+  }
+  const std::size_t seg = b.segment_elements(largest);
+  const int left = (s.rank + s.nranks - 1) % s.nranks, right = (s.rank + 1) % s.nranks;
+  auto partial = [&](std::size_t k, std::size_t q) {
+    return b.scratch(2 * seg + (k % 2) * largest, blocks.size(q % P));
+  };
+  for (std::size_t k = 0; k + 1 < P; ++k) {
+    const bool last = k + 2 == P;
+    const std::size_t q = r + 2 * P - k - 2;  // the block this step folds the left's partial sum into
+    const Span in = last ? result : partial(k, q);
+    if (!(last && s.in_place)) b.copy(in, input(q));  // this rank's contribution, the left's folded in below
+    ring_step(b, k == 0 ? input(r + P - 1) : partial(k - 1, q + 1), in, true, last, seg, left, right);
+  }
+  b.scales_result();  // the last step scales each final element (Shape::scaled)
+  return b.finish();
+}
+
+Program plan_ring_all_gather(const Shape& s) {
+  ProgramBuilder b(s, tag::ring_all_gather);
+  const std::size_t P = static_cast<std::size_t>(s.nranks), r = static_cast<std::size_t>(s.rank);
+  const Blocks blocks{s.count, P, s.first_larger_block};
+  const std::size_t largest = (s.count + P - 1) / P;
+  if (largest == 0) return b.finish();
+  auto gathered = [&](std::size_t q) { return b.recv_buffer(blocks.begin(q % P), blocks.size(q % P)); };
+  if (!s.in_place) b.copy(gathered(r), b.send_buffer(0, blocks.size(r)));
+  const std::size_t seg = b.segment_elements(largest);
+  const int left = (s.rank + s.nranks - 1) % s.nranks, right = (s.rank + 1) % s.nranks;
+  for (std::size_t k = 0; k + 1 < P; ++k)
+    ring_step(b, gathered(r + P - k), gathered(r + 2 * P - k - 1), false, false, seg, left, right);
+  return b.finish();
+}
+
+}  // namespace sp::coll

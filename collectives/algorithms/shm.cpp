@@ -1,0 +1,116 @@
+// Node-local allreduce through shared memory (node_segment.hpp), for ranks that share a node's
+// memory: no messages, no MPI call once set up. The caller's buffers are private, so each
+// pipelining chunk of the input is copied into this rank's staging slot; then every rank reduces
+// its slice of the chunk straight out of all the ranks' slots into its own slot (reduce-scatter),
+// and every rank copies each finished slice from its owner's slot into its receive buffer
+// (all-gather). Two slots per rank let the next chunk's copy-in overlap peers still gathering the
+// last one. Synchronisation is three counter signals per chunk: inputs staged, slices reduced,
+// slot read. A chunk is the pipelining segment (--chunk) up to NodeSegment::kSlotBytes, so memory
+// per rank is 2 x 256 KiB whatever the message size.
+//
+// Memory traffic per rank and byte of the message, p ranks: copy-in 1 read + 1 write; reduce
+// (p-1)/p x (2 reads + 1 write) of the own slice (pairwise); all-gather 1 read + 1 write —
+// 4 + 3(p-1)/p bytes moved per byte (shm-seg, below, moves 5(p-1)/p).
+#include <algorithm>
+
+#include "collectives/algorithms/allreduce.hpp"
+#include "collectives/algorithms/blocks.hpp"
+#include "collectives/transports/node_segment.hpp"
+
+namespace sp::coll {
+namespace {
+
+// No elements, or one rank (the input copied unless in place): nothing to share; true when so.
+bool nothing_to_share(ProgramBuilder& b) {
+  const Shape& s = b.shape();
+  if (s.count > 0 && s.nranks == 1 && !s.in_place) b.copy(b.recv_buffer(0, s.count), b.send_buffer(0, s.count));
+  return s.count == 0 || s.nranks == 1;
+}
+
+}  // namespace
+
+Program plan_shm(const Shape& s) {
+  ProgramBuilder b(s, 0);
+  if (nothing_to_share(b)) return b.finish();
+  const std::size_t n = s.count, P = std::size_t(s.nranks), r = std::size_t(s.rank);
+  const std::size_t slot_elements = NodeSegment::kSlotBytes / size_of(s.dtype);
+  const std::size_t chunk = b.segment_elements(slot_elements);
+  const int me = s.rank;
+  auto input = [&](std::size_t off, std::size_t len) {
+    return s.in_place ? b.recv_buffer(off, len) : b.send_buffer(off, len);
+  };
+  std::vector<int> slot_read;  // per chunk: its "slot read" signal
+  for (std::size_t off = 0, i = 0; off < n; off += chunk, ++i) {
+    const std::size_t len = std::min(chunk, n - off), slot = (i % NodeSegment::kSlots) * slot_elements;
+    const Blocks slices{len, P};
+    b.step();
+    // This slot was last read in chunk i-2 (or in the previous call): wait until every rank is done.
+    if (i >= NodeSegment::kSlots)
+      b.wait_signals(slot_read[i - NodeSegment::kSlots]);
+    else if (i == 0)
+      b.wait_previous_runs();
+    b.copy(b.segment(me, slot, len), input(off, len));
+    b.wait_signals(b.signal());  // every rank's chunk staged
+    // Reduce-scatter: this rank's slice from every slot, peers in rank order from the next one so
+    // that the ranks do not all read the same slot at once.
+    const std::size_t mine = slices.begin(r), count = slices.size(r);
+    if (count > 0)
+      for (std::size_t k = 1; k < P; ++k)
+        b.reduce(b.segment(me, slot + mine, count), b.segment(int((r + k) % P), slot + mine, count));
+    b.scale(b.segment(me, slot + mine, count));
+    b.step();
+    b.wait_signals(b.signal());  // every slice reduced
+    for (std::size_t k = 0; k < P; ++k) {
+      const std::size_t q = (r + k) % P;
+      if (slices.size(q) > 0)
+        b.copy(b.recv_buffer(off + slices.begin(q), slices.size(q)),
+               b.segment(int(q), slot + slices.begin(q), slices.size(q)));
+    }
+    slot_read.push_back(b.signal());
+  }
+  b.scales_result();
+  return b.finish();
+}
+
+// The zero-copy placement: send and receive buffers already lie in every rank's arena of the
+// segment (the harness or the data-parallel engine allocated them there), so no staging: each rank
+// reduces its slice of a chunk out of every rank's input into its own receive buffer, then copies
+// the other slices from their owners' receive buffers. Signals: every input written (the call
+// begins), one per chunk (its slices reduced), and every rank done reading (the call ends — the
+// caller may overwrite its buffers once it returns). Memory traffic per rank and byte of the
+// message: reduce (p-1)/p x (2 reads + 1 write), gather (p-1)/p x (1 read + 1 write) — 5(p-1)/p
+// bytes moved per byte, no copy-in or copy-out (out of place adds 2/p for the own slice).
+Program plan_shm_in_segment(const Shape& s) {
+  ProgramBuilder b(s, 0);
+  if (nothing_to_share(b)) return b.finish();
+  const std::size_t n = s.count, P = std::size_t(s.nranks), r = std::size_t(s.rank);
+  // No staging to fit: chunks only bound how far ranks run apart; fewer signals pay off up to 1 MiB
+  // (16-64 MiB messages, results/2026-11-26-vm-f26m2-shm-chunks).
+  const std::size_t chunk = b.segment_elements((std::size_t(1) << 20) / size_of(s.dtype));
+  auto input_of = [&](std::size_t q, std::size_t off, std::size_t len) {
+    return s.in_place ? b.recv_buffer_of(int(q), off, len) : b.send_buffer_of(int(q), off, len);
+  };
+  b.wait_signals(b.signal());  // every rank's input is in place
+  for (std::size_t off = 0; off < n; off += chunk) {
+    const std::size_t len = std::min(chunk, n - off);
+    const Blocks slices{len, P};
+    const std::size_t mine = off + slices.begin(r), count = slices.size(r);
+    b.step();
+    if (count > 0) {
+      if (!s.in_place) b.copy(b.recv_buffer(mine, count), b.send_buffer(mine, count));
+      for (std::size_t k = 1; k < P; ++k) b.reduce(b.recv_buffer(mine, count), input_of((r + k) % P, mine, count));
+      b.scale(b.recv_buffer(mine, count));
+    }
+    b.step();
+    b.wait_signals(b.signal());  // every slice of this chunk reduced
+    for (std::size_t k = 1; k < P; ++k) {
+      const std::size_t q = (r + k) % P, at = off + slices.begin(q);
+      if (slices.size(q) > 0) b.copy(b.recv_buffer(at, slices.size(q)), b.recv_buffer_of(int(q), at, slices.size(q)));
+    }
+  }
+  b.wait_signals(b.signal());  // nobody reads this rank's buffers any more
+  b.scales_result();
+  return b.finish();
+}
+
+}  // namespace sp::coll
