@@ -1,4 +1,4 @@
-"""--backend on allreduce_perf and bucket_sweep (collectives/backend.hpp): on Gloo every schedule and
+"""--backend on allreduce_perf and bucket_sweep (collectives/algorithms/backend.hpp): on Gloo every schedule and
 Gloo's own allreduce run and verify beside MPI_Allreduce in one run, the trace and JSON say which
 backend ran, and a backend or algorithm that does not fit is a one-line usage error (exit 2) that
 writes nothing. Not Run where the build has no Gloo (optional part gloo)."""

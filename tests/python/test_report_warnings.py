@@ -1,5 +1,5 @@
 """The report's reasons to distrust a trace (report.warnings_for): wrong elements, and simulated
-cases that ran timing only on SMPI shared buffers (collectives/timing_only.hpp)."""
+cases that ran timing only on SMPI shared buffers (collectives/transports/timing_only.hpp)."""
 from __future__ import annotations
 
 import numpy as np

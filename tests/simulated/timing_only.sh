@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Timing-only cases of the simulated build (collectives/timing_only.hpp): with the private limit
+# Timing-only cases of the simulated build (collectives/transports/timing_only.hpp): with the private limit
 # set low (SCALEPROBE_SIM_PRIVATE_BYTES), the large cases of allreduce_perf and bucket_sweep run on
 # SMPI shared buffers, unverified (wrong = -1, counted in the trace's timing_only_cases), the small
 # ones still verified (wrong = 0); and every timing-only case takes the simulated time the same
