@@ -18,8 +18,9 @@ PACKAGES=(
   "${MPI_PACKAGES[@]}" hdf5-tools
   # C++ libraries
   libfmt-dev libcli11-dev nlohmann-json3-dev libopenblas-openmp-dev libgtest-dev libbenchmark-dev libhwloc-dev
-  # oneDNN: the default GEMM library (kernels/gemm.hpp), its kernels generated for the CPU at hand
-  libdnnl-dev
+  # oneDNN: the default GEMM library (kernels/gemm.hpp), its kernels generated for the CPU at hand;
+  # its CMake config requires OpenCL's headers and loader, only recommended by libdnnl-dev
+  libdnnl-dev ocl-icd-opencl-dev
   # Gloo: the gloo transport (--backend gloo; collectives/transports/gloo_transport.cpp)
   libgloo-dev
   # SimGrid's SMPI and the serial HDF5 it writes traces with: the simulated build (preset smpi,
