@@ -7,7 +7,8 @@ simulation of the algorithm on a reference link (L0, B0) gives a and b through i
 
     L = L0 · α_m / α_s,    B = B0 · β_s / β_m.
 
-The link calibrated is the one the reference run's messages took: the on-node one (loopback)
+The reference must be simulated on the flat platform (a refusal otherwise): there a message
+crosses one link. The link calibrated is the one the reference run's messages took: the on-node one (loopback)
 when it had one node, the host links when it had one rank per node. What the fit absorbs —
 local reductions, copies, the library's progress — is folded into that link: the result
 describes this algorithm at this rank count on that machine, not its wires, and says so.
@@ -74,6 +75,11 @@ def calibrate(measured: list, simulated, algorithm: str = "ring", stat: str = "p
     if ranks != {simulated.nranks}:
         raise CalibrationError(f"measured at {sorted(ranks)} ranks, simulated at {simulated.nranks}: calibrate like for like")
     env = simulated.env
+    # On another topology a message crosses several links, whose hops the fit would fold into one.
+    topology = env.get("SCALEPROBE_SIM_TOPOLOGY", "flat")  # absent: a trace from before topologies
+    if topology != "flat":
+        raise CalibrationError(f"the reference run's topology is {topology}: calibrate on the flat platform, "
+                               "where each message crosses one link")
     nodes, per_node = _env_number(env, "NODES"), _env_number(env, "RANKS_PER_NODE")
     if nodes == 1:
         link = "node"

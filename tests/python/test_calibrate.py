@@ -3,7 +3,8 @@
 Measured ring: α = 3 µs, 1/β = 4 GB/s, over three passes with ±2 % noise that cancels in the
 median; simulated on the reference link (1 µs, 1 GB/s): t = 2 µs + n / (1 GB/s). The calibrated
 link must be 1.5 µs and 4 GB/s, and the refusals (unlike rank counts, a reference run over both
-kinds of link, a reference without the platform's numbers, a "measured" trace that was simulated)
+kinds of link or on a topology other than flat, a reference without the platform's numbers, a
+"measured" trace that was simulated)
 must each name their problem.
 """
 from __future__ import annotations
@@ -58,6 +59,7 @@ def test_one_rank_per_node_calibrates_the_host_links():
     ({"nranks": 4}, "calibrate like for like"),
     ({"env": reference_env(nodes=2, per_node=2)}, "both kinds of link"),
     ({"env": {}}, "SCALEPROBE_SIM_NODES"),
+    ({"env": reference_env() | {"SCALEPROBE_SIM_TOPOLOGY": "torus"}}, "topology is torus"),
     ({"simulated": False}, "not simulated"),
 ])
 def test_refusals_name_the_problem(change, message):
