@@ -14,11 +14,15 @@ g++ -O2 -std=c++20 -DUSE_BLIS -I/usr/include/x86_64-linux-gnu/blis-openmp "$here
 g++ -O2 -std=c++20 -DUSE_DNNL "$here/sgemm_probe.cpp" -o /tmp/probe_dnnl -ldnnl
 export OMP_NUM_THREADS=1 BLIS_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 unset OPENBLAS_CORETYPE BLIS_ARCH_TYPE   # the VM exports OPENBLAS_CORETYPE=Haswell
+# BLIS's kernels: skx unless BLIS_ARCH says otherwise; BLIS_ARCH=auto leaves BLIS to its own
+# detection (on a CPU without AVX-512 the skx kernels would fault: ../2026-11-29-vm-f23m1-mfu).
+blis_arch=${BLIS_ARCH:-skx}
 echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo) family $(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2) model $(grep -m1 '^model\s' /proc/cpuinfo | cut -d: -f2) load $(cut -d' ' -f1-3 /proc/loadavg)"
 printf "pass\twhat\tlibrary\tn\tmedian_gflops\tmin_gflops\tmax_gflops\n"
 probe() {
   /tmp/probe_openblas 1024 15 | sed "s/^/$1\tprobe\t/"
-  BLIS_ARCH_TYPE=skx /tmp/probe_blis 1024 15 | sed "s/^blis/$1\tprobe\tblis-skx/"
+  if [ "$blis_arch" = auto ]; then /tmp/probe_blis 1024 15; else BLIS_ARCH_TYPE=$blis_arch /tmp/probe_blis 1024 15; fi |
+    sed "s/^blis/$1\tprobe\tblis-$blis_arch/"
   /tmp/probe_dnnl 1024 15 | sed "s/^/$1\tprobe\t/"
 }
 mkdir -p raw
