@@ -58,11 +58,11 @@ void attention_forward(float* out, float* att, const float* qkv, int B, int T, i
         const int rows = std::min(row_block, T - r0), keys = r0 + rows;
         float* pb = p + (size_t)r0 * T;
         // Scores: p[t, t2] = scale * q[t] . k[t2] for the block's rows t and keys t2 < keys
-        sgemm(false, true, rows, keys, hs, scale, q + (size_t)r0 * C3, C3, k, C3, 0.0f, pb, T);
+        sgemm(false, true, rows, keys, hs, scale, q + (size_t)r0 * C3, C3, k, C3, 0.0f, pb, T, GemmUse::attention);
         // Softmax over t2 <= t; the masked (future) entries are 0 (per ISA variant: variants.hpp).
         detail::softmax_causal_rows(p, T, r0, r0 + rows);
         // out[t] = sum_{t2 < keys} p[t, t2] v[t2]
-        sgemm(false, false, rows, hs, keys, 1.0f, pb, T, v, C3, 0.0f, o + (size_t)r0 * C, C);
+        sgemm(false, false, rows, hs, keys, 1.0f, pb, T, v, C3, 0.0f, o + (size_t)r0 * C, C, GemmUse::attention);
       }
     }
   }
@@ -100,14 +100,16 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
           const float* pb = p + (size_t)r0 * T;
           const float* db = d + (size_t)r0 * C;
           // out = p · v:  dp = dout · v^T,  dv (+)= p^T · dout
-          sgemm(false, true, rows, keys, hs, 1.0f, db, C, v, C3, 0.0f, ds.data(), T);
-          sgemm(true, false, keys, hs, rows, 1.0f, pb, T, db, C, beta_kv, dv, C3);
+          sgemm(false, true, rows, keys, hs, 1.0f, db, C, v, C3, 0.0f, ds.data(), T, GemmUse::attention);
+          sgemm(true, false, keys, hs, rows, 1.0f, pb, T, db, C, beta_kv, dv, C3, GemmUse::attention);
           // Softmax backward, row by row: dscore[t2] = p[t2] (dp[t2] - sum_j p[j] dp[j]) * scale
           // (zero where p is: the masked entries; per ISA variant: variants.hpp).
           detail::softmax_causal_rows_backward(ds.data(), p, T, r0, r0 + rows, keys, scale);
           // score = q · k^T:  dq (+)= dscore · k,  dk (+)= dscore^T · q
-          sgemm(false, false, rows, hs, keys, 1.0f, ds.data(), T, k, C3, beta_q, dq + (size_t)r0 * C3, C3);
-          sgemm(true, false, keys, hs, rows, 1.0f, ds.data(), T, q + (size_t)r0 * C3, C3, beta_kv, dk, C3);
+          sgemm(false, false, rows, hs, keys, 1.0f, ds.data(), T, k, C3, beta_q, dq + (size_t)r0 * C3, C3,
+                GemmUse::attention);
+          sgemm(true, false, keys, hs, rows, 1.0f, ds.data(), T, q + (size_t)r0 * C3, C3, beta_kv, dk, C3,
+                GemmUse::attention);
         }
       }
     }

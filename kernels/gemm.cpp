@@ -1,6 +1,8 @@
 // sgemm's dispatch (gemm.hpp): the only file that names the GEMM libraries.
 #include "kernels/gemm.hpp"
 
+#include "kernels/cpu_features.hpp"
+
 #include <cblas.h>
 
 #include <cstdlib>
@@ -21,7 +23,6 @@ struct Entry {
   Library library;
 };
 
-// The default first (gemm.hpp says why oneDNN is).
 const Entry kLibraries[] = {
 #if defined(SP_KERNELS_HAVE_ONEDNN)
     {"onednn", Library::onednn},
@@ -42,17 +43,30 @@ std::string names() {
   return out;
 }
 
-const Entry& choose() {
+// The library of each use (indexed by GemmUse).
+struct Choice {
+  const Entry* dense;
+  const Entry* attention;
+  const Entry& of(GemmUse use) const { return use == GemmUse::attention ? *attention : *dense; }
+};
+
+Choice choose() {
   const char* asked = std::getenv("SCALEPROBE_GEMM");
-  if (asked == nullptr || *asked == '\0') return kLibraries[0];
-  if (const Entry* e = find(asked)) return *e;
-  throw std::invalid_argument("SCALEPROBE_GEMM=" + std::string(asked) + ": not a GEMM library of this build (" +
-                              names() + ")");
+  if (asked != nullptr && *asked != '\0' && std::string(asked) != "auto") {
+    if (const Entry* e = find(asked)) return {e, e};
+    throw std::invalid_argument("SCALEPROBE_GEMM=" + std::string(asked) +
+                                ": not auto or a GEMM library of this build (" + names() + ")");
+  }
+  // auto: the rule gemm.hpp gives with its measurements.
+  const Entry* openblas = find("openblas");
+  const Entry* onednn = find("onednn");
+  if (onednn == nullptr) return {openblas, openblas};
+  return {cpu_features().x86_64_v4() ? onednn : openblas, onednn};
 }
 
-const Entry& chosen() {
-  static const Entry& e = choose();
-  return e;
+const Choice& chosen() {
+  static const Choice c = choose();
+  return c;
 }
 
 void run(Library library, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
@@ -78,8 +92,8 @@ void run(Library library, bool trans_a, bool trans_b, int M, int N, int K, float
 }  // namespace
 
 void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
-           int ldb, float beta, float* C, int ldc) {
-  run(chosen().library, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+           int ldb, float beta, float* C, int ldc, GemmUse use) {
+  run(chosen().of(use).library, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 void sgemm_in(const std::string& library, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A,
@@ -95,12 +109,20 @@ std::vector<std::string> gemm_libraries() {
   return out;
 }
 
-std::string gemm_library() { return chosen().name; }
+std::string gemm_library(GemmUse use) { return chosen().of(use).name; }
+
+std::string gemm_library() {
+  const Choice& c = chosen();
+  if (c.dense == c.attention) return c.dense->name;
+  return std::string(c.dense->name) + " (attention: " + c.attention->name + ")";
+}
 
 std::string gemm_description() {
-  std::string s = chosen().name;
+  const Choice& c = chosen();
+  std::string s =
+      c.dense == c.attention ? c.dense->name : std::string(c.dense->name) + ", attention in " + c.attention->name;
 #if defined(SP_KERNELS_HAVE_ONEDNN)
-  if (chosen().library == Library::onednn) {
+  if (c.dense->library == Library::onednn || c.attention->library == Library::onednn) {
     const dnnl_version_t* v = dnnl_version();
     s += " (oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) + ")";
   }

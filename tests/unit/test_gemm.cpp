@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu_features.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/random_fill.hpp"
 #include "tests/lib/optional_part.hpp"
@@ -87,12 +88,19 @@ TEST(Gemm, UnknownLibraryIsRefused) {
   EXPECT_THROW(k::sgemm_in("mkl", false, false, 1, 1, 1, 1.0f, &c, 1, &c, 1, 0.0f, &c, 1), std::invalid_argument);
 }
 
-// oneDNN is the default when the build has it (gemm.hpp); a build without it is an optional part.
-TEST(Gemm, DefaultIsOneDnnWhenBuilt) {
+// The auto choice (gemm.hpp): attention's GEMMs in oneDNN when the build has it, the dense ones in
+// oneDNN only where the CPU has AVX-512; a build without oneDNN is an optional part.
+TEST(Gemm, AutoChoiceFollowsTheMeasuredRule) {
   const std::vector<std::string> libraries = k::gemm_libraries();
   if (std::find(libraries.begin(), libraries.end(), "onednn") == libraries.end())
     SP_SKIP_OPTIONAL_PART("onednn", "this build has no oneDNN (configure found no libdnnl)");
   const char* asked = std::getenv("SCALEPROBE_GEMM");
-  EXPECT_EQ(k::gemm_library(), asked != nullptr && *asked != '\0' ? std::string(asked) : "onednn");
-  EXPECT_EQ(libraries.front(), "onednn");
+  if (asked != nullptr && *asked != '\0' && std::string(asked) != "auto") {
+    EXPECT_EQ(k::gemm_library(), std::string(asked));
+    return;
+  }
+  const bool v4 = k::cpu_features().x86_64_v4();
+  EXPECT_EQ(k::gemm_library(k::GemmUse::attention), "onednn");
+  EXPECT_EQ(k::gemm_library(k::GemmUse::dense), v4 ? "onednn" : "openblas");
+  EXPECT_EQ(k::gemm_library(), v4 ? "onednn" : "openblas (attention: onednn)");
 }
