@@ -51,12 +51,13 @@ bool speaks_for_the_job() {
   return true;
 }
 
-void warn(char** argv, const std::string& message) {
+// "program: kind: message" on stderr, from the job's first rank only.
+void say(char** argv, const char* kind, const std::string& message) {
   if (message.empty() || !speaks_for_the_job()) return;
   std::string_view program = argv != nullptr && argv[0] != nullptr ? argv[0] : "scaleprobe";
   if (auto slash = program.rfind('/'); slash != std::string_view::npos) program.remove_prefix(slash + 1);
   // One fprintf, so that lines of several processes do not interleave.
-  std::fprintf(stderr, "%.*s: warning: %s\n", int(program.size()), program.data(), message.c_str());
+  std::fprintf(stderr, "%.*s: %s: %s\n", int(program.size()), program.data(), kind, message.c_str());
 }
 
 // Starts this program again, same pid and argv, with OPENBLAS_CORETYPE=core: OpenBLAS reads it in
@@ -101,7 +102,11 @@ void choose_blas_core(char** argv) {
                 ", and scaleprobe could not start again with " + d.core + " (" + failure +
                 "): set OPENBLAS_CORETYPE=" + d.core + " yourself";
   }
-  warn(argv, d.warning);
+  if (!d.error.empty()) {
+    say(argv, "error", d.error);
+    std::exit(2);  // before MPI and any thread: nothing to shut down
+  }
+  say(argv, "warning", d.warning);
   recorded() = BlasCore{openblas_get_corename(), d.reason};
 }
 

@@ -110,6 +110,14 @@ BlasCoreDecision decide_blas_core(const BlasCoreInputs& in) {
     d.reason = "forced by OPENBLAS_CORETYPE=" + *in.coretype;
     if (!same_core(in.in_use, *in.coretype)) d.reason += " (OpenBLAS runs " + in.in_use + ")";
     const Tier used = tier_of(in.in_use);
+    // Below AVX2 + FMA the table cannot tell AVX from SSE: only AVX2 and above are refused there.
+    const Tier cpu_tier = best.empty() ? Tier::avx : tier_of(best);
+    if (used != Tier::unknown && used > cpu_tier) {
+      d.error = "OPENBLAS_CORETYPE=" + *in.coretype + ": this CPU (" + in.cpu.names() + ") cannot run OpenBLAS' " +
+                tier_words(used) + " kernels (" + in.in_use + "); unset it or name a core of its features" +
+                (best.empty() ? "" : " (" + best + ")");
+      return d;
+    }
     if (!best.empty() && (used == Tier::sse || used == Tier::avx))
       d.warning = "OPENBLAS_CORETYPE=" + *in.coretype + " runs OpenBLAS' " + tier_words(used) + " kernels (" +
                   in.in_use + ") on a CPU with " + in.cpu.names() + ": its GEMMs are slower than this CPU's " + best +

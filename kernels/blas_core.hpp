@@ -13,7 +13,9 @@
 // the best core for the CPU's features was a failed detection, and the best core replaces it:
 // Cooperlake (AVX-512 F/BW/DQ/VL and BF16), SkylakeX (AVX-512 F/BW/DQ/VL), Zen on AMD or Haswell
 // elsewhere (AVX2 + FMA). Below AVX2 nothing is changed. A core this table does not know (a
-// newer OpenBLAS' name) is left alone: that library knows more than the table.
+// newer OpenBLAS' name) is left alone: that library knows more than the table. A core forced with
+// OPENBLAS_CORETYPE above the CPU's tier (SkylakeX without AVX-512) would die on its first GEMM
+// with an illegal instruction: it is refused in one line instead.
 #pragma once
 
 #include <optional>
@@ -40,6 +42,7 @@ struct BlasCoreDecision {
   std::string core;     // the core to start again with; otherwise the one in use
   std::string reason;   // why this core, for the header and the trace (blas_core_reason)
   std::string warning;  // one line for the user, "" when all is well
+  std::string error;    // OPENBLAS_CORETYPE forced a core this CPU cannot run: the program stops with it
 };
 
 BlasCoreDecision decide_blas_core(const BlasCoreInputs& in);

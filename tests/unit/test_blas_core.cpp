@@ -122,6 +122,24 @@ TEST(BlasCore, AForcedVectorCoreOrAGenericCpuGetsNoWarning) {
   EXPECT_EQ(forced(avx2_cpu(), "haswell", "Haswell").reason, "forced by OPENBLAS_CORETYPE=haswell");
 }
 
+// A core above the CPU's features would die on its first GEMM (SIGILL, seen with SkylakeX on an
+// AVX2 EPYC): refused in one line, never a warning. Cooperlake forced on such a CPU is "not found"
+// by OpenBLAS 0.3.21, which then runs the CPU's own core: nothing to refuse.
+TEST(BlasCore, AForcedCoreTheCpuCannotRunIsRefused) {
+  const BlasCoreDecision d = forced(avx2_cpu(/*amd=*/true), "SkylakeX", "SkylakeX");
+  EXPECT_FALSE(d.reexec);
+  EXPECT_EQ(d.error,
+            "OPENBLAS_CORETYPE=SkylakeX: this CPU (avx2,fma) cannot run OpenBLAS' AVX-512 kernels (SkylakeX); "
+            "unset it or name a core of its features (Zen)");
+  EXPECT_EQ(d.error.find('\n'), std::string::npos);
+  EXPECT_NE(forced(avx512_cpu(false), "Cooperlake", "Cooperlake").error, "");
+  EXPECT_NE(forced(pre_avx2_cpu(), "Haswell", "Haswell").error.find("name a core of its features"), std::string::npos);
+  EXPECT_EQ(forced(avx2_cpu(true), "Cooperlake", "Zen").error, "");
+  EXPECT_EQ(forced(avx512_cpu(true), "SkylakeX", "SkylakeX").error, "");
+  EXPECT_EQ(forced(avx2_cpu(), "Haswell", "Haswell").error, "");
+  EXPECT_EQ(forced(pre_avx2_cpu(), "Sandybridge", "Sandybridge").error, "");  // below AVX2 not told apart
+}
+
 TEST(BlasCore, TheReexecutedProcessChecksTheCoreItGot) {
   const BlasCoreDecision parent = detected(avx512_cpu(false), "Prescott");
   ASSERT_TRUE(parent.reexec);
