@@ -5,14 +5,13 @@ The venv sees Debian's packages (--system-site-packages) and installs without de
 index (PyPI is unreachable here; Debian's h5py carries another distribution name)."""
 from __future__ import annotations
 
-import filecmp
 import os
 import shutil
 import subprocess
 import sys
 import venv
 
-from helpers import ANALYSIS, PYTHON_TREE, REPO
+from helpers import ANALYSIS, PYTHON_TREE, REPO, differing_figures
 
 STORED = REPO / "results" / "2026-11-22-allreduce-np2-vm"
 
@@ -38,8 +37,7 @@ def test_installed_entry_point_reproduces_a_stored_report(tmp_path):
                          cwd=tmp_path, env=env, timeout=300)
     assert run.returncode == 0, run.stderr
     assert (out / "report.md").read_bytes() == (STORED / "report" / "report.md").read_bytes()
-    cmp = filecmp.dircmp(out / "figures", STORED / "report" / "figures")
-    assert not cmp.left_only and not cmp.right_only and not cmp.diff_files
+    assert differing_figures(out / "figures", STORED / "report" / "figures") == []
 
 
 def test_wrapper_uses_scaleprobe_python(tmp_path):
