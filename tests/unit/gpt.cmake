@@ -4,6 +4,10 @@ include(GoogleTest)
 add_executable(test_gpt_model ${CMAKE_CURRENT_LIST_DIR}/test_gpt_model.cpp)
 target_link_libraries(test_gpt_model PRIVATE scaleprobe_gpt GTest::gtest_main)
 sp_add_single_threaded_gtests(test_gpt_model)
+# The pipeline's stage split, schedules and layer ranges (trainers/gpt/pipeline_plan.hpp).
+add_executable(test_gpt_pipeline ${CMAKE_CURRENT_LIST_DIR}/test_gpt_pipeline.cpp)
+target_link_libraries(test_gpt_pipeline PRIVATE scaleprobe_gpt GTest::gtest_main)
+sp_add_single_threaded_gtests(test_gpt_pipeline)
 
 sp_add_trainer_test(test_gpt_train TRAINER gpt_train LABEL unit
                     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpt_train.cpp LINK scaleprobe_gpt)

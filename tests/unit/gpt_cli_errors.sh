@@ -28,6 +28,17 @@ N="$G -m gpt-micro --synthetic-bytes 20000 -o $tmp/t.h5 -s 1"
 expect_data_parallel_errors $N
 expect_error "--bucket-cap-mb"                        $N --bucket-cap-mb -3
 expect_error "--inject-fault: rank 3 does not exist (1 ranks)" $N --inject-fault exit:3:1
+# Pipeline parallelism at one rank (more stages than layers and replicas: tests/mpi/test_pipeline.cpp).
+expect_error "--pipeline-stages 2: 1 rank(s) are not divisible by the stages" $N --pipeline-stages 2
+expect_error "--micro-batches: Value 0 not in range"  $N --pipeline-stages 1 --micro-batches 0
+expect_error "--micro-batches 3 does not divide the 2 rows of a step" $N --pipeline-stages 1 -B 2 --micro-batches 3
+expect_error "--shard optimizer and --pipeline-stages exclude each other" $N --pipeline-stages 1 --shard optimizer
+expect_error "--local-sgd and --pipeline-stages exclude each other" $N --pipeline-stages 1 --local-sgd 2
+expect_error "--accum-steps and --pipeline-stages exclude each other" $N --pipeline-stages 1 --accum-steps 2
+expect_error "--save-every and --pipeline-stages exclude each other" $N --pipeline-stages 1 --save "$tmp/p.h5" --save-every 1
+expect_error "--inject-fault and --pipeline-stages exclude each other" $N --pipeline-stages 1 --inject-fault exit:0:1
+expect_error "--micro-batches requires --pipeline-stages" $N --micro-batches 2
+expect_error "--schedule"                             $N --pipeline-stages 1 --schedule zigzag
 # Checkpoints: the shared errors, then another model and a foreign file.
 if expect_checkpoint_errors $M; then
   expect_error "--width 64 differs from the --resume checkpoint's 32" $M -s 4 --resume "$tmp/ck.h5" --width 64

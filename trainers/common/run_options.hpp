@@ -78,7 +78,8 @@ int restore_start_checkpoint(const RunControlOptions& o, int steps, const TrainS
 int last_step_of_run(const RunControlOptions& o, int steps, int start_step);
 
 // What every trainer resolves alike once its options are parsed: the run-control checks, the
-// data-parallel plan of `batch`, the thread count, and the start checkpoint's description (Info:
+// data-parallel plan of `batch` over `replicas` ranks (0: every rank; a pipeline: a stage's
+// replicas), the thread count, and the start checkpoint's description (Info:
 // the trainer's CheckpointInfo), read by every rank through read_info(path).
 template <typename Info>
 struct RunStart {
@@ -90,10 +91,11 @@ struct RunStart {
   const Info* checkpoint_or_null() const { return from_checkpoint ? &checkpoint : nullptr; }
 };
 template <typename Info, typename ReadInfo>
-RunStart<Info> begin_run(const Session& s, const RunControlOptions& o, int batch, ReadInfo&& read_info) {
+RunStart<Info> begin_run(const Session& s, const RunControlOptions& o, int batch, ReadInfo&& read_info,
+                         int replicas = 0) {
   check_run_control_options(o);
   RunStart<Info> r;
-  r.plan = dp::make_plan(o.parallel, batch, s.size);
+  r.plan = dp::make_plan(o.parallel, batch, replicas > 0 ? replicas : s.size);
   r.threads = set_threads(o.threads);
   const std::string& path = start_checkpoint(o);
   r.from_checkpoint = !path.empty();

@@ -9,8 +9,13 @@
 
 namespace sp::train {
 
+dp::ScheduledStep Trainer::schedule(const dp::GradReadyFn&) {
+  fail("this trainer runs forward and backward, not a pipeline schedule");
+}
+
 int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDescription& run) {
-  dp::DataParallelEngine engine(s, run.plan, t.parameters(), t.gradients(), t.gradient_layout(), run.start_step + 1);
+  dp::DataParallelEngine engine(run.replicas ? *run.replicas : s, run.plan, t.parameters(), t.gradients(),
+                                t.gradient_layout(), run.start_step + 1, s.comm);
   engine.broadcast_parameters();
   t.share_buffers();
 
@@ -79,6 +84,7 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
   fn.forward = [&](int micro, const dp::ParamsNeededFn& need) { return t.forward(micro, need); };
   fn.backward = [&](const dp::GradReadyFn& ready) { t.backward(ready); };
   fn.optimizer = [&] { return t.update(loop.lr, shard); };
+  if (t.schedules_steps()) fn.schedule = [&](const dp::GradReadyFn& ready) { return t.schedule(ready); };
   const StepLoop::End end = loop.run(engine, fn, steps_table);
 
   const std::uint64_t hash = write_train_trace(trace, engine, steps_table, o, run.facts, end);
@@ -90,6 +96,7 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
   for (const std::vector<float>* state : t.optimizer_state()) state_bytes += state->size() * sizeof(float);
   SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &state_bytes, 1, MPI_UINT64_T, MPI_MAX, s.comm));
   trace.set_attribute("optimizer_state_bytes", std::int64_t(state_bytes));
+  std::vector<std::string> trainer_lines = t.report(trace);
   for (const auto& [name, value] : run.attributes)
     std::visit([&, &name = name](const auto& v) { trace.set_attribute(name, v); }, value);
   const auto path = trace.commit();
@@ -106,6 +113,7 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
                               validation_result(end, run.log_style.accuracy), models, hash));
   if (profile.on())
     for (const std::string& line : profile.lines()) lines.push_back(line);
+  for (std::string& line : trainer_lines) lines.push_back(std::move(line));
   print_run_end(s, engine, lines, path, o, end);
   return 0;
 }

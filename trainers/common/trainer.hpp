@@ -44,6 +44,10 @@ class Trainer {
   // The optimizer's state vectors (AdamW's two moments, SGD's momentum): the run cuts them to the
   // shard at its start and gathers them into one model's for a checkpoint.
   virtual std::vector<std::vector<float>*> optimizer_state() = 0;
+  // A pipeline stage runs a step's forwards and backwards in its schedule's order instead of
+  // forward and backward (dp::StepFunctions::schedule); the others return false.
+  virtual bool schedules_steps() const { return false; }
+  virtual dp::ScheduledStep schedule(const dp::GradReadyFn& on_ready);
 
   // Between steps.
   virtual double learning_rate(int step0) const = 0;  // of a 0-based step
@@ -55,6 +59,9 @@ class Trainer {
   // Rank 0 alone: a checkpoint after `step` completed steps (the weights, the optimizer and the
   // data position).
   virtual void save(const std::string& path, int step) = 0;
+  // Collective, after the run: the trainer's own trace tables and attributes, and lines for the
+  // run's closing summary (rank 0 prints them).
+  virtual std::vector<std::string> report(TraceWriter& /*trace*/) { return {}; }
 };
 
 // A root attribute of the trace, as the trainer's main declares it.
@@ -73,6 +80,9 @@ struct RunDescription {
   std::vector<std::string> header;         // printed by rank 0 before the first step, each after "# "
   RunFacts facts;                          // what every train trace records
   std::vector<TraceAttribute> attributes;  // the model's and data's own, after the common ones
+  // The ranks the engine's data parallelism spans: a pipeline stage's replicas (null: every rank).
+  // The trace, the header, checkpoints and the stop agreement span every rank either way.
+  const Session* replicas = nullptr;
 };
 
 // The run: engine (broadcasting rank 0's parameters), trace, header, the step loop with

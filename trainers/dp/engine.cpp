@@ -35,7 +35,8 @@ double process_cpu_seconds() {
 }  // namespace
 
 DataParallelEngine::DataParallelEngine(const Session& session, const DataParallelPlan& plan, float* params,
-                                       float* grads, const coll::GradientLayout& layout, int first_step)
+                                       float* grads, const coll::GradientLayout& layout, int first_step,
+                                       MPI_Comm stop_comm)
     : session_(session),
       plan_(plan),
       params_(params),
@@ -47,6 +48,7 @@ DataParallelEngine::DataParallelEngine(const Session& session, const DataParalle
   if (plan.fault.kind != Fault::Kind::none && plan.fault.rank == session.rank) fault_.emplace(plan.fault);
   SP_MPI_CHECK(MPI_Comm_dup(session.comm, &comm_));
   SP_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+  SP_MPI_CHECK(MPI_Comm_dup(stop_comm == MPI_COMM_NULL ? session.comm : stop_comm, &stop_comm_));
   // Only local SGD averages parameters on the main thread; otherwise the reducer's transports are
   // the only ones (a second Gloo mesh would double every rank's sockets and connect time).
   if (plan.local_sgd > 0) transports_ = coll::BackendOption{plan.backend}.make(comm_);
@@ -90,7 +92,10 @@ std::string DataParallelEngine::overlap_line() const {
                      overlap_.reason);
 }
 
-DataParallelEngine::~DataParallelEngine() { MPI_Comm_free(&comm_); }
+DataParallelEngine::~DataParallelEngine() {
+  MPI_Comm_free(&stop_comm_);
+  MPI_Comm_free(&comm_);
+}
 
 int DataParallelEngine::case_of(int step) const { return int((step - first_step_) % int(plan_.cases.size())); }
 
@@ -125,7 +130,7 @@ void DataParallelEngine::install_stop_handlers() {
 int DataParallelEngine::end_of_step(int step, const StepReport& report) {
   if (plan_.sync_check_after(step) && !plan_.no_comm && (plan_.local_sgd == 0 || report.averaged)) check_in_sync(step);
   int sig = g_stop_signal.load();
-  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, comm_));
+  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, stop_comm_));
   return sig;
 }
 
@@ -244,7 +249,24 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
     gather_s += wall_seconds() - t0;
     gather_cpu_s += thread_cpu_seconds() - c0;
   };
-  for (int m = 0; m < plan_.accum_steps; ++m) {
+  if (fn.schedule) {  // a pipeline stage: its whole step at once
+    timed(Phase::data, [&] { fn.data(0); });
+    if (sync) reducer_->begin(1.0f / float(session_.size), overlap_.mode != OverlapMode::none, verify);
+    ScheduledStep scheduled;
+    Measured whole = measure([&] {
+      std::fill(grads_, grads_ + numel_, 0.0f);
+      scheduled = fn.schedule(sync ? ready : ignore);
+    });
+    const Measured forward{{whole.sample.start_s, scheduled.forward_s, scheduled.forward_cpu_s},
+                           scheduled.forward_cpu_s};
+    whole.sample.wall_s -= scheduled.forward_s;
+    whole.sample.cpu_s -= scheduled.forward_cpu_s;
+    whole.process_cpu_s -= scheduled.forward_cpu_s;
+    record(Phase::forward, forward);
+    record(Phase::backward, whole);
+    loss_sum = scheduled.loss;
+  }
+  for (int m = 0; m < plan_.accum_steps && !fn.schedule; ++m) {
     timed(Phase::data, [&] { fn.data(m); });
     Measured forward = measure([&] {
       loss_sum += fn.forward(m, need);

@@ -47,11 +47,23 @@ using GradReadyFn = std::function<void(std::size_t)>;
 // before each layer; under --shard it completes the all-gathers those parameters are in).
 using ParamsNeededFn = std::function<void(std::size_t)>;
 
+// What a pipeline stage's step (trainers/gpt/pipeline_*) returns: the step's loss and the share of
+// its time that was its forwards (wall and this thread's CPU), so the trace can split the step.
+struct ScheduledStep {
+  double loss = 0;
+  double forward_s = 0, forward_cpu_s = 0;
+};
+
 struct StepFunctions {
   std::function<void(int micro)> data;                              // load this rank's micro-batch `micro`
   std::function<double(int micro, const ParamsNeededFn&)> forward;  // forward + loss (this rank's mean) of it
   std::function<void(const GradReadyFn&)> backward;                 // ADD its gradients to the buffer
   std::function<double()> optimizer;                                // clip + update; returns the gradient norm
+  // A pipeline stage instead of forward and backward (with accum_steps 1): the step's forwards and
+  // backwards of every micro-batch in its schedule's order (GPipe, 1F1B), which interleave, with
+  // the sends and receives between stages, ADDING the gradients into the zeroed buffer. Recorded
+  // as a forward phase (its forwards) and a backward phase (the rest: backwards and waiting).
+  std::function<ScheduledStep(const GradReadyFn&)> schedule;
 };
 
 struct StepReport {
@@ -76,8 +88,10 @@ class DataParallelEngine {
  public:
   // params, grads: the trainer's flat buffers (layout.total_numel() floats each), forward order.
   // first_step: the step number of this run's first step (resumed runs start later).
+  // stop_comm: the ranks that must stop after the same step (a pipeline's whole job, when session
+  // is a stage's data-parallel replicas); MPI_COMM_NULL: the session's.
   DataParallelEngine(const Session& session, const DataParallelPlan& plan, float* params, float* grads,
-                     const coll::GradientLayout& layout, int first_step);
+                     const coll::GradientLayout& layout, int first_step, MPI_Comm stop_comm = MPI_COMM_NULL);
   ~DataParallelEngine();
 
   void broadcast_parameters();  // rank 0's parameters to every rank (collective)
@@ -136,8 +150,9 @@ class DataParallelEngine {
   std::size_t numel_;
   coll::GradientLayout layout_;
   int first_step_;
-  MPI_Comm comm_ = MPI_COMM_NULL;  // the main thread's collectives (loss, averaging, hashes)
-  coll::Backends transports_;      // local SGD's parameter averaging, on comm_ (made only for local SGD)
+  MPI_Comm comm_ = MPI_COMM_NULL;       // the main thread's collectives (loss, averaging, hashes)
+  MPI_Comm stop_comm_ = MPI_COMM_NULL;  // the stop-signal agreement (end_of_step)
+  coll::Backends transports_;           // local SGD's parameter averaging, on comm_ (made only for local SGD)
   ParameterShard shard_;
   bool release_gradients_ = false;          // --shard gradients
   bool gathers_overlap_ = false;            // --shard: the all-gathers may overlap the next forward

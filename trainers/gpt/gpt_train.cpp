@@ -1,17 +1,22 @@
 // gpt_train: trains a GPT-2 model (trainers/gpt/model.hpp) on byte-level text or the built-in
 // synthetic corpus with AdamW, lr warm-up + cosine decay and gradient-norm clipping, on one rank
 // or data-parallel on many through the engine of trainers/dp (bucketed gradient allreduce
-// overlapped with backward; strong or weak scaling; gradient accumulation; local SGD). One
+// overlapped with backward; strong or weak scaling; gradient accumulation; local SGD), or with
+// the model's blocks in pipeline stages (--pipeline-stages: pipeline_plan.hpp, pipeline_trainer.hpp). One
 // progress line per step on stdout (rank 0); per-rank, per-step phase and bucket timings and the
 // loss curve go to an HDF5 trace of kind "train"; checkpoints in HDF5. SIGUSR1 or SIGTERM (the
 // SLURM time-limit warning) finishes the current step, checkpoints (with --save) and exits 0.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <memory>
+#include <optional>
+
 #include "core/program.hpp"
 #include "kernels/blas.hpp"
 #include "kernels/gemm.hpp"
 #include "trainers/common/train_main.hpp"
+#include "trainers/gpt/pipeline_trainer.hpp"
 #include "trainers/gpt/trainer.hpp"
 
 namespace {
@@ -20,14 +25,30 @@ using namespace sp;
 using namespace sp::gpt;
 
 int run(Session& s, TrainOptions& o, const CLI::App& app) {
-  const auto start = train::begin_run<CheckpointInfo>(s, o, o.batch, read_checkpoint_info);
+  // --pipeline-stages: the stages first, so that the batch is planned over a stage's replicas.
+  std::optional<PipelinePlan> pipe;
+  if (o.pipeline.on())
+    pipe = make_pipeline_plan(o.pipeline,
+                              {.shard = o.parallel.shard,
+                               .local_sgd = o.parallel.local_sgd,
+                               .accum_steps = o.parallel.accum_steps,
+                               .save_every = o.save_every,
+                               .inject_fault = !o.parallel.inject_fault.empty()},
+                              s.size, s.rank);
+  const auto start = train::begin_run<CheckpointInfo>(s, o, o.batch, read_checkpoint_info, pipe ? pipe->replicas : 0);
   const auto& [plan, threads, from_checkpoint, ckpt, checkpoint_flag] = start;
   const GPTConfig cfg = resolve_config(o, app.count("--model") > 0, start.checkpoint_or_null(), start.checkpoint_flag);
   const int T = o.seq_len > 0 ? o.seq_len : cfg.max_seq_len;
   if (T > cfg.max_seq_len)
     throw UsageError(fmt::format("--seq-len {} exceeds the context length {}", T, cfg.max_seq_len));
-  const int B = plan.micro_batch;  // rows this rank forwards at once
+  const int B = plan.micro_batch;  // rows this rank forwards at once (a pipeline: its micro-batches together)
   const int rank_rows = B * plan.accum_steps;
+  if (pipe) {
+    split_model(*pipe, cfg.num_layers);
+    set_rows(*pipe, rank_rows, o.pipeline.micro_batches > 0);
+  }
+  // Data parallelism spans every rank, or a pipeline's replicas (every stage of one reads its rows).
+  const int dp_rank = pipe ? pipe->replica : s.rank, dp_ranks = pipe ? pipe->replicas : s.size;
   const double act_gib = 2.0 * 4.0 * double(gpt_activation_numel(cfg, B, T)) / double(1ull << 30);
   if (act_gib > 64)
     throw UsageError(
@@ -57,8 +78,8 @@ int run(Session& s, TrainOptions& o, const CLI::App& app) {
   }
   // Global batch i has ranks x rank_rows rows; this rank's are rows [rank x rank_rows, ...), so a
   // p-rank strong-scaling run sees exactly the rows of the 1-rank run with the same global batch.
-  DataLoader train_loader(split.train, rank_rows, T, s.rank, s.size, std::uint64_t(o.data_seed));
-  DataLoader val_loader(split.val, B, T, s.rank, s.size, std::uint64_t(o.data_seed) ^ 0x7A11DA7Aull);
+  DataLoader train_loader(split.train, rank_rows, T, dp_rank, dp_ranks, std::uint64_t(o.data_seed));
+  DataLoader val_loader(split.val, B, T, dp_rank, dp_ranks, std::uint64_t(o.data_seed) ^ 0x7A11DA7Aull);
 
   GPT model = gpt_create(cfg, std::uint64_t(o.seed));
   train::require_resumed_data(o, ckpt.state, "", data_source, data_fp, "");
@@ -67,10 +88,29 @@ int run(Session& s, TrainOptions& o, const CLI::App& app) {
       train_loader.next_index);
   const int last_step = train::last_step_of_run(o, o.steps, start_step);
 
-  GptTrainer trainer(s, o, model, train_loader, val_loader, B, T, plan.accum_steps,
-                     train::initial_state(o, data_source, data_fp));
+  std::unique_ptr<PipelineGroups> groups;
+  std::unique_ptr<train::Trainer> trainer;
+  if (pipe) {
+    groups = std::make_unique<PipelineGroups>(s, *pipe);
+    trainer = std::make_unique<PipelineTrainer>(o, *pipe, *groups, model, train_loader, val_loader, T, start_step + 1,
+                                                train::initial_state(o, data_source, data_fp));
+  } else {
+    trainer = std::make_unique<GptTrainer>(s, o, model, train_loader, val_loader, B, T, plan.accum_steps,
+                                           train::initial_state(o, data_source, data_fp));
+  }
 
   const long long tokens_per_step = (long long)plan.global_batch * T;
+  const std::string batch_line =
+      pipe ? fmt::format(
+                 "{} scaling: global batch {} = {} replica(s) x {} micro-batch(es) x {} rows of {} tokens = {} "
+                 "tokens/step; pipeline of {} stages ({}), schedule {}",
+                 plan.scaling, plan.global_batch, pipe->replicas, pipe->micro_batches, pipe->micro_rows, T,
+                 tokens_per_step, pipe->stages, describe_stages(pipe->ranges, cfg.num_layers),
+                 schedule_name(pipe->schedule))
+           : fmt::format(
+                 "{} scaling: global batch {} = {} rank(s) x {} micro-batch(es) x {} rows of {} tokens = {} "
+                 "tokens/step",
+                 plan.scaling, plan.global_batch, s.size, plan.accum_steps, B, T, tokens_per_step);
   const train::StepsTableStyle log_style{.unit = "token",
                                          .rate_label = "tok/s",
                                          .val_loss_doc = "validation loss after the step, NaN if not evaluated",
@@ -84,20 +124,16 @@ int run(Session& s, TrainOptions& o, const CLI::App& app) {
       .log_style = log_style,
       .units_per_step = tokens_per_step,
       .rate_decimals = 0,
-      .header =
-          {fmt::format("gpt_train: {} (V {} T {} C {} L {} NH {}), {} parameters", cfg.name, cfg.vocab_size,
-                       cfg.max_seq_len, cfg.channels, cfg.num_layers, cfg.num_heads, model.num_parameters),
-           fmt::format("data: {} ({} train / {} val tokens); {} rank(s) x {} thread(s), BLAS: {}; GEMM: {}",
-                       data_source, split.train.size(), split.val.size(), s.size, threads, kernels::blas_description(),
-                       kernels::gemm_description()),
-           fmt::format(
-               "{} scaling: global batch {} = {} rank(s) x {} micro-batch(es) x {} rows of {} tokens = {} tokens/step",
-               plan.scaling, plan.global_batch, s.size, plan.accum_steps, B, T, tokens_per_step),
-           train::gradient_plan_line(plan),
-           fmt::format(
-               "AdamW lr {:g} (warm-up {}, cosine to {:g}), betas {:g}/{:g}, wd {:g}, clip {:g}; steps {}..{}{}", o.lr,
-               o.warmup_steps, o.lr * o.min_lr_frac, o.beta1, o.beta2, o.weight_decay, o.grad_clip, start_step + 1,
-               last_step, !o.resume.empty() ? " (resumed from " + o.resume + ")" : "")},
+      .header = {fmt::format("gpt_train: {} (V {} T {} C {} L {} NH {}), {} parameters", cfg.name, cfg.vocab_size,
+                             cfg.max_seq_len, cfg.channels, cfg.num_layers, cfg.num_heads, model.num_parameters),
+                 fmt::format("data: {} ({} train / {} val tokens); {} rank(s) x {} thread(s), BLAS: {}; GEMM: {}",
+                             data_source, split.train.size(), split.val.size(), s.size, threads,
+                             kernels::blas_description(), kernels::gemm_description()),
+                 batch_line, train::gradient_plan_line(plan),
+                 fmt::format(
+                     "AdamW lr {:g} (warm-up {}, cosine to {:g}), betas {:g}/{:g}, wd {:g}, clip {:g}; steps {}..{}{}",
+                     o.lr, o.warmup_steps, o.lr * o.min_lr_frac, o.beta1, o.beta2, o.weight_decay, o.grad_clip,
+                     start_step + 1, last_step, !o.resume.empty() ? " (resumed from " + o.resume + ")" : "")},
       .facts = {.trainer = "gpt",
                 .model_name = cfg.name,
                 .num_parameters = std::int64_t(model.num_parameters),
@@ -122,8 +158,9 @@ int run(Session& s, TrainOptions& o, const CLI::App& app) {
                      {"beta1", o.beta1},
                      {"beta2", o.beta2},
                      {"train_tokens", std::int64_t(split.train.size())},
-                     {"val_tokens", std::int64_t(split.val.size())}}};
-  return train::run_training(s, o, trainer, run);
+                     {"val_tokens", std::int64_t(split.val.size())}},
+      .replicas = groups ? &groups->replicas() : nullptr};
+  return train::run_training(s, o, *trainer, run);
 }
 
 }  // namespace

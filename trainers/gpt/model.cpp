@@ -78,14 +78,17 @@ ParamView gpt_parameters(const GPTConfig& c, TensorTable& t) {
   return v;
 }
 
-// The activations of one forward pass at batch B and length T, in the order forward writes them
-// (the activation gradients use the same layout).
-ActivationView gpt_activations(const GPTConfig& c, int B, int T, TensorTable& t) {
+// The activations of one forward pass of a layer range at batch B and length T, in the order
+// forward writes them (the activation gradients use the same layout). A range after the first
+// block starts with its input, the previous block's output.
+ActivationView gpt_activations(const GPTConfig& c, int B, int T, LayerRange r, TensorTable& t) {
   const std::int64_t b = B, n = T, C = c.channels, NH = c.num_heads, V = c.vocab_size;
-  ActivationView a;
-  a.encoded = t.add("encoded", {b, n, C});
+  ActivationView a{};
+  if (r.has_embedding()) a.encoded = t.add("encoded", {b, n, C});
   a.h.resize(std::size_t(c.num_layers));
-  for (int l = 0; l < c.num_layers; ++l) {
+  if (!r.has_embedding())
+    a.h[std::size_t(r.first) - 1].residual3 = t.add("h." + std::to_string(r.first - 1) + ".residual_3", {b, n, C});
+  for (int l = r.first; l < r.end; ++l) {
     const std::string p = "h." + std::to_string(l) + ".";
     ActivationView::Layer& x = a.h[std::size_t(l)];
     t.begin_group(l);
@@ -104,6 +107,7 @@ ActivationView gpt_activations(const GPTConfig& c, int B, int T, TensorTable& t)
     x.residual3 = t.add(p + "residual_3", {b, n, C});
     t.end_group();
   }
+  if (!r.has_head(c)) return a;
   a.lnf = t.add("ln_f", {b, n, C});
   a.lnf_mean = t.add("ln_f.mean", {b, n});
   a.lnf_rstd = t.add("ln_f.rstd", {b, n});
@@ -127,10 +131,21 @@ std::size_t gpt_num_parameters(const GPTConfig& c) {
   return t.total_numel();
 }
 
+LayerRange gpt_all_layers(const GPTConfig& c) { return {0, c.num_layers}; }
+
 std::size_t gpt_activation_numel(const GPTConfig& c, int B, int T) {
+  return gpt_activation_numel(c, B, T, gpt_all_layers(c));
+}
+
+std::size_t gpt_activation_numel(const GPTConfig& c, int B, int T, LayerRange r) {
   TensorTable t;
-  gpt_activations(c, B, T, t);
+  gpt_activations(c, B, T, r, t);
   return t.total_numel();
+}
+
+ActivationView gpt_activation_view(const GPTConfig& c, int B, int T, LayerRange r, float* buffer) {
+  TensorTable t(buffer);
+  return gpt_activations(c, B, T, r, t);
 }
 
 namespace {
@@ -142,9 +157,8 @@ void ensure_activations(GPT& m, int B, int T) {
     m.acts.assign(n, 0.0f);
     m.grad_acts.assign(n, 0.0f);
   }
-  TensorTable acts(m.acts.data()), grad_acts(m.grad_acts.data());
-  m.a = gpt_activations(m.config, B, T, acts);
-  m.ga = gpt_activations(m.config, B, T, grad_acts);
+  m.a = gpt_activation_view(m.config, B, T, gpt_all_layers(m.config), m.acts.data());
+  m.ga = gpt_activation_view(m.config, B, T, gpt_all_layers(m.config), m.grad_acts.data());
   m.B = B;
   m.T = T;
 }
@@ -204,23 +218,36 @@ double gpt_forward(GPT& m, const int* inputs, const int* targets, int B, int T,
   m.inputs.assign(inputs, inputs + BT);
   m.have_targets = targets != nullptr;
   if (targets) m.targets.assign(targets, targets + BT);
+  m.mean_loss = gpt_forward_layers(m, gpt_all_layers(c), m.a, m.inputs.data(), targets ? m.targets.data() : nullptr, B,
+                                   T, params_needed);
+  return m.mean_loss;
+}
 
+double gpt_forward_layers(const GPT& m, LayerRange r, const ActivationView& a, const int* inputs, const int* targets,
+                          int B, int T, const std::function<void(std::size_t)>& params_needed) {
+  const GPTConfig& c = m.config;
+  const std::size_t BT = std::size_t(B) * T;
   const int C = c.channels, NH = c.num_heads, V = c.vocab_size;
   const ParamView& p = m.p;
-  ActivationView& a = m.a;
+  const float* params = m.params.data();
   // The parameters are in forward order: each layer needs those up to the next one's first.
   auto need_below = [&](const float* end) {
-    if (params_needed) params_needed(std::size_t(end - m.params.data()));
+    if (params_needed) params_needed(std::size_t(end - params));
   };
-  need_below(m.params.data() + m.block_offset[0]);
-  k::encoder_forward(a.encoded, m.inputs.data(), p.wte, p.wpe, B, T, C);
-  const float* residual = a.encoded;
-  for (int l = 0; l < c.num_layers; ++l) {
+  const float* residual = nullptr;
+  if (r.has_embedding()) {
+    need_below(params + m.block_offset[0]);
+    k::encoder_forward(a.encoded, inputs, p.wte, p.wpe, B, T, C);
+    residual = a.encoded;
+  } else {
+    residual = a.h[std::size_t(r.first) - 1].residual3;  // the previous stage's output
+  }
+  for (int l = r.first; l < r.end; ++l) {
     const auto& w = p.h[l];
-    auto& x = a.h[l];
+    const auto& x = a.h[l];
     // Called again between the block's kernels with the same end: the all-gathers in flight move
     // on (as backward's progress calls move the reductions; once per block left them idle).
-    const float* block_end = l + 1 < c.num_layers ? m.params.data() + m.block_offset[std::size_t(l) + 1] : p.lnfw;
+    const float* block_end = l + 1 < c.num_layers ? params + m.block_offset[std::size_t(l) + 1] : p.lnfw;
     need_below(block_end);
     k::layernorm_forward(x.ln1, x.ln1_mean, x.ln1_rstd, residual, w.ln1w, w.ln1b, B, T, C);
     k::matmul_forward(x.qkv, x.ln1, w.qkvw, w.qkvb, B, T, C, 3 * C);
@@ -235,32 +262,33 @@ double gpt_forward(GPT& m, const int* inputs, const int* targets, int B, int T,
     k::matmul_residual_forward(x.residual3, x.fch_gelu, w.fcprojw, w.fcprojb, x.residual2, B, T, 4 * C, C);
     residual = x.residual3;
   }
-  need_below(m.params.data() + m.params.size());
+  if (!r.has_head(c)) return -1;
+  need_below(params + m.params.size());
   k::layernorm_forward(a.lnf, a.lnf_mean, a.lnf_rstd, residual, p.lnfw, p.lnfb, B, T, C);
   k::matmul_forward(a.logits, a.lnf, p.lm_head, nullptr, B, T, C, V);
-  if (!targets) {
-    m.mean_loss = -1;
-    return m.mean_loss;
-  }
-  k::softmax_crossentropy_forward(a.losses, a.probs, a.logits, m.targets.data(), B, T, V);
+  if (!targets) return -1;
+  k::softmax_crossentropy_forward(a.losses, a.probs, a.logits, targets, B, T, V);
   double sum = 0;
   for (std::size_t i = 0; i < BT; ++i) sum += a.losses[i];
-  m.mean_loss = sum / double(BT);
-  return m.mean_loss;
+  return sum / double(BT);
 }
 
 void gpt_backward(GPT& m, const std::function<void(std::size_t)>& on_grads_ready) {
   if (m.B == 0 || !m.have_targets) fail("gpt_backward: needs a gpt_forward with targets first");
+  gpt_backward_layers(m, gpt_all_layers(m.config), m.a, m.ga, m.inputs.data(), m.targets.data(), m.B, m.T,
+                      on_grads_ready);
+}
+
+void gpt_backward_layers(GPT& m, LayerRange r, const ActivationView& a, const ActivationView& ga, const int* inputs,
+                         const int* targets, int B, int T, const std::function<void(std::size_t)>& on_grads_ready) {
   const GPTConfig& c = m.config;
-  const int B = m.B, T = m.T, C = c.channels, NH = c.num_heads, V = c.vocab_size;
+  const int C = c.channels, NH = c.num_heads, V = c.vocab_size;
   const std::size_t BT = std::size_t(B) * T;
   // The kernels accumulate unless told to write (the `false` arguments below): every activation
   // gradient's first kernel writes it, so only the one whose first kernel accumulates is zeroed
   // (zeroing all of them was one pass over ~70 MB per step for gpt-tiny, batch 8).
   const ParamView& p = m.p;
   const ParamView& g = m.g;
-  const ActivationView& a = m.a;
-  ActivationView& ga = m.ga;
   std::size_t watermark = m.grads.size();  // gradients at offsets >= watermark are final
   auto ready_from = [&](const float* first_final) {
     watermark = std::size_t(first_final - m.grads.data());
@@ -273,22 +301,25 @@ void gpt_backward(GPT& m, const std::function<void(std::size_t)>& on_grads_ready
     if (on_grads_ready && watermark < m.grads.size()) on_grads_ready(watermark);
   };
 
-  k::softmax_crossentropy_backward(ga.logits, a.probs, m.targets.data(), 1.0f / float(BT), B, T, V, false);
-  k::matmul_backward(ga.lnf, g.lm_head, nullptr, ga.logits, a.lnf, p.lm_head, B, T, C, V, false);
-  if (!c.tied_lm_head) ready_from(g.lm_head);  // last in the buffer
   const int L = c.num_layers;
   // The residual stream's gradient, updated in place from the last block to the first: a block's
   // output gradient is also its c_proj outputs' gradient (the residual adds copy it), and each
-  // layer norm's backward adds its branch's share to it.
-  float* dres = ga.h[L - 1].residual3;
-  std::fill(dres, dres + BT * C, 0.0f);
-  k::layernorm_backward(dres, g.lnfw, g.lnfb, ga.lnf, a.h[L - 1].residual3, p.lnfw, a.lnf_mean, a.lnf_rstd, B, T, C);
-  ready_from(g.lnfw);  // wte (tied LM head) is at offset 0: only the encoder finishes it
-  for (int l = L - 1; l >= 0; --l) {
+  // layer norm's backward adds its branch's share to it. Without the head it arrives from the
+  // next stage, already in place.
+  float* dres = ga.h[std::size_t(r.end) - 1].residual3;
+  if (r.has_head(c)) {
+    k::softmax_crossentropy_backward(ga.logits, a.probs, targets, 1.0f / float(BT), B, T, V, false);
+    k::matmul_backward(ga.lnf, g.lm_head, nullptr, ga.logits, a.lnf, p.lm_head, B, T, C, V, false);
+    if (!c.tied_lm_head) ready_from(g.lm_head);  // last in the buffer
+    std::fill(dres, dres + BT * C, 0.0f);
+    k::layernorm_backward(dres, g.lnfw, g.lnfb, ga.lnf, a.h[L - 1].residual3, p.lnfw, a.lnf_mean, a.lnf_rstd, B, T, C);
+    ready_from(g.lnfw);  // wte (tied LM head) is at offset 0: only the encoder finishes it
+  }
+  for (int l = r.end - 1; l >= r.first; --l) {
     const auto& w = p.h[l];
     const auto& dw = g.h[l];
     const auto& x = a.h[l];
-    auto& dx = ga.h[l];
+    const auto& dx = ga.h[l];
     const float* residual = l == 0 ? a.encoded : a.h[l - 1].residual3;
     k::matmul_backward(dx.fch_gelu, dw.fcprojw, dw.fcprojb, dres, x.fch_gelu, w.fcprojw, B, T, 4 * C, C, false);
     progress();
@@ -304,7 +335,8 @@ void gpt_backward(GPT& m, const std::function<void(std::size_t)>& on_grads_ready
     k::layernorm_backward(dres, dw.ln1w, dw.ln1b, dx.ln1, residual, w.ln1w, x.ln1_mean, x.ln1_rstd, B, T, C);
     ready_from(m.grads.data() + m.block_offset[std::size_t(l)]);  // the block's gradients are final
   }
-  k::encoder_backward(g.wte, g.wpe, dres, m.inputs.data(), B, T, C);
+  if (!r.has_embedding()) return;  // dres: the gradient of the range's input
+  k::encoder_backward(g.wte, g.wpe, dres, inputs, B, T, C);
   ready_from(m.grads.data());
 }
 

@@ -50,6 +50,7 @@ std::vector<std::string> gpt_preset_names();
 // the width, a non-positive size, an absurdly large model).
 void gpt_validate(const GPTConfig& config);
 
+struct GPT;
 using train::TensorInfo;
 using train::TensorTable;
 // Derived from the model's one description of its tensors (gpt_parameters / gpt_activations in
@@ -98,6 +99,26 @@ struct ActivationView {
   float* losses;                     // [B, T]
 };
 
+// A pipeline stage's part of the model (trainers/gpt/pipeline_*.hpp): blocks [first, end), with
+// the embeddings when first == 0 and ln_f, the LM head and the loss when end == num_layers. The
+// whole model is gpt_all_layers; gpt_forward and gpt_backward run it through the same functions.
+struct LayerRange {
+  int first = 0, end = 0;
+  bool has_embedding() const { return first == 0; }
+  bool has_head(const GPTConfig& c) const { return end == c.num_layers; }
+};
+LayerRange gpt_all_layers(const GPTConfig& config);
+
+// The activations of a layer range for one micro-batch of B x T rows, in the whole model's order:
+// the range's own and, when first > 0, its input h.<first-1>.residual_3 (the previous stage's
+// output, received into it). Views of the other layers are null. The activation gradients of a
+// range use the same layout (a second buffer of the same size).
+std::size_t gpt_activation_numel(const GPTConfig& config, int B, int T, LayerRange range);
+ActivationView gpt_activation_view(const GPTConfig& config, int B, int T, LayerRange range, float* buffer);
+// The parameter tensors (indices into GPT::tensors) a range reads and updates: its blocks, wte and
+// wpe with the embedding, ln_f with the head, and the head's weight (wte itself when tied).
+std::vector<std::size_t> gpt_range_tensors(const GPT& model, LayerRange range);
+
 struct GPT {
   GPTConfig config;
   std::vector<TensorInfo> tensors;        // buffer layout of params, grads, m, v
@@ -143,6 +164,19 @@ double gpt_forward(GPT& model, const int* inputs, const int* targets, int B, int
 // and 0 at the end), so bucket allreduces can start while backward goes on; also between a
 // block's matmuls with the offset unchanged, so the engine can move the allreduces in flight on.
 void gpt_backward(GPT& model, const std::function<void(std::size_t)>& on_grads_ready = {});
+// A layer range's forward over one micro-batch's activations a (gpt_activation_view): from the
+// tokens `inputs` when the range has the embedding, else from a.h[first-1].residual3 (filled by
+// the caller). Returns the mean loss when the range has the head and targets is not null, else -1.
+double gpt_forward_layers(const GPT& model, LayerRange range, const ActivationView& a, const int* inputs,
+                          const int* targets, int B, int T, const std::function<void(std::size_t)>& params_needed = {});
+// Its backward, ADDING the range's parameter gradients to model.grads. ga: the activation
+// gradients (same layout as a). Without the head the caller puts the gradient of the range's
+// output in ga.h[end-1].residual3; that buffer is the residual stream's gradient, updated in place
+// from the last block to the first, so on return it holds the gradient of the range's input
+// (what a pipeline stage sends back). on_grads_ready as gpt_backward's.
+void gpt_backward_layers(GPT& model, LayerRange range, const ActivationView& a, const ActivationView& ga,
+                         const int* inputs, const int* targets, int B, int T,
+                         const std::function<void(std::size_t)>& on_grads_ready = {});
 void gpt_zero_grad(GPT& model);
 // Global L2 norm of the gradient buffer (accumulated in double).
 double gpt_grad_norm(const GPT& model);
@@ -158,6 +192,9 @@ struct AdamWParams {
 // With a shard: over its elements only, m and v holding its state (trainers/dp/shard.hpp).
 void gpt_update(GPT& model, const AdamWParams& opt);
 void gpt_update(GPT& model, const AdamWParams& opt, const dp::ParameterShard& shard);
+// AdamW over the given tensors only (indices into model.tensors, e.g. gpt_range_tensors), their
+// state at their own offsets in buffer-sized moments: a pipeline stage's update of its layers.
+void gpt_update_tensors(GPT& model, const AdamWParams& opt, const std::vector<std::size_t>& tensors);
 
 // The gradient layout for bucketing (tensor names and sizes in forward order), to build
 // sp::coll::pack_buckets on. The flat gradient buffer holds the tensors in this order.

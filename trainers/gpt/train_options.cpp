@@ -57,6 +57,22 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--val-batches", o.val_batches, "batches in each validation pass (0 = no validation)")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
+  // --pipeline-stages and what needs it (trainers/gpt/pipeline_plan.hpp).
+  auto* stages = app.add_option("--pipeline-stages", o.pipeline.stages,
+                                "pipeline parallelism: the model's blocks split into this many stages, one rank each "
+                                "(the embedding with the first, the head with the last); ranks = stages x "
+                                "data-parallel replicas, each stage's gradients allreduced among its replicas")
+                     ->check(CLI::Range(1, 1 << 16));
+  app.add_option("--micro-batches", o.pipeline.micro_batches,
+                 "pipeline: micro-batches per step, splitting each step's rows (default: the number of stages)")
+      ->check(CLI::Range(1, 1 << 16))
+      ->needs(stages);
+  app.add_option("--schedule", o.pipeline.schedule,
+                 "pipeline schedule: gpipe (all forwards, then all backwards) or 1f1b (warm-up forwards, then one "
+                 "forward one backward, then the remaining backwards)")
+      ->check(CLI::IsMember({"gpipe", "1f1b"}))
+      ->capture_default_str()
+      ->needs(stages);
   train::add_run_control_options(
       app, o,
       {.program = "gpt_train",

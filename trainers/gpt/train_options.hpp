@@ -7,6 +7,7 @@
 #include "trainers/common/run_options.hpp"
 #include "trainers/gpt/checkpoint.hpp"
 #include "trainers/gpt/model.hpp"
+#include "trainers/gpt/pipeline_plan.hpp"
 
 namespace sp::gpt {
 
@@ -20,6 +21,7 @@ struct TrainOptions : train::RunControlOptions {
   double val_fraction = 0.1;
   int steps = 0, batch = 8, seq_len = 0, warmup_steps = 10, val_every = 0, val_batches = 4;
   double lr = 1e-3, min_lr_frac = 0.1, weight_decay = 0.1, beta1 = 0.9, beta2 = 0.95, eps = 1e-8, grad_clip = 1.0;
+  PipelineOptions pipeline;  // --pipeline-stages, --micro-batches, --schedule (pipeline_plan.hpp)
 };
 
 void add_train_options(CLI::App& app, TrainOptions& o);

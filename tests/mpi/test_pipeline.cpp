@@ -1,0 +1,134 @@
+// Pipeline parallelism in gpt_train (trainers/gpt/pipeline_*.hpp) end to end, launched with mpirun:
+// for a fixed global batch, gpt-micro at depth 4 cut into 2 stages (CTest gpt_pipeline.np2) or 4
+// (gpt_pipeline.np4, also as 2 stages x 2 data-parallel replicas), with 1, S and 2S + 1
+// micro-batches under both schedules, follows the one-rank run's training and validation losses
+// within 1e-5 per step; each stage holds the activations its schedule says (GPipe all M
+// micro-batches, 1F1B min(S - stage, M)); the combinations a pipeline cannot run are refused with
+// one line.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/trace.hpp"
+#include "tests/lib/trainer_test.hpp"
+
+namespace {
+
+using sp::test::column;
+using sp::test::read_file;
+
+// Pipelining changes only the order of float sums (micro-batches, the tied embedding's two
+// halves, the gradient norm over stages): the bound, per step.
+constexpr double kLossTolerance = 1e-5;
+
+class Pipeline : public sp::test::TrainerTest {
+ protected:
+  Pipeline() : TrainerTest("pipeline_test") {}
+  int train(int ranks, const std::string& args, const std::string& log, bool expect_success = true) {
+    return run(sp::test::mpirun(ranks) +
+                   GPT_TRAIN_PATH
+                   " -m gpt-micro --depth 4 --synthetic-bytes 100000 -q -s 6 --val-every 3 --val-batches 2 " +
+                   args,
+               log, expect_success);
+  }
+  // The steps column `name` of two traces equal within the tolerance (NaN where both did not validate).
+  void expect_same_column(const std::string& reference, const std::string& got, const std::string& name,
+                          const std::string& what) {
+    const std::vector<double> want = steps_column(reference, name), have = steps_column(got, name);
+    ASSERT_EQ(want.size(), have.size()) << what;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      if (std::isnan(want[i])) {
+        EXPECT_TRUE(std::isnan(have[i])) << what << ", " << name << " step " << i + 1;
+        continue;
+      }
+      EXPECT_NEAR(have[i], want[i], kLossTolerance) << what << ", " << name << " step " << i + 1;
+    }
+  }
+  // Each stage's most activation bytes and micro-batches held over the steps and its replicas
+  // (rank r is stage r % stages).
+  struct Held {
+    std::vector<std::int64_t> micro_batches, bytes;
+  };
+  Held held(const std::string& trace, int stages, int ranks) {
+    const sp::Table t = sp::TraceReader(path(trace)).read_table("pipeline");
+    const auto rank = column<std::int64_t>(t, "rank"), micro = column<std::int64_t>(t, "micro_batches_held"),
+               bytes = column<std::int64_t>(t, "activation_bytes");
+    Held h{std::vector<std::int64_t>(std::size_t(stages)), std::vector<std::int64_t>(std::size_t(stages))};
+    EXPECT_EQ(rank.size(), 6u * std::size_t(ranks));  // one row per step and rank
+    for (std::size_t i = 0; i < rank.size(); ++i) {
+      const std::size_t stage = std::size_t(rank[i] % stages);
+      h.micro_batches.at(stage) = std::max(h.micro_batches.at(stage), micro[i]);
+      h.bytes.at(stage) = std::max(h.bytes.at(stage), bytes[i]);
+    }
+    return h;
+  }
+  // stages x replicas ranks, each replica global_batch / replicas rows cut into M micro-batches.
+  void expect_pipelines_follow_one_rank(int stages, int global_batch, int replicas = 1) {
+    const int ranks = stages * replicas;
+    const std::string batch = " --global-batch " + std::to_string(global_batch);
+    ASSERT_EQ(train(1, batch + " -o " + path("ref.h5"), "ref.log"), 0);
+    const std::vector<double> reference = steps_column("ref.h5", "loss");
+    ASSERT_EQ(reference.size(), 6u);
+    EXPECT_LT(reference.back(), reference.front());  // it trains
+    for (const int M : {1, stages, 2 * stages + 1}) {
+      Held gpipe;
+      for (const std::string schedule : {"gpipe", "1f1b"}) {
+        const std::string name = schedule + "_m" + std::to_string(M);
+        const std::string what =
+            std::to_string(stages) + " stages x " + std::to_string(replicas) + " replica(s), " + name;
+        ASSERT_EQ(train(ranks,
+                        batch + " --pipeline-stages " + std::to_string(stages) + " --micro-batches " +
+                            std::to_string(M) + " --schedule " + schedule + " -o " + path(name + ".h5"),
+                        name + ".log"),
+                  0);
+        expect_same_column("ref.h5", name + ".h5", "loss", what);
+        expect_same_column("ref.h5", name + ".h5", "val_loss", what);
+        const sp::TraceReader r(path(name + ".h5"));
+        EXPECT_EQ(r.root_attribute("pipeline_schedule"), schedule);
+        EXPECT_EQ(r.root_attribute("pipeline_micro_rows"), std::to_string(global_batch / replicas / M));
+        EXPECT_EQ(r.root_attribute("pipeline_replicas"), std::to_string(replicas));
+        const Held h = held(name + ".h5", stages, ranks);
+        for (int s = 0; s < stages; ++s) {
+          const std::int64_t want = schedule == "gpipe" ? M : std::min(stages - s, M);
+          EXPECT_EQ(h.micro_batches[std::size_t(s)], want) << what << ", stage " << s;
+          EXPECT_GT(h.bytes[std::size_t(s)], 0) << what << ", stage " << s;
+          // For M > S, 1F1B holds at most S/M of GPipe's activation bytes on every stage.
+          if (schedule == "1f1b" && M > stages) {
+            EXPECT_LE(h.bytes[std::size_t(s)] * M, gpipe.bytes[std::size_t(s)] * stages) << what << ", stage " << s;
+          }
+        }
+        if (schedule == "gpipe") gpipe = h;
+        EXPECT_NE(read_file(path(name + ".log")).find("activations held at the peak (counted)"), std::string::npos);
+      }
+    }
+  }
+};
+
+TEST_F(Pipeline, TwoStagesFollowTheOneRankCurve) { expect_pipelines_follow_one_rank(2, 20); }
+
+// Two ranks: the refusals that need more than one rank to reach (one line, exit 2).
+TEST_F(Pipeline, TwoStagesRefuseWhatTheyCannotRun) {
+  const auto refused = [&](const std::string& args, const std::string& text) {
+    const std::string log = "refused.log";
+    EXPECT_EQ(run(sp::test::mpirun(2) + GPT_TRAIN_PATH " -m gpt-micro --synthetic-bytes 100000 -q -s 2 " + args, log,
+                  /*expect_success=*/false),
+              2)
+        << args;
+    const std::string out = read_file(path(log));
+    EXPECT_NE(out.find(text), std::string::npos) << args << ":\n" << out;
+  };
+  refused("--pipeline-stages 2 --depth 1", "--pipeline-stages 2 exceeds the model's 1 layers");
+  refused("--pipeline-stages 2 -B 8 --micro-batches 3", "--micro-batches 3 does not divide the 8 rows of a step");
+}
+
+TEST_F(Pipeline, FourStagesFollowTheOneRankCurve) { expect_pipelines_follow_one_rank(4, 36); }
+
+// Four ranks as two stages of two data-parallel replicas: each stage's gradients allreduced among
+// its replicas by the engine, each replica 10 rows per step.
+TEST_F(Pipeline, FourRanksAsTwoStagesOfTwoReplicasFollowTheOneRankCurve) { expect_pipelines_follow_one_rank(2, 20, 2); }
+
+}  // namespace

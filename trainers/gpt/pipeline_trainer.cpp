@@ -1,0 +1,265 @@
+#include "trainers/gpt/pipeline_trainer.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/stats.hpp"
+#include "core/timer.hpp"
+#include "kernels/kernels.hpp"
+#include "trainers/gpt/checkpoint.hpp"
+
+namespace sp::gpt {
+
+namespace {
+
+// Activations travel forward and their gradients back between the same two stages in opposite
+// directions; the tied embedding's gradients between the first and the last stage.
+constexpr int kActivationTag = 1;
+constexpr int kGradientTag = 2;
+constexpr int kEmbeddingTag = 3;
+constexpr coll::Dtype kF32 = coll::Dtype::f32;
+
+}  // namespace
+
+PipelineTrainer::PipelineTrainer(const TrainOptions& o, const PipelinePlan& plan, const PipelineGroups& groups,
+                                 GPT& model, DataLoader& train_loader, DataLoader& val_loader, int T, int first_step,
+                                 const TrainState& state)
+    : o_(o),
+      plan_(plan),
+      range_(plan.range()),
+      model_(model),
+      train_loader_(train_loader),
+      val_loader_(val_loader),
+      T_(T),
+      micro_numel_(std::size_t(plan.micro_rows) * std::size_t(T)),
+      boundary_numel_(micro_numel_ * std::size_t(model.config.channels)),
+      inputs_(std::size_t(plan.micro_batches) * micro_numel_),
+      targets_(inputs_.size()),
+      program_(stage_program(plan.schedule, plan.stages, plan.stage, plan.micro_batches)),
+      state_(state),
+      next_step_(first_step),
+      held_step_(held_.ints("step", "", "optimizer step")),
+      held_micro_(held_.ints("micro_batches_held", "",
+                             "the most micro-batches whose activations this rank's stage held at once in the step "
+                             "(forwarded, backward not yet run)")),
+      held_bytes_(held_.ints("activation_bytes", "B",
+                             "the activation bytes those micro-batches held (counted from the stage's tensors, "
+                             "not measured memory)")) {
+  SP_MPI_CHECK(MPI_Comm_dup(groups.stages(), &comm_));
+  SP_MPI_CHECK(MPI_Comm_dup(groups.replicas().comm, &replicas_));
+  transport_ = coll::find_transport(o.parallel.backend).make(comm_);
+  adam_.beta1 = float(o.beta1);
+  adam_.beta2 = float(o.beta2);
+  adam_.eps = float(o.eps);
+  adam_.weight_decay = float(o.weight_decay);
+  const GPTConfig& c = model.config;
+  const std::size_t numel = gpt_activation_numel(c, plan.micro_rows, T, range_);
+  // As many activation sets as the schedule ever holds: GPipe all M, 1F1B at most S - stage.
+  slots_.resize(std::size_t(peak_in_flight(program_)));
+  for (Slot& slot : slots_) {
+    slot.acts.assign(numel, 0.0f);
+    slot.a = gpt_activation_view(c, plan.micro_rows, T, range_, slot.acts.data());
+  }
+  grad_acts_.assign(numel, 0.0f);
+  ga_ = gpt_activation_view(c, plan.micro_rows, T, range_, grad_acts_.data());
+  grad_out_.assign(2, std::vector<float>(boundary_numel_));
+  grad_sent_.resize(2);
+  act_sent_.resize(std::size_t(plan.micro_batches));
+  tensors_ = gpt_range_tensors(model, range_);
+}
+
+PipelineTrainer::~PipelineTrainer() {
+  transport_.reset();  // before the communicator it runs on
+  MPI_Comm_free(&comm_);
+  MPI_Comm_free(&replicas_);
+}
+
+void PipelineTrainer::load(int micro) {
+  if (micro == 0) train_loader_.next(inputs_.data(), targets_.data());  // every stage: the whole step's rows
+}
+
+double PipelineTrainer::forward(int, const dp::ParamsNeededFn&) {
+  fail("a pipeline stage runs its step through schedule(), not forward()");
+}
+
+void PipelineTrainer::backward(const dp::GradReadyFn&) {
+  fail("a pipeline stage runs its step through schedule(), not backward()");
+}
+
+double PipelineTrainer::forward_micro(Slot& slot, const int* inputs, const int* targets, coll::Request* pending) {
+  if (!plan_.first())
+    transport_->recv(slot.a.h[std::size_t(range_.first) - 1].residual3, boundary_numel_, kF32, plan_.stage - 1,
+                     kActivationTag);
+  const double loss = gpt_forward_layers(model_, range_, slot.a, inputs, targets, plan_.micro_rows, T_);
+  if (!plan_.last()) {
+    const float* out = slot.a.h[std::size_t(range_.end) - 1].residual3;
+    if (pending)
+      *pending = transport_->post_send(out, boundary_numel_, kF32, plan_.stage + 1, kActivationTag);
+    else
+      transport_->send(out, boundary_numel_, kF32, plan_.stage + 1, kActivationTag);
+  }
+  return loss;
+}
+
+void PipelineTrainer::backward_micro(int micro, Slot& slot) {
+  // The residual stream's gradient: received from the next stage into the buffer backward updates
+  // in place, which then holds the gradient of this stage's input.
+  float* dres = ga_.h[std::size_t(range_.end) - 1].residual3;
+  if (!plan_.last()) {
+    transport_->wait(act_sent_[std::size_t(micro)]);  // the slot's output is read again after this backward
+    transport_->recv(dres, boundary_numel_, kF32, plan_.stage + 1, kGradientTag);
+  }
+  gpt_backward_layers(model_, range_, slot.a, ga_, inputs_of(micro), targets_of(micro), plan_.micro_rows, T_);
+  if (plan_.first()) return;
+  // Sent from a copy, so the next backward may start while it travels; two copies alternate.
+  const std::size_t k = std::size_t(micro) % grad_out_.size();
+  transport_->wait(grad_sent_[k]);
+  std::copy(dres, dres + boundary_numel_, grad_out_[k].data());
+  grad_sent_[k] = transport_->post_send(grad_out_[k].data(), boundary_numel_, kF32, plan_.stage - 1, kGradientTag);
+}
+
+dp::ScheduledStep PipelineTrainer::schedule(const dp::GradReadyFn& on_ready) {
+  dp::ScheduledStep r;
+  std::vector<std::size_t> slot_of(std::size_t(plan_.micro_batches));
+  std::vector<std::size_t> free_slots;
+  for (std::size_t k = slots_.size(); k-- > 0;) free_slots.push_back(k);
+  int held = 0, peak = 0;
+  double loss_sum = 0;
+  for (const PipelineOp& op : program_) {
+    const std::size_t m = std::size_t(op.micro);
+    if (op.forward) {
+      const double wall0 = wall_seconds(), cpu0 = thread_cpu_seconds();
+      if (free_slots.empty()) fail("pipeline stage {}: no activation slot left for micro-batch {}", plan_.stage, m);
+      slot_of[m] = free_slots.back();
+      free_slots.pop_back();
+      loss_sum += forward_micro(slots_[slot_of[m]], inputs_of(op.micro), targets_of(op.micro), &act_sent_[m]);
+      peak = std::max(peak, ++held);
+      r.forward_s += wall_seconds() - wall0;
+      r.forward_cpu_s += thread_cpu_seconds() - cpu0;
+    } else {
+      backward_micro(op.micro, slots_[slot_of[m]]);
+      free_slots.push_back(slot_of[m]);
+      --held;
+    }
+  }
+  for (coll::Request& sent : grad_sent_) transport_->wait(sent);
+  for (coll::Request& sent : act_sent_) transport_->wait(sent);
+  // The step's gradient is the mean over its micro-batches, as one batch of all their rows.
+  const float scale = 1.0f / float(plan_.micro_batches);
+  for (const std::size_t i : tensors_) {
+    const TensorInfo& t = model_.tensors[i];
+    float* g = model_.grads.data() + t.offset;
+    for (std::size_t j = 0; j < t.numel; ++j) g[j] *= scale;
+  }
+  on_ready(0);  // every gradient this stage computes is final (the others stay zero)
+  r.loss = broadcast_from_last(loss_sum / plan_.micro_batches);  // only the last stage has the loss
+  held_step_.push_back(next_step_++);
+  held_micro_.push_back(peak);
+  held_bytes_.push_back(std::int64_t(peak) * std::int64_t(slots_.front().acts.size() * sizeof(float)));
+  return r;
+}
+
+double PipelineTrainer::broadcast_from_last(double value) {
+  SP_MPI_CHECK(MPI_Bcast(&value, 1, MPI_DOUBLE, plan_.stages - 1, comm_));
+  return value;
+}
+
+double PipelineTrainer::update(double lr, const dp::ParameterShard&) {
+  float* grads = model_.grads.data();
+  const TensorInfo& wte = model_.tensors.front();  // transformer.wte.weight, offset 0
+  const bool wte_on_two_stages = model_.config.tied_lm_head && plan_.stages > 1;
+  if (wte_on_two_stages && (plan_.first() || plan_.last())) {
+    // The embedding's gradient on the first stage, the head's on the last: both get their sum.
+    std::vector<float> theirs(wte.numel);
+    transport_->sendrecv(grads, wte.numel, theirs.data(), wte.numel, kF32, plan_.first() ? plan_.stages - 1 : 0,
+                         kEmbeddingTag);
+    for (std::size_t i = 0; i < wte.numel; ++i) grads[i] += theirs[i];
+  }
+  double squares = 0;
+  for (const std::size_t i : tensors_) {
+    const TensorInfo& t = model_.tensors[i];
+    if (wte_on_two_stages && plan_.last() && t.offset == 0) continue;  // counted on the first stage
+    squares += kernels::sum_of_squares(grads + t.offset, t.numel);
+  }
+  SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &squares, 1, MPI_DOUBLE, MPI_SUM, comm_));
+  const double norm = std::sqrt(squares);
+  if (o_.grad_clip > 0 && norm > o_.grad_clip) {  // as gpt_clip_grad_norm, over every stage's norm
+    const float scale = float(o_.grad_clip / norm);
+    for (const std::size_t i : tensors_) {
+      const TensorInfo& t = model_.tensors[i];
+      for (std::size_t j = t.offset; j < t.offset + t.numel; ++j) grads[j] *= scale;
+    }
+  }
+  adam_.lr = float(lr);
+  gpt_update_tensors(model_, adam_, tensors_);
+  return norm;
+}
+
+// Each validation batch as the step's micro-batches, forward only, through the stages; the same
+// rows and mean as the run's validation without a pipeline.
+train::Validation PipelineTrainer::validate() {
+  const int M = plan_.micro_batches;
+  std::vector<int> in(std::size_t(M) * micro_numel_), tg(in.size());
+  double sum = 0;
+  for (int i = 0; i < o_.val_batches; ++i) {
+    val_loader_.batch(i, in.data(), tg.data());
+    double batch = 0;
+    for (int m = 0; m < M; ++m) {
+      const std::size_t at = std::size_t(m) * micro_numel_;
+      batch += forward_micro(slots_.front(), in.data() + at, tg.data() + at, nullptr);
+    }
+    sum += batch / M;
+  }
+  // Each replica validated its own rows of every batch: the mean over the replicas.
+  return train::Validation{.loss = mean_across_ranks(broadcast_from_last(sum / o_.val_batches), replicas_)};
+}
+
+void PipelineTrainer::share_buffers() {
+  // Every stage's tensors from the stage that computes them (wte from both ends: the same values).
+  const auto broadcast = [&](std::vector<float>& buffer, const TensorInfo& t, int root) {
+    SP_MPI_CHECK(MPI_Bcast(buffer.data() + t.offset, int(t.numel), MPI_FLOAT, root, comm_));
+  };
+  for (int stage = 0; stage < plan_.stages; ++stage)
+    for (const std::size_t i : gpt_range_tensors(model_, plan_.ranges[std::size_t(stage)])) {
+      const TensorInfo& t = model_.tensors[i];
+      broadcast(model_.params, t, stage);
+      if (!model_.m.empty()) broadcast(model_.m, t, stage);  // empty on every rank before the first update
+      if (!model_.v.empty()) broadcast(model_.v, t, stage);
+    }
+}
+
+void PipelineTrainer::save(const std::string& path, int step) {
+  state_.step = step;
+  state_.next_batch = train_loader_.next_index;
+  save_checkpoint(path, model_, state_);
+}
+
+std::vector<std::string> PipelineTrainer::report(TraceWriter& trace) {
+  trace.write_table("pipeline", held_, TableScope::per_rank,
+                    "--pipeline-stages: per rank and step, the activations its stage held at the schedule's peak");
+  trace.set_attribute("pipeline_stages", std::int64_t(plan_.stages));
+  trace.set_attribute("pipeline_replicas", std::int64_t(plan_.replicas));
+  trace.set_attribute("pipeline_micro_batches", std::int64_t(plan_.micro_batches));
+  trace.set_attribute("pipeline_micro_rows", std::int64_t(plan_.micro_rows));
+  trace.set_attribute("pipeline_schedule", std::string(schedule_name(plan_.schedule)));
+  trace.set_attribute("pipeline_layers", describe_stages(plan_.ranges, model_.config.num_layers));
+  // Each stage's peak over the steps, gathered in stage order for the closing line.
+  std::int64_t mine[2] = {0, 0};
+  for (std::size_t i = 0; i < held_bytes_.size(); ++i) {
+    mine[0] = std::max(mine[0], held_micro_[i]);
+    mine[1] = std::max(mine[1], held_bytes_[i]);
+  }
+  std::vector<std::int64_t> all(2 * std::size_t(plan_.stages));
+  SP_MPI_CHECK(MPI_Gather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, 0, comm_));
+  std::string stages;
+  for (int s = 0; s < plan_.stages; ++s)
+    stages += fmt::format("{}stage {} {} micro-batch(es) {:.1f} KiB", s == 0 ? "" : ", ", s, all[2 * std::size_t(s)],
+                          double(all[2 * std::size_t(s) + 1]) / 1024.0);
+  return {fmt::format("pipeline ({}, {} micro-batches of {} rows): activations held at the peak (counted): {}",
+                      schedule_name(plan_.schedule), plan_.micro_batches, plan_.micro_rows, stages)};
+}
+
+}  // namespace sp::gpt

@@ -1,0 +1,98 @@
+// A GPT pipeline stage seen through train::Trainer (trainers/common/trainer.hpp): this rank runs its
+// stage's blocks (pipeline_plan.hpp) over the step's micro-batches in the schedule's order, the
+// activations sent forward and their gradients back to the neighbouring stages on the transport
+// layer (--backend: MPI or Gloo point-to-point), and updates its stage's parameters.
+//
+// Every rank keeps the whole model's parameter buffers (one layout, the checkpoint's) but computes,
+// clips and updates only its stage's tensors (gpt_range_tensors). The tied wte is the first stage's
+// embedding and the last stage's head: both hold it, add each other's gradient before the update and
+// so update it alike (as Megatron-LM's embedding group). The gradient norm is summed over the
+// stages (wte counted once). share_buffers, at the start and after the last step, gives every rank
+// every stage's parameters and AdamW state, so the final checkpoint is one whole model. With
+// data-parallel replicas (ranks = stages x replicas), the engine allreduces each stage's gradients
+// among its replicas (run on the replicas' session) before update() sees them.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <vector>
+
+#include "collectives/transports/transport.hpp"
+#include "core/program.hpp"
+#include "core/table.hpp"
+#include "trainers/common/trainer.hpp"
+#include "trainers/gpt/data.hpp"
+#include "trainers/gpt/model.hpp"
+#include "trainers/gpt/pipeline_plan.hpp"
+#include "trainers/gpt/train_options.hpp"
+
+namespace sp::gpt {
+
+class PipelineTrainer final : public train::Trainer {
+ public:
+  // groups: this replica's stages (collective: the transport connects them) and this stage's
+  // replicas. first_step: the step number of this run's first step (the trace's per-step rows).
+  PipelineTrainer(const TrainOptions& o, const PipelinePlan& plan, const PipelineGroups& groups, GPT& model,
+                  DataLoader& train_loader, DataLoader& val_loader, int T, int first_step, const TrainState& state);
+  ~PipelineTrainer() override;
+
+  float* parameters() override { return model_.params.data(); }
+  float* gradients() override { return model_.grads.data(); }
+  coll::GradientLayout gradient_layout() const override { return gpt_gradient_layout(model_); }
+  void load(int micro) override;
+  double forward(int micro, const dp::ParamsNeededFn& need) override;
+  void backward(const dp::GradReadyFn& on_ready) override;
+  bool schedules_steps() const override { return true; }
+  dp::ScheduledStep schedule(const dp::GradReadyFn& on_ready) override;
+  double update(double lr, const dp::ParameterShard& shard) override;
+  std::vector<std::vector<float>*> optimizer_state() override { return {&model_.m, &model_.v}; }
+  double learning_rate(int step0) const override { return lr_at(o_, step0); }
+  bool validates() const override { return o_.val_batches > 0; }
+  train::Validation validate() override;
+  void share_buffers() override;
+  void save(const std::string& path, int step) override;
+  std::vector<std::string> report(TraceWriter& trace) override;
+
+ private:
+  // One micro-batch's activations of this stage's blocks, held from its forward to its backward.
+  struct Slot {
+    std::vector<float> acts;
+    ActivationView a;
+  };
+  const int* inputs_of(int micro) const { return inputs_.data() + std::size_t(micro) * micro_numel_; }
+  const int* targets_of(int micro) const { return targets_.data() + std::size_t(micro) * micro_numel_; }
+  // Receives the micro-batch's input (after the first stage), runs the blocks and sends the output
+  // on (before the last stage; left in flight in `pending`, else blocking); the loss on the last stage.
+  double forward_micro(Slot& slot, const int* inputs, const int* targets, coll::Request* pending);
+  void backward_micro(int micro, Slot& slot);
+  double broadcast_from_last(double value);  // the last stage's value on every stage
+
+  const TrainOptions& o_;
+  PipelinePlan plan_;
+  LayerRange range_;
+  MPI_Comm comm_ = MPI_COMM_NULL;      // this replica's stages
+  MPI_Comm replicas_ = MPI_COMM_NULL;  // this stage's replicas (the engine reduces the gradients over them)
+  std::unique_ptr<coll::Transport> transport_;
+  GPT& model_;
+  DataLoader& train_loader_;
+  DataLoader& val_loader_;
+  int T_;
+  std::size_t micro_numel_;     // tokens of one micro-batch
+  std::size_t boundary_numel_;  // floats of the activation a stage sends: [micro rows, T, C]
+  std::vector<int> inputs_, targets_;
+  std::vector<PipelineOp> program_;
+  std::vector<Slot> slots_;       // peak_in_flight(program_) of them
+  std::vector<float> grad_acts_;  // the stage's activation gradients, one micro-batch at a time
+  ActivationView ga_;
+  std::vector<std::vector<float>> grad_out_;  // gradients sent back, double-buffered
+  std::vector<coll::Request> grad_sent_, act_sent_;
+  std::vector<std::size_t> tensors_;  // this stage's parameter tensors
+  AdamWParams adam_;
+  TrainState state_;
+  int next_step_;
+  Table held_;  // per step: the activations held at the peak (report)
+  std::vector<std::int64_t>&held_step_, &held_micro_, &held_bytes_;
+};
+
+}  // namespace sp::gpt
