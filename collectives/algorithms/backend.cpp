@@ -78,11 +78,13 @@ Transport& Backends::for_algorithm(const Algorithm& a) {
   return transport_for(a, *mpi, backend());
 }
 
-bool Backends::timing_only(std::uint64_t rank_bytes) const { return runs_timing_only(rank_bytes, mpi->size()); }
+bool Backends::timing_only(std::uint64_t rank_bytes, std::uint64_t private_bytes) const {
+  return runs_timing_only(rank_bytes, mpi->size(), private_bytes);
+}
 
-Backends::CaseTransport Backends::for_case(const Algorithm& a, std::uint64_t rank_bytes) {
+Backends::CaseTransport Backends::for_case(const Algorithm& a, std::uint64_t rank_bytes, std::uint64_t private_bytes) {
   Transport& t = for_algorithm(a);
-  if (!timing_only(rank_bytes)) return {nullptr, &t};
+  if (!timing_only(rank_bytes, private_bytes)) return {nullptr, &t};
   std::unique_ptr<Transport> shared = make_timing_only(t);
   Transport* p = shared.get();
   return {std::move(shared), p};

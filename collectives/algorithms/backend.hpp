@@ -31,8 +31,9 @@ struct Backends {
   // The transport a case of algorithm a runs on, and allocates its buffers with.
   Transport& for_algorithm(const Algorithm& a);
   // Simulated build: whether a case whose buffers take rank_bytes on each rank runs timing only
-  // (timing_only.hpp: its buffers over all ranks pass the private limit). False outside it.
-  bool timing_only(std::uint64_t rank_bytes) const;
+  // (timing_only.hpp: its buffers over all ranks pass private_bytes, the private limit the run read
+  // at its setup). False outside it.
+  bool timing_only(std::uint64_t rank_bytes, std::uint64_t private_bytes) const;
   // The transport a case of algorithm a, its buffers rank_bytes on each rank, runs on:
   // for_algorithm(a), or when the case runs timing only, that transport on shared buffers with
   // nothing verified (make_timing_only), which the result holds while the case lives.
@@ -41,7 +42,7 @@ struct Backends {
     Transport* transport;
     Transport& operator*() const { return *transport; }
   };
-  CaseTransport for_case(const Algorithm& a, std::uint64_t rank_bytes);
+  CaseTransport for_case(const Algorithm& a, std::uint64_t rank_bytes, std::uint64_t private_bytes);
 };
 
 struct BackendOption {
