@@ -73,7 +73,8 @@ std::string cpu_list(const std::vector<int>& cpus) {
   for (std::size_t i = 0; i < cpus.size();) {
     std::size_t j = i;
     while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
-    out += (out.empty() ? "" : ",") + (i == j ? std::to_string(cpus[i]) : fmt::format("{}-{}", cpus[i], cpus[j]));
+    if (!out.empty()) out += ',';  // appended apart: "," + std::string trips GCC 12's -Wrestrict
+    out += i == j ? std::to_string(cpus[i]) : fmt::format("{}-{}", cpus[i], cpus[j]);
     i = j + 1;
   }
   return out.empty() ? "none" : out;

@@ -129,8 +129,11 @@ std::string cpu_isa_summary() {
     pos = end + 1;
   }
   std::string out;
-  for (const char* f : notable)
-    if (have.count(f)) out += (out.empty() ? "" : " ") + std::string(f);
+  for (const char* f : notable) {
+    if (!have.count(f)) continue;
+    if (!out.empty()) out += ' ';  // appended apart: " " + std::string trips GCC 12's -Wrestrict
+    out += f;
+  }
   return out.empty() ? "none of the listed" : out;
 }
 

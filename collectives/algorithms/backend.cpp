@@ -1,12 +1,14 @@
 #include "collectives/algorithms/backend.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "collectives/transports/forwarding_transport.hpp"
+#include "collectives/transports/timing_only.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/options.hpp"
@@ -74,6 +76,18 @@ Transport& Backends::for_algorithm(const Algorithm& a) {
     return *segment_memory;
   }
   return transport_for(a, *mpi, backend());
+}
+
+bool Backends::timing_only(std::uint64_t rank_bytes, std::uint64_t private_bytes) const {
+  return runs_timing_only(rank_bytes, mpi->size(), private_bytes);
+}
+
+Backends::CaseTransport Backends::for_case(const Algorithm& a, std::uint64_t rank_bytes, std::uint64_t private_bytes) {
+  Transport& t = for_algorithm(a);
+  if (!timing_only(rank_bytes, private_bytes)) return {nullptr, &t};
+  std::unique_ptr<Transport> shared = make_timing_only(t);
+  Transport* p = shared.get();
+  return {std::move(shared), p};
 }
 
 Backends::Rail::~Rail() {

@@ -4,6 +4,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -29,6 +30,19 @@ struct Backends {
   std::unique_ptr<Rail> rail;
   // The transport a case of algorithm a runs on, and allocates its buffers with.
   Transport& for_algorithm(const Algorithm& a);
+  // Simulated build: whether a case whose buffers take rank_bytes on each rank runs timing only
+  // (timing_only.hpp: its buffers over all ranks pass private_bytes, the private limit the run read
+  // at its setup). False outside it.
+  bool timing_only(std::uint64_t rank_bytes, std::uint64_t private_bytes) const;
+  // The transport a case of algorithm a, its buffers rank_bytes on each rank, runs on:
+  // for_algorithm(a), or when the case runs timing only, that transport on shared buffers with
+  // nothing verified (make_timing_only), which the result holds while the case lives.
+  struct CaseTransport {
+    std::unique_ptr<Transport> timing_only;  // null unless the case runs timing only
+    Transport* transport;
+    Transport& operator*() const { return *transport; }
+  };
+  CaseTransport for_case(const Algorithm& a, std::uint64_t rank_bytes, std::uint64_t private_bytes);
 };
 
 struct BackendOption {

@@ -177,6 +177,24 @@ NodeSegment* begin_signals(const Program& p, const Bindings& b, std::uint64_t& b
   return b.segment;
 }
 
+// The local work (reduce, copy, scale), the same in both executors.
+void run_local(const Action& x, const Program& p, const Bindings& b, Transport& t) {
+  const Dtype d = p.shape.dtype;
+  switch (x.kind) {
+    case ActionKind::reduce:
+      t.reduce(address(b, x.a, d), address(b, x.b, d), x.a.count, d, p.shape.op);
+      break;
+    case ActionKind::copy:
+      t.copy(address(b, x.a, d), address(b, x.b, d), x.a.count * size_of(d));
+      break;
+    case ActionKind::scale:
+      if (b.scale != 1.0) t.scale(address(b, x.a, d), x.a.count, d, b.scale);
+      break;
+    default:
+      fail("action {} is not local work", int(x.kind));
+  }
+}
+
 }  // namespace
 
 void run_blocking(const Program& p, const Bindings& b, Transport& t) {
@@ -206,13 +224,9 @@ void run_blocking(const Program& p, const Bindings& b, Transport& t) {
         t.sendrecv(at(x.a), x.a.count, at(x.b), x.b.count, d, x.peer, p.tag);
         break;
       case ActionKind::reduce:
-        t.reduce(at(x.a), at(x.b), x.a.count, d, p.shape.op);
-        break;
       case ActionKind::copy:
-        t.copy(at(x.a), at(x.b), x.a.count * size_of(d));
-        break;
       case ActionKind::scale:
-        if (b.scale != 1.0) t.scale(at(x.a), x.a.count, d, b.scale);
+        run_local(x, p, b, t);
         break;
       case ActionKind::library_allreduce:
         t.library_allreduce(at(x.b), at(x.a), x.a.count, d, p.shape.op);
@@ -300,13 +314,9 @@ bool ProgressedRun::advance(bool poll) {
         if (!(test(own_[1]) & test(own_[0]))) return false;
         break;
       case ActionKind::reduce:
-        t.reduce(at(x.a), at(x.b), x.a.count, d, p.shape.op);
-        break;
       case ActionKind::copy:
-        t.copy(at(x.a), at(x.b), x.a.count * size_of(d));
-        break;
       case ActionKind::scale:
-        if (bind_.scale != 1.0) t.scale(at(x.a), x.a.count, d, bind_.scale);
+        run_local(x, p, bind_, t);
         break;
       case ActionKind::library_allreduce:
         if (first) {

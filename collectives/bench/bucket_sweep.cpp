@@ -6,7 +6,6 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <memory>
 
 #include "collectives/bench/bucket_bench.hpp"
 #include "collectives/bench/sweep.hpp"
@@ -38,19 +37,19 @@ int run(Session& s) {
             bench.trace().final_path().string());
   set_bucket_sweep_attributes(bench.trace(), w, o.run, s);
   SummaryRows<BucketRow> summary{bucket_columns(), {}};
-  print_timing_only_rule(s);
+  print_timing_only_rule(s, bench.private_bytes());
   print_bucket_header(s, o.run, prov, layout, o.dtype, summary.columns);
 
   // Simulated, past the private limit: shared buffers, no verification (timing_only.hpp).
   const std::size_t layout_bytes = std::max<std::size_t>(n * size_of(dt), 1);
-  auto timing_only = [&](const Algorithm& a) {
-    return runs_timing_only(case_memory_bytes(a, layout_bytes, kBucketChunkBytes), s.size);
+  auto case_bytes = [&](const Algorithm& a) { return case_memory_bytes(a, layout_bytes, kBucketChunkBytes); };
+  auto timing_only = [&](const std::string& an) {
+    return backends.timing_only(case_bytes(find_algorithm(an)), bench.private_bytes());
   };
   // The verification's expected result depends only on the layout, dtype and rank count: once,
   // unless no case is verified.
   std::vector<std::byte> want;
-  if (!std::all_of(w.algorithms.begin(), w.algorithms.end(),
-                   [&](const std::string& an) { return timing_only(find_algorithm(an)); })) {
+  if (!std::all_of(w.algorithms.begin(), w.algorithms.end(), timing_only)) {
     want.resize(layout_bytes);
     fill_expected(want.data(), n, dt, Op::sum, s.size);
   }
@@ -59,9 +58,8 @@ int run(Session& s) {
   attach_node_segment(backends, ws, s.comm, w.algorithms, o.algorithms, 2 * (layout_bytes + 64));  // grads, pattern
   for (const std::string& an : w.algorithms) {
     const Algorithm& algorithm = find_algorithm(an);
-    std::unique_ptr<Transport> shared;
-    if (timing_only(algorithm)) shared = make_timing_only(backends.for_algorithm(algorithm));
-    GradientBuffers g(shared ? *shared : backends.for_algorithm(algorithm), n, dt, s.rank, s.size);
+    const Backends::CaseTransport t = backends.for_case(algorithm, case_bytes(algorithm), bench.private_bytes());
+    GradientBuffers g(*t, n, dt, s.rank, s.size);
     for (const BucketCap& cap : w.caps) {
       const auto id = static_cast<std::int64_t>(summary.table.rows());
       BucketCase c(algorithm, pack_buckets(layout, size_of(dt), cap), n, dt, g, ws, want, bench.samples(), id);

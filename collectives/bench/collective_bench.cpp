@@ -34,7 +34,7 @@ int run_collective_sweep(Session& s, const SweepOptions& o, Sweep& w, const std:
             w.dtypes.size(), w.placements.size(), w.algorithms.size(), trace.final_path().string());
   set_sweep_attributes(trace, w, o, s, bw);
   SummaryRows<AllreduceRow> summary{allreduce_columns(collective), {}};
-  print_timing_only_rule(s);
+  print_timing_only_rule(s, bench.private_bytes());
   print_allreduce_header(s, o, prov, bw, summary.columns, program);
 
   Workspace ws;
@@ -62,11 +62,9 @@ int run_collective_sweep(Session& s, const SweepOptions& o, Sweep& w, const std:
           const int iters = o.run.iters > 0 ? o.run.iters : auto_iters(c.bytes());
           const int warmup = o.run.warmup >= 0 ? o.run.warmup : auto_warmup(iters);
           // Simulated: past the private limit, shared buffers and no verification (timing_only.hpp).
-          std::unique_ptr<Transport> timing_only;
-          if (runs_timing_only(case_memory_bytes(a, c.bytes(), c.chunk_bytes), s.size))
-            timing_only = make_timing_only(backends.for_algorithm(a));
-          const std::unique_ptr<BenchCase> one =
-              make_case(c, s.comm, timing_only ? *timing_only : backends.for_algorithm(a), ws);
+          const Backends::CaseTransport t =
+              backends.for_case(a, case_memory_bytes(a, c.bytes(), c.chunk_bytes), bench.private_bytes());
+          const std::unique_ptr<BenchCase> one = make_case(c, s.comm, *t, ws);
           const std::string label =
               fmt::format("{} {} {} {} B {}", an, dt, o.op, c.bytes(), c.in_place ? "in place" : "out of place");
           log::debug("case {}: {}, {} iterations", summary.table.rows(), label, iters);

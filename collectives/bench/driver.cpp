@@ -17,6 +17,7 @@ BenchmarkRun::BenchmarkRun(Session& s, const RunOptions& ro, std::string program
       program_(std::move(program)),
       kind_(std::move(kind)),
       prov_(std::move(prov)),
+      private_bytes_(simulated_private_bytes()),
       trace_(s, ro.trace_path(prov_), kind_, prov_),
       samples_(std::move(phases)),
       device_phase_(device_phase) {}
@@ -55,7 +56,7 @@ int BenchmarkRun::finish(const NamedTable& summary, const std::vector<NamedTable
   trace_.set_attribute("off_cache_evicted_bytes", static_cast<std::int64_t>(evicted_bytes_));
   if (kSimulatedBuild) {
     trace_.set_attribute("timing_only_cases", timing_only_cases_);
-    trace_.set_attribute("simulated_private_bytes", static_cast<std::int64_t>(simulated_private_bytes()));
+    trace_.set_attribute("simulated_private_bytes", static_cast<std::int64_t>(private_bytes_));
   }
   const auto path = trace_.commit();
   if (s_.rank == 0) {

@@ -66,6 +66,9 @@ class BenchmarkRun {
                std::vector<std::pair<std::string, std::string>> phases, int device_phase = -1);
   TraceWriter& trace() { return trace_; }
   SampleLog& samples() { return samples_; }
+  // Simulated build: the private limit of the timing-only cases (simulated_private_bytes(), read
+  // once, before the trace opens); 0 otherwise.
+  std::uint64_t private_bytes() const { return private_bytes_; }
   // Collective: case c's timed loop (its samples under `id`), verification and statistics. A
   // wrong result is remembered under `label` for the closing error.
   CaseResult run_case(BenchCase& c, std::int64_t id, int iters, int warmup, const std::string& label);
@@ -85,6 +88,7 @@ class BenchmarkRun {
   const RunOptions& ro_;
   std::string program_, kind_;
   Provenance prov_;
+  std::uint64_t private_bytes_;  // before trace_: a bad SCALEPROBE_SIM_PRIVATE_BYTES opens no trace
   TraceWriter trace_;
   SampleLog samples_;
   int device_phase_;

@@ -1,7 +1,8 @@
 // A transport that forwards every call to another one: the base of the transports that change only
 // where buffers live or what the local work does (the node segment's memory in backend.cpp, the
-// simulated build's timing-only buffers in timing_only.cpp), so a new Transport method is forwarded
-// in one place.
+// simulated build's timing-only buffers in timing_only.cpp) and of the tests' doubles that
+// misbehave in one call (tests/mpi/test_harness.cpp, test_p2p.cpp), so a new Transport method is
+// forwarded in one place.
 #pragma once
 #include "collectives/transports/transport.hpp"
 

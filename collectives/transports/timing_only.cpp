@@ -28,18 +28,17 @@ std::uint64_t simulated_private_bytes() {
   return std::min<std::uint64_t>(std::uint64_t(8) << 30, physical_memory_bytes() / 2);
 }
 
-bool runs_timing_only(std::uint64_t rank_bytes, int nranks) {
+bool runs_timing_only(std::uint64_t rank_bytes, int nranks, std::uint64_t private_bytes) {
   if (!kSimulatedBuild) return false;
-  const std::uint64_t limit = simulated_private_bytes();
-  return rank_bytes > limit / std::uint64_t(std::max(nranks, 1));
+  return rank_bytes > private_bytes / std::uint64_t(std::max(nranks, 1));
 }
 
-void print_timing_only_rule(const Session& s) {
+void print_timing_only_rule(const Session& s, std::uint64_t private_bytes) {
   if (!kSimulatedBuild || s.rank != 0) return;
   fmt::print(
       "# timing only: a case whose buffers over all {} simulated ranks pass {} runs on SMPI shared memory, "
       "its local reductions skipped and its result not verified (wrong = -1; SCALEPROBE_SIM_PRIVATE_BYTES)\n",
-      s.size, format_size(simulated_private_bytes()));
+      s.size, format_size(private_bytes));
 }
 
 #ifdef SCALEPROBE_SIMULATED

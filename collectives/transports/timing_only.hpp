@@ -17,12 +17,13 @@ namespace sp::coll {
 
 // The most bytes all simulated ranks' buffers of one case may take privately: half this machine's
 // memory, at most 8 GiB, or SCALEPROBE_SIM_PRIVATE_BYTES (a size such as 2G) when set. 0 outside
-// the simulated build.
+// the simulated build. Read from the environment on every call: a run reads it once, at its
+// setup (BenchmarkRun), and passes it down.
 std::uint64_t simulated_private_bytes();
 
-// Whether a case whose buffers take rank_bytes on each of nranks ranks runs timing only. Always
-// false outside the simulated build.
-bool runs_timing_only(std::uint64_t rank_bytes, int nranks);
+// Whether a case whose buffers take rank_bytes on each of nranks ranks runs timing only, under the
+// private limit private_bytes (simulated_private_bytes()). Always false outside the simulated build.
+bool runs_timing_only(std::uint64_t rank_bytes, int nranks, std::uint64_t private_bytes);
 
 // t, with buffers of SMPI shared memory, local reductions, copies and scaling skipped, and the
 // library's in-place allreduce run out of place into a shared buffer (SMPI's MPI_IN_PLACE gives
@@ -30,7 +31,8 @@ bool runs_timing_only(std::uint64_t rank_bytes, int nranks);
 // sp::Error outside the simulated build.
 std::unique_ptr<Transport> make_timing_only(Transport& t);
 
-// Simulated build, rank 0: the table line saying which cases run timing only. Nothing otherwise.
-void print_timing_only_rule(const Session& s);
+// Simulated build, rank 0: the table line saying which cases run timing only under the private
+// limit private_bytes. Nothing otherwise.
+void print_timing_only_rule(const Session& s, std::uint64_t private_bytes);
 
 }  // namespace sp::coll

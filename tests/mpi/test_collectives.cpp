@@ -176,7 +176,9 @@ TEST(CollectivePrograms, ProgressedRunsGiveTheBlockingResults) {
       EXPECT_EQ(transport->wait_any(waiting), 0u);
       EXPECT_FALSE(r->pending());
     }
-    if (output_checked(call, rank)) EXPECT_EQ(blocking, waited) << test_name(a) << " without polling";
+    if (output_checked(call, rank)) {  // braced: EXPECT_EQ is an if/else, -Wdangling-else
+      EXPECT_EQ(blocking, waited) << test_name(a) << " without polling";
+    }
   }
 }
 

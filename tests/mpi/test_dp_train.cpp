@@ -42,7 +42,7 @@ TEST_F(DataParallel, StrongScalingFollowsTheOneRankCurveForEveryAlgorithmAndCap)
   ASSERT_EQ(reference.size(), 15u);
   EXPECT_LT(reference.back(), reference.front());  // it trains
   for (int p : {2, 3, 4}) {
-    const std::string name = "p" + std::to_string(p);
+    const std::string name = std::string("p").append(std::to_string(p));  // "p" + ...: GCC 12 -Wrestrict
     ASSERT_EQ(train(p, kAllCases + " -o " + path(name + ".h5"), name + ".log"), 0);
     expect_same_curve(reference, losses(name + ".h5"), std::to_string(p) + " ranks");
     const sp::TraceReader r(path(name + ".h5"));

@@ -19,9 +19,9 @@
 #include "collectives/bf16.hpp"
 #include "collectives/algorithms/backend.hpp"
 #include "collectives/bench/harness.hpp"
+#include "collectives/transports/forwarding_transport.hpp"
 #include "collectives/transports/node_segment.hpp"
 #include "core/error.hpp"
-#include "tests/lib/forwarding_transport.hpp"
 
 using namespace sp::coll;
 
@@ -65,14 +65,15 @@ Transport& world_for(const Algorithm& alg) {
 
 // MPI on MPI_COMM_WORLD with hooks around its library allreduce: the test doubles of a wrong,
 // slow or input-checking algorithm are MPI's own allreduce on a transport that misbehaves.
-class HookedWorld : public sp::coll::testing::ForwardingTransport<world> {
+class HookedWorld : public ForwardingTransport {
  public:
+  HookedWorld() : ForwardingTransport(world()) {}
   using Hook = std::function<void(const void* send, void* recv, std::size_t count, Dtype d)>;
   Hook before, after;
   std::string_view name() const override { return "hooked-mpi"; }
   void library_allreduce(const void* s, void* r, std::size_t n, Dtype d, Op o) override {
     if (before) before(s, r, n, d);
-    world().library_allreduce(s, r, n, d, o);
+    inner().library_allreduce(s, r, n, d, o);
     if (after) after(s, r, n, d);
   }
 };

@@ -17,13 +17,8 @@
 #  - bad input: a platform option out of range, a program not built, a replay of a trace that is
 #    not a trainer's or of a case it lacks: one line each, non-zero.
 #   bash simulated_runs.sh BUILD_DIR
-set -euo pipefail
-build=$1
-root=$(cd "$(dirname "$0")/../.." && pwd)
-sim() { "$root/scripts/simulate" --build "$build" "$@"; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh" "$@"
 
 run_allreduce() {
   sim --nodes 2 --ranks-per-node 4 allreduce_perf -b 8 -e 256K -f 8 -d f32,i32 -n 3 -w 1 -q -o "$work/$1.h5" \

@@ -5,13 +5,8 @@
 # ones still verified (wrong = 0); and every timing-only case takes the simulated time the same
 # case takes with private, verified buffers (local work takes no simulated time), to 0.1 %.
 #   bash timing_only.sh BUILD_DIR
-set -euo pipefail
-build=$1
-root=$(cd "$(dirname "$0")/../.." && pwd)
-sim() { "$root/scripts/simulate" --build "$build" "$@"; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh" "$@"
 
 # 8 ranks; (3 x message + workspace) x 8 ranks: 64 KiB cases take at most 2 MiB, 256 KiB ones 8 MiB.
 allreduce() {
