@@ -60,7 +60,7 @@ TEST_F(ResNetDataParallel, StrongScalingWithFrozenBatchNormFollowsTheOneRankCurv
   EXPECT_LT(last4, first4 - 0.2) << "it trains";  // observed 2.32 -> 1.90
   const std::vector<double> ref_val = column("p1.h5", "val_loss");
   for (int p : {2, 3, 4}) {
-    const std::string name = "p" + std::to_string(p);
+    const std::string name = std::string("p").append(std::to_string(p));  // "p" + ...: GCC 12 -Wrestrict
     ASSERT_EQ(train(p, kStrong + " -o " + path(name + ".h5"), name + ".log", kSummationOrderOnly), 0);
     const std::vector<double> got = column(name + ".h5", "loss");
     ASSERT_EQ(got.size(), reference.size());
