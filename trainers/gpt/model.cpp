@@ -352,24 +352,6 @@ double gpt_clip_grad_norm(GPT& m, double max_norm) {
   return gpt_clip_grad_norm(m, max_norm, dp::ParameterShard::whole(m.num_parameters));
 }
 
-void gpt_update(GPT& m, const AdamWParams& opt) { gpt_update(m, opt, dp::ParameterShard::whole(m.num_parameters)); }
-
-void gpt_update(GPT& m, const AdamWParams& opt, const dp::ParameterShard& shard) {
-  train::require_state(m.m, shard, "AdamW exp_avg");
-  train::require_state(m.v, shard, "AdamW exp_avg_sq");
-  ++m.adam_step;
-  // One configuration for the decayed tensors (weights) and one for the rest (biases, norms).
-  const k::AdamWConfig decayed{
-      .lr = opt.lr, .beta1 = opt.beta1, .beta2 = opt.beta2, .eps = opt.eps, .weight_decay = opt.weight_decay};
-  k::AdamWConfig not_decayed = decayed;
-  not_decayed.weight_decay = 0.0f;
-  shard.for_each_piece(
-      train::tensor_begins(m.tensors), [&](std::size_t t, std::size_t at, std::size_t state, std::size_t n) {
-        k::adamw_update(m.params.data() + at, m.grads.data() + at, m.m.data() + state, m.v.data() + state, n,
-                        m.tensors[t].weight_decay ? decayed : not_decayed, m.adam_step);
-      });
-}
-
 sp::coll::GradientLayout gpt_gradient_layout(const GPT& m) { return train::gradient_layout(m.config.name, m.tensors); }
 
 }  // namespace sp::gpt

@@ -27,20 +27,4 @@ std::vector<std::size_t> gpt_range_tensors(const GPT& m, LayerRange r) {
   return mine;
 }
 
-void gpt_update_tensors(GPT& m, const AdamWParams& opt, const std::vector<std::size_t>& tensors) {
-  const dp::ParameterShard whole = dp::ParameterShard::whole(m.num_parameters);
-  train::require_state(m.m, whole, "AdamW exp_avg");
-  train::require_state(m.v, whole, "AdamW exp_avg_sq");
-  ++m.adam_step;
-  const k::AdamWConfig decayed{
-      .lr = opt.lr, .beta1 = opt.beta1, .beta2 = opt.beta2, .eps = opt.eps, .weight_decay = opt.weight_decay};
-  k::AdamWConfig not_decayed = decayed;
-  not_decayed.weight_decay = 0.0f;
-  for (const std::size_t i : tensors) {
-    const TensorInfo& t = m.tensors.at(i);
-    k::adamw_update(m.params.data() + t.offset, m.grads.data() + t.offset, m.m.data() + t.offset, m.v.data() + t.offset,
-                    t.numel, t.weight_decay ? decayed : not_decayed, m.adam_step);
-  }
-}
-
 }  // namespace sp::gpt
