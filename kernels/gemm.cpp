@@ -43,7 +43,7 @@ std::string names() {
   return out;
 }
 
-// The library of each use (indexed by GemmUse).
+// The library each use of the GEMM runs in.
 struct Choice {
   const Entry* dense;
   const Entry* attention;
