@@ -14,6 +14,8 @@ esac
 PACKAGES=(
   # build
   build-essential cmake ninja-build pkg-config git
+  # compiles shared between test stages of the same flags (scripts/test.sh)
+  ccache
   # MPI + parallel HDF5 of the same flavour (PMIx for srun --mpi=pmix with Open MPI)
   "${MPI_PACKAGES[@]}" hdf5-tools
   # C++ libraries
