@@ -108,10 +108,14 @@ def _figure_lines(figures: dict, stem: str, out_dir: Path) -> list[str]:
     return lines
 
 
-def section_lines(section: Section, out_dir: Path) -> list[str]:
-    """A cross-point section: heading, what it shows, its figures, its tables."""
-    return [f"## {section.title}", "", *section.intro, *_figure_lines(section.figures, section.stem, out_dir),
-            *section.tables]
+# Said where a text-only report (write_report(..., figures=False)) leaves a section's figures out.
+FIGURES_LEFT_OUT = "Figures left out: this report was written without figures."
+
+
+def section_lines(section: Section, out_dir: Path, figures: bool = True) -> list[str]:
+    """A cross-point section: heading, what it shows, its figures (when asked), its tables."""
+    shown = _figure_lines(section.figures, section.stem, out_dir) if figures else [FIGURES_LEFT_OUT, ""]
+    return [f"## {section.title}", "", *section.intro, *shown, *section.tables]
 
 
 # Per-trace figures in a campaign report: drawn for small campaigns only. A 90-trace campaign would
@@ -127,15 +131,18 @@ def draw_trace_figures(choice: str, ntraces: int) -> bool:
     return choice == "all" or (choice == "auto" and ntraces <= AUTO_TRACE_FIGURES)
 
 
-def trace_section(root: Path, trace: Trace, out_dir: Path, figures: bool = True) -> list[str]:
-    """The report section for one trace; saves its figures under ``out_dir/figures`` when asked."""
+def trace_section(root: Path, trace: Trace, out_dir: Path, figures: bool = True, text_only: bool = False) -> list[str]:
+    """The report section for one trace; saves its figures under ``out_dir/figures`` when asked
+    (``text_only``: the whole report is written without figures, and the section says so)."""
     stem = trace_stem(root, trace)
     lines = [f"### {stem}: {trace.kind} ({trace.attrs.get('program', '?')})", "", data_status_line(trace), ""]
     lines += [f"> **Warning:** {w}" for w in warnings_for(trace)] + [""]
     lines += ["#### Provenance", "", provenance_table(trace), ""]
     if "ranks" in trace.tables:
         lines += ["Rank placement (rank → node → core):", "", markdown_table(trace.tables["ranks"]), ""]
-    if figures:
+    if text_only:
+        lines += [FIGURES_LEFT_OUT, ""]
+    elif figures:
         lines += ["#### Figures", "", *_figure_lines(figures_for(trace), stem, out_dir)]
     else:
         lines += [f"Figures of this trace: `scaleprobe-analyze plot {trace.path.relative_to(root) if trace.path.is_relative_to(root) else trace.path}` "
@@ -160,33 +167,37 @@ def _header(scan: CampaignScan) -> list[str]:
             f"Campaign `{scan.root.name}`: {len(traces)} valid trace(s) of {len(scan.points)} point(s).", "", status, ""]
 
 
-def render(scan: CampaignScan, out_dir: Path, case: str = "best", trace_figures: str = "auto") -> str:
-    """The report's markdown; its figures are written below ``out_dir/figures``."""
+def render(scan: CampaignScan, out_dir: Path, case: str = "best", trace_figures: str = "auto",
+           figures: bool = True) -> str:
+    """The report's markdown; its figures are written below ``out_dir/figures`` (none without ``figures``)."""
     traces = scan.campaign.traces
     per_trace_figures = draw_trace_figures(trace_figures, len(traces))
     parts = _header(scan) + status_lines(scan)
     for section in campaign_sections(traces, Options(case)):
-        parts += section_lines(section, out_dir)
+        parts += section_lines(section, out_dir, figures)
     index = pd.DataFrame([(trace_stem(scan.root, t), t.kind, t.machine, t.nranks, status_text(t.simulated))
                           for t in traces], columns=["trace", "kind", "machine", "ranks", "data"])
     parts += ["## Per-trace details", "", markdown_table(index), ""]
     for trace in traces:
-        parts += trace_section(scan.root, trace, out_dir, per_trace_figures)
+        parts += trace_section(scan.root, trace, out_dir, per_trace_figures, text_only=not figures)
     return "\n".join(parts).rstrip("\n") + "\n"
 
 
-def write_report(scan: CampaignScan, out_dir: str | Path, case: str = "best", trace_figures: str = "auto") -> Path:
+def write_report(scan: CampaignScan, out_dir: str | Path, case: str = "best", trace_figures: str = "auto",
+                 figures: bool = True) -> Path:
     """Write ``report.md`` and its figures into ``out_dir`` (see the module docstring); return the report's path.
 
     ``case`` picks the train case the scaling sections use: 'best' or 'ALGORITHM/CAP';
-    ``trace_figures`` whether the per-trace sections get figures (:func:`draw_trace_figures`).
+    ``trace_figures`` whether the per-trace sections get figures (:func:`draw_trace_figures`);
+    ``figures=False`` writes the text alone, saving no figure (quicker when only the status and
+    the tables are wanted); every section then says its figures were left out.
     The ``figures`` folder is replaced whole, so no figure of an earlier report lingers.
     """
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}-", dir=out_dir.parent))
     try:
-        text = render(scan, work, case, trace_figures)
+        text = render(scan, work, case, trace_figures, figures)
         (work / "report.md").write_text(text)
         out_dir.mkdir(exist_ok=True)
         (work / "figures").mkdir(exist_ok=True)

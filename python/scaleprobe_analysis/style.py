@@ -154,10 +154,17 @@ def save_figure(fig: Figure, out_dir: Path, stem: str) -> list[Path]:
     with matplotlib.rc_context(RC):
         if fig.get_layout_engine() is not None:
             fig.set_dpi(DPI)  # text extents depend on the resolution (hinting): lay out at the PNG's ...
-            for _ in range(2):  # (the second pass settles what the first one's resizing changed)
-                fig.canvas.draw()
-            fig.set_layout_engine("none")  # ... and keep that layout for both files,
-            for ax in fig.axes:  # ticks included (the SVG's 72-dpi pass would choose other ones)
+            # Two passes of the layout engine alone (the second settles what the first one's
+            # resizing changed): it measures the artists with the canvas's renderer at this dpi,
+            # as a full draw would, without drawing them (faster; the same bytes come out).
+            for _ in range(2):
+                fig.get_layout_engine().execute(fig)
+            # ... and keep that layout for both files: no layout engine at all (None, whatever the
+            # rc says), as savefig draws the figure once more before printing whenever one is set,
+            # even a placeholder ("none"); that draw changed nothing, and cost as much as the print.
+            with matplotlib.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+                fig.set_layout_engine(None)
+            for ax in fig.axes:  # ticks frozen too (the SVG's 72-dpi pass would choose other ones)
                 for axis in (ax.xaxis, ax.yaxis):
                     axis.set_major_locator(FixedLocator(axis.get_majorticklocs()))
                     axis.set_minor_locator(FixedLocator(axis.get_minorticklocs()))

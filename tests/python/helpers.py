@@ -95,9 +95,9 @@ def run_peers(*args: str) -> subprocess.CompletedProcess:
                           timeout=300, env=mpi_env())
 
 
-def report_text(campaign: Path, out: Path) -> str:
-    """`scaleprobe-analyze report CAMPAIGN -o OUT` must succeed; its report.md."""
-    proc = run_cli("report", str(campaign), "-o", str(out))
+def report_text(campaign: Path, out: Path, *options: str) -> str:
+    """`scaleprobe-analyze report CAMPAIGN -o OUT [OPTIONS]` must succeed; its report.md."""
+    proc = run_cli("report", str(campaign), "-o", str(out), *options)
     assert proc.returncode == 0, proc.stderr
     return (out / "report.md").read_text()
 

@@ -56,7 +56,7 @@ def test_node_shm_brings_back_tables_and_summaries_and_they_summarise(tmp_path):
 def test_node_extras_runs_its_parts_here(tmp_path):
     need_binary(build_dir() / "bin" / "gpt_train", build_dir() / "bin" / "p2p_perf")
     out = tmp_path / "out"
-    proc = run_script("node-extras.sh", out, SP_STEPS="3", SP_PASSES="1", SP_BUDGET_S="120")
+    proc = run_script("node-extras.sh", out, SP_STEPS="2", SP_PASSES="1", SP_BUDGET_S="120")
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert sorted(p.name for p in out.iterdir()) == ["node-extras.log", "node-extras.tgz"]
     log = (out / "node-extras.log").read_text()
