@@ -1,13 +1,15 @@
 # Tests of the GPT trainer (trainers/gpt), included from tests/unit/CMakeLists.txt (label unit).
 # Single-threaded: the gradient check and the bitwise resume comparison assume one thread.
 include(GoogleTest)
-add_executable(test_gpt_model ${CMAKE_CURRENT_LIST_DIR}/test_gpt_model.cpp)
-target_link_libraries(test_gpt_model PRIVATE scaleprobe_gpt GTest::gtest_main)
-sp_add_single_threaded_gtests(test_gpt_model)
-# The pipeline's stage split, schedules and layer ranges (trainers/gpt/pipeline_plan.hpp).
-add_executable(test_gpt_pipeline ${CMAKE_CURRENT_LIST_DIR}/test_gpt_pipeline.cpp)
-target_link_libraries(test_gpt_pipeline PRIVATE scaleprobe_gpt GTest::gtest_main)
-sp_add_single_threaded_gtests(test_gpt_pipeline)
+if(SCALEPROBE_TEST_MPI_FREE)
+  add_executable(test_gpt_model ${CMAKE_CURRENT_LIST_DIR}/test_gpt_model.cpp)
+  target_link_libraries(test_gpt_model PRIVATE scaleprobe_gpt GTest::gtest_main)
+  sp_add_single_threaded_gtests(test_gpt_model)
+  # The pipeline's stage split, schedules and layer ranges (trainers/gpt/pipeline_plan.hpp).
+  add_executable(test_gpt_pipeline ${CMAKE_CURRENT_LIST_DIR}/test_gpt_pipeline.cpp)
+  target_link_libraries(test_gpt_pipeline PRIVATE scaleprobe_gpt GTest::gtest_main)
+  sp_add_single_threaded_gtests(test_gpt_pipeline)
+endif()
 
 sp_add_trainer_test(test_gpt_train TRAINER gpt_train LABEL unit
                     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpt_train.cpp LINK scaleprobe_gpt)
@@ -18,5 +20,7 @@ sp_add_trainer_script_test(gpt_cli_errors ${CMAKE_CURRENT_LIST_DIR}/gpt_cli_erro
 # The checkpoint loads into PyTorch (python/scaleprobe_peers/gpt_checkpoint.py) with matching logits.
 # Not Run (exit 77) where torch or h5py is missing (SCALEPROBE_NO_TORCH installs), a failure in CI
 # unless torch is optional there (tests/optional-parts.txt).
-sp_add_trainer_script_test(gpt_torch_load ${PROJECT_SOURCE_DIR}/tests/unit/gpt_torch_load.sh gpt_train
-                           SKIP_RETURN_CODE 77)
+if(SCALEPROBE_TEST_MPI_FREE)
+  sp_add_trainer_script_test(gpt_torch_load ${PROJECT_SOURCE_DIR}/tests/unit/gpt_torch_load.sh gpt_train
+                             SKIP_RETURN_CODE 77)
+endif()
