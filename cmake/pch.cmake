@@ -62,7 +62,12 @@ function(scaleprobe_precompiled_headers)
   if(NOT SCALEPROBE_PCH)
     return()
   endif()
-  add_library(sp_pch STATIC ${PROJECT_SOURCE_DIR}/cmake/pch.cpp)
+  # The target needs one source to build the header for; an empty one, generated (no source of
+  # the tree outside the parts of docs/architecture.md).
+  if(NOT EXISTS ${PROJECT_BINARY_DIR}/sp_pch.cpp)  # written once: a new file would rebuild every target
+    file(WRITE ${PROJECT_BINARY_DIR}/sp_pch.cpp "// builds the precompiled header of cmake/pch.cmake\n")
+  endif()
+  add_library(sp_pch STATIC ${PROJECT_BINARY_DIR}/sp_pch.cpp)
   target_link_libraries(sp_pch PRIVATE fmt::fmt OpenMP::OpenMP_CXX)
   target_precompile_headers(sp_pch PRIVATE
     <algorithm> <array> <cmath> <cstddef> <cstdint> <cstdio> <cstdlib> <cstring> <filesystem>
