@@ -78,12 +78,10 @@ stage() {
 # the cache. Paths are made relative to the repository (CCACHE_BASEDIR) and the build folder is
 # left out of the hash (CCACHE_NOHASHDIR: -g1's line tables name it; a program installed from the
 # minimal tree may name build/release as its compile folder), so build/release and build/minimal,
-# at the same depth, give the same compile lines. The sloppiness lets ccache cache compiles that
-# use the precompiled header (cmake/pch.cmake), as its manual says it must be told to.
+# at the same depth, give the same compile lines.
 with_ccache() {
   if command -v ccache >/dev/null; then
-    CCACHE_DIR=$PWD/build/ccache CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1 CCACHE_SLOPPINESS=pch_defines,time_macros \
-      CMAKE_C_COMPILER_LAUNCHER=ccache \
+    CCACHE_DIR=$PWD/build/ccache CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1 CMAKE_C_COMPILER_LAUNCHER=ccache \
       CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache "$@"
   else
     "$@"
