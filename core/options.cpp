@@ -38,6 +38,13 @@ bool RunOptions::parse(CLI::App& app, const Session& s) const {
   return true;
 }
 
+bool RunOptions::parse(const Session& s, const std::string& description,
+                       const std::function<void(CLI::App&)>& add_options) const {
+  CLI::App app{description, s.program};
+  add_options(app);
+  return parse(app, s);
+}
+
 void RunOptions::add_to(CLI::App& app) {
   app.add_option("-n,--iters", iters, "timed iterations per case (0 = adapt to size)")
       ->check(CLI::Range(0, 100000000))

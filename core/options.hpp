@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,8 @@ struct RunOptions {
   // exit 0), then what these options ask before anything runs: the log level, and a --json path
   // that can be written (UsageError otherwise).
   bool parse(CLI::App& app, const Session& s) const;
+  // The same on a CLI::App built here (parse_command_line's second form): for a program's main.
+  bool parse(const Session& s, const std::string& description, const std::function<void(CLI::App&)>& add_options) const;
 };
 
 // The whole number in `text`, the value of the environment variable (or setting) `name`, within

@@ -93,6 +93,13 @@ void fail_together(MPI_Comm comm, const std::string& local_error, bool usage) {
   throw CollectiveError(message);
 }
 
+bool parse_command_line(const Session& session, const std::string& description,
+                        const std::function<void(CLI::App&)>& add_options) {
+  CLI::App app{description, session.program};
+  add_options(app);
+  return parse_command_line(app, session);
+}
+
 std::string version_text(const std::string& program) {
   return fmt::format("{} (scaleprobe {}) git {}, {} build, {}, baseline ISA {}", program, build_info::version,
                      build_info::git_revision(), build_info::build_type, build_info::compiler,

@@ -63,6 +63,10 @@ int run_program(int argc, char** argv, std::string program, int required_thread_
 // app.parse() with CLI11's multi-line error output turned into a one-line UsageError and --help
 // printed on rank 0. Returns false when help was printed (the caller returns 0).
 bool parse_command_line(CLI::App& app, const Session& session);
+// The same on a CLI::App built here (`description`, the program's name) with the options that
+// `add_options` declares on it: a program's main then compiles no CLI11 (core/cli_fwd.hpp).
+bool parse_command_line(const Session& session, const std::string& description,
+                        const std::function<void(CLI::App&)>& add_options);
 // "<program> (scaleprobe <version>) git <revision>, <build type> build, <compiler>, baseline ISA <isa>":
 // what --version prints (parse_command_line adds --version to every program; trace_check too).
 std::string version_text(const std::string& program);

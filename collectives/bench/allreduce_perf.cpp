@@ -2,8 +2,6 @@
 // each checked against a sequential reference after its timed loop. One table row per case on
 // stdout (rank 0), every sample in the HDF5 trace. Exit 1 if any element was wrong. The sweep's
 // flags: collectives/bench/sweep.hpp; the cases: collective_bench.hpp; the rows: allreduce_report.hpp.
-#include <CLI/CLI.hpp>
-
 #include "collectives/bench/collective_bench.hpp"
 
 namespace {
@@ -13,9 +11,9 @@ using namespace sp::coll;
 
 int run(Session& s) {
   SweepOptions o;
-  CLI::App app{"allreduce_perf: allreduce latency/bandwidth sweep over algorithms, sizes and dtypes", "allreduce_perf"};
-  o.add_to(app);
-  if (!o.run.parse(app, s)) return 0;
+  if (!o.run.parse(s, "allreduce_perf: allreduce latency/bandwidth sweep over algorithms, sizes and dtypes",
+                   [&](CLI::App& app) { o.add_to(app); }))
+    return 0;
   Sweep w = resolve_sweep(o, s);
   return run_collective_sweep(s, o, w, "allreduce_perf");
 }

@@ -3,8 +3,6 @@
 // bucket in backward order. For each cap in the sweep (one bucket per tensor ... one buffer) it
 // reports per-iteration latency, bucket count and per-bucket times; every sample is traced.
 // The cases and rows: collectives/bench/bucket_bench.hpp; the loop: driver.hpp.
-#include <CLI/CLI.hpp>
-
 #include <algorithm>
 
 #include "collectives/bench/bucket_bench.hpp"
@@ -19,9 +17,9 @@ using namespace sp::coll;
 
 int run(Session& s) {
   BucketSweepOptions o;
-  CLI::App app{"bucket_sweep: per-iteration gradient allreduce latency vs DDP bucket cap", "bucket_sweep"};
-  o.add_to(app);
-  if (!o.run.parse(app, s)) return 0;
+  if (!o.run.parse(s, "bucket_sweep: per-iteration gradient allreduce latency vs DDP bucket cap",
+                   [&](CLI::App& app) { o.add_to(app); }))
+    return 0;
   BucketSweep w = resolve_bucket_sweep(o, s);
   const GradientLayout& layout = w.layout;
   const Dtype dt = w.dtype;

@@ -4,8 +4,6 @@
 // message checked against the sender's pattern after the timed loop. One table row per (test,
 // size) on stdout (rank 0), every sample in the HDF5 trace. Exit 1 if any element was wrong.
 // The cases and rows: collectives/bench/p2p_bench.hpp; the flags: sweep.hpp; the loop: driver.hpp.
-#include <CLI/CLI.hpp>
-
 #include "collectives/bench/p2p_bench.hpp"
 #include "collectives/bench/sweep.hpp"
 #include "core/log.hpp"
@@ -17,9 +15,9 @@ using namespace sp::coll;
 
 int run(Session& s) {
   P2pOptions o;
-  CLI::App app{"p2p_perf: point-to-point latency and bandwidth between rank pairs (OSU's definitions)", "p2p_perf"};
-  o.add_to(app);
-  if (!o.run.parse(app, s)) return 0;
+  if (!o.run.parse(s, "p2p_perf: point-to-point latency and bandwidth between rank pairs (OSU's definitions)",
+                   [&](CLI::App& app) { o.add_to(app); }))
+    return 0;
   const P2pSweep w = resolve_p2p_sweep(o, s);
 
   Backends backends = o.backend.make(s.comm);

@@ -2,11 +2,13 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
 #include "collectives/bench/bucket_bench.hpp"
 #include "collectives/bench/harness.hpp"
+#include "collectives/collective.hpp"
 #include "core/error.hpp"
 #include "core/samples.hpp"
 #include "core/sizes.hpp"
@@ -200,6 +202,22 @@ Table sweep_ranks_row(const CopyBandwidth& local) {
   ranks.reals("memory_copy_GBps", "GB/s", "this rank's STREAM-style copy bandwidth (0 if not measured)")
       .push_back(local.best_GBps);
   return ranks;
+}
+
+void SweepOptions::add_collective_to(CLI::App& app) {
+  add_to(app);
+  app.add_option("-c,--collective", collective_flag, "the collective: " + collective_names())->capture_default_str();
+  app.add_option("--root", root, "root rank of broadcast and reduce")->capture_default_str();
+  app.add_option("--imbalance", imbalance,
+                 "all_to_allv: rank j receives floor(size/p x w_j) from every rank, w_j from "
+                 "1 - F (rank 0) to 1 + F (the last rank); 0 <= F < 1")
+      ->capture_default_str();
+  std::string choices;
+  for (Collective c : {Collective::reduce_scatter, Collective::all_gather, Collective::broadcast, Collective::reduce,
+                       Collective::all_to_all, Collective::all_to_allv})
+    choices +=
+        fmt::format("{}{}: {}", choices.empty() ? "" : "; ", info(c).name, fmt::join(algorithm_names("mpi", c), ", "));
+  app.get_option("--algorithms")->description("comma list of the collective's algorithms or 'all' (" + choices + ")");
 }
 
 void BucketSweepOptions::add_to(CLI::App& app) {

@@ -33,8 +33,12 @@ struct SweepOptions {
   // collective_perf's -c and --root (allreduce_perf: an allreduce, no root).
   Collective collective = Collective::allreduce;
   int root = 0;
-  double imbalance = 0;  // -c all_to_allv's
+  double imbalance = 0;                            // -c all_to_allv's
+  std::string collective_flag = "reduce_scatter";  // -c as given (collective_perf resolves it)
   void add_to(CLI::App& app);
+  // collective_perf's: add_to's, -c, --root, --imbalance, and --algorithms' help naming each
+  // collective's algorithms.
+  void add_collective_to(CLI::App& app);
 };
 
 // The options resolved, identical on every rank.

@@ -1,8 +1,6 @@
-// The main() of a trainer program (gpt_train, resnet_train): kept apart from trainer.hpp so that
-// only the two programs' mains compile CLI11.
+// The main() of a trainer program (gpt_train, resnet_train). The options are declared and parsed in
+// the programs' option files: the mains compile no CLI11 (core/cli_fwd.hpp).
 #pragma once
-
-#include <CLI/CLI.hpp>
 
 #include "core/program.hpp"
 #include "kernels/blas.hpp"
@@ -12,17 +10,15 @@ namespace sp::train {
 // A trainer program's main: the BLAS kernel core for this CPU (which may start the program again,
 // so before MPI and any thread), then inside an MPI session, its Options registered by add_options
 // on a command line described by `description`, parsed (--help prints and exits 0), then
-// run(s, o, app).
+// run(s, o).
 template <typename Options>
 int train_main(int argc, char** argv, const char* program, const char* description,
-               void (*add_options)(CLI::App&, Options&), int (*run)(Session&, Options&, const CLI::App&)) {
+               void (*add_options)(CLI::App&, Options&), int (*run)(Session&, Options&)) {
   kernels::choose_blas_core(argv);
   return run_program(argc, argv, program, MPI_THREAD_SERIALIZED, [&](Session& s) {
     Options o;
-    CLI::App app{description, program};
-    add_options(app, o);
-    if (!parse_command_line(app, s)) return 0;
-    return run(s, o, app);
+    if (!parse_command_line(s, description, [&](CLI::App& app) { add_options(app, o); })) return 0;
+    return run(s, o);
   });
 }
 

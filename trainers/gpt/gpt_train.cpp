@@ -6,7 +6,6 @@
 // progress line per step on stdout (rank 0); per-rank, per-step phase and bucket timings and the
 // loss curve go to an HDF5 trace of kind "train"; checkpoints in HDF5. SIGUSR1 or SIGTERM (the
 // SLURM time-limit warning) finishes the current step, checkpoints (with --save) and exits 0.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <memory>
@@ -24,7 +23,7 @@ namespace {
 using namespace sp;
 using namespace sp::gpt;
 
-int run(Session& s, TrainOptions& o, const CLI::App& app) {
+int run(Session& s, TrainOptions& o) {
   // --pipeline-stages: the stages first, so that the batch is planned over a stage's replicas.
   std::optional<PipelinePlan> pipe;
   if (o.pipeline.on())
@@ -37,7 +36,7 @@ int run(Session& s, TrainOptions& o, const CLI::App& app) {
                               s.size, s.rank);
   const auto start = train::begin_run<CheckpointInfo>(s, o, o.batch, read_checkpoint_info, pipe ? pipe->replicas : 0);
   const auto& [plan, threads, from_checkpoint, ckpt, checkpoint_flag] = start;
-  const GPTConfig cfg = resolve_config(o, app.count("--model") > 0, start.checkpoint_or_null(), start.checkpoint_flag);
+  const GPTConfig cfg = resolve_config(o, start.checkpoint_or_null(), start.checkpoint_flag);
   const int T = o.seq_len > 0 ? o.seq_len : cfg.max_seq_len;
   if (T > cfg.max_seq_len)
     throw UsageError(fmt::format("--seq-len {} exceeds the context length {}", T, cfg.max_seq_len));

@@ -13,7 +13,9 @@ double lr_at(const TrainOptions& o, int step0) {
 }
 
 void add_train_options(CLI::App& app, TrainOptions& o) {
-  app.add_option("-m,--model", o.model, "preset: gpt-micro, gpt-tiny, gpt-mini")->capture_default_str();
+  app.add_option("-m,--model", o.model, "preset: gpt-micro, gpt-tiny, gpt-mini")
+      ->capture_default_str()
+      ->each([&o](const std::string&) { o.model_given = true; });
   app.add_option("--vocab", o.vocab, "override the preset's vocabulary size")->check(CLI::Range(0, 1 << 30));
   app.add_option("--context", o.context, "override the preset's context length")->check(CLI::Range(0, 1 << 30));
   app.add_option("--width", o.width, "override the preset's width (channels)")->check(CLI::Range(0, 1 << 30));
@@ -82,8 +84,7 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
   batch->excludes(app.get_option("--global-batch"));
 }
 
-GPTConfig resolve_config(const TrainOptions& o, bool model_given, const CheckpointInfo* ckpt,
-                         const std::string& ckpt_flag) {
+GPTConfig resolve_config(const TrainOptions& o, const CheckpointInfo* ckpt, const std::string& ckpt_flag) {
   static constexpr train::ConfigOverride<TrainOptions, GPTConfig> kOverrides[] = {
       {"--vocab", &TrainOptions::vocab, &GPTConfig::vocab_size},
       {"--context", &TrainOptions::context, &GPTConfig::max_seq_len},
@@ -95,7 +96,7 @@ GPTConfig resolve_config(const TrainOptions& o, bool model_given, const Checkpoi
     throw UsageError(fmt::format("--untied-head differs from the {} checkpoint's tied LM head", ckpt_flag));
   const train::ModelPresets<GPTConfig> presets{gpt_preset, gpt_validate, o.untied_head,
                                                [&](GPTConfig& c) { c.tied_lm_head = !o.untied_head; }};
-  return train::resolve_model_config(o, o.model, model_given, ckpt ? &ckpt->config : nullptr, ckpt_flag, presets,
+  return train::resolve_model_config(o, o.model, o.model_given, ckpt ? &ckpt->config : nullptr, ckpt_flag, presets,
                                      kOverrides);
 }
 

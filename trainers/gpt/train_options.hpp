@@ -14,6 +14,7 @@ namespace sp::gpt {
 // Seeds, threads, checkpoints, trace and the data-parallel options: train::RunControlOptions.
 struct TrainOptions : train::RunControlOptions {
   std::string model = "gpt-tiny";
+  bool model_given = false;  // -m was on the command line (a checkpoint's model may not be overridden)
   int vocab = 0, context = 0, width = 0, depth = 0, heads = 0;  // 0 = preset / checkpoint
   bool untied_head = false;                                     // the LM head as its own tensor instead of wte
   std::string data;
@@ -29,7 +30,6 @@ void add_train_options(CLI::App& app, TrainOptions& o);
 double lr_at(const TrainOptions& o, int step0);
 // The model configuration: a preset with overrides, or a checkpoint's (then overrides must
 // agree). Throws UsageError naming the problem.
-GPTConfig resolve_config(const TrainOptions& o, bool model_given, const CheckpointInfo* ckpt,
-                         const std::string& ckpt_flag);
+GPTConfig resolve_config(const TrainOptions& o, const CheckpointInfo* ckpt, const std::string& ckpt_flag);
 
 }  // namespace sp::gpt

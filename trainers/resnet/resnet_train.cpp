@@ -8,7 +8,6 @@
 // SIGUSR1 or SIGTERM (the SLURM time-limit warning) finishes the current step, checkpoints (with
 // --save) and exits 0.
 // Batch normalisation in data-parallel runs: trainers/resnet/trainer.hpp.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -24,12 +23,11 @@ namespace {
 using namespace sp;
 using namespace sp::resnet;
 
-int run(Session& s, TrainOptions& o, const CLI::App& app) {
+int run(Session& s, TrainOptions& o) {
   resolve_schedule(o);
   const auto start = train::begin_run<CheckpointInfo>(s, o, o.batch, read_checkpoint_info);
   const auto& [plan, threads, from_checkpoint, ckpt, checkpoint_flag] = start;
-  const ResNetConfig cfg =
-      resolve_config(o, app.count("--model") > 0, start.checkpoint_or_null(), start.checkpoint_flag);
+  const ResNetConfig cfg = resolve_config(o, start.checkpoint_or_null(), start.checkpoint_flag);
   const int B = plan.micro_batch;  // images this rank forwards at once
   const int rank_rows = B * plan.accum_steps;
   const int S = kCifarSide;

@@ -52,7 +52,8 @@ double lr_at(const TrainOptions& o, int step0) {
 
 void add_train_options(CLI::App& app, TrainOptions& o) {
   app.add_option("-m,--model", o.model, "preset: resnet20, resnet32, resnet56 (CIFAR, 3 stages), resnet18 (4 stages)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([&o](const std::string&) { o.model_given = true; });
   app.add_option("--depth", o.depth, "override the preset's depth (3 stages: 6n+2; 4 stages: 10, 18, 34)")
       ->check(CLI::Range(0, 1 << 20));
   app.add_option("--width", o.width, "override the preset's width (channels of the first stage)")
@@ -113,14 +114,13 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
   batch->excludes(app.get_option("--global-batch"));
 }
 
-ResNetConfig resolve_config(const TrainOptions& o, bool model_given, const CheckpointInfo* ckpt,
-                            const std::string& ckpt_flag) {
+ResNetConfig resolve_config(const TrainOptions& o, const CheckpointInfo* ckpt, const std::string& ckpt_flag) {
   static constexpr train::ConfigOverride<TrainOptions, ResNetConfig> kOverrides[] = {
       {nullptr, nullptr, &ResNetConfig::stages},  // no option: fixed by the preset
       {"--depth", &TrainOptions::depth, &ResNetConfig::depth},
       {"--width", &TrainOptions::width, &ResNetConfig::width},
   };
-  return train::resolve_model_config(o, o.model, model_given, ckpt ? &ckpt->config : nullptr, ckpt_flag,
+  return train::resolve_model_config(o, o.model, o.model_given, ckpt ? &ckpt->config : nullptr, ckpt_flag,
                                      train::ModelPresets<ResNetConfig>{resnet_preset, resnet_validate}, kOverrides);
 }
 

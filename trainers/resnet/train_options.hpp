@@ -14,6 +14,7 @@ namespace sp::resnet {
 // Seeds, threads, checkpoints, trace and the data-parallel options: train::RunControlOptions.
 struct TrainOptions : train::RunControlOptions {
   std::string model = "resnet20";
+  bool model_given = false;  // -m was on the command line (a checkpoint's model may not be overridden)
   int depth = 0, width = 0;  // 0 = preset / checkpoint
   std::string data;          // CIFAR-10 binary directory; empty = synthetic images
   long long synthetic_images = 10000, synthetic_test = 1000;
@@ -36,7 +37,6 @@ void resolve_schedule(TrainOptions& o);
 double lr_at(const TrainOptions& o, int step0);
 // The model configuration: a preset with overrides, or a checkpoint's (then overrides must
 // agree). Throws UsageError naming the problem.
-ResNetConfig resolve_config(const TrainOptions& o, bool model_given, const CheckpointInfo* ckpt,
-                            const std::string& ckpt_flag);
+ResNetConfig resolve_config(const TrainOptions& o, const CheckpointInfo* ckpt, const std::string& ckpt_flag);
 
 }  // namespace sp::resnet
