@@ -6,8 +6,9 @@ strong/weak scaling over points with passes combined): ``train_tables.py``; figu
 ``train_timeline.py``. This module is the kind's entry for the registry (``kinds.py``), the
 interface of those two re-exported here:
 
-- one trace: figures ``breakdown``, ``bucket_caps``, ``overlap``, ``contention``; tables: cases,
-  breakdown, best cap per algorithm, contention, the step-phase profile and every step. Older
+- one trace: figures ``breakdown``, ``bucket_caps``, ``overlap``, ``contention`` (and ``pipeline``
+  for a pipelined run: ``train_pipeline.py``); tables: cases, breakdown, best cap per algorithm,
+  contention, the pipeline's stages, the step-phase profile and every step. Older
   ``gpt_train`` traces without the engine's tables get the step tables only.
 - a case is a row of ``cases`` (algorithm, bucket cap), named 'ring cap 25'; per-rank imbalance
   compares each rank's **compute** per step (``iterations.compute_s`` = forward + backward +
@@ -29,7 +30,7 @@ from __future__ import annotations
 import pandas as pd
 from matplotlib.figure import Figure
 
-from . import train_report, train_timeline
+from . import train_pipeline, train_report, train_timeline
 from .campaign import BackendCases, Options, Point, Section, combine_points, data_note
 from .textfmt import markdown_table, seconds_to_ms
 from .trace import Trace
@@ -64,6 +65,8 @@ def figures(trace: Trace) -> dict[str, Figure]:
     if has_reference(trace):
         figs["hidden"] = hidden_figure(trace)
     figs["contention"] = contention_figure(trace)
+    if train_pipeline.has_pipeline(trace):
+        figs["pipeline"] = train_pipeline.pipeline_figure(trace)
     return figs
 
 

@@ -10,6 +10,7 @@ recorded) also choose the timeline's tracks (``train_timeline.py``) and the figu
 """
 from __future__ import annotations
 
+from . import train_pipeline
 from .textfmt import markdown_table, seconds_to_ms
 from .trace import Trace
 from .train_tables import (breakdown_components, breakdown_table, cases_table, has_engine_tables, has_split, no_comm,
@@ -164,6 +165,7 @@ def _engine_tables(trace: Trace) -> list[str]:
 def report_tables(trace: Trace) -> list[str]:
     """A trainer run: the engine's tables (if any), where a step's time goes, and every step."""
     lines = _engine_tables(trace) if has_engine_tables(trace) else []
+    lines += train_pipeline.report_lines(trace)
     lines += ["#### Step-phase profile", "",
               f"Mean, median and fastest wall time per step and each phase's share; "
               f"{trace.attrs.get('summary_excludes', 'the first step')} is excluded.", "",

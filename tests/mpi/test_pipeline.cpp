@@ -3,8 +3,9 @@
 // (gpt_pipeline.np4, also as 2 stages x 2 data-parallel replicas), with 1, S and 2S + 1
 // micro-batches under both schedules, follows the one-rank run's training and validation losses
 // within 1e-5 per step; each stage holds the activations its schedule says (GPipe all M
-// micro-batches, 1F1B min(S - stage, M)); the combinations a pipeline cannot run are refused with
-// one line.
+// micro-batches, 1F1B min(S - stage, M)); the trace's pipeline_ops rows are the stage's program in
+// the order it ran, their compute times add up to the step's and its bubble is a share; the
+// combinations a pipeline cannot run are refused with one line.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -66,6 +67,59 @@ class Pipeline : public sp::test::TrainerTest {
     }
     return h;
   }
+  // The pipeline_ops rows of every rank and step: each micro-batch forwarded once, then backward
+  // once, with as many forwards before the first backward as the schedule holds activations (GPipe
+  // M, 1F1B min(S - stage, M)), one after the other; their compute times add up to the pipeline
+  // table's compute_s, within its schedule_s, and the bubble is 1 - compute_s / schedule_s.
+  void expect_ops_follow_the_schedule(const std::string& trace, int stages, int ranks, int M, bool gpipe,
+                                      const std::string& what) {
+    const sp::TraceReader r(path(trace));
+    const sp::Table ops = r.read_table("pipeline_ops"), steps = r.read_table("pipeline");
+    const auto rank = column<std::int64_t>(ops, "rank"), step = column<std::int64_t>(ops, "step"),
+               micro = column<std::int64_t>(ops, "micro");
+    const auto pass = column<std::string>(ops, "pass");
+    const auto start = column<double>(ops, "start_s"), recv = column<double>(ops, "recv_s"),
+               compute = column<double>(ops, "compute_s"), send = column<double>(ops, "send_s");
+    const std::size_t per_step = 2 * std::size_t(M);
+    ASSERT_EQ(rank.size(), 6u * per_step * std::size_t(ranks)) << what;
+    const auto step_rank = column<std::int64_t>(steps, "rank");
+    const auto schedule_s = column<double>(steps, "schedule_s"), compute_s = column<double>(steps, "compute_s"),
+               bubble = column<double>(steps, "bubble");
+    ASSERT_EQ(step_rank.size() * per_step, rank.size()) << what;
+    for (std::size_t row = 0; row < step_rank.size(); ++row) {  // one step of one rank
+      const std::size_t first = row * per_step;
+      const int stage = int(rank[first] % stages);
+      std::vector<int> state(std::size_t(M), 0);  // 0: not run, 1: forwarded, 2: backward done
+      int forwards_before_backward = 0;
+      bool backward_seen = false;
+      double computing = 0;
+      for (std::size_t i = first; i < first + per_step; ++i) {
+        ASSERT_EQ(rank[i], step_rank[row]) << what;
+        ASSERT_EQ(step[i], step[first]) << what;
+        ASSERT_TRUE(micro[i] >= 0 && micro[i] < M) << what << ", micro " << micro[i];
+        int& s = state[std::size_t(micro[i])];
+        if (pass[i] == "forward") {
+          EXPECT_EQ(s, 0) << what << ", rank " << rank[i] << ": micro-batch " << micro[i] << " forwarded twice";
+          s = 1;
+          if (!backward_seen) ++forwards_before_backward;
+        } else {
+          EXPECT_EQ(pass[i], "backward") << what;
+          EXPECT_EQ(s, 1) << what << ", rank " << rank[i] << ": backward of micro-batch " << micro[i]
+                          << " before its forward or twice";
+          s = 2;
+          backward_seen = true;
+        }
+        EXPECT_TRUE(recv[i] >= 0 && send[i] >= 0 && compute[i] > 0) << what << ", row " << i;
+        if (i + 1 < first + per_step)  // the next one starts after this one's receive, compute and send
+          EXPECT_GE(start[i + 1] + 1e-6, start[i] + recv[i] + compute[i] + send[i]) << what << ", row " << i;
+        computing += compute[i];
+      }
+      EXPECT_EQ(forwards_before_backward, gpipe ? M : std::min(stages - stage, M)) << what << ", stage " << stage;
+      EXPECT_NEAR(compute_s[row], computing, 1e-9) << what;
+      EXPECT_LE(compute_s[row], schedule_s[row]) << what;
+      EXPECT_NEAR(bubble[row], 1 - compute_s[row] / schedule_s[row], 1e-12) << what;
+    }
+  }
   // stages x replicas ranks, each replica global_batch / replicas rows cut into M micro-batches.
   void expect_pipelines_follow_one_rank(int stages, int global_batch, int replicas = 1) {
     const int ranks = stages * replicas;
@@ -102,7 +156,10 @@ class Pipeline : public sp::test::TrainerTest {
           }
         }
         if (schedule == "gpipe") gpipe = h;
-        EXPECT_NE(read_file(path(name + ".log")).find("activations held at the peak (counted)"), std::string::npos);
+        expect_ops_follow_the_schedule(name + ".h5", stages, ranks, M, schedule == "gpipe", what);
+        const std::string log = read_file(path(name + ".log"));
+        EXPECT_NE(log.find("activations held at the peak (counted)"), std::string::npos) << what;
+        EXPECT_NE(log.find("pipeline bubble (1 - compute / schedule time"), std::string::npos) << what;
       }
     }
   }

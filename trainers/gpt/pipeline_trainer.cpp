@@ -47,7 +47,24 @@ PipelineTrainer::PipelineTrainer(const TrainOptions& o, const PipelinePlan& plan
                              "(forwarded, backward not yet run)")),
       held_bytes_(held_.ints("activation_bytes", "B",
                              "the activation bytes those micro-batches held (counted from the stage's tensors, "
-                             "not measured memory)")) {
+                             "not measured memory)")),
+      schedule_s_(held_.reals("schedule_s", "s",
+                              "the step's schedule on this stage: from its first forward to its last send done")),
+      compute_s_(held_.reals("compute_s", "s", "of which computing forwards and backwards")),
+      bubble_(held_.reals("bubble", "",
+                          "1 - compute_s / schedule_s: the share of the schedule this stage waited for its "
+                          "neighbours or sent (GPipe's and 1F1B's ideal: (S - 1) / (M + S - 1))")),
+      op_step_(ops_.ints("step", "", "optimizer step")),
+      op_micro_(ops_.ints("micro", "", "micro-batch of the step")),
+      op_pass_(ops_.strings("pass", "forward or backward")),
+      op_start_(ops_.reals("start_s", "s", "when it began, from the start of the step's schedule on this rank")),
+      op_recv_(ops_.reals("recv_s", "s",
+                          "blocked receiving its input from the neighbouring stage (the previous stage's "
+                          "activation, the next stage's gradient)")),
+      op_compute_(ops_.reals("compute_s", "s", "running this stage's blocks")),
+      op_send_(ops_.reals("send_s", "s",
+                          "sending its output to the neighbouring stage, and waiting for the earlier send from "
+                          "the same buffer")) {
   SP_MPI_CHECK(MPI_Comm_dup(groups.stages(), &comm_));
   SP_MPI_CHECK(MPI_Comm_dup(groups.replicas().comm, &replicas_));
   transport_ = coll::find_transport(o.parallel.backend).make(comm_);
@@ -89,11 +106,15 @@ void PipelineTrainer::backward(const dp::GradReadyFn&) {
   fail("a pipeline stage runs its step through schedule(), not backward()");
 }
 
-double PipelineTrainer::forward_micro(Slot& slot, const int* inputs, const int* targets, coll::Request* pending) {
+double PipelineTrainer::forward_micro(Slot& slot, const int* inputs, const int* targets, coll::Request* pending,
+                                      OpTimes& times) {
+  const double t0 = wall_seconds();
   if (!plan_.first())
     transport_->recv(slot.a.h[std::size_t(range_.first) - 1].residual3, boundary_numel_, kF32, plan_.stage - 1,
                      kActivationTag);
+  const double t1 = wall_seconds();
   const double loss = gpt_forward_layers(model_, range_, slot.a, inputs, targets, plan_.micro_rows, T_);
+  const double t2 = wall_seconds();
   if (!plan_.last()) {
     const float* out = slot.a.h[std::size_t(range_.end) - 1].residual3;
     if (pending)
@@ -101,24 +122,32 @@ double PipelineTrainer::forward_micro(Slot& slot, const int* inputs, const int* 
     else
       transport_->send(out, boundary_numel_, kF32, plan_.stage + 1, kActivationTag);
   }
+  times = {t1 - t0, t2 - t1, wall_seconds() - t2};
   return loss;
 }
 
-void PipelineTrainer::backward_micro(int micro, Slot& slot) {
+void PipelineTrainer::backward_micro(int micro, Slot& slot, OpTimes& times) {
   // The residual stream's gradient: received from the next stage into the buffer backward updates
   // in place, which then holds the gradient of this stage's input.
   float* dres = ga_.h[std::size_t(range_.end) - 1].residual3;
+  const double t0 = wall_seconds();
+  double t1 = t0;
   if (!plan_.last()) {
     transport_->wait(act_sent_[std::size_t(micro)]);  // the slot's output is read again after this backward
+    t1 = wall_seconds();
     transport_->recv(dres, boundary_numel_, kF32, plan_.stage + 1, kGradientTag);
   }
+  const double t2 = wall_seconds();
   gpt_backward_layers(model_, range_, slot.a, ga_, inputs_of(micro), targets_of(micro), plan_.micro_rows, T_);
-  if (plan_.first()) return;
-  // Sent from a copy, so the next backward may start while it travels; two copies alternate.
-  const std::size_t k = std::size_t(micro) % grad_out_.size();
-  transport_->wait(grad_sent_[k]);
-  std::copy(dres, dres + boundary_numel_, grad_out_[k].data());
-  grad_sent_[k] = transport_->post_send(grad_out_[k].data(), boundary_numel_, kF32, plan_.stage - 1, kGradientTag);
+  const double t3 = wall_seconds();
+  if (!plan_.first()) {
+    // Sent from a copy, so the next backward may start while it travels; two copies alternate.
+    const std::size_t k = std::size_t(micro) % grad_out_.size();
+    transport_->wait(grad_sent_[k]);
+    std::copy(dres, dres + boundary_numel_, grad_out_[k].data());
+    grad_sent_[k] = transport_->post_send(grad_out_[k].data(), boundary_numel_, kF32, plan_.stage - 1, kGradientTag);
+  }
+  times = {t2 - t1, t3 - t2, (t1 - t0) + (wall_seconds() - t3)};
 }
 
 dp::ScheduledStep PipelineTrainer::schedule(const dp::GradReadyFn& on_ready) {
@@ -127,26 +156,37 @@ dp::ScheduledStep PipelineTrainer::schedule(const dp::GradReadyFn& on_ready) {
   std::vector<std::size_t> free_slots;
   for (std::size_t k = slots_.size(); k-- > 0;) free_slots.push_back(k);
   int held = 0, peak = 0;
-  double loss_sum = 0;
+  double loss_sum = 0, computing = 0;
+  const double step_start = wall_seconds();
   for (const PipelineOp& op : program_) {
     const std::size_t m = std::size_t(op.micro);
+    OpTimes times;
+    const double wall0 = wall_seconds(), cpu0 = thread_cpu_seconds();
     if (op.forward) {
-      const double wall0 = wall_seconds(), cpu0 = thread_cpu_seconds();
       if (free_slots.empty()) fail("pipeline stage {}: no activation slot left for micro-batch {}", plan_.stage, m);
       slot_of[m] = free_slots.back();
       free_slots.pop_back();
-      loss_sum += forward_micro(slots_[slot_of[m]], inputs_of(op.micro), targets_of(op.micro), &act_sent_[m]);
+      loss_sum += forward_micro(slots_[slot_of[m]], inputs_of(op.micro), targets_of(op.micro), &act_sent_[m], times);
       peak = std::max(peak, ++held);
       r.forward_s += wall_seconds() - wall0;
       r.forward_cpu_s += thread_cpu_seconds() - cpu0;
     } else {
-      backward_micro(op.micro, slots_[slot_of[m]]);
+      backward_micro(op.micro, slots_[slot_of[m]], times);
       free_slots.push_back(slot_of[m]);
       --held;
     }
+    computing += times.compute_s;
+    op_step_.push_back(next_step_);
+    op_micro_.push_back(op.micro);
+    op_pass_.push_back(op.forward ? "forward" : "backward");
+    op_start_.push_back(wall0 - step_start);
+    op_recv_.push_back(times.recv_s);
+    op_compute_.push_back(times.compute_s);
+    op_send_.push_back(times.send_s);
   }
   for (coll::Request& sent : grad_sent_) transport_->wait(sent);
   for (coll::Request& sent : act_sent_) transport_->wait(sent);
+  const double schedule_s = wall_seconds() - step_start;
   // The step's gradient is the mean over its micro-batches, as one batch of all their rows.
   const float scale = 1.0f / float(plan_.micro_batches);
   for (const std::size_t i : tensors_) {
@@ -159,6 +199,9 @@ dp::ScheduledStep PipelineTrainer::schedule(const dp::GradReadyFn& on_ready) {
   held_step_.push_back(next_step_++);
   held_micro_.push_back(peak);
   held_bytes_.push_back(std::int64_t(peak) * std::int64_t(slots_.front().acts.size() * sizeof(float)));
+  schedule_s_.push_back(schedule_s);
+  compute_s_.push_back(computing);
+  bubble_.push_back(schedule_s > 0 ? 1.0 - computing / schedule_s : 0.0);
   return r;
 }
 
@@ -209,7 +252,8 @@ train::Validation PipelineTrainer::validate() {
     double batch = 0;
     for (int m = 0; m < M; ++m) {
       const std::size_t at = std::size_t(m) * micro_numel_;
-      batch += forward_micro(slots_.front(), in.data() + at, tg.data() + at, nullptr);
+      OpTimes untraced;
+      batch += forward_micro(slots_.front(), in.data() + at, tg.data() + at, nullptr, untraced);
     }
     sum += batch / M;
   }
@@ -239,7 +283,11 @@ void PipelineTrainer::save(const std::string& path, int step) {
 
 std::vector<std::string> PipelineTrainer::report(TraceWriter& trace) {
   trace.write_table("pipeline", held_, TableScope::per_rank,
-                    "--pipeline-stages: per rank and step, the activations its stage held at the schedule's peak");
+                    "--pipeline-stages: per rank and step, the activations its stage held at the schedule's peak "
+                    "and the share of the schedule it did not compute (the bubble)");
+  trace.write_table("pipeline_ops", ops_, TableScope::per_rank,
+                    "--pipeline-stages: per rank, step and micro-batch, each forward and backward in the order "
+                    "the stage ran them, with its receive, compute and send times");
   trace.set_attribute("pipeline_stages", std::int64_t(plan_.stages));
   trace.set_attribute("pipeline_replicas", std::int64_t(plan_.replicas));
   trace.set_attribute("pipeline_micro_batches", std::int64_t(plan_.micro_batches));
@@ -258,8 +306,19 @@ std::vector<std::string> PipelineTrainer::report(TraceWriter& trace) {
   for (int s = 0; s < plan_.stages; ++s)
     stages += fmt::format("{}stage {} {} micro-batch(es) {:.1f} KiB", s == 0 ? "" : ", ", s, all[2 * std::size_t(s)],
                           double(all[2 * std::size_t(s) + 1]) / 1024.0);
+  // And each stage's median bubble over the steps.
+  const double my_bubble = bubble_.empty() ? 0.0 : summarize(bubble_).median;
+  std::vector<double> bubbles(std::size_t(plan_.stages));
+  SP_MPI_CHECK(MPI_Gather(&my_bubble, 1, MPI_DOUBLE, bubbles.data(), 1, MPI_DOUBLE, 0, comm_));
+  std::string bubble_text;
+  for (int s = 0; s < plan_.stages; ++s)
+    bubble_text += fmt::format("{}stage {} {:.3f}", s == 0 ? "" : ", ", s, bubbles[std::size_t(s)]);
+  const int S = plan_.stages, M = plan_.micro_batches;
   return {fmt::format("pipeline ({}, {} micro-batches of {} rows): activations held at the peak (counted): {}",
-                      schedule_name(plan_.schedule), plan_.micro_batches, plan_.micro_rows, stages)};
+                      schedule_name(plan_.schedule), M, plan_.micro_rows, stages),
+          fmt::format("pipeline bubble (1 - compute / schedule time, median over steps): {}; balanced stages' "
+                      "ideal (S - 1) / (M + S - 1) = {:.3f}",
+                      bubble_text, double(S - 1) / double(M + S - 1))};
 }
 
 }  // namespace sp::gpt

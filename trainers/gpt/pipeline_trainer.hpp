@@ -60,12 +60,18 @@ class PipelineTrainer final : public train::Trainer {
     std::vector<float> acts;
     ActivationView a;
   };
+  // Where one forward or backward of a micro-batch spent its time (a row of the pipeline_ops table):
+  // blocked receiving its input (the neighbour's activation or gradient), computing, sending its
+  // output on (including waiting for the previous send from the same buffer).
+  struct OpTimes {
+    double recv_s = 0, compute_s = 0, send_s = 0;
+  };
   const int* inputs_of(int micro) const { return inputs_.data() + std::size_t(micro) * micro_numel_; }
   const int* targets_of(int micro) const { return targets_.data() + std::size_t(micro) * micro_numel_; }
   // Receives the micro-batch's input (after the first stage), runs the blocks and sends the output
   // on (before the last stage; left in flight in `pending`, else blocking); the loss on the last stage.
-  double forward_micro(Slot& slot, const int* inputs, const int* targets, coll::Request* pending);
-  void backward_micro(int micro, Slot& slot);
+  double forward_micro(Slot& slot, const int* inputs, const int* targets, coll::Request* pending, OpTimes& times);
+  void backward_micro(int micro, Slot& slot, OpTimes& times);
   double broadcast_from_last(double value);  // the last stage's value on every stage
 
   const TrainOptions& o_;
@@ -91,8 +97,13 @@ class PipelineTrainer final : public train::Trainer {
   AdamWParams adam_;
   TrainState state_;
   int next_step_;
-  Table held_;  // per step: the activations held at the peak (report)
+  Table held_;  // per step: the activations held at the peak and the bubble (report)
   std::vector<std::int64_t>&held_step_, &held_micro_, &held_bytes_;
+  std::vector<double>&schedule_s_, &compute_s_, &bubble_;
+  Table ops_;  // per step and micro-batch: each forward and backward, in the order the stage ran them
+  std::vector<std::int64_t>&op_step_, &op_micro_;
+  std::vector<std::string>& op_pass_;
+  std::vector<double>&op_start_, &op_recv_, &op_compute_, &op_send_;
 };
 
 }  // namespace sp::gpt
