@@ -82,7 +82,8 @@ def _gpu_count(v: str) -> str:
     return v.rsplit(":", 1)[-1]  # SLURM_GPUS_PER_NODE may read "a100:4"
 
 
-# The point-name order: _g<N>, _weak, _mpirun, _<backend> (the names traces always had), _sim-<platform>.
+# The point-name order: _g<N>, _weak, _mpirun, _<backend> (the names traces always had), _sim-<platform>,
+# then a pipelined gpt_train's _pp<stages>, _mb<micro-batches>, _gpipe.
 DIMENSIONS: Tuple[Dimension, ...] = (
     Dimension("gpus_per_node", "SCALEPROBE_GPUS_PER_NODE", "GPU count: 0 = the CPU path, N > 0 runs the "
               "benchmark on --backend nccl, one GPU per rank", default=0, name="_g{}"),
@@ -103,6 +104,17 @@ DIMENSIONS: Tuple[Dimension, ...] = (
               "(scripts/simulate --topology, docs/simulation.md)",
               choices=("none", "flat", "fat-tree", "dragonfly", "torus"), default="none", name="_sim-{}",
               benches=("allreduce", "collective", "bucket_sweep", "p2p")),
+    # Pipeline parallelism (gpt_train --pipeline-stages; trainers/gpt/pipeline_plan.hpp): the point's
+    # ranks are stages x data-parallel replicas; micro-batches and a schedule only with stages.
+    Dimension("pipeline_stages", "SCALEPROBE_PIPELINE_STAGES", "pipeline stage count: 0 = none, S > 0 cuts "
+              "gpt_train's blocks into S stages, one rank each (the point's ranks a multiple of S)", default=0,
+              name="_pp{}", option="--pipeline-stages", alternate=True, benches=("gpt_train",)),
+    Dimension("micro_batches", "SCALEPROBE_MICRO_BATCHES", "micro-batch count: a pipelined step's rows cut into "
+              "this many (0 = as many as stages)", default=0, name="_mb{}", option="--micro-batches",
+              alternate=True, benches=("gpt_train",)),
+    Dimension("schedule", "SCALEPROBE_SCHEDULE", "pipeline schedule: gpipe (every forward, then every backward) or "
+              "1f1b", choices=("gpipe", "1f1b"), default="1f1b", name="_{}", option="--schedule", alternate=True,
+              benches=("gpt_train",)),
 )
 BY_KEY: Dict[str, Dimension] = {d.key: d for d in DIMENSIONS}
 # Reading a value from the environment: SLURM's own spelling of a GPU count.
@@ -117,8 +129,14 @@ def resolve(values: Mapping[str, Any], label: Callable[[str, Any], str]) -> Dict
     """The rules between dimensions, on one point's values -> the values to run. `label(key,
     value)` says how the caller names a value in a message ("--backend gloo", "SCALEPROBE_...=gloo").
     GPUs mean NCCL: the same program on --backend nccl, one GPU per rank; NCCL needs GPUs. A
-    simulated run is on MPI (SMPI) and on no GPU."""
+    simulated run is on MPI (SMPI) and on no GPU. Micro-batches and a schedule belong to a pipeline
+    (a campaign comparing data parallelism with pipelines gives each its own sweep)."""
     out = dict(values)
+    if not out["pipeline_stages"]:
+        for key in ("micro_batches", "schedule"):
+            if out[key] != BY_KEY[key].default:
+                raise BadValue(f"{label(key, out[key])} without {label('pipeline_stages', 'S')}: only a pipelined "
+                               "run has micro-batches and a schedule")
     gpus, backend = out["gpus_per_node"], out["backend"]
     if out["simulate"] != "none" and (gpus or backend != "mpi"):
         what = label("gpus_per_node", gpus) if gpus else label("backend", backend)

@@ -80,6 +80,28 @@ def test_a_new_dimension_reaches_submitter_job_and_analysis(monkeypatch, tmp_pat
             importlib.reload(module)
 
 
+def test_pipeline_dimensions_name_points_and_reach_gpt_train(tmp_path):
+    """The pipeline's stages, micro-batches and schedule (real entries of dimensions.DIMENSIONS):
+    gpt_train only, named _pp<S>_mb<M>_gpipe, alternating inside each pass, passed as gpt_train's
+    own options; micro-batches or a schedule without stages is one line."""
+    from scaleprobe_sweep import job
+    req = cli.parse(["--bench", "gpt_train", "--tasks-per-node", "4", "--pipeline-stages", "2,4", "--micro-batches", "8",
+                     "--schedule", "gpipe,1f1b", "--dry-run"])
+    names = [p.stem for p in campaign.build(req, REPO, {}).points()]
+    assert names == ["gpt_train_N1_t4_c1_pp2_mb8_gpipe", "gpt_train_N1_t4_c1_pp2_mb8", "gpt_train_N1_t4_c1_pp4_mb8_gpipe",
+                     "gpt_train_N1_t4_c1_pp4_mb8"]
+    with pytest.raises(SweepError, match="--schedule gpipe without --pipeline-stages S"):
+        campaign.build(cli.parse(["--bench", "gpt_train", "--schedule", "gpipe", "--dry-run"]), REPO, {})
+    with pytest.raises(SweepError, match="--pipeline-stages: pipeline_stages is for gpt_train"):
+        campaign.build(cli.parse(["--bench", "allreduce", "--pipeline-stages", "2", "--dry-run"]), REPO, {})
+    s = job.read_settings({"SCALEPROBE_PIPELINE_STAGES": "2", "SCALEPROBE_MICRO_BATCHES": "5",
+                           "SCALEPROBE_SCHEDULE": "gpipe", "SCALEPROBE_ROOT": str(tmp_path)})
+    assert dimensions.program_options("gpt_train", s.values)[-6:] == \
+        ["--pipeline-stages", "2", "--micro-batches", "5", "--schedule", "gpipe"]
+    with pytest.raises(job.JobError, match="SCALEPROBE_MICRO_BATCHES=3 without SCALEPROBE_PIPELINE_STAGES=S"):
+        job.read_settings({"SCALEPROBE_MICRO_BATCHES": "3", "SCALEPROBE_ROOT": str(tmp_path)})
+
+
 def test_qline_quotes_like_the_bash_submitter():
     assert slurm.qline(["sbatch", "--export=ALL,A=/x/y:z", "-B", "8"]) == "sbatch --export=ALL,A=/x/y:z -B 8"
     assert slurm.qline(["a b", "it's", "", "--dependency=afterany:<x>"]) == \
