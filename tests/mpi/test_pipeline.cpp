@@ -110,8 +110,9 @@ class Pipeline : public sp::test::TrainerTest {
           backward_seen = true;
         }
         EXPECT_TRUE(recv[i] >= 0 && send[i] >= 0 && compute[i] > 0) << what << ", row " << i;
-        if (i + 1 < first + per_step)  // the next one starts after this one's receive, compute and send
+        if (i + 1 < first + per_step) {  // the next one starts after this one's receive, compute and send
           EXPECT_GE(start[i + 1] + 1e-6, start[i] + recv[i] + compute[i] + send[i]) << what << ", row " << i;
+        }
         computing += compute[i];
       }
       EXPECT_EQ(forwards_before_backward, gpipe ? M : std::min(stages - stage, M)) << what << ", stage " << stage;

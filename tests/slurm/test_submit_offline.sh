@@ -58,7 +58,7 @@ out=$("$SUB" --bench allreduce --nodes 2 --tasks-per-node 4 --gpus-per-node 4 --
 grep -q -- '--gpus-per-node=4 .*SCALEPROBE_GPUS_PER_NODE=4,.*SCALEPROBE_LAUNCHER=mpirun,SCALEPROBE_BACKEND=nccl[, ]' <<<"$out" && grep -q 'allreduce_N2_t4_c1_g4_mpirun_j%j.out' <<<"$out" &&
   ok "dry run: GPU option wired through" || no "dry run GPU: $out"
 out=$("$SUB" --bench allreduce --simulate flat --nodes 4 --tasks-per-node 16 --dry-run 2>&1)
-grep -q -- '^sbatch --parsable --job-name=sp-allreduce-N4t16c1_sim-flat --nodes=1 --ntasks-per-node=1 --cpus-per-task=1 --time=00:10:00 --output=[^ ]*/allreduce_N4_t16_c1_sim-flat_j%j.out .*SCALEPROBE_SIMULATE=flat,SCALEPROBE_SIM_BUILD_DIR=[^ ]*,SCALEPROBE_SIM_POINT=4x16x1 ' <<<"$out" &&
+grep -q -- '^sbatch --parsable --job-name=sp-allreduce-N4t16c1_sim-flat --nodes=1 --ntasks-per-node=1 --cpus-per-task=1 --time=00:10:00 --output=[^ ]*/allreduce_N4_t16_c1_sim-flat_j%j.out .*SCALEPROBE_SIMULATE=flat,.*SCALEPROBE_SIM_BUILD_DIR=[^ ]*,SCALEPROBE_SIM_POINT=4x16x1 ' <<<"$out" &&
   ok "dry run: a simulated point is a one-task, shared job carrying its point" || no "dry run simulate: $out"
 expect_error "submitter: a simulated trainer refused" 'simulate is for allreduce' "$SUB" --bench gpt_train --simulate flat
 out=$("$SUB" --bench bucket_sweep --nodes 1,2 --tasks-per-node 1,4 --cpus-per-task 1,2 --array-mode --dry-run -- --layout resnet50 2>&1)
