@@ -4,7 +4,8 @@
 #     at 1-8 ranks, python; slurm when present).
 #  2. asan: build the asan preset (AddressSanitizer + UndefinedBehaviorSanitizer, -O1) and run the
 #     unit and mpi labels without the .np4-.np8 entries (tests that start their own ranks still run
-#     up to 4) and four costly tests that tell most in the release stage (see asan()). -O1 is ASan's recommended level: at -O0 the tests took 3.5x
+#     up to 4) and four costly tests that tell most in the release stage (see asan()). -O1 is
+#     ASan's recommended level: at -O0 the tests took 3.5x
 #     as long and a resnet_train data-parallel run hit its 120 s bound. The python and slurm labels
 #     are left out: they run the same binaries again through the analysis (python) or a local
 #     SLURM cluster (slurm), adding time but no new sanitized code. Measured cold on 2 cores (CI of
@@ -52,12 +53,16 @@ scripts/install-deps.sh
 # stages run its default mode, progress, in every other data-parallel test) and the style checks
 # (the same files whatever the build).
 release_only='\.np[4-9]$|EveryOverlapModeTrainsAlike|^lint\.'
+# The two data-parallel curves that launch 2, 3 and 4 ranks of every algorithm (engine) or of a
+# ResNet: release runs them, the asan and mpich stages leave them out (see there why).
+strong_curves='^DataParallel\.StrongScalingFollowsTheOneRankCurveForEveryAlgorithmAndCap$'
+strong_curves+='|^ResNetDataParallel\.StrongScalingWithFrozenBatchNormFollowsTheOneRankCurve$'
 
 # ctest runs tests side by side on every core; each test's PROCESSORS (tests/CMakeLists.txt) says how
 # many cores it keeps busy, so MPI runs are not squeezed by other tests. The release and asan
 # stages run one test more than there are cores: their tests wait on launchers, daemons and
 # Python start-up for a quarter of the time (release on 2 cores: 760 s at -j2, 699 s at -j3,
-# at 6354d71). The fuzz runs are time-boxed and CPU-bound, MPICH's ranks busy-poll: those stay
+# with the test environment of 6354d71). The fuzz runs are time-boxed and CPU-bound, MPICH's ranks busy-poll: those stay
 # at one per core.
 jobs=$(nproc)
 test_jobs=$((jobs + 1))
@@ -80,7 +85,8 @@ stage() {
 # build/ccache, so a fresh clone starts cold. The release, installed and mpich stages use it: the
 # minimal preset compiles the same files with the same flags (4.4 of CI's 68 minutes on 2 cores
 # before this, at 3f37652), the mpich preset those that include no MPI header (the kernels: 25 of
-# its 154 files); the other stages' flags or compilers differ, so they would only fill the cache. Paths are made relative to the repository (CCACHE_BASEDIR) and the build folder is
+# its 154 files); the other stages' flags or compilers differ, so they would only fill the cache.
+# Paths are made relative to the repository (CCACHE_BASEDIR) and the build folder is
 # left out of the hash (CCACHE_NOHASHDIR: -g1's line tables name it; a program installed from the
 # minimal tree may name build/release as its compile folder), so build/release and build/minimal,
 # at the same depth, give the same compile lines.
@@ -111,8 +117,7 @@ asan() {
   # start-up check and kernel-variant choice are the release build's), and the two strong-scaling
   # curves that launch 2, 3 and 4 ranks (53 and 36 s; the other data-parallel tests run the engine
   # under ASan at 1-3 ranks). The mpich stage leaves the curves out too.
-  local asan_skips='^peak_memory$|^isa$|^DataParallel\.StrongScalingFollowsTheOneRankCurveForEveryAlgorithmAndCap$'
-  asan_skips+='|^ResNetDataParallel\.StrongScalingWithFrozenBatchNormFollowsTheOneRankCurve$'
+  local asan_skips="^peak_memory\$|^isa\$|$strong_curves"
   UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} ctest --preset asan -j "$test_jobs" -L '^(unit|mpi)$' \
     -E "$release_only|$asan_skips"
 }
@@ -158,8 +163,7 @@ mpich() {
   # stage runs them (the 3-rank matrix also asan); here the other data-parallel tests drive the
   # engine over MPICH. The
   # preset leaves out the tests of code that calls no MPI (SCALEPROBE_TEST_MPI_FREE=OFF).
-  local mpich_skips='^allreduce_algorithms\.np3$|^DataParallel\.StrongScalingFollowsTheOneRankCurveForEveryAlgorithmAndCap$'
-  mpich_skips+='|^ResNetDataParallel\.StrongScalingWithFrozenBatchNormFollowsTheOneRankCurve$'
+  local mpich_skips="^allreduce_algorithms\.np3\$|$strong_curves"
   ctest --preset mpich -j "$jobs" -E "$release_only|$mpich_skips"
 }
 
