@@ -4,7 +4,7 @@ execute_process(COMMAND git -C "${SRC}" describe --always --dirty --abbrev=12
 if(NOT rc EQUAL 0 OR rev STREQUAL "")
   set(rev "unknown")
 endif()
-set(content "// Generated at build time by cmake/git_revision.cmake.\n#include \"core/build_info.hpp\"\nstd::string sp::build_info::git_revision() { return \"${rev}\"; }\n")
+set(content "// Generated at build time by cmake/git_revision.cmake.\n#include \"core/run/build_info.hpp\"\nstd::string sp::build_info::git_revision() { return \"${rev}\"; }\n")
 if(EXISTS "${OUT}")
   file(READ "${OUT}" old)
 endif()

@@ -10,7 +10,7 @@ set(SCALEPROBE_SHARE_DIR ${CMAKE_INSTALL_DATADIR}/scaleprobe)
 
 # scaleprobe_program(TARGET): links <build>/bin/<name> to the target after each build, installs it.
 function(scaleprobe_program target)
-  target_link_libraries(${target} PRIVATE scaleprobe_isa_check)  # core/isa_check.cpp
+  target_link_libraries(${target} PRIVATE scaleprobe_isa_check)  # core/run/isa_check.cpp
   add_custom_command(TARGET ${target} POST_BUILD
     COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/bin
     COMMAND ${CMAKE_COMMAND} -E create_symlink $<TARGET_FILE:${target}> ${CMAKE_BINARY_DIR}/bin/$<TARGET_FILE_NAME:${target}>

@@ -3,7 +3,7 @@
 # on a login node runs on the compute nodes. `native` (the `native` preset) tunes for the build
 # machine. The hot kernels whose speed depends on the vector width are also compiled for wider
 # sets and chosen at run time (kernels/conv_direct.hpp): a portable build keeps a native one's speed.
-# The features the baseline needs are listed for the start-up check (core/isa_check.cpp) and the
+# The features the baseline needs are listed for the start-up check (core/run/isa_check.cpp) and the
 # provenance, read from the compiler's own predefined macros for that -march.
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
   set(_sp_isa_default x86-64-v3)
@@ -39,7 +39,7 @@ endif()
 list(JOIN SCALEPROBE_ISA_FEATURES " " SCALEPROBE_ISA_FEATURES_TEXT)
 message(STATUS "scaleprobe: baseline ISA '${SCALEPROBE_ISA}' (needs: ${SCALEPROBE_ISA_FEATURES_TEXT}); "
                "AVX-512 kernel variant: ${SCALEPROBE_KERNEL_V4}")
-# For core/isa_check.cpp: F("avx2") F("fma") ...
+# For core/run/isa_check.cpp: F("avx2") F("fma") ...
 set(SCALEPROBE_ISA_FEATURE_CHECKS "")
 foreach(_sp_feature IN LISTS SCALEPROBE_ISA_FEATURES)
   string(APPEND SCALEPROBE_ISA_FEATURE_CHECKS " F(\"${_sp_feature}\")")

@@ -6,8 +6,8 @@
 #include <limits>
 #include <sstream>
 
-#include "core/error.hpp"
-#include "core/sizes.hpp"
+#include "core/run/error.hpp"
+#include "core/run/sizes.hpp"
 
 namespace sp::coll {
 namespace {

@@ -3,7 +3,7 @@
 #include <array>
 
 #include "collectives/pattern.hpp"
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 
 namespace sp::coll {
 namespace {

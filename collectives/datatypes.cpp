@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "bf16.hpp"
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 
 namespace sp::coll {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "collectives/bf16.hpp"
-#include "core/random.hpp"
+#include "core/run/random.hpp"
 
 namespace sp::coll {
 

@@ -1,6 +1,6 @@
 // What this CPU runs, for the choices made at run time: the direct convolution's variant
 // (isa.cpp) and OpenBLAS' kernel core (blas_core.hpp). The one place the kernels
-// ask; the start-up check of the baseline (core/isa_check.cpp) asks on its own because it runs
+// ask; the start-up check of the baseline (core/run/isa_check.cpp) asks on its own because it runs
 // before any C++ initialisation.
 #pragma once
 

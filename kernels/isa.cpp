@@ -28,7 +28,7 @@ struct Variant {
 #if defined(SP_KERNELS_HAVE_X86_64_V4)
 bool cpu_runs_v4() { return cpu_features().x86_64_v4(); }
 #endif
-bool always() { return true; }  // the baseline: the start-up check (core/isa_check.cpp) vouches for it
+bool always() { return true; }  // the baseline: the start-up check (core/run/isa_check.cpp) vouches for it
 
 // Widest first.
 const Variant kVariants[] = {

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <utility>
 
-#include "core/error.hpp"
-#include "core/trace.hpp"
+#include "core/run/error.hpp"
+#include "core/trace/trace.hpp"
 
 namespace sp::sim {
 

@@ -28,13 +28,13 @@
 #include "collectives/algorithms/allreduce.hpp"
 #include "collectives/algorithms/backend.hpp"
 #include "collectives/algorithms/program.hpp"
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "core/options.hpp"
-#include "core/program.hpp"
-#include "core/provenance.hpp"
-#include "core/stats.hpp"
-#include "core/trace.hpp"
+#include "core/run/error.hpp"
+#include "core/run/log.hpp"
+#include "core/run/options.hpp"
+#include "core/run/program.hpp"
+#include "core/measure/provenance.hpp"
+#include "core/measure/stats.hpp"
+#include "core/trace/trace.hpp"
 #include "sim/replay_profile.hpp"
 
 namespace {
@@ -291,7 +291,7 @@ int run(Session& s) {
   coll::Backends backends = coll::BackendOption{}.make(s.comm);
   Provenance prov = collect_provenance(s);
   prov.add("replay_source", p.source);
-  TraceWriter trace(s, o.trace_path(prov), "replay", prov);
+  TraceWriter trace(s, trace_output_path(o.trace, prov), "replay", prov);
   log::info("replaying {} step(s) of {} ({} measured ranks, overlap {}) on {} simulated ranks; trace {}", steps,
             p.source, p.ranks, p.overlap_mode, s.size, trace.final_path().string());
 

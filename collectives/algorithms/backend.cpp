@@ -9,10 +9,10 @@
 
 #include "collectives/transports/forwarding_transport.hpp"
 #include "collectives/transports/timing_only.hpp"
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "core/options.hpp"
-#include "core/program.hpp"
+#include "core/run/error.hpp"
+#include "core/run/log.hpp"
+#include "core/run/options.hpp"
+#include "core/run/program.hpp"
 
 namespace sp::coll {
 

@@ -8,10 +8,10 @@
 #include <memory>
 #include <string>
 
-#include "core/cli_fwd.hpp"
+#include "core/run/cli_fwd.hpp"
 #include "collectives/algorithms/allreduce.hpp"
 #include "collectives/transports/node_segment.hpp"
-#include "core/provenance.hpp"
+#include "core/measure/provenance.hpp"
 
 namespace sp::coll {
 

@@ -3,7 +3,7 @@
 // the library's nonblocking allreduce (MPI_Iallreduce). Also where every algorithm is run.
 #include "collectives/algorithms/allreduce.hpp"
 #include "collectives/transports/node_segment.hpp"
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 
 namespace sp::coll {
 

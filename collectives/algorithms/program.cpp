@@ -5,7 +5,7 @@
 #include <climits>
 
 #include "collectives/transports/node_segment.hpp"
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 
 namespace sp::coll {
 

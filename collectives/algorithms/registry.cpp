@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "collectives/algorithms/allreduce.hpp"
-#include "core/error.hpp"
-#include "core/sizes.hpp"
+#include "core/run/error.hpp"
+#include "core/run/sizes.hpp"
 
 namespace sp::coll {
 

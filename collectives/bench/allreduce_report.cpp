@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/sizes.hpp"
+#include "core/run/sizes.hpp"
 
 namespace sp::coll {
 

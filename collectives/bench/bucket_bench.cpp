@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "core/cache_flush.hpp"
-#include "core/error.hpp"
-#include "core/sizes.hpp"
+#include "core/measure/cache_flush.hpp"
+#include "core/run/error.hpp"
+#include "core/run/sizes.hpp"
 
 namespace sp::coll {
 

@@ -8,7 +8,7 @@
 #include "collectives/bench/bucket_bench.hpp"
 #include "collectives/bench/sweep.hpp"
 #include "collectives/transports/timing_only.hpp"
-#include "core/log.hpp"
+#include "core/run/log.hpp"
 
 namespace {
 

@@ -8,8 +8,8 @@
 
 #include "collectives/bench/allreduce_report.hpp"
 #include "collectives/transports/timing_only.hpp"
-#include "core/log.hpp"
-#include "core/sizes.hpp"
+#include "core/run/log.hpp"
+#include "core/run/sizes.hpp"
 
 namespace sp::coll {
 

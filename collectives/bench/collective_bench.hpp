@@ -5,7 +5,7 @@
 #include <string>
 
 #include "collectives/bench/sweep.hpp"
-#include "core/program.hpp"
+#include "core/run/program.hpp"
 
 namespace sp::coll {
 

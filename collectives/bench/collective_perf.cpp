@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "collectives/bench/collective_bench.hpp"
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 
 namespace {
 

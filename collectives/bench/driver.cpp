@@ -5,8 +5,8 @@
 
 #include "collectives/transports/timing_only.hpp"
 
-#include "core/json_report.hpp"
-#include "core/log.hpp"
+#include "core/trace/json_report.hpp"
+#include "core/run/log.hpp"
 
 namespace sp::coll {
 
@@ -18,7 +18,7 @@ BenchmarkRun::BenchmarkRun(Session& s, const RunOptions& ro, std::string program
       kind_(std::move(kind)),
       prov_(std::move(prov)),
       private_bytes_(simulated_private_bytes()),
-      trace_(s, ro.trace_path(prov_), kind_, prov_),
+      trace_(s, trace_output_path(ro.trace, prov_), kind_, prov_),
       samples_(std::move(phases)),
       device_phase_(device_phase) {}
 

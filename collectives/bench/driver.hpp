@@ -1,7 +1,7 @@
 // The benchmark driver every communication benchmark runs on (allreduce_perf, bucket_sweep, p2p_perf):
 // the timed loop, verification, statistics across ranks, the summary rows (printed on rank 0, in
 // the trace, in --json), the samples and the trace itself. A program brings its cases (BenchCase),
-// the columns of its rows (core/columns.hpp) and its header text; nothing here knows what a case
+// the columns of its rows (core/measure/columns.hpp) and its header text; nothing here knows what a case
 // runs.
 #pragma once
 #include <mpi.h>
@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "collectives/bench/harness.hpp"
-#include "core/columns.hpp"
-#include "core/options.hpp"
-#include "core/program.hpp"
-#include "core/provenance.hpp"
-#include "core/samples.hpp"
-#include "core/trace.hpp"
+#include "core/measure/columns.hpp"
+#include "core/run/options.hpp"
+#include "core/run/program.hpp"
+#include "core/measure/provenance.hpp"
+#include "core/measure/samples.hpp"
+#include "core/trace/trace.hpp"
 
 namespace sp::coll {
 

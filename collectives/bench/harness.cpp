@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <cmath>
 
-#include "core/error.hpp"
-#include "core/program.hpp"
-#include "core/cache_flush.hpp"
-#include "core/sizes.hpp"
+#include "core/run/error.hpp"
+#include "core/run/program.hpp"
+#include "core/measure/cache_flush.hpp"
+#include "core/run/sizes.hpp"
 
 namespace sp::coll {
 

@@ -11,9 +11,9 @@
 
 #include "collectives/algorithms/allreduce.hpp"
 #include "collectives/pattern.hpp"
-#include "core/stats.hpp"
-#include "core/table.hpp"
-#include "core/timer.hpp"
+#include "core/measure/stats.hpp"
+#include "core/measure/table.hpp"
+#include "core/measure/timer.hpp"
 
 namespace sp::coll {
 

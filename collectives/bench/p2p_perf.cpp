@@ -6,7 +6,7 @@
 // The cases and rows: collectives/bench/p2p_bench.hpp; the flags: sweep.hpp; the loop: driver.hpp.
 #include "collectives/bench/p2p_bench.hpp"
 #include "collectives/bench/sweep.hpp"
-#include "core/log.hpp"
+#include "core/run/log.hpp"
 
 namespace {
 

@@ -9,11 +9,11 @@
 #include "collectives/bench/bucket_bench.hpp"
 #include "collectives/bench/harness.hpp"
 #include "collectives/collective.hpp"
-#include "core/error.hpp"
-#include "core/samples.hpp"
-#include "core/sizes.hpp"
-#include "core/stats.hpp"
-#include "core/topology.hpp"
+#include "core/run/error.hpp"
+#include "core/measure/samples.hpp"
+#include "core/run/sizes.hpp"
+#include "core/measure/stats.hpp"
+#include "core/measure/topology.hpp"
 
 namespace sp::coll {
 

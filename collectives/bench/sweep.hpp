@@ -13,13 +13,13 @@
 #include "collectives/algorithms/backend.hpp"
 #include "collectives/buckets.hpp"
 #include "collectives/datatypes.hpp"
-#include "core/cli_fwd.hpp"
-#include "core/membw.hpp"
-#include "core/options.hpp"
-#include "core/program.hpp"
-#include "core/provenance.hpp"
-#include "core/table.hpp"
-#include "core/trace.hpp"
+#include "core/run/cli_fwd.hpp"
+#include "core/measure/membw.hpp"
+#include "core/run/options.hpp"
+#include "core/run/program.hpp"
+#include "core/measure/provenance.hpp"
+#include "core/measure/table.hpp"
+#include "core/trace/trace.hpp"
 
 namespace sp::coll {
 
@@ -29,7 +29,7 @@ struct SweepOptions {
   BackendOption backend;
   std::string algorithms = "all", dtypes = "f32", op = "sum", placement = "out", chunk = "1M";
   bool membw = true;
-  std::string membw_bytes;  // empty: sized from the rank's cache share (core/topology.hpp)
+  std::string membw_bytes;  // empty: sized from the rank's cache share (core/measure/topology.hpp)
   // collective_perf's -c and --root (allreduce_perf: an allreduce, no root).
   Collective collective = Collective::allreduce;
   int root = 0;

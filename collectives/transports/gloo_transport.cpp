@@ -27,9 +27,9 @@
 #include <vector>
 
 #include "collectives/transports/transport.hpp"
-#include "core/error.hpp"
-#include "core/options.hpp"
-#include "core/provenance.hpp"
+#include "core/run/error.hpp"
+#include "core/run/options.hpp"
+#include "core/measure/provenance.hpp"
 
 namespace sp::coll {
 namespace {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "collectives/transports/transport.hpp"
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 
 namespace sp::coll {
 namespace {

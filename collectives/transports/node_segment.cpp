@@ -16,9 +16,9 @@
 #include <cstring>
 #include <fmt/format.h>
 
-#include "core/error.hpp"
-#include "core/program.hpp"
-#include "core/sizes.hpp"
+#include "core/run/error.hpp"
+#include "core/run/program.hpp"
+#include "core/run/sizes.hpp"
 
 namespace sp::coll {
 namespace {

@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 
 #include "collectives/transports/forwarding_transport.hpp"
-#include "core/error.hpp"
-#include "core/program.hpp"
-#include "core/sizes.hpp"
+#include "core/run/error.hpp"
+#include "core/run/program.hpp"
+#include "core/run/sizes.hpp"
 
 #ifdef SCALEPROBE_SIMULATED
 #include <smpi/smpi.h>

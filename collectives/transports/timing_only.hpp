@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "collectives/transports/transport.hpp"
-#include "core/program.hpp"
+#include "core/run/program.hpp"
 
 namespace sp::coll {
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <new>
 
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 
 namespace sp::coll {
 

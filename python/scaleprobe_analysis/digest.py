@@ -1,4 +1,4 @@
-"""The whole-file digest of scaleprobe's HDF5 files (the C++ side: core/file_digest.hpp).
+"""The whole-file digest of scaleprobe's HDF5 files (the C++ side: core/trace/file_digest.hpp).
 
 A trace or checkpoint written since schema version 3 starts with a 512-byte HDF5 user block
 holding one text line ``scaleprobe-digest 1 crc32 <payload bytes> <crc32 hex>\\n`` padded with

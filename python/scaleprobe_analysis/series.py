@@ -48,7 +48,7 @@ def timing_contention(summary: pd.DataFrame, x_column: str) -> pd.DataFrame:
     Close to 1 the thread was busy all along (typical of shared-memory MPI that polls);
     well below 1 it was blocked or runnable on a busy core: on a shared or oversubscribed
     machine that is the sign of contention. For sub-µs calls the ratio can exceed 1 because
-    the CPU clock is read outside the wall interval (see core/timer.hpp). ``x_column`` is the
+    the CPU clock is read outside the wall interval (see core/measure/timer.hpp). ``x_column`` is the
     column the case varies along (``bytes`` or ``cap``).
     """
     out = pd.DataFrame({"case": summary["case"], "series": series_labels(summary), x_column: summary[x_column]})

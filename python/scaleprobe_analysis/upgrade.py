@@ -4,7 +4,7 @@ Files written before the digest (schema 1/2 traces, older checkpoints) can only 
 isolated child process (:mod:`.h5open`), about a second each; upgraded, they read in process from
 verified bytes. Per file: one isolated read of the whole file (every attribute and dataset, and the
 trace as the analysis reads it, when it is one); h5jam (Debian's hdf5-tools) puts a blank 512-byte
-user block in front, in a child process too; the digest is stamped into it as core/file_digest.hpp
+user block in front, in a child process too; the digest is stamped into it as core/trace/file_digest.hpp
 specifies (:func:`.digest.stamp_file`); the new file is read back in process from its verified bytes
 and must hold exactly what the isolated read returned; only then is it renamed over the original
 (a temporary name until then: nothing half-written). A file that already has a digest is left as

@@ -5,7 +5,7 @@
 // Besides "sp::Error or success": every label is in 0..9 and the pixels hold one image per label.
 #include <vector>
 
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 #include "fuzz_util.hpp"
 #include "trainers/resnet/data.hpp"
 

@@ -11,9 +11,9 @@
 
 #include "collectives/algorithms/allreduce.hpp"
 #include "collectives/buckets.hpp"
-#include "core/error.hpp"
-#include "core/options.hpp"
-#include "core/sizes.hpp"
+#include "core/run/error.hpp"
+#include "core/run/options.hpp"
+#include "core/run/sizes.hpp"
 #include "fuzz_util.hpp"
 #include "trainers/dp/options.hpp"
 #include "trainers/resnet/train_options.hpp"

@@ -5,7 +5,7 @@
 // Input: a raw HDF5 file image (seeds: checkpoints written by gpt_train, see make_seeds.sh) or an
 // h5_builder program over the checkpoint format's vocabulary, whose TENSORS operation writes
 // every parameter of that model with its shape (or a perturbed one).
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 #include "fuzz_util.hpp"
 #include "h5_builder.hpp"
 #include "trainers/gpt/checkpoint.hpp"

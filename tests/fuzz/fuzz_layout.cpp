@@ -11,7 +11,7 @@
 #include <string>
 
 #include "collectives/buckets.hpp"
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 #include "fuzz_util.hpp"
 
 namespace {

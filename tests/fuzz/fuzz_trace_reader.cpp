@@ -1,4 +1,4 @@
-// Fuzz target: the trace reader (core/trace_reader.cpp, TraceReader) as trace_check and the
+// Fuzz target: the trace reader (core/trace/trace_reader.cpp, TraceReader) as trace_check and the
 // analysis use it: open, list the tables, read every table, read root attributes and provenance.
 //
 // Input: a raw HDF5 file image (seeds: real traces written by allreduce_perf, bucket_sweep and the
@@ -7,8 +7,8 @@
 // h5_builder.hpp) over the trace schema's vocabulary.
 // Besides "sp::Error or success": every table the reader lists reads back with the row count
 // it announced.
-#include "core/error.hpp"
-#include "core/trace.hpp"
+#include "core/run/error.hpp"
+#include "core/trace/trace.hpp"
 #include "fuzz_util.hpp"
 #include "h5_builder.hpp"
 

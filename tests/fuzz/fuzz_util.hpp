@@ -21,8 +21,8 @@
 #include <string_view>
 #include <type_traits>
 
-#include "core/error.hpp"
-#include "core/h5_open.hpp"
+#include "core/run/error.hpp"
+#include "core/trace/h5_open.hpp"
 
 namespace sp::fuzz {
 
@@ -78,7 +78,7 @@ auto read_input_file(InputFile& file, const std::uint8_t* data, std::size_t size
   }
 }
 
-// Files without a digest are read in an isolated child (core/h5_open.hpp), where libhdf5 may
+// Files without a digest are read in an isolated child (core/trace/h5_open.hpp), where libhdf5 may
 // crash: that is expected and not a finding, only the parent's survival is. The child inherits
 // libFuzzer's and the sanitizers' crash reporting, which would write a crash-/oom- artifact of the
 // input and fail the run: there the reporting is switched off (a crash is only the child's signal
@@ -86,7 +86,7 @@ auto read_input_file(InputFile& file, const std::uint8_t* data, std::size_t size
 // -timeout (10 s) and -malloc_limit_mb (run_fuzz.sh).
 inline void quiet_isolated_child() {
   __sanitizer_set_death_callback(nullptr);  // libFuzzer's: it writes the crash artifact
-  ::signal(SIGTRAP, SIG_DFL);               // the crash signals are reset by core/h5_open.cpp
+  ::signal(SIGTRAP, SIG_DFL);               // the crash signals are reset by core/trace/h5_open.cpp
   const int null = ::open("/dev/null", O_WRONLY);
   if (null >= 0) ::dup2(null, 1), ::dup2(null, 2);
 }

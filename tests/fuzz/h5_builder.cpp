@@ -5,8 +5,8 @@
 #include <cstring>
 #include <limits>
 
-#include "core/file_digest.hpp"
-#include "core/h5.hpp"
+#include "core/trace/file_digest.hpp"
+#include "core/trace/h5.hpp"
 #include "fuzz_util.hpp"
 
 namespace sp::fuzz {

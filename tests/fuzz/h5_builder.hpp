@@ -31,7 +31,7 @@
 
 #include <hdf5.h>
 
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 #include "fuzz_util.hpp"
 
 namespace sp::fuzz {
@@ -52,7 +52,7 @@ inline bool is_hdf5_image(const std::uint8_t* data, std::size_t size) {
 }
 
 // Writes the file that program describes to path (HDF5 calls that fail, e.g. a duplicate name,
-// are skipped) with a valid whole-file digest (core/file_digest.hpp), as scaleprobe writes files.
+// are skipped) with a valid whole-file digest (core/trace/file_digest.hpp), as scaleprobe writes files.
 // Returns false if the file could not be created at all.
 bool build_h5_file(const std::string& path, const std::uint8_t* program, std::size_t size, const H5Vocabulary& vocab);
 
@@ -63,7 +63,7 @@ bool restamp_mode();
 //  - an image starting with the digest block (the seeds: real files): as is, so the digest check
 //    decides; in the restamp mode under a re-stamped, matching digest;
 //  - an image of the older format (starting with the HDF5 signature, no digest): as is; the
-//    readers read it in an isolated child (core/h5_open.hpp), whose crashes are not findings;
+//    readers read it in an isolated child (core/trace/h5_open.hpp), whose crashes are not findings;
 //  - anything else: a program for build_h5_file.
 bool write_h5_input(const std::string& path, const std::uint8_t* data, std::size_t size, const H5Vocabulary& vocab);
 

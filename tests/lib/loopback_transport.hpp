@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "collectives/transports/transport.hpp"
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 
 namespace sp::coll::testing {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/program.hpp"
+#include "core/run/program.hpp"
 
 namespace sp::test {
 

@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/h5.hpp"
-#include "core/trace.hpp"
+#include "core/trace/h5.hpp"
+#include "core/trace/trace.hpp"
 
 namespace sp::test {
 

@@ -29,7 +29,7 @@
 #ifdef SCALEPROBE_HAVE_NCCL
 #include "collectives/transports/gpu/device.hpp"
 #include "collectives/transports/gpu/reduce.hpp"
-#include "core/program.hpp"
+#include "core/run/program.hpp"
 #endif
 
 namespace sp::coll {

@@ -21,7 +21,7 @@
 #include "collectives/algorithms/allreduce.hpp"
 #include "collectives/algorithms/blocks.hpp"
 #include "collectives/bench/harness.hpp"
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 #include "tests/lib/optional_part.hpp"
 
 namespace sp::coll {

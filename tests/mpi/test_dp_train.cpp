@@ -19,7 +19,7 @@
 #include <tuple>
 #include <vector>
 
-#include "core/trace.hpp"
+#include "core/trace/trace.hpp"
 #include "tests/lib/optional_part.hpp"
 #include "tests/lib/trainer_test.hpp"
 #include "tests/mpi/dp_fixture.hpp"

@@ -21,7 +21,7 @@
 #include "collectives/bench/harness.hpp"
 #include "collectives/transports/forwarding_transport.hpp"
 #include "collectives/transports/node_segment.hpp"
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 
 using namespace sp::coll;
 

@@ -14,7 +14,7 @@
 
 #include "collectives/bench/p2p_bench.hpp"
 #include "collectives/transports/forwarding_transport.hpp"
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 #include "tests/lib/optional_part.hpp"
 
 using namespace sp::coll;

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/trace.hpp"
+#include "core/trace/trace.hpp"
 #include "tests/lib/trainer_test.hpp"
 
 namespace {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/trace.hpp"
+#include "core/trace/trace.hpp"
 #include "tests/lib/trainer_test.hpp"
 #include "trainers/resnet/checkpoint.hpp"
 

@@ -13,7 +13,7 @@
 
 #include "collectives/algorithms/allreduce.hpp"
 #include "collectives/transports/node_segment.hpp"
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 
 namespace {
 std::atomic<long> g_mpi_calls{0};

@@ -7,11 +7,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/error.hpp"
-#include "core/file_digest.hpp"
-#include "core/program.hpp"
-#include "core/provenance.hpp"
-#include "core/trace.hpp"
+#include "core/run/error.hpp"
+#include "core/trace/file_digest.hpp"
+#include "core/run/program.hpp"
+#include "core/measure/provenance.hpp"
+#include "core/trace/trace.hpp"
 #include "tests/lib/mpi_trace_test.hpp"
 
 namespace fs = std::filesystem;

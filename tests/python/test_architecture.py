@@ -32,13 +32,23 @@ def test_the_tree_keeps_its_architecture():
 def test_a_planted_upward_include_fails_naming_file_line_and_rule(tmp_path):
     root = copy_of_the_tree(tmp_path)
     assert check(root).returncode == 0  # the copy alone passes: what fails below is the plant
-    source = root / "core" / "error.cpp"
+    source = root / "core" / "run" / "error.cpp"
     source.write_text('#include "trainers/dp/engine.hpp"\n' + source.read_text())
     result = check(root)
     assert result.returncode == 1
     assert result.stdout.splitlines() == [
-        'core/error.cpp:1: includes "trainers/dp/engine.hpp" (part trainers/dp), which part core may not '
+        'core/run/error.cpp:1: includes "trainers/dp/engine.hpp" (part trainers/dp), which part core/run may not '
         "(it may include: nothing else; docs/architecture.md)"]
+
+
+def test_the_harness_run_layer_including_the_trace_layer_fails(tmp_path):
+    root = copy_of_the_tree(tmp_path)
+    source = root / "core" / "run" / "options.cpp"
+    source.write_text(source.read_text() + '#include "core/trace/json_report.hpp"\n')
+    result = check(root)
+    assert result.returncode == 1
+    assert "core/run/options.cpp:" in result.stdout
+    assert "(part core/trace), which part core/run may not" in result.stdout
 
 
 def test_a_model_including_another_model_fails(tmp_path):
@@ -55,7 +65,7 @@ def test_a_source_outside_every_part_and_a_cycle_fail(tmp_path):
     (root / "newpart").mkdir()
     (root / "newpart" / "thing.cpp").write_text("int thing;\n")
     rules = root / "docs" / "architecture.md"
-    rules.write_text(rules.read_text().replace("core:\n", "core: collectives\n", 1))
+    rules.write_text(rules.read_text().replace("core/run:\n", "core/run: collectives\n", 1))
     out = check(root).stdout
     assert "newpart/thing.cpp: in no part of docs/architecture.md" in out
-    assert "cycle: collectives -> core -> collectives" in out
+    assert "cycle: collectives -> core/measure -> core/run -> collectives" in out

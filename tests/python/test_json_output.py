@@ -1,4 +1,4 @@
-"""--json FILE on allreduce_perf and bucket_sweep (core/json_report.hpp): every row of the printed
+"""--json FILE on allreduce_perf and bucket_sweep (core/trace/json_report.hpp): every row of the printed
 table has a JSON row with the same case and the same numbers (within the table's rounding), the
 JSON carries its schema, units and provenance, and a bad path is a one-line error (exit 2) that
 leaves no file."""

@@ -88,7 +88,7 @@ repeat = 2
 args = ["--sizes", "8,64K", "-n", "5"]
 EOF
 # The sweep, one submit-sweep call per line (18 point-passes). Multi-node points run 2 ranks per
-# virtual node: with the copy probe bounded (core/topology.hpp) they no longer fail (docs/slurm.md).
+# virtual node: with the copy probe bounded (core/measure/topology.hpp) they no longer fail (docs/slurm.md).
 TRAIN_ARGS=(-- -m gpt-micro -B 2 -s 4 --synthetic-bytes 100000 --val-batches 0 -q)
 call() {
   case $1 in

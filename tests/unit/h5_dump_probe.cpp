@@ -1,7 +1,7 @@
 // h5_dump_probe [--in-process | --mpi | --hang | --runaway] FILE: prints every attribute, group and dataset of an HDF5
 // file (datasets as the hex of their native bytes, children in the order readers list them), read through the verified
-// open (core/h5_open.hpp: a file without a digest is read in an isolated child, which sends back a digested copy) or,
-// with --in-process, in this process unprotected. undigested_reads.sh checks that the two print the same for stored
+// open (core/trace/h5_open.hpp: a file without a digest is read in an isolated child, which sends back a digested copy)
+// or, with --in-process, in this process unprotected. undigested_reads.sh checks that the two print the same for stored
 // undigested traces. --mpi: the verified open between MPI_Init and MPI_Finalize (the child forks after MPI_Init),
 // printed by rank 0. --hang and
 // --runaway: an isolated read that never ends (1 s limit) or allocates 1 GiB (64 MiB limit), which
@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/h5_open.hpp"
+#include "core/run/error.hpp"
+#include "core/trace/h5_open.hpp"
 
 namespace {
 

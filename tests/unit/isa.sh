@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The instruction-set machinery (cmake/isa.cmake, core/isa_check.cpp, kernels/variants.hpp):
+# The instruction-set machinery (cmake/isa.cmake, core/run/isa_check.cpp, kernels/variants.hpp):
 #  1. the start-up check: a program on a CPU lacking a feature of the baseline (pretended with
 #     SCALEPROBE_ISA_CHECK_PRETEND_MISSING) prints one line naming it and exits 2, before anything
 #     else runs; without the pretence it starts (--help, exit 0);
@@ -22,7 +22,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 provenance() {
   /usr/bin/python3 -c 'import h5py, sys; v = h5py.File(sys.argv[2])["provenance"].attrs[sys.argv[1]]; print(v.decode() if isinstance(v, bytes) else v)' "$1" "$2" 2>&1
 }
-features=$(grep -o 'isa_features = "[^"]*"' "$B/generated/core/build_info.hpp" | cut -d'"' -f2)
+features=$(grep -o 'isa_features = "[^"]*"' "$B/generated/core/run/build_info.hpp" | cut -d'"' -f2)
 if [ -z "$features" ]; then
   # No baseline ISA (SCALEPROBE_ISA empty, or not x86-64): there is nothing to check at start-up, so
   # pretending a feature is missing must change nothing.

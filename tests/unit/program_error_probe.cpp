@@ -7,7 +7,7 @@
 #include <variant>
 #include <vector>
 
-#include "core/program.hpp"
+#include "core/run/program.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 # type, a missing rank column, a table too large for memory, 4 bytes overwritten inside a data
 # block under a re-stamped digest (Fletcher32); an old stored trace (schema version 1, no digest
 # and no checksums) still passes trace_check; a checkpoint without its user block is read in an
-# isolated child (core/h5_open.hpp): refused at format 3, loaded at the older format 2.
+# isolated child (core/trace/h5_open.hpp): refused at format 3, loaded at the older format 2.
 # Usage: safe_reads.sh <allreduce_perf> <trace_check> <gpt_train> <resnet_train> <source dir>
 set -u
 A=$1 C=$2 G=$3 R=$4 src=$5

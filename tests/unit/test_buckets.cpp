@@ -6,7 +6,7 @@
 #include <numeric>
 
 #include "collectives/buckets.hpp"
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 
 using namespace sp::coll;
 

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 #include "trainers/gpt/checkpoint.hpp"
 #include "trainers/gpt/data.hpp"
 #include "trainers/gpt/model.hpp"

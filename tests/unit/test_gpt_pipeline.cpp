@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 #include "trainers/gpt/model.hpp"
 #include "trainers/gpt/pipeline_plan.hpp"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/trace.hpp"
+#include "core/trace/trace.hpp"
 #include "tests/lib/trainer_test.hpp"
 #include "trainers/gpt/checkpoint.hpp"
 

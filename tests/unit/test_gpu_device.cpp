@@ -7,7 +7,7 @@
 #include <string>
 
 #include "collectives/transports/gpu/device.hpp"
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 
 namespace sp::coll::gpu {
 namespace {

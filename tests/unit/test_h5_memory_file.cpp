@@ -1,4 +1,4 @@
-// An HDF5 file built in memory (core/h5_memory_file.hpp) is, once written out, the file libhdf5
+// An HDF5 file built in memory (core/trace/h5_memory_file.hpp) is, once written out, the file libhdf5
 // would have written itself: its user block is kept, its size is its end-of-file address (no
 // driver padding), libhdf5 opens it and reads the data back, and a digest stamped in memory
 // verifies on disk. A failure while the file is filled is an error, not a crash or a leak.
@@ -11,10 +11,10 @@
 #include <numeric>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/file_digest.hpp"
-#include "core/h5.hpp"
-#include "core/h5_memory_file.hpp"
+#include "core/run/error.hpp"
+#include "core/trace/file_digest.hpp"
+#include "core/trace/h5.hpp"
+#include "core/trace/h5_memory_file.hpp"
 
 namespace fs = std::filesystem;
 

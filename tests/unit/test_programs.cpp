@@ -15,7 +15,7 @@
 
 #include "collectives/algorithms/allreduce.hpp"
 #include "collectives/bench/harness.hpp"
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 #include "tests/lib/loopback_transport.hpp"
 
 namespace sp::coll {

@@ -6,7 +6,7 @@
 
 #include "collectives/algorithms/allreduce.hpp"
 #include "collectives/bf16.hpp"
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 
 using namespace sp::coll;
 

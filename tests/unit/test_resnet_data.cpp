@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 #include "trainers/resnet/data.hpp"
 
 using namespace sp::resnet;

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 #include "trainers/resnet/data.hpp"
 #include "trainers/resnet/model.hpp"
 #include "tests/unit/resnet_test_model.hpp"

@@ -3,9 +3,9 @@
 
 #include <limits>
 
-#include "core/error.hpp"
-#include "core/options.hpp"
-#include "core/sizes.hpp"
+#include "core/run/error.hpp"
+#include "core/run/options.hpp"
+#include "core/run/sizes.hpp"
 
 using sp::parse_size;
 

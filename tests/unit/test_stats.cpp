@@ -1,7 +1,7 @@
 // Statistics over samples (core/stats). Cross-rank helpers are exercised by the MPI tests.
 #include <gtest/gtest.h>
 
-#include "core/stats.hpp"
+#include "core/measure/stats.hpp"
 
 TEST(Summarize, KnownValues) {
   std::vector<double> v{5, 1, 4, 2, 3};

@@ -7,9 +7,9 @@
 #include <numeric>
 #include <vector>
 
-#include "core/cache_flush.hpp"
-#include "core/sizes.hpp"
-#include "core/topology.hpp"
+#include "core/measure/cache_flush.hpp"
+#include "core/run/sizes.hpp"
+#include "core/measure/topology.hpp"
 #include "tests/lib/optional_part.hpp"
 
 using namespace sp;

@@ -11,11 +11,11 @@
 
 #include <fmt/ranges.h>
 
-#include "core/error.hpp"
-#include "core/file_digest.hpp"
-#include "core/h5_memory_file.hpp"
-#include "core/h5_open.hpp"
-#include "core/sizes.hpp"
+#include "core/run/error.hpp"
+#include "core/trace/file_digest.hpp"
+#include "core/trace/h5_memory_file.hpp"
+#include "core/trace/h5_open.hpp"
+#include "core/run/sizes.hpp"
 
 namespace sp::train {
 
@@ -41,7 +41,7 @@ void verify_group_data(hid_t file, const std::string& group) {
 }
 
 // The checkpoint is built in memory and written with plain system calls, so that a full disk is
-// one error line and never reaches libhdf5 (core/h5_memory_file.hpp). Rank 0 holds the whole
+// one error line and never reaches libhdf5 (core/trace/h5_memory_file.hpp). Rank 0 holds the whole
 // checkpoint (parameters and optimizer state) in memory while it is written.
 h5::MemoryFile checkpoint_image(const CheckpointFormat& format, const std::function<void(hid_t file)>& write) {
   h5::quiet_errors();
@@ -118,7 +118,7 @@ h5::File open_checkpoint_file(const std::string& path, const CheckpointFormat& f
   h5::quiet_errors();
   if (!std::filesystem::exists(path)) fail("no such file");
   // The digest is checked on the bytes libhdf5 then opens; a file without one (an older format
-  // version) is read whole in an isolated child first (core/h5_open.hpp).
+  // version) is read whole in an isolated child first (core/trace/h5_open.hpp).
   OpenedH5 opened = open_h5_for_reading(path, [&](hid_t f) {
     check_format(f, format, false);
     for (const std::string& name : h5::child_names(f)) {  // every group's datasets, read whole

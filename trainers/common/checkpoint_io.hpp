@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/h5.hpp"
+#include "core/run/error.hpp"
+#include "core/trace/h5.hpp"
 #include "trainers/common/tensor_table.hpp"
 
 namespace sp::train {
@@ -33,14 +33,14 @@ struct CheckpointFormat {
 };
 
 // Creates "<path>.partial", writes format and format_version, lets write(file) fill it, stamps
-// the whole-file digest into its user block (core/file_digest.hpp) and renames it to path. Array
+// the whole-file digest into its user block (core/trace/file_digest.hpp) and renames it to path. Array
 // datasets also carry a Fletcher32 checksum per chunk, the rest (attributes, scalars) the
 // checksums of HDF5 1.8 object headers. Throws sp::Error "cannot write checkpoint '<path>': <problem>" (and removes
 // the partial file).
 void write_checkpoint_file(const std::string& path, const CheckpointFormat& format,
                            const std::function<void(hid_t file)>& write);
 // Verifies the whole-file digest (before libhdf5 reads a byte; a file without one is of an older
-// format version and read whole in an isolated child first, core/h5_open.hpp), opens the
+// format version and read whole in an isolated child first, core/trace/h5_open.hpp), opens the
 // checkpoint from the verified bytes and checks its format and version. Throws
 // sp::Error naming the problem (no such file, corrupt, not HDF5, another format or version);
 // callers add the path.

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/table.hpp"
+#include "core/measure/table.hpp"
 #include "kernels/profile.hpp"
 #include "trainers/dp/engine.hpp"
 

@@ -9,8 +9,8 @@
 #include <functional>
 #include <string>
 
-#include "core/error.hpp"
-#include "core/program.hpp"
+#include "core/run/error.hpp"
+#include "core/run/program.hpp"
 
 namespace sp::train {
 

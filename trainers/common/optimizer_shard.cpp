@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 #include "kernels/optim.hpp"
 
 namespace sp::train {

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/log.hpp"
+#include "core/run/log.hpp"
 #include "kernels/blas.hpp"
 
 namespace sp::train {

@@ -7,9 +7,9 @@
 #include <functional>
 #include <string>
 
-#include "core/cli_fwd.hpp"
-#include "core/options.hpp"
-#include "core/program.hpp"
+#include "core/run/cli_fwd.hpp"
+#include "core/run/options.hpp"
+#include "core/run/program.hpp"
 #include "trainers/common/train_state.hpp"
 #include "trainers/dp/options.hpp"
 

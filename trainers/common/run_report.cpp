@@ -4,8 +4,8 @@
 
 #include <cstdio>
 
-#include "core/provenance.hpp"
-#include "core/samples.hpp"
+#include "core/measure/provenance.hpp"
+#include "core/measure/samples.hpp"
 #include "kernels/blas.hpp"
 #include "kernels/cnn.hpp"
 #include "kernels/gemm.hpp"
@@ -22,7 +22,7 @@ TraceWriter open_train_trace(const Session& s, const RunOptions& run) {
   prov.add("gemm_library", kernels::gemm_library());
   prov.add("conv_choice", kernels::conv2d_choice());
   prov.add("blas_threads", std::to_string(kernels::blas_threads()));
-  return TraceWriter(s, run.trace_path(prov), "train", prov);
+  return TraceWriter(s, trace_output_path(run.trace, prov), "train", prov);
 }
 
 std::string gradient_plan_line(const dp::DataParallelPlan& plan) {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/program.hpp"
-#include "core/trace.hpp"
+#include "core/run/program.hpp"
+#include "core/trace/trace.hpp"
 #include "trainers/common/run_options.hpp"
 #include "trainers/common/step_loop.hpp"
 #include "trainers/dp/engine.hpp"

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 #include "trainers/common/kernel_profile.hpp"
 #include "trainers/common/optimizer_shard.hpp"
 #include "trainers/common/trainer.hpp"

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/program.hpp"
-#include "core/timer.hpp"
+#include "core/run/program.hpp"
+#include "core/measure/timer.hpp"
 
 namespace sp::train {
 

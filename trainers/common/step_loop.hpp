@@ -10,8 +10,8 @@
 #include <limits>
 #include <string>
 
-#include "core/program.hpp"
-#include "core/table.hpp"
+#include "core/run/program.hpp"
+#include "core/measure/table.hpp"
 #include "trainers/common/run_options.hpp"
 #include "trainers/dp/engine.hpp"
 

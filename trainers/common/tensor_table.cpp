@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "core/error.hpp"
-#include "core/sizes.hpp"
+#include "core/run/error.hpp"
+#include "core/run/sizes.hpp"
 
 namespace sp::train {
 

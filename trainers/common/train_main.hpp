@@ -1,8 +1,8 @@
 // The main() of a trainer program (gpt_train, resnet_train). The options are declared and parsed in
-// the programs' option files: the mains compile no CLI11 (core/cli_fwd.hpp).
+// the programs' option files: the mains compile no CLI11 (core/run/cli_fwd.hpp).
 #pragma once
 
-#include "core/program.hpp"
+#include "core/run/program.hpp"
 #include "kernels/blas.hpp"
 
 namespace sp::train {

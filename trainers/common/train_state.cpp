@@ -1,7 +1,7 @@
 #include "trainers/common/train_state.hpp"
 
-#include "core/error.hpp"
-#include "core/h5.hpp"
+#include "core/run/error.hpp"
+#include "core/trace/h5.hpp"
 
 namespace sp::train {
 

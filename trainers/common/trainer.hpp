@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "collectives/buckets.hpp"
-#include "core/program.hpp"
+#include "core/run/program.hpp"
 #include "trainers/common/run_options.hpp"
 #include "trainers/common/run_report.hpp"
 #include "trainers/common/step_loop.hpp"

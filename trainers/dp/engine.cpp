@@ -13,11 +13,11 @@
 #include <limits>
 #include <numeric>
 
-#include "core/binding.hpp"
-#include "core/hash.hpp"
-#include "core/stats.hpp"
-#include "core/log.hpp"
-#include "core/timer.hpp"
+#include "core/run/binding.hpp"
+#include "core/run/hash.hpp"
+#include "core/measure/stats.hpp"
+#include "core/run/log.hpp"
+#include "core/measure/timer.hpp"
 
 namespace sp::dp {
 

@@ -29,9 +29,9 @@
 #include <optional>
 #include <vector>
 
-#include "core/program.hpp"
-#include "core/samples.hpp"
-#include "core/trace.hpp"
+#include "core/run/program.hpp"
+#include "core/measure/samples.hpp"
+#include "core/trace/trace.hpp"
 #include "trainers/dp/fault.hpp"
 #include "collectives/algorithms/backend.hpp"
 #include "trainers/dp/options.hpp"

@@ -4,7 +4,7 @@
 
 #include <limits>
 
-#include "core/stats.hpp"
+#include "core/measure/stats.hpp"
 #include "trainers/dp/engine.hpp"
 #include "trainers/dp/run_summary.hpp"
 

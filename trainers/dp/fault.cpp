@@ -2,8 +2,8 @@
 
 #include <cstdlib>
 
-#include "core/error.hpp"
-#include "core/log.hpp"
+#include "core/run/error.hpp"
+#include "core/run/log.hpp"
 
 namespace sp::dp {
 

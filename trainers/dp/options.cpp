@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "collectives/algorithms/backend.hpp"
-#include "core/options.hpp"
-#include "core/program.hpp"
+#include "core/run/options.hpp"
+#include "core/run/program.hpp"
 
 namespace sp::dp {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/cli_fwd.hpp"
+#include "core/run/cli_fwd.hpp"
 #include "collectives/algorithms/allreduce.hpp"
 #include "collectives/buckets.hpp"
 

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/binding.hpp"
+#include "core/run/binding.hpp"
 
 namespace sp::dp {
 

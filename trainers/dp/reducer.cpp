@@ -8,11 +8,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "core/binding.hpp"
-#include "core/error.hpp"
-#include "core/log.hpp"
-#include "core/program.hpp"
-#include "core/timer.hpp"
+#include "core/run/binding.hpp"
+#include "core/run/error.hpp"
+#include "core/run/log.hpp"
+#include "core/run/program.hpp"
+#include "core/measure/timer.hpp"
 
 namespace sp::dp {
 

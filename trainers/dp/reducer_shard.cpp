@@ -3,7 +3,7 @@
 // overlapped with the next forward.
 #include <algorithm>
 
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 #include "trainers/dp/reducer.hpp"
 
 namespace sp::dp {

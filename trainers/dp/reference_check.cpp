@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "core/error.hpp"
-#include "core/program.hpp"
+#include "core/run/error.hpp"
+#include "core/run/program.hpp"
 #include "trainers/dp/reducer.hpp"
 
 namespace sp::dp {

@@ -7,8 +7,8 @@
 #include <numeric>
 #include <string>
 
-#include "core/error.hpp"
-#include "core/stats.hpp"
+#include "core/run/error.hpp"
+#include "core/measure/stats.hpp"
 
 namespace sp::dp {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/table.hpp"
+#include "core/measure/table.hpp"
 #include "trainers/dp/options.hpp"
 #include "trainers/dp/step_log.hpp"
 

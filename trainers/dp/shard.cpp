@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 
 namespace sp::dp {
 

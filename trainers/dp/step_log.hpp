@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/samples.hpp"
-#include "core/table.hpp"
-#include "core/timer.hpp"
+#include "core/measure/samples.hpp"
+#include "core/measure/table.hpp"
+#include "core/measure/timer.hpp"
 #include "trainers/dp/phases.hpp"
 #include "trainers/dp/reducer.hpp"
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/h5.hpp"
+#include "core/run/error.hpp"
+#include "core/trace/h5.hpp"
 #include "trainers/common/checkpoint_io.hpp"
 #include "trainers/common/optimizer_shard.hpp"
 
@@ -13,7 +13,7 @@ namespace sp::gpt {
 namespace {
 
 // Version 2: checksummed (Fletcher32 datasets, HDF5 1.8 object headers); version 3: a whole-file
-// digest too (core/file_digest.hpp). Versions 1 and 2 still load.
+// digest too (core/trace/file_digest.hpp). Versions 1 and 2 still load.
 constexpr train::CheckpointFormat kFormat{"scaleprobe-gpt-checkpoint", 3, 1, 3, "GPT"};
 
 // The configuration's root attributes, in the order they are written. Checkpoints written before

@@ -4,9 +4,9 @@
 #include <fstream>
 #include <iterator>
 
-#include "core/error.hpp"
-#include "core/hash.hpp"
-#include "core/random.hpp"
+#include "core/run/error.hpp"
+#include "core/run/hash.hpp"
+#include "core/run/random.hpp"
 
 namespace sp::gpt {
 

@@ -11,7 +11,7 @@
 #include <memory>
 #include <optional>
 
-#include "core/program.hpp"
+#include "core/run/program.hpp"
 #include "kernels/blas.hpp"
 #include "kernels/gemm.hpp"
 #include "trainers/common/train_main.hpp"

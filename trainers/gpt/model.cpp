@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/error.hpp"
-#include "core/random.hpp"
+#include "core/run/error.hpp"
+#include "core/run/random.hpp"
 #include "kernels/kernels.hpp"
 #include "trainers/common/optimizer_shard.hpp"
 

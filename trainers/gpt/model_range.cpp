@@ -1,7 +1,7 @@
 // The model's pipeline-stage entry points that need no activation layout: which parameter tensors
 // a layer range owns, and the AdamW step over them (the range's forward and backward are
 // gpt_forward_layers and gpt_backward_layers in model.cpp, the whole model's code).
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 #include "kernels/kernels.hpp"
 #include "trainers/common/optimizer_shard.hpp"
 #include "trainers/gpt/model.hpp"

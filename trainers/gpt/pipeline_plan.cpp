@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "core/program.hpp"
+#include "core/run/program.hpp"
 
 namespace sp::gpt {
 

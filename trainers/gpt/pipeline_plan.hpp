@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "core/program.hpp"
+#include "core/run/program.hpp"
 #include "trainers/gpt/model.hpp"
 
 namespace sp::gpt {

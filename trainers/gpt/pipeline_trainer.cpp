@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.hpp"
-#include "core/stats.hpp"
-#include "core/timer.hpp"
+#include "core/run/error.hpp"
+#include "core/measure/stats.hpp"
+#include "core/measure/timer.hpp"
 #include "kernels/kernels.hpp"
 #include "trainers/gpt/checkpoint.hpp"
 

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "collectives/transports/transport.hpp"
-#include "core/program.hpp"
-#include "core/table.hpp"
+#include "core/run/program.hpp"
+#include "core/measure/table.hpp"
 #include "trainers/common/trainer.hpp"
 #include "trainers/gpt/data.hpp"
 #include "trainers/gpt/model.hpp"

@@ -3,7 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "core/program.hpp"
+#include "core/run/program.hpp"
 #include "trainers/common/model_config.hpp"
 
 namespace sp::gpt {

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "core/cli_fwd.hpp"
+#include "core/run/cli_fwd.hpp"
 #include "trainers/common/run_options.hpp"
 #include "trainers/gpt/checkpoint.hpp"
 #include "trainers/gpt/model.hpp"

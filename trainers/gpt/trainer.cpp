@@ -1,6 +1,6 @@
 #include "trainers/gpt/trainer.hpp"
 
-#include "core/stats.hpp"
+#include "core/measure/stats.hpp"
 
 namespace sp::gpt {
 

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "core/program.hpp"
+#include "core/run/program.hpp"
 #include "trainers/common/trainer.hpp"
 #include "trainers/gpt/checkpoint.hpp"
 #include "trainers/gpt/data.hpp"

@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
-#include "core/error.hpp"
-#include "core/hash.hpp"
-#include "core/random.hpp"
+#include "core/run/error.hpp"
+#include "core/run/hash.hpp"
+#include "core/run/random.hpp"
 
 namespace sp::resnet {
 

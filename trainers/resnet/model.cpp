@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.hpp"
-#include "core/random.hpp"
+#include "core/run/error.hpp"
+#include "core/run/random.hpp"
 #include "kernels/kernels.hpp"
 #include "trainers/common/optimizer_shard.hpp"
 

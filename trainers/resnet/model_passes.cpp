@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 #include "kernels/kernels.hpp"
 
 namespace sp::resnet {

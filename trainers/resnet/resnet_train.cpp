@@ -12,7 +12,7 @@
 
 #include <algorithm>
 
-#include "core/program.hpp"
+#include "core/run/program.hpp"
 #include "kernels/blas.hpp"
 #include "kernels/gemm.hpp"
 #include "trainers/common/train_main.hpp"

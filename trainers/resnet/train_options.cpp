@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "core/program.hpp"
+#include "core/run/program.hpp"
 #include "trainers/common/model_config.hpp"
 
 namespace sp::resnet {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "core/cli_fwd.hpp"
+#include "core/run/cli_fwd.hpp"
 #include "trainers/common/run_options.hpp"
 #include "trainers/resnet/checkpoint.hpp"
 #include "trainers/resnet/model.hpp"

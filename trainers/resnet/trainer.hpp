@@ -15,7 +15,7 @@
 
 #include <vector>
 
-#include "core/program.hpp"
+#include "core/run/program.hpp"
 #include "trainers/common/trainer.hpp"
 #include "trainers/resnet/checkpoint.hpp"
 #include "trainers/resnet/data.hpp"

@@ -4,8 +4,8 @@
 
 #include <cstdlib>
 
-#include "core/error.hpp"
-#include "core/options.hpp"
+#include "core/run/error.hpp"
+#include "core/run/options.hpp"
 
 namespace sp::coll::gpu {
 namespace {

@@ -20,8 +20,8 @@
 #include "collectives/transports/gpu/grouped_posts.hpp"
 #include "collectives/transports/gpu/reduce.hpp"
 #include "collectives/transports/transport.hpp"
-#include "core/error.hpp"
-#include "core/program.hpp"
+#include "core/run/error.hpp"
+#include "core/run/program.hpp"
 
 namespace sp::coll {
 namespace {

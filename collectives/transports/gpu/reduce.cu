@@ -8,7 +8,7 @@
 
 #include "collectives/transports/gpu/device.hpp"
 #include "collectives/transports/gpu/reduce.hpp"
-#include "core/error.hpp"
+#include "core/run/error.hpp"
 
 namespace sp::coll::gpu {
 namespace {
