@@ -1,4 +1,4 @@
-"""Shared fixtures: real traces made by running the real binaries once per session.
+"""Shared fixtures: real traces made by running the real binaries once per build (fixture_cache.py).
 
 The binaries are found under $SCALEPROBE_BUILD_DIR (default build/release, relative to the
 repository root). Without them, or without mpirun, every test that needs a real trace fails
@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from fixture_cache import shared_folder
 from helpers import (ALLREDUCE_ALGORITHMS, ALLREDUCE_ITERS, ALLREDUCE_SIZES, BUCKET_ALGORITHMS, BUCKET_CAPS,
                      BUCKET_ITERS, NRANKS, TINY_LAYOUT, TRAIN_CAPS, TRAIN_GLOBAL_BATCH, TRAIN_RANK_BATCH, TRAIN_RANKS,
                      TRAIN_STEPS, build_dir, need_binary, need_mpirun, run_mpi)
@@ -27,17 +28,19 @@ def campaign_dir(tmp_path_factory) -> Path:
     allreduce, bucket = bins / "allreduce_perf", bins / "bucket_sweep"
     need_binary(allreduce, bucket)
     mpirun = need_mpirun()
-    root = tmp_path_factory.mktemp("campaign")
-    layout = tmp_path_factory.mktemp("layout") / "tiny.txt"
-    layout.write_text(TINY_LAYOUT)
-    (root / "sweep").mkdir()
-    run_mpi([mpirun, "-np", str(NRANKS), str(allreduce), "--sizes", ALLREDUCE_SIZES,
-             "-a", ",".join(ALLREDUCE_ALGORITHMS), "-n", str(ALLREDUCE_ITERS), "-q",
-             "-o", str(root / "allreduce.h5")])
-    run_mpi([mpirun, "-np", str(NRANKS), str(bucket), "--layout", str(layout), "-c", ",".join(BUCKET_CAPS),
-             "-a", ",".join(BUCKET_ALGORITHMS), "-n", str(BUCKET_ITERS), "-q",
-             "-o", str(root / "sweep" / "bucket_sweep.h5")])
-    return root
+
+    def make(root: Path) -> None:
+        layout = tmp_path_factory.mktemp("layout") / "tiny.txt"
+        layout.write_text(TINY_LAYOUT)
+        (root / "sweep").mkdir()
+        run_mpi([mpirun, "-np", str(NRANKS), str(allreduce), "--sizes", ALLREDUCE_SIZES,
+                 "-a", ",".join(ALLREDUCE_ALGORITHMS), "-n", str(ALLREDUCE_ITERS), "-q",
+                 "-o", str(root / "allreduce.h5")])
+        run_mpi([mpirun, "-np", str(NRANKS), str(bucket), "--layout", str(layout), "-c", ",".join(BUCKET_CAPS),
+                 "-a", ",".join(BUCKET_ALGORITHMS), "-n", str(BUCKET_ITERS), "-q",
+                 "-o", str(root / "sweep" / "bucket_sweep.h5")])
+
+    return shared_folder("campaign", [allreduce, bucket], make, tmp_path_factory.mktemp("made") / "campaign")
 
 
 @pytest.fixture(scope="session")
@@ -62,15 +65,18 @@ def train_campaign(tmp_path_factory) -> Path:
     exe = build_dir() / "trainers" / "gpt" / "gpt_train"
     need_binary(exe)
     mpirun = need_mpirun()
-    root = tmp_path_factory.mktemp("train_campaign")
-    for scaling, batch in (("strong", ["--global-batch", str(TRAIN_GLOBAL_BATCH)]),
-                           ("weak", ["-B", str(TRAIN_RANK_BATCH)])):
-        (root / scaling).mkdir()
-        for p in TRAIN_RANKS:
-            run_mpi([mpirun, "-np", str(p), str(exe), "-m", "gpt-micro", "-s", str(TRAIN_STEPS), *batch, "-a", "ring",
-                     "--bucket-cap-mb", ",".join(TRAIN_CAPS), "--val-batches", "0", "--synthetic-bytes", "20000",
-                     "--threads", "1", "-q", "-o", str(root / scaling / f"np{p}.h5")], OMP_NUM_THREADS="1")
-    return root
+
+    def make(root: Path) -> None:
+        for scaling, batch in (("strong", ["--global-batch", str(TRAIN_GLOBAL_BATCH)]),
+                               ("weak", ["-B", str(TRAIN_RANK_BATCH)])):
+            (root / scaling).mkdir()
+            for p in TRAIN_RANKS:
+                run_mpi([mpirun, "-np", str(p), str(exe), "-m", "gpt-micro", "-s", str(TRAIN_STEPS), *batch,
+                         "-a", "ring", "--bucket-cap-mb", ",".join(TRAIN_CAPS), "--val-batches", "0",
+                         "--synthetic-bytes", "20000", "--threads", "1", "-q", "-o",
+                         str(root / scaling / f"np{p}.h5")], OMP_NUM_THREADS="1")
+
+    return shared_folder("train_campaign", [exe], make, tmp_path_factory.mktemp("made") / "train_campaign")
 
 
 @pytest.fixture(scope="session")
