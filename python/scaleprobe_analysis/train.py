@@ -30,7 +30,7 @@ from __future__ import annotations
 import pandas as pd
 from matplotlib.figure import Figure
 
-from . import train_pipeline, train_report, train_timeline
+from . import train_parallelism, train_pipeline, train_report, train_timeline
 from .campaign import BackendCases, Options, Point, Section, combine_points, data_note
 from .textfmt import markdown_table, seconds_to_ms
 from .trace import Trace
@@ -109,14 +109,17 @@ def case_table(trace: Trace) -> pd.DataFrame:
 # --- across points -------------------------------------------------------------------------------
 
 def campaign_sections(points: list[Point], options: Options) -> list[Section]:
-    """One section per scaling group: figures (scaling, breakdown per point) and tables."""
+    """One section per scaling group (figures: scaling, breakdown per point; tables), then one per group of
+    points that split the same configuration differently (data parallel, pipeline, hybrid:
+    train_parallelism.py)."""
     traces = [t for p in points for t in p.traces]
     groups = scaling_groups(traces, options.case)
+    splits = train_parallelism.sections(points)
     if not groups and options.case != "best" and scaling_groups(traces):
         return [Section("trainer scaling", "scaling", [
             f"No scaling series: case `{options.case}` is not in two or more rank counts of any configuration "
-            "(use `--case best` or one of the cases listed in the trace sections).", ""], {}, [])]
-    return [group_section(g, options.case) for g in groups]
+            "(use `--case best` or one of the cases listed in the trace sections).", ""], {}, []), *splits]
+    return [group_section(g, options.case) for g in groups] + splits
 
 
 def group_section(group: ScalingGroup, case: str) -> Section:

@@ -13,7 +13,7 @@ PACKAGE = PYTHON_TREE / "scaleprobe_analysis"
 LAYERS = [
     {"digest", "h5open", "upgrade", "textfmt", "trace", "style", "series", "alphabeta", "calibrate", "samples"},  # one trace (and its digest), figure style, text, summary series, fits
     {"manifest", "campaign", "campaign_status"},  # campaigns: discovery, points, passes; status of every run
-    {"train_tables", "train_figures", "train_report", "train_timeline", "train_pipeline", "allreduce", "bucket_sweep", "collective", "p2p", "replay", "train"},  # one module per kind (+ train's helpers)
+    {"train_tables", "train_figures", "train_report", "train_timeline", "train_pipeline", "train_parallelism", "allreduce", "bucket_sweep", "collective", "p2p", "replay", "train"},  # one module per kind (+ train's helpers)
     {"kinds"},  # the registry
     {"imbalance", "compare", "timeline", "export", "backends", "simulated_vs_measured"},  # kind-independent views, dispatching through the registry
     {"plots"},
@@ -22,7 +22,7 @@ LAYERS = [
     {"__init__", "__main__"},
 ]
 KIND_MODULES = {"allreduce", "bucket_sweep", "p2p", "replay", "train", "train_tables", "train_figures", "train_report",
-                "train_timeline", "train_pipeline"}
+                "train_timeline", "train_pipeline", "train_parallelism"}
 # trace.py validates the tables a train trace must have (as it always did); it is below every kind module.
 KIND_BRANCH_ALLOWED = KIND_MODULES | {"trace"}
 

@@ -1,31 +1,44 @@
-"""A pipelined gpt_train run's report section and figure (scaleprobe_analysis/train_pipeline.py).
+"""A pipelined gpt_train run's report section and figure (scaleprobe_analysis/train_pipeline.py), and
+the section that sets it beside the same configuration run data-parallel (train_parallelism.py).
 
-One real run: gpt-micro at depth 2 cut into 2 stages, GPipe over 3 micro-batches, 3 steps on 2
-ranks (a few seconds). The C++ side (the ops' order, their times adding up): tests/mpi/test_pipeline.cpp.
+Two real runs of gpt-micro at depth 2 on 2 ranks, 3 steps, global batch 6 (a few seconds): cut into
+2 stages with GPipe over 3 micro-batches, and data-parallel. The C++ side (the ops' order, their
+times adding up, the loss curve against one rank): tests/mpi/test_pipeline.cpp.
 """
 from __future__ import annotations
 
 import pytest
 
 from helpers import build_dir, need_binary, need_mpirun, run_mpi
-from scaleprobe_analysis.plots import figures_for
+from scaleprobe_analysis.campaign import Options, group_points
+from scaleprobe_analysis.plots import campaign_sections, figures_for
 from scaleprobe_analysis.trace import load_trace
+from scaleprobe_analysis.train_parallelism import comparison_table, config_without_pipeline, groups
 from scaleprobe_analysis.train_pipeline import ideal_bubble, stage_table
 from scaleprobe_analysis.train_report import report_tables
 
 STAGES, MICRO_BATCHES, STEPS = 2, 3, 3
+PIPELINE = ["--pipeline-stages", str(STAGES), "--micro-batches", str(MICRO_BATCHES), "--schedule", "gpipe"]
+
+
+def train(folder, name: str, *extra: str):
+    exe = build_dir() / "trainers" / "gpt" / "gpt_train"
+    need_binary(exe)
+    path = folder / f"{name}.h5"
+    run_mpi([need_mpirun(), "-np", str(STAGES), str(exe), "-m", "gpt-micro", "--depth", "2", "-s", str(STEPS),
+             "--global-batch", "6", *extra, "--val-batches", "0", "--synthetic-bytes", "20000", "--threads", "1",
+             "-q", "-o", str(path)], OMP_NUM_THREADS="1")
+    return load_trace(path)
 
 
 @pytest.fixture(scope="module")
 def trace(tmp_path_factory):
-    exe = build_dir() / "trainers" / "gpt" / "gpt_train"
-    need_binary(exe)
-    path = tmp_path_factory.mktemp("pipeline") / "gpipe.h5"
-    run_mpi([need_mpirun(), "-np", str(STAGES), str(exe), "-m", "gpt-micro", "--depth", "2", "-s", str(STEPS),
-             "--global-batch", "6", "--pipeline-stages", str(STAGES), "--micro-batches", str(MICRO_BATCHES),
-             "--schedule", "gpipe", "--val-batches", "0", "--synthetic-bytes", "20000", "--threads", "1", "-q",
-             "-o", str(path)], OMP_NUM_THREADS="1")
-    return load_trace(path)
+    return train(tmp_path_factory.mktemp("pipeline"), "gpipe", *PIPELINE)
+
+
+@pytest.fixture(scope="module")
+def data_parallel_trace(tmp_path_factory):
+    return train(tmp_path_factory.mktemp("data_parallel"), "dp")
 
 
 def test_ideal_bubble_is_the_closed_form():
@@ -62,3 +75,30 @@ def test_report_and_figure_of_a_pipelined_run(trace):
     assert ax.get_xlabel() == "time from the step's start (ms)"
     caption = " ".join(t.get_text() for t in fig.texts)
     assert "measured" in caption and "median schedule time" in " ".join(caption.split())
+
+
+def test_pipeline_options_are_taken_out_of_the_configuration():
+    assert config_without_pipeline("gpt_train -m gpt-micro --pipeline-stages 2 --micro-batches=3 --schedule gpipe "
+                                   "-s 3") == "gpt_train -m gpt-micro -s 3"
+
+
+def test_data_parallel_and_pipelined_points_side_by_side(trace, data_parallel_trace):
+    points = group_points([trace, data_parallel_trace])
+    (group,) = groups(points)
+    table = comparison_table(group)
+    assert table["split"].tolist() == ["data parallel ×2", f"pipeline {STAGES} stages, gpipe, M={MICRO_BATCHES}"]
+    assert table["vs_dp"].iloc[0] == pytest.approx(1.0)
+    assert table["vs_dp"].iloc[1] == pytest.approx(table["step_ms"].iloc[0] / table["step_ms"].iloc[1])
+    assert table["loss_vs_dp"].max() < 1e-5  # the same rows, the same model: the same loss
+    assert table["ideal_bubble"].iloc[1] == pytest.approx(0.25) and table["bubble"].isna().iloc[0]
+    held = trace.table("pipeline")["activation_bytes"].max()
+    assert table["activations_MiB"].iloc[1] == pytest.approx(held / 2**20) and held > 0
+    (section,) = [s for s in campaign_sections([trace, data_parallel_trace], Options())
+                  if s.title.startswith("training parallelism")]
+    assert section.title == "training parallelism: 2 ranks" and list(section.figures) == ["parallelism"]
+    bars = section.figures["parallelism"].axes[0].patches
+    assert [b.get_width() for b in bars] == pytest.approx(table["step_ms"].tolist())
+
+
+def test_one_split_alone_is_no_comparison(trace):
+    assert groups(group_points([trace])) == []
