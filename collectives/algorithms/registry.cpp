@@ -11,7 +11,8 @@
 namespace sp::coll {
 
 namespace {
-// Not formatted: the #ifdef entries inside the braces defeat clang-format's layout of a table.
+// Not formatted: the #ifdef entries and the SP_GLOO / SP_NCCL entries (each a macro ending in a comma)
+// inside the braces defeat clang-format's layout of a table.
 // clang-format off
 constexpr std::array kAlgorithms{
     Algorithm{.name = "mpi", .description = "MPI_Allreduce, the reference of every backend", .plan = plan_library,
@@ -48,12 +49,17 @@ constexpr std::array kAlgorithms{
               .buffers_in_segment = true, .across_nodes = true},
 #endif
 };
-// clang-format on
 // The other collectives: the libraries' own calls (MPI's the reference on every backend; Gloo's and
 // NCCL's with their --backend) and textbook schedules.
 constexpr Algorithm library(Collective c, std::string_view transport, std::string_view description) {
   return Algorithm{
       .name = transport, .description = description, .plan = plan_library, .transport = transport, .collective = c};
+}
+// A textbook schedule of collective c, run on whichever backend is chosen.
+constexpr Algorithm schedule(Collective c, std::string_view name, std::string_view description, PlanFn plan,
+                             WorkspaceFn workspace_bytes = no_workspace) {
+  return Algorithm{
+      .name = name, .description = description, .plan = plan, .workspace_bytes = workspace_bytes, .collective = c};
 }
 #ifdef SCALEPROBE_HAVE_GLOO
 #define SP_GLOO(c, what) library(c, "gloo", what " (with --backend gloo)"),
@@ -68,66 +74,50 @@ constexpr Algorithm library(Collective c, std::string_view transport, std::strin
 constexpr std::array kReduceScatter{
     library(Collective::reduce_scatter, "mpi", "MPI_Reduce_scatter_block, the reference of every backend"),
     SP_NCCL(Collective::reduce_scatter, "ncclReduceScatter")
-        Algorithm{.name = "ring",
-                  .description = "ring reduce-scatter (the first half of ring allreduce), pipelined",
-                  .plan = plan_ring_reduce_scatter,
-                  .workspace_bytes = message_and_two_segments_workspace,
-                  .collective = Collective::reduce_scatter},
-    Algorithm{.name = "halving",
-              .description = "recursive-halving reduce-scatter (Rabenseifner's first half)",
-              .plan = plan_halving_reduce_scatter,
-              .workspace_bytes = two_message_workspace,
-              .collective = Collective::reduce_scatter},
+    schedule(Collective::reduce_scatter, "ring", "ring reduce-scatter (the first half of ring allreduce), pipelined",
+             plan_ring_reduce_scatter, message_and_two_segments_workspace),
+    schedule(Collective::reduce_scatter, "halving", "recursive-halving reduce-scatter (Rabenseifner's first half)",
+             plan_halving_reduce_scatter, two_message_workspace),
 };
 constexpr std::array kAllGather{
     library(Collective::all_gather, "mpi", "MPI_Allgather, the reference of every backend"),
-    SP_GLOO(Collective::all_gather, "Gloo's own allgather") SP_NCCL(Collective::all_gather, "ncclAllGather")
-        Algorithm{.name = "ring",
-                  .description = "ring all-gather (the second half of ring allreduce), pipelined",
-                  .plan = plan_ring_all_gather,
-                  .collective = Collective::all_gather},
-    Algorithm{.name = "bruck",
-              .description = "Bruck's all-gather: ceil(log2 p) steps at any rank count",
-              .plan = plan_bruck_all_gather,
-              .workspace_bytes = message_workspace,
-              .collective = Collective::all_gather},
+    SP_GLOO(Collective::all_gather, "Gloo's own allgather")
+    SP_NCCL(Collective::all_gather, "ncclAllGather")
+    schedule(Collective::all_gather, "ring", "ring all-gather (the second half of ring allreduce), pipelined",
+             plan_ring_all_gather),
+    schedule(Collective::all_gather, "bruck", "Bruck's all-gather: ceil(log2 p) steps at any rank count",
+             plan_bruck_all_gather, message_workspace),
 };
 constexpr std::array kBroadcast{
     library(Collective::broadcast, "mpi", "MPI_Bcast, the reference of every backend"),
-    SP_GLOO(Collective::broadcast, "Gloo's own broadcast") SP_NCCL(Collective::broadcast, "ncclBroadcast")
-        Algorithm{.name = "binomial",
-                  .description = "binomial tree from the root, pipelined in chunks",
-                  .plan = plan_binomial_broadcast,
-                  .collective = Collective::broadcast},
+    SP_GLOO(Collective::broadcast, "Gloo's own broadcast")
+    SP_NCCL(Collective::broadcast, "ncclBroadcast")
+    schedule(Collective::broadcast, "binomial", "binomial tree from the root, pipelined in chunks",
+             plan_binomial_broadcast),
 };
 constexpr std::array kReduce{
     library(Collective::reduce, "mpi", "MPI_Reduce, the reference of every backend"),
-    SP_GLOO(Collective::reduce, "Gloo's own reduce") SP_NCCL(Collective::reduce, "ncclReduce")
-        Algorithm{.name = "binomial",
-                  .description = "binomial tree to the root, pipelined in chunks",
-                  .plan = plan_binomial_reduce,
-                  .workspace_bytes = two_segment_workspace,
-                  .collective = Collective::reduce},
+    SP_GLOO(Collective::reduce, "Gloo's own reduce")
+    SP_NCCL(Collective::reduce, "ncclReduce")
+    schedule(Collective::reduce, "binomial", "binomial tree to the root, pipelined in chunks", plan_binomial_reduce,
+             two_segment_workspace),
 };
 constexpr std::array kAllToAll{
     library(Collective::all_to_all, "mpi", "MPI_Alltoall, the reference of every backend"),
     SP_GLOO(Collective::all_to_all, "Gloo's own alltoall")
-        SP_NCCL(Collective::all_to_all, "grouped ncclSend and ncclRecv, NCCL's all-to-all")
-            Algorithm{.name = "pairwise",
-                      .description = "pairwise exchange: at step k send to rank + k, receive from rank - k",
-                      .plan = plan_pairwise_all_to_all,
-                      .collective = Collective::all_to_all},
+    SP_NCCL(Collective::all_to_all, "grouped ncclSend and ncclRecv, NCCL's all-to-all")
+    schedule(Collective::all_to_all, "pairwise", "pairwise exchange: at step k send to rank + k, receive from rank - k",
+             plan_pairwise_all_to_all),
 };
 constexpr std::array kAllToAllV{
     library(Collective::all_to_allv, "mpi", "MPI_Alltoallv, the reference of every backend"),
     SP_NCCL(Collective::all_to_allv, "grouped ncclSend and ncclRecv of the declared block sizes")
-        Algorithm{.name = "pairwise",
-                  .description = "pairwise exchange of the declared block sizes",
-                  .plan = plan_pairwise_all_to_all,
-                  .collective = Collective::all_to_allv},
+    schedule(Collective::all_to_allv, "pairwise", "pairwise exchange of the declared block sizes",
+             plan_pairwise_all_to_all),
 };
 #undef SP_GLOO
 #undef SP_NCCL
+// clang-format on
 constexpr std::array kTransports{
     TransportKind{"mpi", "MPI point-to-point (MPI_Isend / MPI_Irecv), MPI_Allreduce", make_mpi_transport},
 #ifdef SCALEPROBE_HAVE_GLOO

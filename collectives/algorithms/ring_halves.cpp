@@ -16,11 +16,31 @@
 
 namespace sp::coll {
 
+namespace {
+
+// What both halves start from: the ranks' blocks (block q is rank q's), this rank's place in the
+// ring and its neighbours.
+struct Ring {
+  std::size_t P, r;
+  Blocks blocks;
+  std::size_t largest;  // the largest block's elements; 0: nothing to move
+  int left, right;
+};
+Ring ring_of(const Shape& s) {
+  const std::size_t P = static_cast<std::size_t>(s.nranks);
+  return Ring{.P = P,
+              .r = static_cast<std::size_t>(s.rank),
+              .blocks = Blocks{s.count, P, s.first_larger_block},
+              .largest = (s.count + P - 1) / P,
+              .left = (s.rank + s.nranks - 1) % s.nranks,
+              .right = (s.rank + 1) % s.nranks};
+}
+
+}  // namespace
+
 Program plan_ring_reduce_scatter(const Shape& s) {
   ProgramBuilder b(s, tag::ring_reduce_scatter);
-  const std::size_t P = static_cast<std::size_t>(s.nranks), r = static_cast<std::size_t>(s.rank);
-  const Blocks blocks{s.count, P, s.first_larger_block};
-  const std::size_t largest = (s.count + P - 1) / P;
+  const auto [P, r, blocks, largest, left, right] = ring_of(s);
   if (largest == 0) return b.finish();
   auto input = [&](std::size_t q) { return b.send_buffer(blocks.begin(q % P), blocks.size(q % P)); };
   // In place, recv is this rank's block of send: its input is read there at the last step only.
@@ -30,7 +50,6 @@ Program plan_ring_reduce_scatter(const Shape& s) {
     return b.finish();
   }
   const std::size_t seg = b.segment_elements(largest);
-  const int left = (s.rank + s.nranks - 1) % s.nranks, right = (s.rank + 1) % s.nranks;
   auto partial = [&](std::size_t k, std::size_t q) {
     return b.scratch(2 * seg + (k % 2) * largest, blocks.size(q % P));
   };
@@ -47,14 +66,11 @@ Program plan_ring_reduce_scatter(const Shape& s) {
 
 Program plan_ring_all_gather(const Shape& s) {
   ProgramBuilder b(s, tag::ring_all_gather);
-  const std::size_t P = static_cast<std::size_t>(s.nranks), r = static_cast<std::size_t>(s.rank);
-  const Blocks blocks{s.count, P, s.first_larger_block};
-  const std::size_t largest = (s.count + P - 1) / P;
+  const auto [P, r, blocks, largest, left, right] = ring_of(s);
   if (largest == 0) return b.finish();
   auto gathered = [&](std::size_t q) { return b.recv_buffer(blocks.begin(q % P), blocks.size(q % P)); };
   if (!s.in_place) b.copy(gathered(r), b.send_buffer(0, blocks.size(r)));
   const std::size_t seg = b.segment_elements(largest);
-  const int left = (s.rank + s.nranks - 1) % s.nranks, right = (s.rank + 1) % s.nranks;
   for (std::size_t k = 0; k + 1 < P; ++k)
     ring_step(b, gathered(r + P - k), gathered(r + 2 * P - k - 1), false, false, seg, left, right);
   return b.finish();

@@ -9,15 +9,15 @@ namespace {
 using namespace sp;
 using namespace sp::coll;
 
-int run(Session& s) {
-  SweepOptions o;
-  if (!o.run.parse(s, "allreduce_perf: allreduce latency/bandwidth sweep over algorithms, sizes and dtypes",
-                   [&](CLI::App& app) { o.add_to(app); }))
-    return 0;
+int run(Session& s, SweepOptions& o) {
   Sweep w = resolve_sweep(o, s);
   return run_collective_sweep(s, o, w, "allreduce_perf");
 }
 
 }  // namespace
 
-int main(int argc, char** argv) { return sp::run_program(argc, argv, "allreduce_perf", MPI_THREAD_SINGLE, run); }
+int main(int argc, char** argv) {
+  return sp::coll::bench_main(argc, argv, "allreduce_perf",
+                              "allreduce_perf: allreduce latency/bandwidth sweep over algorithms, sizes and dtypes",
+                              &sp::coll::SweepOptions::add_to, run);
+}

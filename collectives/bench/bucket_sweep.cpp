@@ -15,11 +15,7 @@ namespace {
 using namespace sp;
 using namespace sp::coll;
 
-int run(Session& s) {
-  BucketSweepOptions o;
-  if (!o.run.parse(s, "bucket_sweep: per-iteration gradient allreduce latency vs DDP bucket cap",
-                   [&](CLI::App& app) { o.add_to(app); }))
-    return 0;
+int run(Session& s, BucketSweepOptions& o) {
   BucketSweep w = resolve_bucket_sweep(o, s);
   const GradientLayout& layout = w.layout;
   const Dtype dt = w.dtype;
@@ -81,4 +77,8 @@ int run(Session& s) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return sp::run_program(argc, argv, "bucket_sweep", MPI_THREAD_SINGLE, run); }
+int main(int argc, char** argv) {
+  return sp::coll::bench_main(argc, argv, "bucket_sweep",
+                              "bucket_sweep: per-iteration gradient allreduce latency vs DDP bucket cap",
+                              &sp::coll::BucketSweepOptions::add_to, run);
+}

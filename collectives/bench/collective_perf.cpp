@@ -13,11 +13,7 @@ namespace {
 using namespace sp;
 using namespace sp::coll;
 
-int run(Session& s) {
-  SweepOptions o;
-  if (!o.run.parse(s, "collective_perf: latency/bandwidth sweep of one collective over algorithms, sizes and dtypes",
-                   [&](CLI::App& app) { o.add_collective_to(app); }))
-    return 0;
+int run(Session& s, SweepOptions& o) {
   try {
     o.collective = find_collective(o.collective_flag).id;
   } catch (const Error& e) {
@@ -29,4 +25,9 @@ int run(Session& s) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return sp::run_program(argc, argv, "collective_perf", MPI_THREAD_SINGLE, run); }
+int main(int argc, char** argv) {
+  return sp::coll::bench_main(
+      argc, argv, "collective_perf",
+      "collective_perf: latency/bandwidth sweep of one collective over algorithms, sizes and dtypes",
+      &sp::coll::SweepOptions::add_collective_to, run);
+}

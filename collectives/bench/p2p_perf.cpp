@@ -13,11 +13,7 @@ namespace {
 using namespace sp;
 using namespace sp::coll;
 
-int run(Session& s) {
-  P2pOptions o;
-  if (!o.run.parse(s, "p2p_perf: point-to-point latency and bandwidth between rank pairs (OSU's definitions)",
-                   [&](CLI::App& app) { o.add_to(app); }))
-    return 0;
+int run(Session& s, P2pOptions& o) {
   const P2pSweep w = resolve_p2p_sweep(o, s);
 
   Backends backends = o.backend.make(s.comm);
@@ -63,4 +59,8 @@ int run(Session& s) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return sp::run_program(argc, argv, "p2p_perf", MPI_THREAD_SINGLE, run); }
+int main(int argc, char** argv) {
+  return sp::coll::bench_main(argc, argv, "p2p_perf",
+                              "p2p_perf: point-to-point latency and bandwidth between rank pairs (OSU's definitions)",
+                              &sp::coll::P2pOptions::add_to, run);
+}

@@ -59,6 +59,20 @@ std::size_t membw_bytes_option(const std::string& text) {
   return static_cast<std::size_t>(bytes);
 }
 
+// The most memory any of the algorithms needs for one case of message_bytes (case_memory_bytes),
+// or UINT64_MAX when that is too large to count.
+std::uint64_t largest_case_memory(const std::vector<std::string>& algorithms, Collective c, std::uint64_t message_bytes,
+                                  std::uint64_t chunk_bytes) {
+  std::uint64_t need = 0;
+  try {
+    for (const std::string& a : algorithms)
+      need = std::max(need, case_memory_bytes(find_algorithm(a, c), message_bytes, chunk_bytes));
+  } catch (const Error&) {
+    return UINT64_MAX;
+  }
+  return need;
+}
+
 void check_message_sizes(const Sweep& w, bool weak, const Session& s) {
   auto bytes = [](std::uint64_t b) {
     return b < 1024 ? fmt::format("{} bytes", b) : fmt::format("{} ({} bytes)", format_size(b), b);
@@ -82,13 +96,7 @@ void check_message_sizes(const Sweep& w, bool weak, const Session& s) {
   if (kSimulatedBuild) return;
   const std::uint64_t budget = rank_memory_budget(s.comm);
   for (std::size_t k = 0; k < w.message_bytes.size(); ++k) {
-    std::uint64_t need = 0;
-    try {
-      for (const std::string& a : w.algorithms)
-        need = std::max(need, case_memory_bytes(find_algorithm(a, w.collective), w.message_bytes[k], w.chunk_bytes));
-    } catch (const Error&) {
-      need = UINT64_MAX;
-    }
+    const std::uint64_t need = largest_case_memory(w.algorithms, w.collective, w.message_bytes[k], w.chunk_bytes);
     if (need > budget)
       throw UsageError(
           fmt::format("{}: its buffers need {} per rank (3 x the message + workspace), more than the "
@@ -104,14 +112,9 @@ void check_layout_fits(const GradientLayout& layout, Dtype dt, const std::vector
   if (kSimulatedBuild) return;  // past the private limit it runs on shared buffers (timing_only.hpp)
   const std::uint64_t budget = rank_memory_budget(s.comm);
   const std::size_t n = layout.total_numel();
-  std::uint64_t need = 0;
-  try {
-    const std::uint64_t layout_bytes = checked_product(n, size_of(dt), "layout bytes");
-    for (const std::string& a : algorithms)
-      need = std::max(need, case_memory_bytes(find_algorithm(a), layout_bytes, kBucketChunkBytes));
-  } catch (const Error&) {
-    need = UINT64_MAX;
-  }
+  std::uint64_t need = UINT64_MAX;  // a layout too large to count in bytes needs too much
+  if (n <= UINT64_MAX / size_of(dt))
+    need = largest_case_memory(algorithms, Collective::allreduce, n * size_of(dt), kBucketChunkBytes);
   if (need > budget)
     throw UsageError(
         fmt::format("layout {}{}: {} elements of {} need {} per rank (3 x the gradients + workspace), more "

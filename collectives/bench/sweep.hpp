@@ -118,4 +118,17 @@ struct P2pSweep {
 // and verification's expected message) that do not fit in this rank's share of its node's memory.
 P2pSweep resolve_p2p_sweep(const P2pOptions& o, const Session& s);
 
+// A benchmark program's main: inside an MPI session, its Options registered by add_options on a
+// command line described by `description`, parsed (--help prints and exits 0), then run(s, o).
+// The trainers' train_main has the same shape.
+template <typename Options>
+int bench_main(int argc, char** argv, const char* program, const char* description,
+               void (Options::*add_options)(CLI::App&), int (*run)(Session&, Options&)) {
+  return run_program(argc, argv, program, MPI_THREAD_SINGLE, [&](Session& s) {
+    Options o;
+    if (!o.run.parse(s, description, [&](CLI::App& app) { (o.*add_options)(app); })) return 0;
+    return run(s, o);
+  });
+}
+
 }  // namespace sp::coll

@@ -25,7 +25,7 @@
 #include "collectives/bf16.hpp"
 #include "collectives/bench/harness.hpp"
 #include "collectives/transports/node_segment.hpp"
-#include "tests/lib/optional_part.hpp"
+#include "tests/lib/transport_under_test.hpp"
 #ifdef SCALEPROBE_HAVE_NCCL
 #include "collectives/transports/gpu/device.hpp"
 #include "collectives/transports/gpu/reduce.hpp"
@@ -93,16 +93,10 @@ double load(const std::byte* buf, std::size_t i, Dtype d) {
   return 0;
 }
 
-std::string transport_name() {
-  const char* name = std::getenv("SP_TRANSPORT");
-  return name && *name ? name : "mpi";
-}
-
-// The algorithms' data on MPI_COMM_WORLD's ranks (made after MPI_Init, on first use: collective).
-Transport& world_transport() {
-  static const std::unique_ptr<Transport> world = find_transport(transport_name()).make(MPI_COMM_WORLD);
-  return *world;
-}
+// The algorithms' data on MPI_COMM_WORLD's ranks.
+using test::transport_built;
+using test::transport_name;
+using test::world_transport;
 
 // The algorithms this transport runs: every schedule and its library's own allreduce, and with
 // MPI the node-local ones (which move no data through any transport: once is enough).
@@ -155,12 +149,6 @@ std::vector<NodeSplit>& hier_splits() {
     return v;
   }();
   return splits;
-}
-
-bool transport_built() {
-  for (const std::string& t : transport_names())
-    if (t == transport_name()) return true;
-  return false;
 }
 
 struct Case {

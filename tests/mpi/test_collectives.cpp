@@ -22,7 +22,7 @@
 #include "collectives/algorithms/blocks.hpp"
 #include "collectives/bench/harness.hpp"
 #include "core/run/error.hpp"
-#include "tests/lib/optional_part.hpp"
+#include "tests/lib/transport_under_test.hpp"
 
 namespace sp::coll {
 namespace {
@@ -40,33 +40,11 @@ constexpr bool kSmallMatrix = true;
 constexpr bool kSmallMatrix = false;
 #endif
 
-std::string transport_name() {
-  const char* name = std::getenv("SP_TRANSPORT");
-  return name && *name ? name : "mpi";
-}
-
-bool transport_built() {
-  for (const std::string& t : transport_names())
-    if (t == transport_name()) return true;
-  return false;
-}
-
-Transport& world_transport() {
-  static const std::unique_ptr<Transport> world = find_transport(transport_name()).make(MPI_COMM_WORLD);
-  return *world;
-}
-
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
-int world_size() {
-  int p = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return p;
-}
+using test::skip_unless_transport_built;
+using test::transport_name;
+using test::world_rank;
+using test::world_size;
+using test::world_transport;
 
 // Every (collective, algorithm) that runs on this transport.
 std::vector<const Algorithm*> algorithms_on_transport() {
@@ -82,10 +60,8 @@ std::string test_name(const Algorithm* a) { return std::string(info(a->collectiv
 class Collectives : public ::testing::TestWithParam<const Algorithm*> {};
 
 TEST_P(Collectives, ExactForEveryDtypeOpCountAndRoot) {
-  if (!transport_built())
-    SP_SKIP_OPTIONAL_PART(transport_name(),
-                          "this build has no " + transport_name() + " transport (configure found no library)");
-  if (::testing::Test::IsSkipped()) return;
+  skip_unless_transport_built();
+  if (::testing::Test::IsSkipped() || ::testing::Test::HasFailure()) return;
   const Algorithm& a = *GetParam();
   const CollectiveInfo& c = info(a.collective);
   const int p = world_size();
@@ -127,10 +103,8 @@ INSTANTIATE_TEST_SUITE_P(All, Collectives, ::testing::ValuesIn(algorithms_on_tra
 // executor's results on a transport that can test a request (MPI); one that cannot (Gloo) is
 // refused at the start, in one line.
 TEST(CollectivePrograms, ProgressedRunsGiveTheBlockingResults) {
-  if (!transport_built())
-    SP_SKIP_OPTIONAL_PART(transport_name(),
-                          "this build has no " + transport_name() + " transport (configure found no library)");
-  if (::testing::Test::IsSkipped()) return;
+  skip_unless_transport_built();
+  if (::testing::Test::IsSkipped() || ::testing::Test::HasFailure()) return;
   const int p = world_size(), rank = world_rank();
   Transport& t = world_transport();
   if (!t.can_progress()) {
@@ -186,10 +160,8 @@ TEST(CollectivePrograms, ProgressedRunsGiveTheBlockingResults) {
 // that are not multiples of the ranks, the larger blocks rotated, in place (each rank's result in
 // its own block of the input; its block already in place for the all-gather), small segments.
 TEST(CollectivePrograms, RingHalvesInPlaceOnUnevenRotatedBlocks) {
-  if (!transport_built())
-    SP_SKIP_OPTIONAL_PART(transport_name(),
-                          "this build has no " + transport_name() + " transport (configure found no library)");
-  if (::testing::Test::IsSkipped()) return;
+  skip_unless_transport_built();
+  if (::testing::Test::IsSkipped() || ::testing::Test::HasFailure()) return;
   const int p = world_size(), rank = world_rank();
   const std::size_t P = std::size_t(p), r = std::size_t(rank);
   Transport& t = world_transport();

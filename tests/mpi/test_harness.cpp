@@ -22,21 +22,14 @@
 #include "collectives/transports/forwarding_transport.hpp"
 #include "collectives/transports/node_segment.hpp"
 #include "core/run/error.hpp"
+#include "tests/lib/transport_under_test.hpp"
 
 using namespace sp::coll;
 
 namespace {
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world_size() {
-  int n = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return n;
-}
+using sp::test::world_rank;
+using sp::test::world_size;
 // The algorithms' data through MPI on MPI_COMM_WORLD (made after MPI_Init, on first use).
 Transport& world() {
   static const std::unique_ptr<Transport> t = make_mpi_transport(MPI_COMM_WORLD);

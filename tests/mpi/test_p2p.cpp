@@ -15,27 +15,14 @@
 #include "collectives/bench/p2p_bench.hpp"
 #include "collectives/transports/forwarding_transport.hpp"
 #include "core/run/error.hpp"
-#include "tests/lib/optional_part.hpp"
+#include "tests/lib/transport_under_test.hpp"
 
 using namespace sp::coll;
 
 namespace {
 
-std::string transport_name() {
-  const char* name = std::getenv("SP_TRANSPORT");
-  return name && *name ? name : "mpi";
-}
-
-bool transport_built() {
-  for (const TransportKind& k : transports())
-    if (k.name == transport_name()) return true;
-  return false;
-}
-
-Transport& world() {
-  static const std::unique_ptr<Transport> t = find_transport(transport_name()).make(MPI_COMM_WORLD);
-  return *t;
-}
+using sp::test::transport_name;
+using sp::test::world_transport;
 
 long long summed(long long local) {
   MPI_Allreduce(MPI_IN_PLACE, &local, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -46,7 +33,7 @@ long long summed(long long local) {
 // incremented on the last rank: a wrong byte on the wire.
 class CorruptingWorld : public ForwardingTransport {
  public:
-  CorruptingWorld() : ForwardingTransport(world()) {}
+  CorruptingWorld() : ForwardingTransport(world_transport()) {}
   std::string_view name() const override { return "corrupting"; }
   Request post_recv(void* d, std::size_t n, Dtype t, int peer, int tag) override {
     Request r = inner().post_recv(d, n, t, peer, tag);
@@ -76,11 +63,7 @@ class CorruptingWorld : public ForwardingTransport {
 
 class P2p : public ::testing::Test {
  protected:
-  void SetUp() override {
-    if (!transport_built())
-      SP_SKIP_OPTIONAL_PART(transport_name(),
-                            "this build has no " + transport_name() + " transport (configure found no library)");
-  }
+  void SetUp() override { sp::test::skip_unless_transport_built(); }
 };
 
 TEST_F(P2p, EveryTestDeliversTheSendersPatternIntoEverySlot) {
@@ -88,7 +71,7 @@ TEST_F(P2p, EveryTestDeliversTheSendersPatternIntoEverySlot) {
     for (std::size_t bytes : {4, 4096, 262144})
       for (int window : {1, 3})
         for (bool distinct : {false, true}) {
-          P2pCase c(test, bytes, window, distinct, world());
+          P2pCase c(test, bytes, window, distinct, world_transport());
           TimedRun run = time_calls(c, {3, 1, false, true}, MPI_COMM_WORLD);
           EXPECT_EQ(run.samples.size(), 3u);
           EXPECT_GT(run.evicted_bytes, 0u);  // --off-cache evicted the send buffer and the slots
@@ -115,13 +98,13 @@ TEST_F(P2p, AWrongElementIsCountedWhereItLands) {
 // (the others' empty calls left out), and a receive corrupted on the last rank is counted in the
 // pairs it belongs to, nowhere else.
 TEST_F(P2p, EachPairAloneDeliversAndOnlyItsRanksCount) {
-  const int p = world().size(), rank = world().rank();
+  const int p = world_transport().size(), rank = world_transport().rank();
   CorruptingWorld corrupting;
   for (int a = 0; a < p; ++a)
     for (int b = a + 1; b < p; ++b)
       for (P2pTest test : {P2pTest::latency, P2pTest::bw, P2pTest::bibw}) {
         const std::string what = std::string(name(test)) + " pair " + std::to_string(a) + "-" + std::to_string(b);
-        P2pCase c(test, 4096, 3, true, world(), a, b);
+        P2pCase c(test, 4096, 3, true, world_transport(), a, b);
         EXPECT_EQ(c.takes_part(), rank == a || rank == b) << what;
         const TimedRun run = time_calls(c, {3, 1, true, false}, MPI_COMM_WORLD);
         const CaseStats st = case_stats(run, MPI_COMM_WORLD, c.takes_part());

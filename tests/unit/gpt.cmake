@@ -2,13 +2,11 @@
 # Single-threaded: the gradient check and the bitwise resume comparison assume one thread.
 include(GoogleTest)
 if(SCALEPROBE_TEST_MPI_FREE)
-  add_executable(test_gpt_model ${CMAKE_CURRENT_LIST_DIR}/test_gpt_model.cpp)
-  target_link_libraries(test_gpt_model PRIVATE scaleprobe_gpt GTest::gtest_main)
-  sp_add_single_threaded_gtests(test_gpt_model)
+  sp_add_single_threaded_gtest_binary(test_gpt_model SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpt_model.cpp
+                                      LINK scaleprobe_gpt)
   # The pipeline's stage split, schedules and layer ranges (trainers/gpt/pipeline_plan.hpp).
-  add_executable(test_gpt_pipeline ${CMAKE_CURRENT_LIST_DIR}/test_gpt_pipeline.cpp)
-  target_link_libraries(test_gpt_pipeline PRIVATE scaleprobe_gpt GTest::gtest_main)
-  sp_add_single_threaded_gtests(test_gpt_pipeline)
+  sp_add_single_threaded_gtest_binary(test_gpt_pipeline SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpt_pipeline.cpp
+                                      LINK scaleprobe_gpt)
 endif()
 
 sp_add_trainer_test(test_gpt_train TRAINER gpt_train LABEL unit

@@ -2,11 +2,11 @@
 # tests/unit/CMakeLists.txt (label unit). Single-threaded: the gradient check assumes one thread.
 include(GoogleTest)
 if(SCALEPROBE_TEST_MPI_FREE)
-  add_executable(test_resnet_model ${CMAKE_CURRENT_LIST_DIR}/test_resnet_model.cpp
-                                   ${CMAKE_CURRENT_LIST_DIR}/test_resnet_gradcheck.cpp
-                                   ${CMAKE_CURRENT_LIST_DIR}/test_resnet_data.cpp)
-  target_link_libraries(test_resnet_model PRIVATE scaleprobe_resnet GTest::gtest_main)
-  sp_add_single_threaded_gtests(test_resnet_model)
+  sp_add_single_threaded_gtest_binary(test_resnet_model
+                                      SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_resnet_model.cpp
+                                              ${CMAKE_CURRENT_LIST_DIR}/test_resnet_gradcheck.cpp
+                                              ${CMAKE_CURRENT_LIST_DIR}/test_resnet_data.cpp
+                                      LINK scaleprobe_resnet)
 endif()
 
 # resnet_train end to end: loss falls, bitwise resume, signal handling, trace tables.

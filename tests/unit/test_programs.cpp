@@ -143,23 +143,27 @@ TEST(Programs, EveryProgressCallMovesTheScheduleOn) {
       }
 }
 
+// The sizes of the messages from one rank to another, (from, to), in program order.
+using MessageSizes = std::map<std::pair<int, int>, std::vector<std::size_t>>;
+// Adds rank r's program's sends to sent and its receives to received.
+void add_messages(int r, const Program& prog, MessageSizes& sent, MessageSizes& received) {
+  for (const Action& x : prog.actions) {
+    if (x.kind == ActionKind::post_send || x.kind == ActionKind::send || x.kind == ActionKind::sendrecv)
+      sent[{r, x.peer}].push_back(x.a.count);
+    if (x.kind == ActionKind::post_recv || x.kind == ActionKind::recv) received[{x.peer, r}].push_back(x.a.count);
+    if (x.kind == ActionKind::sendrecv) received[{x.peer, r}].push_back(x.b.count);
+  }
+}
+
 // Every send has a receive of the same size at the same position on its channel, on every rank
 // pair (the loopback also refuses a size mismatch; this says it of the programs alone).
 TEST(Programs, SendsAndReceivesPairUp) {
   for (const Algorithm* a : schedules())
     for (int p : {2, 3, 6, 9})
       for (std::size_t count : {std::size_t(1), std::size_t(1234)}) {
-        std::map<std::pair<int, int>, std::vector<std::size_t>> sent, received;
-        for (int r = 0; r < p; ++r) {
-          const Program prog = a->plan(Shape{count, Dtype::f32, Op::sum, r, p, 512, false, 0});
-          for (const Action& x : prog.actions) {
-            if (x.kind == ActionKind::post_send || x.kind == ActionKind::send || x.kind == ActionKind::sendrecv)
-              sent[{r, x.peer}].push_back(x.a.count);
-            if (x.kind == ActionKind::post_recv || x.kind == ActionKind::recv)
-              received[{x.peer, r}].push_back(x.a.count);
-            if (x.kind == ActionKind::sendrecv) received[{x.peer, r}].push_back(x.b.count);
-          }
-        }
+        MessageSizes sent, received;
+        for (int r = 0; r < p; ++r)
+          add_messages(r, a->plan(Shape{count, Dtype::f32, Op::sum, r, p, 512, false, 0}), sent, received);
         EXPECT_EQ(sent, received) << a->name << " at " << p << " ranks, " << count << " elements";
       }
 }
@@ -177,7 +181,7 @@ TEST(Programs, OtherCollectivesPairUpWithinTheirWorkspace) {
         for (int root : {0, p - 1})
           for (std::size_t count : {std::size_t(p), std::size_t(1234 * p)})
             for (std::size_t chunk : {std::size_t(512), std::size_t(1) << 20}) {
-              std::map<std::pair<int, int>, std::vector<std::size_t>> sent, received;
+              MessageSizes sent, received;
               for (int r = 0; r < p; ++r) {
                 Shape s{count, Dtype::f32, Op::sum, r, p, chunk, false, 0};
                 s.collective = c;
@@ -186,13 +190,7 @@ TEST(Programs, OtherCollectivesPairUpWithinTheirWorkspace) {
                 const Program prog = a.plan(s);
                 ++programs;
                 EXPECT_LE(prog.scratch_elements * 4, a.workspace_bytes(count * 4, chunk)) << a.name << " rank " << r;
-                for (const Action& x : prog.actions) {
-                  if (x.kind == ActionKind::post_send || x.kind == ActionKind::send || x.kind == ActionKind::sendrecv)
-                    sent[{r, x.peer}].push_back(x.a.count);
-                  if (x.kind == ActionKind::post_recv || x.kind == ActionKind::recv)
-                    received[{x.peer, r}].push_back(x.a.count);
-                  if (x.kind == ActionKind::sendrecv) received[{x.peer, r}].push_back(x.b.count);
-                }
+                add_messages(r, prog, sent, received);
               }
               EXPECT_EQ(sent, received) << info(c).name << " " << a.name << " at " << p << " ranks, root " << root
                                         << ", " << count << " elements";

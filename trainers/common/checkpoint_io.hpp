@@ -61,6 +61,13 @@ auto load_or_fail(const std::string& path, const Read& read) -> decltype(read())
 // checksums too. The tensors are then read from the same open (the verified bytes).
 void verify_checkpoint_data(hid_t file);
 
+// What info_of(file) reads from path's checkpoint (its configuration and train state); errors
+// name the path.
+template <typename InfoOf>
+auto read_checkpoint_info(const std::string& path, const CheckpointFormat& format, const InfoOf& info_of) {
+  return load_or_fail(path, [&] { return info_of(open_checkpoint_file(path, format)); });
+}
+
 // A field of a model configuration, stored as the root attribute `name`: an integer, or a yes/no
 // flag stored as 0/1. absent: the value read from files written before the field existed (-1: the
 // attribute is required).
@@ -112,6 +119,22 @@ void require_same_model(const std::string& path, const Config& checkpoint, const
   if (!same)
     fail("cannot load checkpoint '{}': its model ({}) differs from this one ({})", path, fmt::join(theirs, ", "),
          fmt::join(ours, ", "));
+}
+
+// Loads path's checkpoint into a model configured as `model`, the counterpart of
+// write_checkpoint_file: reads its information through info_of(file), requires the same model,
+// verifies /check, then read(file) reads the tensors. One open for the configuration and the
+// tensors, so the data read is the data verified; errors name the path.
+template <typename InfoOf, typename Config, std::size_t N, typename Read>
+void read_checkpoint_file(const std::string& path, const CheckpointFormat& format, const InfoOf& info_of,
+                          const Config& model, const ConfigField<Config> (&fields)[N], const Read& read) {
+  const h5::File f = load_or_fail(path, [&] { return open_checkpoint_file(path, format); });
+  const auto info = load_or_fail(path, [&] { return info_of(f); });
+  require_same_model(path, info.config, model, fields);
+  load_or_fail(path, [&] {
+    verify_checkpoint_data(f);  // /check: the reference outputs, for the Python loaders
+    read(f);
+  });
 }
 
 // One dataset of shape dims (a scalar when dims is empty) from data of mem_type, stored as file_type.

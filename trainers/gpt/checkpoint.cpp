@@ -68,19 +68,11 @@ CheckpointInfo info_of(hid_t f) {
 }  // namespace
 
 CheckpointInfo read_checkpoint_info(const std::string& path) {
-  return train::load_or_fail(path, [&] {
-    h5::File f = train::open_checkpoint_file(path, kFormat);
-    return info_of(f);
-  });
+  return train::read_checkpoint_info(path, kFormat, info_of);
 }
 
 void load_checkpoint(const std::string& path, GPT& m, bool optimizer) {
-  // One open for the configuration and the tensors: the data read is the data verified.
-  const h5::File f = train::load_or_fail(path, [&] { return train::open_checkpoint_file(path, kFormat); });
-  const CheckpointInfo info = train::load_or_fail(path, [&] { return info_of(f); });
-  train::require_same_model(path, info.config, m.config, kConfigFields);
-  train::load_or_fail(path, [&] {
-    train::verify_checkpoint_data(f);  // /check: the reference outputs, for the Python loaders
+  train::read_checkpoint_file(path, kFormat, info_of, m.config, kConfigFields, [&](hid_t f) {
     train::read_tensors(h5::open_group(f, "model"), m.tensors, m.params.data());
     if (optimizer) {
       h5::Group o = h5::open_group(f, "optimizer");

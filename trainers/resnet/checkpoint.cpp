@@ -94,19 +94,11 @@ CheckpointInfo info_of(hid_t f) {
 }  // namespace
 
 CheckpointInfo read_checkpoint_info(const std::string& path) {
-  return train::load_or_fail(path, [&] {
-    h5::File f = train::open_checkpoint_file(path, kFormat);
-    return info_of(f);
-  });
+  return train::read_checkpoint_info(path, kFormat, info_of);
 }
 
 void load_checkpoint(const std::string& path, ResNet& m, bool optimizer) {
-  // One open for the configuration and the tensors: the data read is the data verified.
-  const h5::File f = train::load_or_fail(path, [&] { return train::open_checkpoint_file(path, kFormat); });
-  const CheckpointInfo info = train::load_or_fail(path, [&] { return info_of(f); });
-  train::require_same_model(path, info.config, m.config, kConfigFields);
-  train::load_or_fail(path, [&] {
-    train::verify_checkpoint_data(f);  // /check: the reference outputs, for the Python loaders
+  train::read_checkpoint_file(path, kFormat, info_of, m.config, kConfigFields, [&](hid_t f) {
     h5::Group g = h5::open_group(f, "model");
     read_tensors(g, m.tensors, m.params.data());
     std::int64_t tracked = 0;
