@@ -44,10 +44,11 @@ def split_of(point: Point) -> tuple[int, int, str, int]:
 
 
 def split_label(stages: int, replicas: int, schedule: str, micro_batches: int) -> str:
+    """'data parallel ×4', 'pipeline 4, 1f1b, M=8' (4 stages) or 'hybrid 2×2, gpipe, M=8' (stages × replicas)."""
     if stages == 1:
         return f"data parallel ×{replicas}"
-    kind = "pipeline" if replicas == 1 else f"hybrid ×{replicas} replicas,"
-    return f"{kind} {stages} stages, {schedule}, M={micro_batches}"
+    shape = f"pipeline {stages}" if replicas == 1 else f"hybrid {stages}×{replicas}"
+    return f"{shape}, {schedule}, M={micro_batches}"
 
 
 def config_without_pipeline(config: str) -> str:

@@ -86,7 +86,7 @@ def test_data_parallel_and_pipelined_points_side_by_side(trace, data_parallel_tr
     points = group_points([trace, data_parallel_trace])
     (group,) = groups(points)
     table = comparison_table(group)
-    assert table["split"].tolist() == ["data parallel ×2", f"pipeline {STAGES} stages, gpipe, M={MICRO_BATCHES}"]
+    assert table["split"].tolist() == ["data parallel ×2", f"pipeline {STAGES}, gpipe, M={MICRO_BATCHES}"]
     assert table["vs_dp"].iloc[0] == pytest.approx(1.0)
     assert table["vs_dp"].iloc[1] == pytest.approx(table["step_ms"].iloc[0] / table["step_ms"].iloc[1])
     assert table["loss_vs_dp"].max() < 1e-5  # the same rows, the same model: the same loss
