@@ -5,6 +5,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from helpers import REPO
 
 CHECKER = REPO / "scripts" / "check_architecture.py"
@@ -41,23 +43,19 @@ def test_a_planted_upward_include_fails_naming_file_line_and_rule(tmp_path):
         "(it may include: nothing else; docs/architecture.md)"]
 
 
-def test_the_harness_run_layer_including_the_trace_layer_fails(tmp_path):
+@pytest.mark.parametrize("source, include, broken", [
+    # the harness's bottom layer reaching its top one
+    ("core/run/options.cpp", "core/trace/json_report.hpp", "(part core/trace), which part core/run may not"),
+    # one model including another
+    ("trainers/gpt/model.cpp", "trainers/resnet/model.hpp", "(part trainers/resnet), which part trainers/gpt may not"),
+])
+def test_an_include_against_the_layering_fails(tmp_path, source, include, broken):
     root = copy_of_the_tree(tmp_path)
-    source = root / "core" / "run" / "options.cpp"
-    source.write_text(source.read_text() + '#include "core/trace/json_report.hpp"\n')
+    planted = root / source
+    planted.write_text(planted.read_text() + f'#include "{include}"\n')
     result = check(root)
     assert result.returncode == 1
-    assert "core/run/options.cpp:" in result.stdout
-    assert "(part core/trace), which part core/run may not" in result.stdout
-
-
-def test_a_model_including_another_model_fails(tmp_path):
-    root = copy_of_the_tree(tmp_path)
-    source = root / "trainers" / "gpt" / "model.cpp"
-    source.write_text(source.read_text() + '#include "trainers/resnet/model.hpp"\n')
-    result = check(root)
-    assert result.returncode == 1
-    assert "part trainers/resnet), which part trainers/gpt may not" in result.stdout
+    assert f"{source}:" in result.stdout and broken in result.stdout
 
 
 def test_a_source_outside_every_part_and_a_cycle_fail(tmp_path):
