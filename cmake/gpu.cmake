@@ -32,6 +32,8 @@ if(SCALEPROBE_ENABLE_GPU)
   # libcublasLt alone kept 62 MB resident per rank under ASan, over the per-rank memory bound).
   target_link_libraries(scaleprobe_gpu_deps INTERFACE CUDA::cudart ${NCCL_LIBRARY})
   message(STATUS "scaleprobe: GPU path ON (CUDA ${CUDAToolkit_VERSION}, NCCL ${NCCL_LIBRARY})")
+elseif(_sp_gpu_default)
+  message(STATUS "scaleprobe: GPU path OFF (SCALEPROBE_ENABLE_GPU=OFF; CUDA and NCCL were found)")
 else()
   message(STATUS "scaleprobe: GPU path OFF (CUDA toolkit or NCCL not found)")
 endif()

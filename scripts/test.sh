@@ -10,8 +10,13 @@
 #     are left out: they run the same binaries again through the analysis (python) or a local
 #     SLURM cluster (slurm), adding time but no new sanitized code. Measured cold on 2 cores (CI of
 #     0d7e9cd): build 9.7 min, tests 15 min with the 4-8 rank runs (4 of them), and the whole CI
-#     76 min before those and the MPICH stage's 4-rank runs were left out. SCALEPROBE_ASAN=0 skips
-#     the stage (its closing line says so).
+#     76 min before those and the MPICH stage's 4-rank runs were left out. The preset builds as one
+#     unity build (CMAKE_UNITY_BUILD: a target's sources compiled a batch at a time, so GoogleTest,
+#     CLI11, fmt, HDF5 and MPI headers are parsed once per batch; the release build, file by file,
+#     still catches a missing include) without the GPU path, whose gpu-labelled tests this stage
+#     does not run; the one mpi-labelled test built only with it, the NCCL transport's error without
+#     a device (NcclTransport.WithoutDeviceIsOneErrorOnEveryRank), runs in the release stage.
+#     SCALEPROBE_ASAN=0 skips the stage (its closing line says so).
 #  3. fuzz: build the fuzz preset's fuzzers (clang, libFuzzer + ASan + UBSan; tests/fuzz; target
 #     `fuzzers`, not the programs, which no fuzz test runs) and run the fuzz label: every seed and
 #     regression input of the six targets replayed, then 20 s of fuzzing each. SCALEPROBE_FUZZ=0
@@ -34,6 +39,8 @@
 #     MPI tests keep their 3-rank runs. Tests of code that calls no MPI (kernels, the models'
 #     gradient checks, the ISA and BLAS-core choices) are not built here (the preset's
 #     SCALEPROBE_TEST_MPI_FREE=OFF), nor run the two slowest data-parallel curves (see mpich()).
+#     Built as the asan stage is, as a unity build without the GPU path (the kernels file by file,
+#     so they still come from the release stage's compiles through ccache).
 #     SCALEPROBE_MPICH=0 skips it.
 #  6. smpi: the collective programs and step_replay built with SimGrid's smpicxx (preset smpi,
 #     build/smpi: only the programs its test runs) and the simulated label (tests/simulated: 2-16
