@@ -40,7 +40,12 @@ Ring ring_of(const Shape& s) {
 
 Program plan_ring_reduce_scatter(const Shape& s) {
   ProgramBuilder b(s, tag::ring_reduce_scatter);
-  const auto [P, r, blocks, largest, left, right] = ring_of(s);
+  // Plain names, not a structured binding: the lambdas below capture them (clang before 16, the
+  // fuzz preset's compiler, cannot capture a structured binding).
+  const Ring ring = ring_of(s);
+  const std::size_t P = ring.P, r = ring.r, largest = ring.largest;
+  const Blocks& blocks = ring.blocks;
+  const int left = ring.left, right = ring.right;
   if (largest == 0) return b.finish();
   auto input = [&](std::size_t q) { return b.send_buffer(blocks.begin(q % P), blocks.size(q % P)); };
   // In place, recv is this rank's block of send: its input is read there at the last step only.
@@ -66,7 +71,12 @@ Program plan_ring_reduce_scatter(const Shape& s) {
 
 Program plan_ring_all_gather(const Shape& s) {
   ProgramBuilder b(s, tag::ring_all_gather);
-  const auto [P, r, blocks, largest, left, right] = ring_of(s);
+  // Plain names, not a structured binding: the lambdas below capture them (clang before 16, the
+  // fuzz preset's compiler, cannot capture a structured binding).
+  const Ring ring = ring_of(s);
+  const std::size_t P = ring.P, r = ring.r, largest = ring.largest;
+  const Blocks& blocks = ring.blocks;
+  const int left = ring.left, right = ring.right;
   if (largest == 0) return b.finish();
   auto gathered = [&](std::size_t q) { return b.recv_buffer(blocks.begin(q % P), blocks.size(q % P)); };
   if (!s.in_place) b.copy(gathered(r), b.send_buffer(0, blocks.size(r)));
