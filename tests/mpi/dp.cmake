@@ -19,7 +19,8 @@ sp_add_trainer_test(test_resnet_dp TRAINER resnet_train LABEL mpi TIMEOUT 300
                     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_resnet_dp.cpp LINK scaleprobe_resnet)
 
 # gpt_train's pipeline parallelism (label mpi): 2 and 4 stages, and 2 stages x 2 replicas, follow
-# the one-rank loss curve under both schedules. One entry per stage count, named .npN by the ranks it launches, so the 4-stage
+# the one-rank loss curve under both schedules, and resume from mid-run checkpoints at another stage
+# and replica count. One entry per stage count, named .npN by the ranks it launches, so the 4-stage
 # one runs in the release stage only; the GoogleTest filter in the environment (an argument would
 # make the entry look like a discovered one to test_skip_policy).
 add_executable(test_pipeline ${CMAKE_CURRENT_LIST_DIR}/test_pipeline.cpp)

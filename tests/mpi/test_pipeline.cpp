@@ -4,13 +4,15 @@
 // micro-batches under both schedules, follows the one-rank run's training and validation losses
 // within 1e-5 per step; each stage holds the activations its schedule says (GPipe all M
 // micro-batches, 1F1B min(S - stage, M)); the trace's pipeline_ops rows are the stage's program in
-// the order it ran, their compute times add up to the step's and its bubble is a share; the
+// the order it ran, their compute times add up to the step's and its bubble is a share; a checkpoint
+// written mid-run resumes at another stage and replica count on the one-rank curve; the
 // combinations a pipeline cannot run are refused with one line.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -164,6 +166,39 @@ class Pipeline : public sp::test::TrainerTest {
       }
     }
   }
+  // A run of `ranks` with `args` checkpointed mid-run (--save-every 3 with --stop-after 3: the step
+  // loop writes it, not the end of the run), resumed by `resume_ranks` with `resume_args`: steps 4-6
+  // are the one-rank run's, so the checkpoint held every stage's weights, AdamW state and data position.
+  void expect_resume_on_the_one_rank_curve(int ranks, const std::string& args, int resume_ranks,
+                                           const std::string& resume_args, const std::string& what) {
+    const std::string batch = " --global-batch 20";
+    if (!std::filesystem::exists(path("ref.h5"))) {
+      ASSERT_EQ(train(1, batch + " -o " + path("ref.h5"), "ref.log"), 0);
+    }
+    const std::string checkpoint = path("ck.h5");
+    std::filesystem::remove(checkpoint);
+    ASSERT_EQ(
+        train(ranks, batch + args + " --stop-after 3 --save-every 3 --save " + checkpoint + " -o " + path("saved.h5"),
+              "saved.log"),
+        0)
+        << what;
+    ASSERT_EQ(train(resume_ranks, batch + resume_args + " --resume " + checkpoint + " -o " + path("resumed.h5"),
+                    "resumed.log"),
+              0)
+        << what;
+    for (const std::string name : {"loss", "val_loss"}) {
+      const std::vector<double> want = steps_column("ref.h5", name), have = steps_column("resumed.h5", name);
+      ASSERT_EQ(want.size(), 6u) << what;
+      ASSERT_EQ(have.size(), 3u) << what;
+      for (std::size_t i = 0; i < 3; ++i) {
+        if (std::isnan(want[3 + i])) {
+          EXPECT_TRUE(std::isnan(have[i])) << what << ", " << name << " step " << i + 4;
+        } else {
+          EXPECT_NEAR(have[i], want[3 + i], kLossTolerance) << what << ", " << name << " step " << i + 4;
+        }
+      }
+    }
+  }
 };
 
 TEST_F(Pipeline, TwoStagesFollowTheOneRankCurve) { expect_pipelines_follow_one_rank(2, 20); }
@@ -183,7 +218,23 @@ TEST_F(Pipeline, TwoStagesRefuseWhatTheyCannotRun) {
   refused("--pipeline-stages 2 -B 8 --micro-batches 3", "--micro-batches 3 does not divide the 8 rows of a step");
 }
 
+// Checkpoints are whole models at any stage count: written mid-run by two stages, resumed by one
+// rank; written by one rank, resumed by two stages.
+TEST_F(Pipeline, TwoStagesCheckpointMidRunAndResumeAtAnotherStageCount) {
+  expect_resume_on_the_one_rank_curve(2, " --pipeline-stages 2 --micro-batches 2 --schedule 1f1b", 1, "",
+                                      "2 stages -> 1 rank");
+  expect_resume_on_the_one_rank_curve(1, "", 2, " --pipeline-stages 2 --micro-batches 5 --schedule gpipe",
+                                      "1 rank -> 2 stages");
+}
+
 TEST_F(Pipeline, FourStagesFollowTheOneRankCurve) { expect_pipelines_follow_one_rank(4, 36); }
+
+// Written mid-run by four stages, resumed by two stages of two data-parallel replicas.
+TEST_F(Pipeline, FourStagesCheckpointMidRunAndResumeAsTwoStagesOfTwoReplicas) {
+  expect_resume_on_the_one_rank_curve(4, " --pipeline-stages 4 --micro-batches 4 --schedule 1f1b", 4,
+                                      " --pipeline-stages 2 --micro-batches 2 --schedule gpipe",
+                                      "4 stages -> 2 stages x 2 replicas");
+}
 
 // Four ranks as two stages of two data-parallel replicas: each stage's gradients allreduced among
 // its replicas by the engine, each replica 10 rows per step.

@@ -35,7 +35,6 @@ expect_error "--micro-batches 3 does not divide the 2 rows of a step" $N --pipel
 expect_error "--shard optimizer and --pipeline-stages exclude each other" $N --pipeline-stages 1 --shard optimizer
 expect_error "--local-sgd and --pipeline-stages exclude each other" $N --pipeline-stages 1 --local-sgd 2
 expect_error "--accum-steps and --pipeline-stages exclude each other" $N --pipeline-stages 1 --accum-steps 2
-expect_error "--save-every and --pipeline-stages exclude each other" $N --pipeline-stages 1 --save "$tmp/p.h5" --save-every 1
 expect_error "--inject-fault and --pipeline-stages exclude each other" $N --pipeline-stages 1 --inject-fault exit:0:1
 expect_error "--micro-batches requires --pipeline-stages" $N --micro-batches 2
 expect_error "--schedule"                             $N --pipeline-stages 1 --schedule zigzag

@@ -60,6 +60,7 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
   // job as one failed run with rank 0's line — not an abort, under which MPICH's launcher can drop
   // the line it was still forwarding.
   const auto save_on_rank0 = [&](const std::string& path, int step) {
+    t.gather_for_checkpoint();
     if (shard.sharded()) gather_state();
     std::string error;
     if (s.rank == 0) {

@@ -56,6 +56,9 @@ class Trainer {
   // Collective: rank 0's non-gradient state (ResNet's BN statistics) to every rank, after the
   // parameters' broadcast and at the end of the run, so checkpoints hold one model.
   virtual void share_buffers() {}
+  // Collective, before rank 0 writes a checkpoint: brings to rank 0 what only other ranks hold (a
+  // pipeline's other stages), so that a checkpoint written mid-run is one whole model too.
+  virtual void gather_for_checkpoint() {}
   // Rank 0 alone: a checkpoint after `step` completed steps (the weights, the optimizer and the
   // data position).
   virtual void save(const std::string& path, int step) = 0;

@@ -31,7 +31,6 @@ int run(Session& s, TrainOptions& o) {
                               {.shard = o.parallel.shard,
                                .local_sgd = o.parallel.local_sgd,
                                .accum_steps = o.parallel.accum_steps,
-                               .save_every = o.save_every,
                                .inject_fault = !o.parallel.inject_fault.empty()},
                               s.size, s.rank);
   const auto start = train::begin_run<CheckpointInfo>(s, o, o.batch, read_checkpoint_info, pipe ? pipe->replicas : 0);

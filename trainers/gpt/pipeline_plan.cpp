@@ -75,10 +75,6 @@ PipelinePlan make_pipeline_plan(const PipelineOptions& o, const PipelineConflict
     throw UsageError(
         "--accum-steps and --pipeline-stages exclude each other: the pipeline's --micro-batches are its "
         "accumulation steps");
-  if (c.save_every > 0)
-    throw UsageError(
-        "--save-every and --pipeline-stages exclude each other: a pipelined run gathers its stages into one "
-        "checkpoint at its end only (--save)");
   if (c.inject_fault) throw UsageError("--inject-fault and --pipeline-stages exclude each other");
   PipelinePlan p;
   p.stages = S;

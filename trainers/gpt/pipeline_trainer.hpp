@@ -7,8 +7,9 @@
 // clips and updates only its stage's tensors (gpt_range_tensors). The tied wte is the first stage's
 // embedding and the last stage's head: both hold it, add each other's gradient before the update and
 // so update it alike (as Megatron-LM's embedding group). The gradient norm is summed over the
-// stages (wte counted once). share_buffers, at the start and after the last step, gives every rank
-// every stage's parameters and AdamW state, so the final checkpoint is one whole model. With
+// stages (wte counted once). share_buffers, at the start, after the last step and before every
+// checkpoint, gives every rank every stage's parameters and AdamW state, so a checkpoint is one
+// whole model whatever the stage count, and resumes at another. With
 // data-parallel replicas (ranks = stages x replicas), the engine allreduces each stage's gradients
 // among its replicas (run on the replicas' session) before update() sees them.
 #pragma once
@@ -51,6 +52,9 @@ class PipelineTrainer final : public train::Trainer {
   bool validates() const override { return o_.val_batches > 0; }
   train::Validation validate() override;
   void share_buffers() override;
+  // Every stage's tensors to every rank, as at the end of the run (mid-run the copies of other
+  // stages' tensors are not read: each stage computes and updates its own).
+  void gather_for_checkpoint() override { share_buffers(); }
   void save(const std::string& path, int step) override;
   std::vector<std::string> report(TraceWriter& trace) override;
 
