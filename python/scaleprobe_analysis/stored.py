@@ -1,0 +1,51 @@
+"""Readers the stored campaigns' summarize scripts share (results/*/summarize.py).
+
+Each reads what one script already read from a trace, through ``open_h5``, and returns plain
+values (numpy scalars where the table holds them), so that a script prints the same tables as it
+did with its own copy: an HDF5 string as text, a step_replay trace's ``cases``.
+"""
+from __future__ import annotations
+
+import glob
+import re
+from pathlib import Path
+
+from .h5open import open_h5
+
+
+def text(value) -> str:
+    """An HDF5 string (bytes or str, as h5py gives it) as str."""
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _natural(path: str) -> list:
+    """A sort key that orders the numbers in a path by value (scale-16 < scale-64 < scale-256)."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path)]
+
+
+def replay_cases(path) -> tuple[str, int, list[dict]]:
+    """A step_replay trace's overlap mode, rank count and ``cases`` rows (column -> value)."""
+    with open_h5(path) as f:
+        c = f["cases"]
+        mode = text(f.attrs["overlap_mode"])
+        ranks = int(f.attrs["nranks"])
+        return mode, ranks, [{k: c[k][i] for k in c.keys()} for i in range(len(c["case"]))]
+
+
+def replayed(pattern: str) -> list[tuple[str, str, int, list[dict]]]:
+    """Every step_replay trace matching pattern (``sim/like-*.h5``, ``sim/scale-*.h5``), numbers in
+    the names in order of value: its name (the file's stem after the first '-': like-gpt2-none-p1
+    -> gpt2-none-p1), then ``replay_cases``."""
+    found = []
+    for path in sorted(glob.glob(pattern), key=_natural):
+        found.append((Path(path).stem.split("-", 1)[1], *replay_cases(path)))
+    return found
+
+
+def errors_by_trace(traces) -> dict[str, list[float]]:
+    """Every case's ``error`` of ``replayed``'s traces, grouped by the trace without its pass
+    (gpt2-none-p1 -> gpt2-none), in the traces' order."""
+    errors = {}
+    for name, _, _, cases in traces:
+        errors.setdefault(name.rsplit("-p", 1)[0], []).extend(float(c["error"]) for c in cases)
+    return errors
