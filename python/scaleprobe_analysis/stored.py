@@ -2,12 +2,14 @@
 
 Each reads what one script already read from a trace, through ``open_h5``, and returns plain
 values (numpy scalars where the table holds them), so that a script prints the same tables as it
-did with its own copy: an HDF5 string as text, a step_replay trace's ``cases``.
+did with its own copy: an HDF5 string as text, a step_replay trace's ``cases``, a profiled
+trainer's kernels per step.
 """
 from __future__ import annotations
 
 import glob
 import re
+import statistics
 from pathlib import Path
 
 from .h5open import open_h5
@@ -49,3 +51,24 @@ def errors_by_trace(traces) -> dict[str, list[float]]:
     for name, _, _, cases in traces:
         errors.setdefault(name.rsplit("-p", 1)[0], []).extend(float(c["error"]) for c in cases)
     return errors
+
+
+def kernel_ms_per_step(f) -> dict[str, float]:
+    """ms per step of the whole step ("(step)", first) and of every kernel in an open trainer
+    trace's ``kernels`` table (``--profile-kernels``)."""
+    k = f["kernels"]
+    ms = {"(step)": float(k["step_wall_s"][0]) / int(k["steps"][0]) * 1e3}
+    for i, name in enumerate(k["kernel"][()]):
+        ms[text(name)] = float(k["seconds"][i]) / int(k["steps"][i]) * 1e3
+    return ms
+
+
+def kernel_rows(a: dict[str, list[float]], b: dict[str, list[float]], share: float = 0.01) -> list[str]:
+    """Markdown rows ``| kernel | a | b | b / a |`` of two runs' ms per step (kernel -> one value
+    per pass, "(step)" among them; medians): the step and every kernel in both that takes at least
+    ``share`` of a's step, slowest in a first."""
+    med = statistics.median
+    step = med(a["(step)"])
+    return [f"| {name} | {med(a[name]):.2f} | {med(b[name]):.2f} | {med(b[name]) / med(a[name]):.3f} |"
+            for name in sorted(a, key=lambda n: -med(a[n]))
+            if name in b and (med(a[name]) >= share * step or name == "(step)")]
