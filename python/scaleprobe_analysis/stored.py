@@ -3,7 +3,7 @@
 Each reads what one script already read from a trace, through ``open_h5``, and returns plain
 values (numpy scalars where the table holds them), so that a script prints the same tables as it
 did with its own copy: an HDF5 string as text, a step_replay trace's ``cases``, a profiled
-trainer's kernels per step.
+trainer's kernels per step, a data-parallel run's step and phase times.
 """
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import glob
 import re
 import statistics
 from pathlib import Path
+
+import numpy as np
 
 from .h5open import open_h5
 
@@ -72,3 +74,30 @@ def kernel_rows(a: dict[str, list[float]], b: dict[str, list[float]], share: flo
     return [f"| {name} | {med(a[name]):.2f} | {med(b[name]):.2f} | {med(b[name]) / med(a[name]):.3f} |"
             for name in sorted(a, key=lambda n: -med(a[n]))
             if name in b and (med(a[name]) >= share * step or name == "(step)")]
+
+
+def ddp_step(f, phases) -> dict[str, float]:
+    """A data-parallel train trace's times in ms: ``step_ms``, the slowest rank's median step
+    (``cases.iteration_median_s``); ``<phase>_ms`` for each phase, its mean over ranks and summarised
+    steps (``iterations.<phase>_s``); ``exposed_ms`` (``cases.exposed_comm_mean_s``); and
+    ``final_loss``."""
+    it = f["iterations"]
+    keep = it["in_summary"][()] == 1
+    numbers = {"step_ms": float(f["cases"]["iteration_median_s"][0]) * 1e3}
+    numbers.update({f"{phase}_ms": float(np.mean(it[f"{phase}_s"][()][keep])) * 1e3 for phase in phases})
+    numbers["exposed_ms"] = float(f["cases"]["exposed_comm_mean_s"][0]) * 1e3
+    numbers["final_loss"] = float(f.attrs["final_loss"])
+    return numbers
+
+
+def variant_runs(raw: str, variants, numbers) -> tuple[dict[tuple[str, int, str], dict], set[str]]:
+    """Every trace ``raw/MODEL-VARIANT-pPASS.h5`` (VARIANT one of variants) read by ``numbers(f)``:
+    {(model, pass, variant): its numbers}, and the CPU signatures of the traces."""
+    rows, cpu = {}, set()
+    name = re.compile(rf"(\w+)-({'|'.join(variants)})-p(\d+)\.h5$")
+    for path in sorted(glob.glob(f"{raw}/*-p*.h5")):
+        model, variant, p = name.search(path).groups()
+        with open_h5(path) as f:
+            cpu.add(text(f["provenance"].attrs["cpu_signature"]))
+            rows[(model, int(p), variant)] = numbers(f)
+    return rows, cpu
