@@ -5,15 +5,11 @@
 # and on Gloo (--overlap thread: its waits sleep) — the order rotating by one every pass.
 #   bash measure.sh BUILD_DIR OUT_DIR PASSES
 set -u
-build=${1:-build/release}; out=${2:-raw}; passes=${3:-5}
-mkdir -p "$out"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
-# The VM exports OPENBLAS_CORETYPE=Haswell (1.5x slower GEMMs here, results/2026-11-26-vm-f26m2-blas-core):
-# OpenBLAS's own choice instead (Cooperlake on this CPU).
-unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
+# The arguments, the environment (OpenBLAS's own core: the VM's OPENBLAS_CORETYPE unset), the two
+# models' command lines and run_2ranks.
+# shellcheck source=../lib/vm_2ranks.sh
+. "$(dirname "$0")/../lib/vm_2ranks.sh"
 common="-s 21 -q --bucket-cap-mb 1,5,25 -a ring"
-declare -A model=([gpt]="$build/trainers/gpt/gpt_train -m gpt-tiny -B 8 --val-batches 0"
-                  [resnet]="$build/trainers/resnet/resnet_train -m resnet20 -B 32 --val-images 0")
 modes=(nocomm progress none gloo)
 declare -A flags=([nocomm]="--no-comm" [progress]="--overlap progress" [none]="--overlap none"
                   [gloo]="--backend gloo --overlap thread")
@@ -23,8 +19,7 @@ for p in $(seq 1 "$passes"); do
     for i in 0 1 2 3; do
       mode=${modes[$(( (i + p - 1) % 4 ))]}
       name="$m-$mode-p$p"
-      mpirun -np 2 --bind-to core ${model[$m]} $common ${flags[$mode]} -o "$out/$name.h5" > "$out/$name.log" 2>&1 \
-        || { echo "FAILED $name"; tail -3 "$out/$name.log"; }
+      run_2ranks "$name" ${model[$m]} $common ${flags[$mode]}
     done
   done
   echo "pass $p done $(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg)"

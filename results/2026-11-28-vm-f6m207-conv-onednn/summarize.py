@@ -5,22 +5,19 @@ every 3x3 shape in oneDNN and none.
     PYTHONPATH=../../python /usr/bin/python3 summarize.py raw > summary.md"""
 import glob, json, re, statistics, sys
 from scaleprobe_analysis.h5open import open_h5  # the one safe open
+from scaleprobe_analysis.stored import kernel_ms_per_step, kernel_rows, text
 
 raw = sys.argv[1] if len(sys.argv) > 1 else "raw"
 med = statistics.median
-s = lambda x: x.decode() if isinstance(x, bytes) else str(x)
 rate, kern, cpu, choice = {}, {}, set(), {}
 for path in sorted(glob.glob(f"{raw}/resnet-*.h5")):
     t, c, p = re.search(r"resnet-t(\d)-(auto|direct)-p(\d+)\.h5$", path).groups()
     with open_h5(path) as f:
-        cpu.add(s(f["provenance"].attrs["cpu_signature"]))
-        choice[c] = s(f["provenance"].attrs["conv_choice"])
+        cpu.add(text(f["provenance"].attrs["cpu_signature"]))
+        choice[c] = text(f["provenance"].attrs["conv_choice"])
         rate[(t, c, p)] = float(f.attrs["images_per_s"])
-        k = f["kernels"]
-        wall = float(k["step_wall_s"][0]) / int(k["steps"][0])
-        kern.setdefault((t, c), {}).setdefault("(step)", []).append(wall * 1e3)
-        for i, name in enumerate(k["kernel"][()]):
-            kern[(t, c)].setdefault(s(name), []).append(float(k["seconds"][i]) / int(k["steps"][i]) * 1e3)
+        for name, ms in kernel_ms_per_step(f).items():
+            kern.setdefault((t, c), {}).setdefault(name, []).append(ms)
 assert all(choice[c] == c for c in choice), f"a trace ran another convolution choice than its name says: {choice}"
 print(f"CPU: {', '.join(sorted(cpu))}\n")
 print("| threads | pass | direct images/s | auto images/s | auto / direct |\n|---|---|---|---|---|")
@@ -36,10 +33,8 @@ for t in sorted(ratios):
     a, b = kern[(t, "direct")], kern[(t, "auto")]
     print(f"\n## {t} thread(s): ms per step, medians over the passes (kernels above 1 % of the step)\n")
     print("| kernel | direct | auto | auto / direct |\n|---|---|---|---|")
-    step = med(a["(step)"])
-    for name in sorted(a, key=lambda n: -med(a[n])):
-        if name in b and (med(a[name]) >= 0.01 * step or name == "(step)"):
-            print(f"| {name} | {med(a[name]):.2f} | {med(b[name]):.2f} | {med(b[name]) / med(a[name]):.3f} |")
+    for row in kernel_rows(a, b):
+        print(row)
 bench = {}
 for c in ("direct", "onednn"):
     try:

@@ -6,6 +6,9 @@
 # one thread each, weak scaling, ring, progress overlap.
 #   bash measure.sh BUILD_DIR PASSES   (raw/, machine.txt and measure.log here)
 set -u
+# rotated_passes, shared with ../2026-11-28-vm-f6m207-shard
+# shellcheck source=../lib/rotated_runs.sh
+. "$(dirname "$0")/../lib/rotated_runs.sh"
 build=$1 passes=${2:-5}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 unset OPENBLAS_CORETYPE
@@ -15,17 +18,6 @@ gpt=("$build/trainers/gpt/gpt_train" -m gpt-tiny -B 8 -s 14 --val-batches 0 --bu
 resnet=("$build/trainers/resnet/resnet_train" --depth 20 -B 32 -s 14 --val-images 0 --synthetic-images 2048 --bucket-cap-mb 0.25)
 declare -A how=([none]="--shard none" [after]="--shard optimizer --shard-gather after-update"
                 [next]="--shard optimizer --shard-gather next-forward")
-runs=(gpt:none gpt:after gpt:next resnet:none resnet:after resnet:next)
 echo "start $(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg) $(grep -m1 'model name' /proc/cpuinfo)"
-for p in $(seq 1 "$passes"); do
-  for k in "${!runs[@]}"; do
-    r=${runs[$(( (k + p - 1) % ${#runs[@]} ))]}
-    model=${r%%:*} variant=${r##*:}
-    if [ "$model" = gpt ]; then cmd=("${gpt[@]}"); else cmd=("${resnet[@]}"); fi
-    # shellcheck disable=SC2086  # the variant's flags are words
-    mpirun -np 2 --bind-to core "${cmd[@]}" ${how[$variant]} -o "raw/$model-$variant-p$p.h5" > "raw/$model-$variant-p$p.txt" 2>&1 \
-      || echo "FAILED $r pass $p"
-  done
-  echo "pass $p done $(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg)"
-done
+rotated_passes "$passes" gpt:none gpt:after gpt:next resnet:none resnet:after resnet:next
 echo "end $(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg)"

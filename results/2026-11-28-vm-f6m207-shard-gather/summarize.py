@@ -4,32 +4,16 @@ slowest rank's median step, the forward and all-gather phases' and the exposed c
 means over ranks and summarised steps), the overlapped / after-update ratio of the median step
 in the same pass and its median over passes.
     PYTHONPATH=../../python /usr/bin/python3 summarize.py raw > summary.md"""
-import glob
-import re
 import statistics
 import sys
 
-import numpy as np
-
-from scaleprobe_analysis.h5open import open_h5  # the one safe open
+from scaleprobe_analysis.stored import ddp_step, variant_runs
 
 raw = sys.argv[1] if len(sys.argv) > 1 else "raw"
-rows, cpu = {}, set()
-for path in sorted(glob.glob(f"{raw}/*-p*.h5")):
-    model, variant, p = re.search(r"(\w+)-(none|after|next)-p(\d+)\.h5$", path).groups()
-    with open_h5(path) as f:
-        cpu.add(f["provenance"].attrs["cpu_signature"].decode())
-        it = f["iterations"]
-        keep = it["in_summary"][()] == 1
-        rows[(model, int(p), variant)] = {
-            "step_ms": float(f["cases"]["iteration_median_s"][0]) * 1e3,
-            "forward_ms": float(np.mean(it["forward_s"][()][keep])) * 1e3,
-            "all_gather_ms": float(np.mean(it["all_gather_s"][()][keep])) * 1e3,
-            "exposed_ms": float(f["cases"]["exposed_comm_mean_s"][0]) * 1e3,
-            "deferred_steps": int(f.attrs["gathers_overlapping_forward"]),
-            "final_loss": float(f.attrs["final_loss"]),
-            "buckets": int(f["cases"]["buckets"][0]),
-        }
+rows, cpu = variant_runs(raw, ("none", "after", "next"), lambda f: {
+    **ddp_step(f, ("forward", "all_gather")),
+    "deferred_steps": int(f.attrs["gathers_overlapping_forward"]),
+    "buckets": int(f["cases"]["buckets"][0])})
 passes = sorted({k[1] for k in rows})
 print(f"CPU: {', '.join(sorted(cpu))}; {len(passes)} passes, 2 ranks bound one per core, 1 thread each; "
       "step = the slowest rank's median step over the summarised steps (cases.iteration_median_s); "

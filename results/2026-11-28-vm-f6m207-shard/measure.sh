@@ -4,24 +4,18 @@
 # core, one thread each, weak scaling, ring buckets at the default 25 MiB cap, progress overlap.
 #   bash measure.sh BUILD_DIR PASSES   (raw/, machine.txt and measure.log here)
 set -u
+# rotated_passes, as ../2026-11-28-vm-f6m207-shard-gather runs its variants
+# shellcheck source=../lib/rotated_runs.sh
+. "$(dirname "$0")/../lib/rotated_runs.sh"
 build=$1 passes=${2:-5}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 mkdir -p raw
 { lscpu; grep -m1 '^flags' /proc/cpuinfo; } > machine.txt
 gpt=("$build/trainers/gpt/gpt_train" -m gpt-tiny -B 8 -s 14 --val-batches 0)
 resnet=("$build/trainers/resnet/resnet_train" --depth 20 -B 32 -s 14 --val-images 0 --synthetic-images 2048)
-runs=(gpt:none gpt:optimizer gpt:gradients resnet:none resnet:optimizer resnet:gradients)
+declare -A how=([none]="--shard none" [optimizer]="--shard optimizer" [gradients]="--shard gradients")
 echo "start $(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg) $(grep -m1 'model name' /proc/cpuinfo)"
-for p in $(seq 1 "$passes"); do
-  for k in "${!runs[@]}"; do
-    r=${runs[$(( (k + p - 1) % ${#runs[@]} ))]}
-    model=${r%%:*} shard=${r##*:}
-    if [ "$model" = gpt ]; then cmd=("${gpt[@]}"); else cmd=("${resnet[@]}"); fi
-    mpirun -np 2 --bind-to core "${cmd[@]}" --shard "$shard" -o "raw/$model-$shard-p$p.h5" > "raw/$model-$shard-p$p.txt" 2>&1 \
-      || echo "FAILED $r pass $p"
-  done
-  echo "pass $p done $(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg)"
-done
+rotated_passes "$passes" gpt:none gpt:optimizer gpt:gradients resnet:none resnet:optimizer resnet:gradients
 # Peak RSS without the first step's verification (it holds three double copies of the gradients,
 # which set the peak above): gpt-tiny once each way with --verify-steps 0.
 for shard in none optimizer gradients; do

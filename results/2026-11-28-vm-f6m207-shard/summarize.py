@@ -5,33 +5,26 @@ each sharded / unsharded ratio of the median step in the same pass, with its med
     PYTHONPATH=../../python /usr/bin/python3 summarize.py raw > summary.md"""
 import glob
 import os
-import re
 import statistics
 import sys
 
 import numpy as np
 
 from scaleprobe_analysis.h5open import open_h5  # the one safe open
+from scaleprobe_analysis.stored import ddp_step, variant_runs
 
 raw = sys.argv[1] if len(sys.argv) > 1 else "raw"
-rows, cpu = {}, set()
-for path in sorted(glob.glob(f"{raw}/[a-z]*-p*.h5")):
-    model, shard, p = re.search(r"(\w+)-(none|optimizer|gradients)-p(\d+)\.h5$", path).groups()
-    with open_h5(path) as f:
-        cpu.add(f["provenance"].attrs["cpu_signature"].decode())
-        it = f["iterations"]
-        keep = it["in_summary"][()] == 1
-        rows[(model, int(p), shard)] = {
-            "step_ms": float(f["cases"]["iteration_median_s"][0]) * 1e3,
-            "optimizer_ms": float(np.mean(it["optimizer_s"][()][keep])) * 1e3,
-            "all_gather_ms": float(np.mean(it["all_gather_s"][()][keep])) * 1e3,
-            "exposed_ms": float(f["cases"]["exposed_comm_mean_s"][0]) * 1e3,
+
+
+def numbers(f):
+    return {**ddp_step(f, ("optimizer", "all_gather")),
             "state_MiB": int(f.attrs["optimizer_state_bytes"]) / 2**20,
             "grad_resident_MiB": int(f.attrs.get("gradient_resident_bytes", 4 * int(f.attrs["gradient_numel"]))) / 2**20,
             "peak_rss_MiB": int(np.max(f["ranks"]["peak_rss_bytes"][()])) / 2**20,
-            "params": int(f.attrs["gradient_numel"]),
-            "final_loss": float(f.attrs["final_loss"]),
-        }
+            "params": int(f.attrs["gradient_numel"])}
+
+
+rows, cpu = variant_runs(raw, ("none", "optimizer", "gradients"), numbers)
 passes = sorted({k[1] for k in rows})
 print(f"CPU: {', '.join(sorted(cpu))}; {len(passes)} passes, 2 ranks bound one per core, 1 thread each; "
       "step = the slowest rank's median step over the summarised steps (cases.iteration_median_s)\n")

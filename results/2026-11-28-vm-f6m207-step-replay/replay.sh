@@ -6,6 +6,9 @@
 # case's first step only, on 1024. Real seconds and memory of each simulation in the log.
 #   bash replay.sh > replay.log 2>&1     (sim/ here)
 set -u
+# replay_like_for_like and replay_scaled, shared with ../2026-11-29-vm-f6m207-step-replay-progress
+# shellcheck source=../lib/step_replay.sh
+. "$(dirname "$0")/../lib/step_replay.sh"
 sim=../../scripts/simulate an=../../analysis/scaleprobe-analyze
 timed() { /usr/bin/time -f "# real %e s, max RSS %M KB" "$@"; }
 mkdir -p sim
@@ -15,16 +18,8 @@ $an calibrate raw sim/reference.h5 | tee sim/calibration.txt
 cal=$(tail -1 sim/calibration.txt)
 $sim --nodes 1 --ranks-per-node 2 $cal allreduce_perf -a ring -b 64K -e 16M -f 4 -n 3 -w 1 -q -o sim/calibrated.h5 \
   > sim/calibrated.txt
-for f in raw/gpt2-*.h5 raw/gpt4-*.h5; do
-  n=$(basename "$f" .h5); ranks=${n:3:1}
-  echo "== like for like: $n on $ranks simulated ranks"
-  timed $sim --nodes 1 --ranks-per-node "$ranks" $cal step_replay "$f" -q -o "sim/like-$n.h5" | tee "sim/like-$n.txt"
-done
-for nodes in 2 8 32; do
-  echo "== predicted: raw/gpt2-progress-p1.h5 on $((nodes * 8)) ranks"
-  timed $sim --nodes $nodes --ranks-per-node 8 $cal step_replay raw/gpt2-progress-p1.h5 --steps 4 -q \
-    -o "sim/scale-$((nodes * 8)).h5" | tee "sim/scale-$((nodes * 8)).txt"
-done
+replay_like_for_like raw
+replay_scaled raw
 echo "== predicted: raw/gpt2-progress-p1.h5, case 1 (cap 25), one step, on 1024 ranks"
 timed $sim --nodes 128 --ranks-per-node 8 $cal step_replay raw/gpt2-progress-p1.h5 --case 1 --steps 1 -q \
   -o sim/scale-1024.h5 | tee sim/scale-1024.txt

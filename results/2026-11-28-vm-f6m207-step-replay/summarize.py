@@ -5,14 +5,10 @@ at its own rank count: measured and predicted median step, error, measured and p
 after backward) and the predictions at 16-1024 ranks.
     PYTHONPATH=../../python /usr/bin/python3 summarize.py > summary.md"""
 import glob
-import re
 import statistics
 
 from scaleprobe_analysis.h5open import open_h5  # the one safe open
-
-
-def text(v):
-    return v.decode() if isinstance(v, bytes) else str(v)
+from scaleprobe_analysis.stored import errors_by_trace, replayed, text
 
 
 def summary_p50(path):
@@ -34,33 +30,26 @@ for n in sorted(measured):
     m = statistics.median(measured[n])
     print(f"| {n} | {m:.2f} | {simulated[n]:.2f} | {simulated[n] / m:.3f} |")
 
+like = replayed("sim/like-*.h5")
 print("\n## Like for like: each measured trace replayed at its own rank count (SIMULATED communication)\n")
 print("| trace | overlap | case | cap | buckets | steps | measured step (ms) | predicted (ms) | error | "
       "measured wait (ms) | predicted wait (ms) |")
 print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
-errors = {}
-for path in sorted(glob.glob("sim/like-*.h5")):
-    name = re.search(r"like-(.*)\.h5$", path).group(1)
-    with open_h5(path) as f:
-        c = f["cases"]
-        mode = text(f.attrs["overlap_mode"])
-        for i in range(len(c["case"])):
-            e = float(c["error"][i])
-            errors.setdefault(name.rsplit("-p", 1)[0], []).append(e)
-            print(f"| {name} | {mode} | {int(c['case'][i])} | {text(c['bucket_cap'][i])} | {int(c['buckets'][i])} | "
-                  f"{int(c['steps'][i])} | {c['measured_median_s'][i] * 1e3:.3f} | {c['predicted_median_s'][i] * 1e3:.3f} | "
-                  f"{e * 100:+.1f} % | {c['measured_wait_median_s'][i] * 1e3:.3f} | {c['predicted_wait_median_s'][i] * 1e3:.3f} |")
+for name, mode, _, cases in like:
+    for c in cases:
+        print(f"| {name} | {mode} | {int(c['case'])} | {text(c['bucket_cap'])} | {int(c['buckets'])} | "
+              f"{int(c['steps'])} | {c['measured_median_s'] * 1e3:.3f} | {c['predicted_median_s'] * 1e3:.3f} | "
+              f"{float(c['error']) * 100:+.1f} % | {c['measured_wait_median_s'] * 1e3:.3f} | "
+              f"{c['predicted_wait_median_s'] * 1e3:.3f} |")
 print()
-for k, v in errors.items():
+for k, v in errors_by_trace(like).items():
     print(f"- {k}: errors {min(v) * 100:+.1f} % to {max(v) * 100:+.1f} % over {len(v)} (pass, case) pairs")
 
 print("\n## Predicted at 16-1024 ranks from raw/gpt2-progress-p1.h5 (SIMULATED)\n")
 print("| ranks | case | cap | steps | measured at 2 ranks (ms) | predicted (ms) | predicted wait (ms) |")
 print("|---:|---:|---|---:|---:|---:|---:|")
-for path in sorted(glob.glob("sim/scale-*.h5"), key=lambda p: int(re.search(r"(\d+)\.h5$", p).group(1))):
-    with open_h5(path) as f:
-        c = f["cases"]
-        for i in range(len(c["case"])):
-            print(f"| {int(f.attrs['nranks'])} | {int(c['case'][i])} | {text(c['bucket_cap'][i])} | {int(c['steps'][i])} | "
-                  f"{c['measured_median_s'][i] * 1e3:.3f} | {c['predicted_median_s'][i] * 1e3:.3f} | "
-                  f"{c['predicted_wait_median_s'][i] * 1e3:.3f} |")
+for _, _, ranks, cases in replayed("sim/scale-*.h5"):
+    for c in cases:
+        print(f"| {ranks} | {int(c['case'])} | {text(c['bucket_cap'])} | {int(c['steps'])} | "
+              f"{c['measured_median_s'] * 1e3:.3f} | {c['predicted_median_s'] * 1e3:.3f} | "
+              f"{c['predicted_wait_median_s'] * 1e3:.3f} |")

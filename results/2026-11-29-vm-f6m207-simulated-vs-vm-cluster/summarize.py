@@ -7,12 +7,9 @@ import re
 import statistics
 
 from scaleprobe_analysis.h5open import open_h5  # the one safe open
+from scaleprobe_analysis.stored import text
 
 MEASURED = "../2026-11-23-vm-cluster"
-
-
-def text(v):
-    return v.decode() if isinstance(v, bytes) else str(v)
 
 
 def p50s(path):

@@ -11,7 +11,7 @@ from scaleprobe_analysis import kinds
 PACKAGE = PYTHON_TREE / "scaleprobe_analysis"
 # Bottom to top; a module may import modules of its own layer or below, never above.
 LAYERS = [
-    {"digest", "h5open", "upgrade", "textfmt", "trace", "style", "series", "alphabeta", "calibrate", "samples"},  # one trace (and its digest), figure style, text, summary series, fits
+    {"digest", "h5open", "stored", "upgrade", "textfmt", "trace", "style", "series", "alphabeta", "calibrate", "samples"},  # one trace (and its digest), the stored campaigns' readers, figure style, text, summary series, fits
     {"manifest", "campaign", "campaign_status"},  # campaigns: discovery, points, passes; status of every run
     {"train_tables", "train_figures", "train_report", "train_timeline", "train_pipeline", "train_parallelism", "allreduce", "bucket_sweep", "collective", "p2p", "replay", "train"},  # one module per kind (+ train's helpers)
     {"kinds"},  # the registry
