@@ -18,7 +18,8 @@
 #     a device (NcclTransport.WithoutDeviceIsOneErrorOnEveryRank), runs in the release stage.
 #     SCALEPROBE_ASAN=0 skips the stage (its closing line says so).
 #  3. fuzz: build the fuzz preset's fuzzers (clang, libFuzzer + ASan + UBSan; tests/fuzz; target
-#     `fuzzers`, not the programs, which no fuzz test runs) and run the fuzz label: every seed and
+#     `fuzzers`, not the programs, which no fuzz test runs; a unity build as the asan stage's, which
+#     took 29 % less CPU time to compile cold) and run the fuzz label: every seed and
 #     regression input of the six targets replayed, then 20 s of fuzzing each. SCALEPROBE_FUZZ=0
 #     skips it.
 #  4. installed: the programs as a site builds them (preset minimal: the release flags, no tests or
