@@ -48,9 +48,11 @@ void add_data_parallel_options(CLI::App& app, DataParallelOptions& o) {
                  "strong: --batch is the global batch, split across the ranks; weak: --batch rows per rank "
                  "(default: weak, or strong with --global-batch)")
       ->check(CLI::IsMember({"strong", "weak"}));
-  app.add_option("--global-batch", o.global_batch,
-                 "strong scaling: rows per optimizer step over all ranks, split evenly (replaces --batch)")
-      ->check(CLI::Range(1, 1 << 24));
+  // Every trainer declares -B,--batch before these options; this one replaces it.
+  app.get_option("--batch")->excludes(
+      app.add_option("--global-batch", o.global_batch,
+                     "strong scaling: rows per optimizer step over all ranks, split evenly (replaces --batch)")
+          ->check(CLI::Range(1, 1 << 24)));
   app.add_option("--accum-steps", o.accum_steps,
                  "micro-batches per optimizer step; gradients are synchronised only after the last (DDP no_sync)")
       ->check(CLI::Range(1, 1 << 16))

@@ -32,9 +32,9 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
   app.add_option("-s,--steps", o.steps, "total optimizer steps (with --resume: continue up to this step)")
       ->required()
       ->check(CLI::Range(1, 100000000));
-  auto* batch = app.add_option("-B,--batch", o.batch, "sequences per rank per optimizer step (weak scaling)")
-                    ->check(CLI::Range(1, 1 << 20))
-                    ->capture_default_str();
+  app.add_option("-B,--batch", o.batch, "sequences per rank per optimizer step (weak scaling)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
   app.add_option("-T,--seq-len", o.seq_len, "tokens per sequence (default: the context length)")
       ->check(CLI::Range(0, 1 << 30));
   app.add_option("--lr", o.lr, "peak learning rate")->check(CLI::PositiveNumber)->capture_default_str();
@@ -81,7 +81,6 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
        .data_seed = "seed of the synthetic corpus, the train/validation split and batch sampling",
        .resume = "continue training exactly from a checkpoint (weights, AdamW state, data position)",
        .init_from = "start from a checkpoint's weights only (fresh optimizer, step 0)"});
-  batch->excludes(app.get_option("--global-batch"));
 }
 
 GPTConfig resolve_config(const TrainOptions& o, const CheckpointInfo* ckpt, const std::string& ckpt_flag) {

@@ -71,9 +71,9 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
   app.add_option("-s,--steps", o.steps, "total optimizer steps (with --resume: continue up to this step)")
       ->required()
       ->check(CLI::Range(1, 100000000));
-  auto* batch = app.add_option("-B,--batch", o.batch, "images per rank per optimizer step (weak scaling)")
-                    ->check(CLI::Range(1, 1 << 20))
-                    ->capture_default_str();
+  app.add_option("-B,--batch", o.batch, "images per rank per optimizer step (weak scaling)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
   app.add_option("--lr", o.lr, "peak learning rate")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--schedule", o.schedule, "lr schedule after the warm-up: cosine or step")->capture_default_str();
   app.add_option("--min-lr-frac", o.min_lr_frac, "cosine: final lr as a fraction of the peak")
@@ -111,7 +111,6 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
        .data_seed = "seed of the synthetic images, shuffling and augmentation",
        .resume = "continue training exactly from a checkpoint (weights, BN statistics, momentum, data position)",
        .init_from = "start from a checkpoint's weights and BN statistics only (fresh optimizer, step 0)"});
-  batch->excludes(app.get_option("--global-batch"));
 }
 
 ResNetConfig resolve_config(const TrainOptions& o, const CheckpointInfo* ckpt, const std::string& ckpt_flag) {
