@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/run/program.hpp"
+#include "trainers/common/bounded_option.hpp"
 #include "trainers/common/model_config.hpp"
 
 namespace sp::gpt {
@@ -23,42 +24,27 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--heads", o.heads, "override the preset's number of attention heads")->check(CLI::Range(0, 1 << 30));
   app.add_flag("--untied-head", o.untied_head, "an LM head of its own (lm_head.weight) instead of GPT-2's tied wte");
   app.add_option("--data", o.data, "text file, one token per byte (default: the built-in synthetic corpus)");
-  app.add_option("--synthetic-bytes", o.synthetic_bytes, "size of the synthetic corpus")
-      ->check(CLI::Range(1LL, 1LL << 34))
-      ->capture_default_str();
-  app.add_option("--val-fraction", o.val_fraction, "fraction of 1 KiB chunks held out for validation")
-      ->check(CLI::Range(0.001, 0.9))
-      ->capture_default_str();
+  train::add_bounded(app, "--synthetic-bytes", o.synthetic_bytes, "size of the synthetic corpus", 1LL, 1LL << 34);
+  train::add_bounded(app, "--val-fraction", o.val_fraction, "fraction of 1 KiB chunks held out for validation", 0.001,
+                     0.9);
   app.add_option("-s,--steps", o.steps, "total optimizer steps (with --resume: continue up to this step)")
       ->required()
       ->check(CLI::Range(1, 100000000));
-  app.add_option("-B,--batch", o.batch, "sequences per rank per optimizer step (weak scaling)")
-      ->check(CLI::Range(1, 1 << 20))
-      ->capture_default_str();
+  train::add_bounded(app, "-B,--batch", o.batch, "sequences per rank per optimizer step (weak scaling)", 1, 1 << 20);
   app.add_option("-T,--seq-len", o.seq_len, "tokens per sequence (default: the context length)")
       ->check(CLI::Range(0, 1 << 30));
   app.add_option("--lr", o.lr, "peak learning rate")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--min-lr-frac", o.min_lr_frac, "final lr as a fraction of the peak (cosine decay)")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  app.add_option("--warmup-steps", o.warmup_steps, "linear lr warm-up steps")
-      ->check(CLI::Range(0, 100000000))
-      ->capture_default_str();
-  app.add_option("--weight-decay", o.weight_decay, "AdamW decoupled weight decay on 2-D tensors")
-      ->check(CLI::Range(0.0, 10.0))
-      ->capture_default_str();
-  app.add_option("--beta1", o.beta1, "AdamW beta1")->check(CLI::Range(0.0, 0.999999))->capture_default_str();
-  app.add_option("--beta2", o.beta2, "AdamW beta2")->check(CLI::Range(0.0, 0.999999))->capture_default_str();
-  app.add_option("--grad-clip", o.grad_clip, "clip the global gradient norm to this (0 = off)")
-      ->check(CLI::Range(0.0, 1e30))
-      ->capture_default_str();
-  app.add_option("--val-every", o.val_every,
-                 "validation loss every N steps and at the last step (0 = only at the last)")
-      ->check(CLI::Range(0, 100000000))
-      ->capture_default_str();
-  app.add_option("--val-batches", o.val_batches, "batches in each validation pass (0 = no validation)")
-      ->check(CLI::Range(0, 1000000))
-      ->capture_default_str();
+  train::add_bounded(app, "--min-lr-frac", o.min_lr_frac, "final lr as a fraction of the peak (cosine decay)", 0.0,
+                     1.0);
+  train::add_bounded(app, "--warmup-steps", o.warmup_steps, "linear lr warm-up steps", 0, 100000000);
+  train::add_bounded(app, "--weight-decay", o.weight_decay, "AdamW decoupled weight decay on 2-D tensors", 0.0, 10.0);
+  train::add_bounded(app, "--beta1", o.beta1, "AdamW beta1", 0.0, 0.999999);
+  train::add_bounded(app, "--beta2", o.beta2, "AdamW beta2", 0.0, 0.999999);
+  train::add_bounded(app, "--grad-clip", o.grad_clip, "clip the global gradient norm to this (0 = off)", 0.0, 1e30);
+  train::add_bounded(app, "--val-every", o.val_every,
+                     "validation loss every N steps and at the last step (0 = only at the last)", 0, 100000000);
+  train::add_bounded(app, "--val-batches", o.val_batches, "batches in each validation pass (0 = no validation)", 0,
+                     1000000);
   // --pipeline-stages and what needs it (trainers/gpt/pipeline_plan.hpp).
   auto* stages = app.add_option("--pipeline-stages", o.pipeline.stages,
                                 "pipeline parallelism: the model's blocks split into this many stages, one rank each "
