@@ -63,8 +63,7 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
       ->needs(stages);
   train::add_run_control_options(
       app, o,
-      {.program = "gpt_train",
-       .data_seed = "seed of the synthetic corpus, the train/validation split and batch sampling",
+      {.data_seed = "seed of the synthetic corpus, the train/validation split and batch sampling",
        .resume = "continue training exactly from a checkpoint (weights, AdamW state, data position)",
        .init_from = "start from a checkpoint's weights only (fresh optimizer, step 0)"});
 }

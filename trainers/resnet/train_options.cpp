@@ -93,8 +93,7 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
                      0, 1 << 26);
   train::add_run_control_options(
       app, o,
-      {.program = "resnet_train",
-       .data_seed = "seed of the synthetic images, shuffling and augmentation",
+      {.data_seed = "seed of the synthetic images, shuffling and augmentation",
        .resume = "continue training exactly from a checkpoint (weights, BN statistics, momentum, data position)",
        .init_from = "start from a checkpoint's weights and BN statistics only (fresh optimizer, step 0)"});
 }
