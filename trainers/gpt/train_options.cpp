@@ -9,19 +9,35 @@
 
 namespace sp::gpt {
 
+namespace {
+
+// The model options: what add_train_options declares, what resolve_config applies.
+constexpr train::ConfigOverride<TrainOptions, GPTConfig> kOverrides[] = {
+    {"--vocab", &TrainOptions::vocab, &GPTConfig::vocab_size, "override the preset's vocabulary size"},
+    {"--context", &TrainOptions::context, &GPTConfig::max_seq_len, "override the preset's context length"},
+    {"--width", &TrainOptions::width, &GPTConfig::channels, "override the preset's width (channels)"},
+    {"--depth", &TrainOptions::depth, &GPTConfig::num_layers, "override the preset's number of layers"},
+    {"--heads", &TrainOptions::heads, &GPTConfig::num_heads, "override the preset's number of attention heads"},
+};
+
+}  // namespace
+
 double lr_at(const TrainOptions& o, int step0) {
   return train::warmup_cosine_lr(o.lr, o.lr * o.min_lr_frac, o.warmup_steps, o.steps, step0);
 }
 
+GPTConfig resolve_config(const TrainOptions& o, const CheckpointInfo* ckpt, const std::string& ckpt_flag) {
+  if (ckpt && o.untied_head && ckpt->config.tied_lm_head)
+    throw UsageError(fmt::format("--untied-head differs from the {} checkpoint's tied LM head", ckpt_flag));
+  const train::ModelPresets<GPTConfig> presets{gpt_preset, gpt_validate, o.untied_head,
+                                               [&](GPTConfig& c) { c.tied_lm_head = !o.untied_head; }};
+  return train::resolve_model_config(o, o.model, o.model_given, ckpt ? &ckpt->config : nullptr, ckpt_flag, presets,
+                                     kOverrides);
+}
+
 void add_train_options(CLI::App& app, TrainOptions& o) {
-  app.add_option("-m,--model", o.model, "preset: gpt-micro, gpt-tiny, gpt-mini")
-      ->capture_default_str()
-      ->each([&o](const std::string&) { o.model_given = true; });
-  app.add_option("--vocab", o.vocab, "override the preset's vocabulary size")->check(CLI::Range(0, 1 << 30));
-  app.add_option("--context", o.context, "override the preset's context length")->check(CLI::Range(0, 1 << 30));
-  app.add_option("--width", o.width, "override the preset's width (channels)")->check(CLI::Range(0, 1 << 30));
-  app.add_option("--depth", o.depth, "override the preset's number of layers")->check(CLI::Range(0, 1 << 30));
-  app.add_option("--heads", o.heads, "override the preset's number of attention heads")->check(CLI::Range(0, 1 << 30));
+  train::add_model_options(app, o, o.model, o.model_given, "preset: gpt-micro, gpt-tiny, gpt-mini", kOverrides,
+                           1 << 30);
   app.add_flag("--untied-head", o.untied_head, "an LM head of its own (lm_head.weight) instead of GPT-2's tied wte");
   app.add_option("--data", o.data, "text file, one token per byte (default: the built-in synthetic corpus)");
   train::add_bounded(app, "--synthetic-bytes", o.synthetic_bytes, "size of the synthetic corpus", 1LL, 1LL << 34);
@@ -66,22 +82,6 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
       {.data_seed = "seed of the synthetic corpus, the train/validation split and batch sampling",
        .resume = "continue training exactly from a checkpoint (weights, AdamW state, data position)",
        .init_from = "start from a checkpoint's weights only (fresh optimizer, step 0)"});
-}
-
-GPTConfig resolve_config(const TrainOptions& o, const CheckpointInfo* ckpt, const std::string& ckpt_flag) {
-  static constexpr train::ConfigOverride<TrainOptions, GPTConfig> kOverrides[] = {
-      {"--vocab", &TrainOptions::vocab, &GPTConfig::vocab_size},
-      {"--context", &TrainOptions::context, &GPTConfig::max_seq_len},
-      {"--width", &TrainOptions::width, &GPTConfig::channels},
-      {"--depth", &TrainOptions::depth, &GPTConfig::num_layers},
-      {"--heads", &TrainOptions::heads, &GPTConfig::num_heads},
-  };
-  if (ckpt && o.untied_head && ckpt->config.tied_lm_head)
-    throw UsageError(fmt::format("--untied-head differs from the {} checkpoint's tied LM head", ckpt_flag));
-  const train::ModelPresets<GPTConfig> presets{gpt_preset, gpt_validate, o.untied_head,
-                                               [&](GPTConfig& c) { c.tied_lm_head = !o.untied_head; }};
-  return train::resolve_model_config(o, o.model, o.model_given, ckpt ? &ckpt->config : nullptr, ckpt_flag, presets,
-                                     kOverrides);
 }
 
 }  // namespace sp::gpt

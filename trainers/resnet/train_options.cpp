@@ -11,6 +11,19 @@
 
 namespace sp::resnet {
 
+namespace {
+
+// The model options: what add_train_options declares, what resolve_config applies.
+constexpr train::ConfigOverride<TrainOptions, ResNetConfig> kOverrides[] = {
+    {nullptr, nullptr, &ResNetConfig::stages, nullptr},  // no option: fixed by the preset
+    {"--depth", &TrainOptions::depth, &ResNetConfig::depth,
+     "override the preset's depth (3 stages: 6n+2; 4 stages: 10, 18, 34)"},
+    {"--width", &TrainOptions::width, &ResNetConfig::width,
+     "override the preset's width (channels of the first stage)"},
+};
+
+}  // namespace
+
 void resolve_schedule(TrainOptions& o) {
   o.milestones.clear();
   if (o.schedule != "cosine" && o.schedule != "step")
@@ -52,13 +65,9 @@ double lr_at(const TrainOptions& o, int step0) {
 }
 
 void add_train_options(CLI::App& app, TrainOptions& o) {
-  app.add_option("-m,--model", o.model, "preset: resnet20, resnet32, resnet56 (CIFAR, 3 stages), resnet18 (4 stages)")
-      ->capture_default_str()
-      ->each([&o](const std::string&) { o.model_given = true; });
-  app.add_option("--depth", o.depth, "override the preset's depth (3 stages: 6n+2; 4 stages: 10, 18, 34)")
-      ->check(CLI::Range(0, 1 << 20));
-  app.add_option("--width", o.width, "override the preset's width (channels of the first stage)")
-      ->check(CLI::Range(0, 1 << 20));
+  train::add_model_options(app, o, o.model, o.model_given,
+                           "preset: resnet20, resnet32, resnet56 (CIFAR, 3 stages), resnet18 (4 stages)", kOverrides,
+                           1 << 20);
   app.add_option("--data", o.data,
                  "CIFAR-10 binary directory (data_batch_1..5.bin, test_batch.bin); "
                  "default: the built-in synthetic images");
@@ -99,11 +108,6 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
 }
 
 ResNetConfig resolve_config(const TrainOptions& o, const CheckpointInfo* ckpt, const std::string& ckpt_flag) {
-  static constexpr train::ConfigOverride<TrainOptions, ResNetConfig> kOverrides[] = {
-      {nullptr, nullptr, &ResNetConfig::stages},  // no option: fixed by the preset
-      {"--depth", &TrainOptions::depth, &ResNetConfig::depth},
-      {"--width", &TrainOptions::width, &ResNetConfig::width},
-  };
   return train::resolve_model_config(o, o.model, o.model_given, ckpt ? &ckpt->config : nullptr, ckpt_flag,
                                      train::ModelPresets<ResNetConfig>{resnet_preset, resnet_validate}, kOverrides);
 }
