@@ -192,25 +192,22 @@ void correlate_tile(float* out, std::size_t out_ld, const float* in, std::size_t
   }
 }
 
+// correlate_tile with the run-time tile width xv (1 to kMaxXV vectors): one instance per width.
 template <class Taps>
 void correlate(float* out, std::size_t out_ld, const float* in, std::size_t chan, int Cin, std::ptrdiff_t L,
                std::ptrdiff_t phase, const float* w, std::size_t Qr, int xv) {
-  switch (xv) {
-    case 1:
-      return correlate_tile<Taps, 1>(out, out_ld, in, chan, Cin, L, phase, w, Qr);
-    case 2:
-      return correlate_tile<Taps, 2>(out, out_ld, in, chan, Cin, L, phase, w, Qr);
-    case 3:
-      return correlate_tile<Taps, 3>(out, out_ld, in, chan, Cin, L, phase, w, Qr);
+  static constexpr decltype(&correlate_tile<Taps, 1>) kTiles[] = {
+    &correlate_tile<Taps, 1>,
+    &correlate_tile<Taps, 2>,
+    &correlate_tile<Taps, 3>,
 #if defined(__AVX512F__)
-    case 4:
-      return correlate_tile<Taps, 4>(out, out_ld, in, chan, Cin, L, phase, w, Qr);
-    case 5:
-      return correlate_tile<Taps, 5>(out, out_ld, in, chan, Cin, L, phase, w, Qr);
-    case 6:
-      return correlate_tile<Taps, 6>(out, out_ld, in, chan, Cin, L, phase, w, Qr);
+    &correlate_tile<Taps, 4>,
+    &correlate_tile<Taps, 5>,
+    &correlate_tile<Taps, 6>,
 #endif
-  }
+  };
+  static_assert(std::extent_v<decltype(kTiles)> == kMaxXV);
+  kTiles[xv - 1](out, out_ld, in, chan, Cin, L, phase, w, Qr);
 }
 
 // Weights for a correlation with Cout outputs and Cin inputs, as tiles [Cout/GO][Cin][taps][GO]

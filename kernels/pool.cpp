@@ -14,18 +14,24 @@ namespace {
 inline std::size_t plane_in(const Pool2dShape& s) { return std::size_t(s.H) * s.W; }
 inline std::size_t plane_out(const Pool2dShape& s) { return std::size_t(s.out_h()) * s.out_w(); }
 
+// Calls at(p) for every plane p < planes (N * C), the planes in parallel: each kernel below works
+// plane by plane.
+template <typename AtPlane>
+void for_each_plane(int planes, const AtPlane& at) {
+#pragma omp parallel for
+  for (int p = 0; p < planes; p++) at(p);
+}
+
 // Calls at(p, oy, ox, o) for every output (oy, ox) of every plane p, o its index in the whole
 // [N, C, OH, OW] output; the planes in parallel.
 template <typename AtOutput>
 void for_each_output(const Pool2dShape& s, const AtOutput& at) {
   const int OH = s.out_h(), OW = s.out_w();
-  const int planes = s.N * s.C;
-#pragma omp parallel for
-  for (int p = 0; p < planes; p++) {
+  for_each_plane(s.N * s.C, [&](int p) {
     std::size_t o = std::size_t(p) * OH * OW;
     for (int oy = 0; oy < OH; oy++)
       for (int ox = 0; ox < OW; ox++) at(std::size_t(p), oy, ox, o++);
-  }
+  });
 }
 }  // namespace
 
@@ -56,15 +62,13 @@ void maxpool2d_forward(float* out, int* argmax, const float* inp, const Pool2dSh
 void maxpool2d_backward(float* dinp, const float* dout, const int* argmax, const Pool2dShape& s) {
   const double in_n = double(s.N) * s.C * s.H * s.W, out_n = double(s.N) * s.C * s.out_h() * s.out_w();
   profile::Scope scope("maxpool2d_backward", out_n, 4 * (2 * in_n + 2 * out_n));
-  const int planes = s.N * s.C;
   const std::size_t po = plane_out(s);
-#pragma omp parallel for
-  for (int p = 0; p < planes; p++) {
+  for_each_plane(s.N * s.C, [&](int p) {
     float* dx = dinp + p * plane_in(s);
     const float* dy = dout + p * po;
     const int* am = argmax + p * po;
     for (std::size_t i = 0; i < po; i++) dx[am[i]] += dy[i];
-  }
+  });
 }
 
 namespace {
@@ -114,30 +118,26 @@ void avgpool2d_backward(float* dinp, const float* dout, const Pool2dShape& s) {
 void global_avgpool_forward(float* out, const float* inp, int N, int C, int HW) {
   const double in_n = double(N) * C * HW;
   profile::Scope scope("global_avgpool_forward", in_n, 4 * in_n);
-  const int planes = N * C;
   const float inv = 1.0f / float(HW);
-#pragma omp parallel for
-  for (int p = 0; p < planes; p++) {
+  for_each_plane(N * C, [&](int p) {
     const float* x = inp + std::size_t(p) * HW;
     float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
     for (int i = 0; i < HW; i++) sum += x[i];
     out[p] = sum * inv;
-  }
+  });
 }
 
 void global_avgpool_backward(float* dinp, const float* dout, int N, int C, int HW) {
   const double in_n = double(N) * C * HW;
   profile::Scope scope("global_avgpool_backward", in_n, 8 * in_n);
-  const int planes = N * C;
   const float inv = 1.0f / float(HW);
-#pragma omp parallel for
-  for (int p = 0; p < planes; p++) {
+  for_each_plane(N * C, [&](int p) {
     float* dx = dinp + std::size_t(p) * HW;
     const float g = dout[p] * inv;
 #pragma omp simd
     for (int i = 0; i < HW; i++) dx[i] += g;
-  }
+  });
 }
 
 }  // namespace sp::kernels

@@ -85,11 +85,12 @@ struct GradOf {
   std::vector<float> start, grad;
 };
 
-// Runs backward once (it adds into each GradOf's data()) and expects what it added to match the
-// numeric gradient of loss with respect to each input.
-inline void expect_backward_matches(const std::string& kernel, std::vector<GradOf>& grads,
-                                    const std::function<void()>& backward, const std::function<double()>& loss) {
-  backward();
+// Runs backward(grads) once (it adds into each GradOf's data(), in the list's order) and expects
+// what it added to match the numeric gradient of loss with respect to each input.
+inline void expect_backward_matches(const std::string& kernel, std::vector<GradOf> grads,
+                                    const std::function<double()>& loss,
+                                    const std::function<void(std::vector<GradOf>&)>& backward) {
+  backward(grads);
   for (GradOf& g : grads)
     EXPECT_TRUE(grads_match(kernel + " " + g.name, added(g.grad, g.start), numeric_grad(*g.input, loss)));
 }

@@ -81,14 +81,10 @@ TEST(BatchNorm, GradientCheckTrainingMode) {
     return weighted_sum(y, w);
   };
   loss();  // mean and rstd of the unperturbed input
-  std::vector<GradOf> d{{"dinp", x, 5}, {"dgamma", gamma, 6}, {"dbeta", beta, 7}};
-  expect_backward_matches(
-      "batchnorm", d,
-      [&] {
-        k::batchnorm_backward(d[0].data(), d[1].data(), d[2].data(), w.data(), x.data(), gamma.data(), mean.data(),
-                              rstd.data(), N, C, HW);
-      },
-      loss);
+  expect_backward_matches("batchnorm", {{"dinp", x, 5}, {"dgamma", gamma, 6}, {"dbeta", beta, 7}}, loss, [&](auto& d) {
+    k::batchnorm_backward(d[0].data(), d[1].data(), d[2].data(), w.data(), x.data(), gamma.data(), mean.data(),
+                          rstd.data(), N, C, HW);
+  });
 }
 
 // The batch norm with its ReLU in the same pass against the two kernels one after the other:

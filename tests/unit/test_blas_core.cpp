@@ -40,6 +40,15 @@ BlasCoreDecision forced(const CpuFeatures& cpu, const std::string& coretype, con
   return decide(cpu, in_use, coretype, std::nullopt);
 }
 
+// A decision that runs the core OpenBLAS runs (no re-execution), for this reason, with this warning.
+void expect_kept(const BlasCoreDecision& d, const std::string& core, const std::string& reason,
+                 const std::string& warning = "") {
+  EXPECT_FALSE(d.reexec);
+  EXPECT_EQ(d.core, core);
+  EXPECT_EQ(d.reason, reason);
+  EXPECT_EQ(d.warning, warning);
+}
+
 }  // namespace
 
 TEST(BlasCore, BestCoreFollowsTheFeatures) {
@@ -86,23 +95,17 @@ TEST(BlasCore, TheRightTierOrAnUnknownCoreIsLeftAlone) {
       {avx2_cpu(true), "Haswell"},      {avx512_cpu(true), "SapphireRapids"},
       {avx512_cpu(true), "Unknown"},    {pre_avx2_cpu(), "Prescott"}};
   for (const auto& [cpu, core] : cases) {
-    const BlasCoreDecision d = detected(cpu, core);
-    EXPECT_FALSE(d.reexec) << core << " on " << cpu.names();
-    EXPECT_EQ(d.core, core);
-    EXPECT_EQ(d.reason, "detected by OpenBLAS");
-    EXPECT_EQ(d.warning, "");
+    SCOPED_TRACE(core + " on " + cpu.names());
+    expect_kept(detected(cpu, core), core, "detected by OpenBLAS");
   }
 }
 
 TEST(BlasCore, AForcedGenericCoreRunsWithOneWarningLine) {
   const BlasCoreDecision d = forced(avx512_cpu(true), "Prescott", "Prescott");
-  EXPECT_FALSE(d.reexec);
-  EXPECT_EQ(d.core, "Prescott");
-  EXPECT_EQ(d.reason, "forced by OPENBLAS_CORETYPE=Prescott");
-  EXPECT_EQ(d.warning,
-            "OPENBLAS_CORETYPE=Prescott runs OpenBLAS' generic SSE kernels (Prescott) on a CPU with "
-            "avx2,fma,avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512_bf16: its GEMMs are slower than this "
-            "CPU's Cooperlake kernels; unset it to have them chosen");
+  expect_kept(d, "Prescott", "forced by OPENBLAS_CORETYPE=Prescott",
+              "OPENBLAS_CORETYPE=Prescott runs OpenBLAS' generic SSE kernels (Prescott) on a CPU with "
+              "avx2,fma,avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512_bf16: its GEMMs are slower than this "
+              "CPU's Cooperlake kernels; unset it to have them chosen");
   EXPECT_EQ(d.warning.find('\n'), std::string::npos);
   EXPECT_NE(forced(avx2_cpu(), "Sandybridge", "Sandybridge").warning.find("AVX kernels (Sandybridge)"),
             std::string::npos);
@@ -114,10 +117,7 @@ TEST(BlasCore, AForcedGenericCoreRunsWithOneWarningLine) {
 
 TEST(BlasCore, AForcedVectorCoreOrAGenericCpuGetsNoWarning) {
   // Some machines set OPENBLAS_CORETYPE=Haswell on an AVX-512 CPU: a choice, recorded, not warned about.
-  const BlasCoreDecision d = forced(avx512_cpu(true), "Haswell", "Haswell");
-  EXPECT_FALSE(d.reexec);
-  EXPECT_EQ(d.reason, "forced by OPENBLAS_CORETYPE=Haswell");
-  EXPECT_EQ(d.warning, "");
+  expect_kept(forced(avx512_cpu(true), "Haswell", "Haswell"), "Haswell", "forced by OPENBLAS_CORETYPE=Haswell");
   EXPECT_EQ(forced(pre_avx2_cpu(), "Prescott", "Prescott").warning, "");
   EXPECT_EQ(forced(avx2_cpu(), "haswell", "Haswell").reason, "forced by OPENBLAS_CORETYPE=haswell");
 }

@@ -74,13 +74,10 @@ TEST(GradCheck, MatmulWithBias) {
     k::matmul_forward(out.data(), inp.data(), weight.data(), bias.data(), B, T, C, OC);
     return weighted_sum(out, w);
   };
-  std::vector<GradOf> d{{"dinp", inp, 14}, {"dweight", weight, 15}, {"dbias", bias, 16}};
   expect_backward_matches(
-      "matmul", d,
-      [&] {
+      "matmul", {{"dinp", inp, 14}, {"dweight", weight, 15}, {"dbias", bias, 16}}, loss, [&](auto& d) {
         k::matmul_backward(d[0].data(), d[1].data(), d[2].data(), w.data(), inp.data(), weight.data(), B, T, C, OC);
-      },
-      loss);
+      });
 }
 
 TEST(GradCheck, MatmulWithoutBiasAndWithoutDinp) {
@@ -110,9 +107,9 @@ TEST(GradCheck, Encoder) {
     k::encoder_forward(out.data(), tokens.data(), wte.data(), wpe.data(), B, T, C);
     return weighted_sum(out, w);
   };
-  std::vector<GradOf> d{{"dwte", wte, 33}, {"dwpe", wpe, 34}};
-  expect_backward_matches(
-      "encoder", d, [&] { k::encoder_backward(d[0].data(), d[1].data(), w.data(), tokens.data(), B, T, C); }, loss);
+  expect_backward_matches("encoder", {{"dwte", wte, 33}, {"dwpe", wpe, 34}}, loss, [&](auto& d) {
+    k::encoder_backward(d[0].data(), d[1].data(), w.data(), tokens.data(), B, T, C);
+  });
 }
 
 TEST(GradCheck, Layernorm) {
@@ -125,14 +122,11 @@ TEST(GradCheck, Layernorm) {
     return weighted_sum(out, w);
   };
   loss();  // mean and rstd of the unperturbed input, for the backward
-  std::vector<GradOf> d{{"dinp", inp, 44}, {"dweight", weight, 45}, {"dbias", bias, 46}};
-  expect_backward_matches(
-      "layernorm", d,
-      [&] {
-        k::layernorm_backward(d[0].data(), d[1].data(), d[2].data(), w.data(), inp.data(), weight.data(), mean.data(),
-                              rstd.data(), B, T, C);
-      },
-      loss);
+  expect_backward_matches("layernorm", {{"dinp", inp, 44}, {"dweight", weight, 45}, {"dbias", bias, 46}}, loss,
+                          [&](auto& d) {
+                            k::layernorm_backward(d[0].data(), d[1].data(), d[2].data(), w.data(), inp.data(),
+                                                  weight.data(), mean.data(), rstd.data(), B, T, C);
+                          });
 }
 
 TEST(GradCheck, Gelu) {
@@ -197,9 +191,8 @@ TEST(GradCheck, Residual) {
     k::residual_forward(out.data(), a.data(), b.data(), out.size());
     return weighted_sum(out, w);
   };
-  std::vector<GradOf> d{{"da", a, 83}, {"db", b, 84}};
-  expect_backward_matches(
-      "residual", d, [&] { k::residual_backward(d[0].data(), d[1].data(), w.data(), out.size()); }, loss);
+  expect_backward_matches("residual", {{"da", a, 83}, {"db", b, 84}}, loss,
+                          [&](auto& d) { k::residual_backward(d[0].data(), d[1].data(), w.data(), out.size()); });
 }
 
 // The write mode (accumulate false) of the kernels that have one: onto a buffer of NaNs it must

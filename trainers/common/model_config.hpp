@@ -1,8 +1,10 @@
 // Which model configuration a training run uses: a named preset with command-line overrides, or
 // the configuration of the checkpoint it resumes or starts from. Each trainer declares its
-// overrides as a table (ConfigOverride) and calls resolve_model_config; the rule lives here once.
+// overrides as a table (ConfigOverride), which add_model_options turns into options and
+// resolve_model_config applies; the rule lives here once.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cstddef>
@@ -15,14 +17,27 @@
 namespace sp::train {
 
 // A field of the model configuration and the integer option that overrides it (flag "--width",
-// 0 = not given). An entry without an option (flag and option null) is a field no option sets,
-// compared when -m names a checkpoint's model.
+// 0 = not given), with its help text. An entry without an option (flag, option and help null) is a
+// field no option sets, compared when -m names a checkpoint's model.
 template <typename Options, typename Config>
 struct ConfigOverride {
   const char* flag;
   int Options::*option;
   int Config::*field;
+  const char* help;
 };
+
+// Declares -m,--model (model_given: whether the command line named one) and then every override
+// of the table, in its order, each from 0 (not given) to max.
+template <typename Options, typename Config, std::size_t N>
+void add_model_options(CLI::App& app, Options& o, std::string& model, bool& model_given, const std::string& model_help,
+                       const ConfigOverride<Options, Config> (&overrides)[N], int max) {
+  app.add_option("-m,--model", model, model_help)->capture_default_str()->each([&model_given](const std::string&) {
+    model_given = true;
+  });
+  for (const auto& f : overrides)
+    if (f.flag) app.add_option(f.flag, o.*f.option, f.help)->check(CLI::Range(0, max));
+}
 
 // What a trainer's model offers the rule: its presets, its validation, and what its own options
 // change beyond the integer overrides (customised: whether they change anything; apply: make the change).

@@ -29,7 +29,8 @@ void add_run_control_options(CLI::App& app, RunControlOptions& o, const RunContr
   app.add_option("--stop-after", o.stop_after,
                  "stop after this step as if interrupted (the lr schedule still spans --steps)")
       ->check(CLI::Range(0, 100000000));
-  app.add_option("-o,--trace", o.run.trace, fmt::format("HDF5 trace path (default traces/{}-<time>.h5)", help.program));
+  app.add_option("-o,--trace", o.run.trace,
+                 fmt::format("HDF5 trace path (default traces/{}-<time>.h5)", app.get_name()));
   app.add_flag("-q,--quiet", o.run.quiet, "no progress lines (only the summary)");
   app.add_flag("--profile-kernels", o.profile_kernels,
                "time every kernel call (steps after the first): a 'kernels' table in the trace, a summary on stdout");

@@ -29,7 +29,6 @@ struct RunControlOptions {
 
 // The help texts of these options that name trainer-specific things.
 struct RunControlHelp {
-  std::string program;    // for the default trace path, "traces/<program>-<time>.h5"
   std::string data_seed;  // what --data-seed seeds
   std::string resume;     // what --resume restores
   std::string init_from;  // what --init-from loads
@@ -37,6 +36,7 @@ struct RunControlHelp {
 
 // Adds --seed, --data-seed, --threads, --save, --save-every, --save-init, --resume, --init-from, --stop-after,
 // -o, -q and the engine's options, in that order (--help lists them so, after the trainer's own).
+// -o's default path names the program: app's name.
 void add_run_control_options(CLI::App& app, RunControlOptions& o, const RunControlHelp& help);
 // After parsing: -q lowers the log level; --resume excludes --init-from, --save-every needs
 // --save (UsageError).

@@ -67,6 +67,24 @@ class Trainer {
   virtual std::vector<std::string> report(TraceWriter& /*trace*/) { return {}; }
 };
 
+// The part of a trainer that depends only on its model, whose parameters and gradients are the
+// flat vectors `params` and `grads`, bucketed by layout(model): GPT's and ResNet's.
+template <typename Model>
+class FlatModelTrainer : public Trainer {
+ public:
+  FlatModelTrainer(Model& model, coll::GradientLayout (*layout)(const Model&)) : model_(model), layout_(layout) {}
+
+  float* parameters() override { return model_.params.data(); }
+  float* gradients() override { return model_.grads.data(); }
+  coll::GradientLayout gradient_layout() const override { return layout_(model_); }
+
+ protected:
+  Model& model_;
+
+ private:
+  coll::GradientLayout (*layout_)(const Model&);
+};
+
 // A root attribute of the trace, as the trainer's main declares it.
 using TraceAttribute = std::pair<std::string, std::variant<std::int64_t, double, std::string>>;
 

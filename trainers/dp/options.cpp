@@ -48,24 +48,34 @@ void add_data_parallel_options(CLI::App& app, DataParallelOptions& o) {
                  "strong: --batch is the global batch, split across the ranks; weak: --batch rows per rank "
                  "(default: weak, or strong with --global-batch)")
       ->check(CLI::IsMember({"strong", "weak"}));
-  app.add_option("--global-batch", o.global_batch,
-                 "strong scaling: rows per optimizer step over all ranks, split evenly (replaces --batch)")
-      ->check(CLI::Range(1, 1 << 24));
-  app.add_option("--accum-steps", o.accum_steps,
-                 "micro-batches per optimizer step; gradients are synchronised only after the last (DDP no_sync)")
-      ->check(CLI::Range(1, 1 << 16))
-      ->capture_default_str();
-  app.add_option("--local-sgd", o.local_sgd,
-                 "local SGD: no gradient allreduce; ranks step independently and average parameters every N steps")
-      ->check(CLI::Range(0, 1 << 24));
-  app.add_option("--verify-steps", o.verify_steps,
-                 "check the reduced gradients (or averaged parameters) of the first N synchronising steps "
-                 "against MPI_Allreduce")
-      ->check(CLI::Range(0, 1 << 24))
-      ->capture_default_str();
-  app.add_option("--check-sync-every", o.check_sync_every,
-                 "compare a hash of the parameters across ranks every N steps (always after the last step)")
-      ->check(CLI::Range(0, 1 << 24));
+  // Every trainer declares -B,--batch before these options; this one replaces it.
+  app.get_option("--batch")->excludes(
+      app.add_option("--global-batch", o.global_batch,
+                     "strong scaling: rows per optimizer step over all ranks, split evenly (replaces --batch)")
+          ->check(CLI::Range(1, 1 << 24)));
+  // The step counts, in --help's order; the default is shown where it is not 0 (off).
+  struct Count {
+    const char* flag;
+    int DataParallelOptions::*value;
+    const char* help;
+    int min, max;
+  };
+  static constexpr Count kCounts[] = {
+      {"--accum-steps", &DataParallelOptions::accum_steps,
+       "micro-batches per optimizer step; gradients are synchronised only after the last (DDP no_sync)", 1, 1 << 16},
+      {"--local-sgd", &DataParallelOptions::local_sgd,
+       "local SGD: no gradient allreduce; ranks step independently and average parameters every N steps", 0, 1 << 24},
+      {"--verify-steps", &DataParallelOptions::verify_steps,
+       "check the reduced gradients (or averaged parameters) of the first N synchronising steps against "
+       "MPI_Allreduce",
+       0, 1 << 24},
+      {"--check-sync-every", &DataParallelOptions::check_sync_every,
+       "compare a hash of the parameters across ranks every N steps (always after the last step)", 0, 1 << 24},
+  };
+  for (const Count& c : kCounts) {
+    CLI::Option* opt = app.add_option(c.flag, o.*c.value, c.help)->check(CLI::Range(c.min, c.max));
+    if (o.*c.value != 0) opt->capture_default_str();
+  }
   app.add_option("--inject-fault", o.inject_fault,
                  "testing: KIND:RANK:STEP with KIND exit (process dies), error (rank fails) or corrupt "
                  "(wrong gradient after the allreduce)");

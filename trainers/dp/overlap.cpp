@@ -7,15 +7,7 @@
 namespace sp::dp {
 
 std::string_view name(OverlapMode m) {
-  switch (m) {
-    case OverlapMode::none:
-      return "none";
-    case OverlapMode::progress:
-      return "progress";
-    case OverlapMode::thread:
-      return "thread";
-  }
-  return "?";
+  return m == OverlapMode::none ? "none" : m == OverlapMode::progress ? "progress" : "thread";
 }
 
 namespace {

@@ -18,9 +18,11 @@ std::vector<std::pair<std::string, std::string>> phase_names() {
 
 }  // namespace
 
+StepLog::RowKey::RowKey(Table& t)
+    : step(t.ints("step", "", "optimizer step")), case_id(t.ints("case", "", "reduction case (table cases)")) {}
+
 StepLog::IterationColumns::IterationColumns(Table& t)
-    : step(t.ints("step", "", "optimizer step")),
-      case_id(t.ints("case", "", "reduction case (table cases)")),
+    : key(t),
       start_s(t.reals("step_start_s", "s", "start of the step on the rank-local clock (as samples.start_s)")),
       phase_s([&] {
         std::array<std::vector<double>*, kStepPhases.size()> cols{};
@@ -57,8 +59,7 @@ StepLog::IterationColumns::IterationColumns(Table& t)
                         "1 if the step counts in the summaries (not the first round of cases, not verified)")) {}
 
 StepLog::BucketColumns::BucketColumns(Table& t)
-    : step(t.ints("step", "", "optimizer step")),
-      case_id(t.ints("case", "", "reduction case (table cases)")),
+    : key(t),
       bucket(t.ints("bucket", "", "bucket index in the order backward completes them")),
       offset(t.ints("offset", "", "first element in the flat (forward-order) gradient buffer")),
       numel(t.ints("numel", "", "gradient elements in the bucket")),
@@ -87,8 +88,7 @@ void StepLog::add_bucket(int case_id, int step, std::size_t index, const BucketS
   const double busy = t.end_s - t.start_s;
   samples_.add(case_id, step, index_of(phase), std::int64_t(index), PhaseSample{t.start_s, busy, t.cpu_s});
   sample_process_cpu_s_.push_back(std::numeric_limits<double>::quiet_NaN());
-  bk_.step.push_back(step);
-  bk_.case_id.push_back(case_id);
+  bk_.key.add(step, case_id);
   bk_.bucket.push_back(std::int64_t(index));
   bk_.offset.push_back(std::int64_t(b.offset));
   bk_.numel.push_back(std::int64_t(b.numel));
@@ -103,8 +103,7 @@ void StepLog::add_bucket(int case_id, int step, std::size_t index, const BucketS
 }
 
 void StepLog::add_iteration(const IterationRow& r) {
-  it_.step.push_back(r.step);
-  it_.case_id.push_back(r.case_id);
+  it_.key.add(r.step, r.case_id);
   it_.start_s.push_back(r.start_s);
   for (std::size_t i = 0; i < r.phase_s.size(); ++i) it_.phase_s[i]->push_back(r.phase_s[i]);
   it_.step_s.push_back(r.step_s);

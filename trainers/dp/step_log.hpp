@@ -52,8 +52,17 @@ class StepLog {
   std::vector<double> sample_process_cpu_s_;
   Table iterations_, buckets_;
 
-  struct IterationColumns {
+  // The first two columns of the iterations and buckets tables: which step and case a row is of.
+  struct RowKey {
     std::vector<std::int64_t>&step, &case_id;
+    explicit RowKey(Table& t);
+    void add(int step_number, int case_number) {
+      step.push_back(step_number);
+      case_id.push_back(case_number);
+    }
+  };
+  struct IterationColumns {
+    RowKey key;
     std::vector<double>& start_s;
     std::array<std::vector<double>*, kStepPhases.size()> phase_s;
     std::vector<double>&step_s, &step_cpu_s, &process_cpu_s, &compute_s, &comm_s, &peers_s, &transfer_s, &queued_s,
@@ -62,7 +71,8 @@ class StepLog {
     explicit IterationColumns(Table& t);
   } it_;
   struct BucketColumns {
-    std::vector<std::int64_t>&step, &case_id, &bucket, &offset, &numel, &tensors;
+    RowKey key;
+    std::vector<std::int64_t>&bucket, &offset, &numel, &tensors;
     std::vector<double>&ready_s, &start_s, &end_s, &queued_s, &peers_s, &transfer_s, &cpu_s;
     explicit BucketColumns(Table& t);
   } bk_;

@@ -4,61 +4,63 @@
 #include <fmt/format.h>
 
 #include "core/run/program.hpp"
+#include "trainers/common/bounded_option.hpp"
 #include "trainers/common/model_config.hpp"
 
 namespace sp::gpt {
+
+namespace {
+
+// The model options: what add_train_options declares, what resolve_config applies.
+constexpr train::ConfigOverride<TrainOptions, GPTConfig> kOverrides[] = {
+    {"--vocab", &TrainOptions::vocab, &GPTConfig::vocab_size, "override the preset's vocabulary size"},
+    {"--context", &TrainOptions::context, &GPTConfig::max_seq_len, "override the preset's context length"},
+    {"--width", &TrainOptions::width, &GPTConfig::channels, "override the preset's width (channels)"},
+    {"--depth", &TrainOptions::depth, &GPTConfig::num_layers, "override the preset's number of layers"},
+    {"--heads", &TrainOptions::heads, &GPTConfig::num_heads, "override the preset's number of attention heads"},
+};
+
+}  // namespace
 
 double lr_at(const TrainOptions& o, int step0) {
   return train::warmup_cosine_lr(o.lr, o.lr * o.min_lr_frac, o.warmup_steps, o.steps, step0);
 }
 
+GPTConfig resolve_config(const TrainOptions& o, const CheckpointInfo* ckpt, const std::string& ckpt_flag) {
+  if (ckpt && o.untied_head && ckpt->config.tied_lm_head)
+    throw UsageError(fmt::format("--untied-head differs from the {} checkpoint's tied LM head", ckpt_flag));
+  const train::ModelPresets<GPTConfig> presets{gpt_preset, gpt_validate, o.untied_head,
+                                               [&](GPTConfig& c) { c.tied_lm_head = !o.untied_head; }};
+  return train::resolve_model_config(o, o.model, o.model_given, ckpt ? &ckpt->config : nullptr, ckpt_flag, presets,
+                                     kOverrides);
+}
+
 void add_train_options(CLI::App& app, TrainOptions& o) {
-  app.add_option("-m,--model", o.model, "preset: gpt-micro, gpt-tiny, gpt-mini")
-      ->capture_default_str()
-      ->each([&o](const std::string&) { o.model_given = true; });
-  app.add_option("--vocab", o.vocab, "override the preset's vocabulary size")->check(CLI::Range(0, 1 << 30));
-  app.add_option("--context", o.context, "override the preset's context length")->check(CLI::Range(0, 1 << 30));
-  app.add_option("--width", o.width, "override the preset's width (channels)")->check(CLI::Range(0, 1 << 30));
-  app.add_option("--depth", o.depth, "override the preset's number of layers")->check(CLI::Range(0, 1 << 30));
-  app.add_option("--heads", o.heads, "override the preset's number of attention heads")->check(CLI::Range(0, 1 << 30));
+  train::add_model_options(app, o, o.model, o.model_given, "preset: gpt-micro, gpt-tiny, gpt-mini", kOverrides,
+                           1 << 30);
   app.add_flag("--untied-head", o.untied_head, "an LM head of its own (lm_head.weight) instead of GPT-2's tied wte");
   app.add_option("--data", o.data, "text file, one token per byte (default: the built-in synthetic corpus)");
-  app.add_option("--synthetic-bytes", o.synthetic_bytes, "size of the synthetic corpus")
-      ->check(CLI::Range(1LL, 1LL << 34))
-      ->capture_default_str();
-  app.add_option("--val-fraction", o.val_fraction, "fraction of 1 KiB chunks held out for validation")
-      ->check(CLI::Range(0.001, 0.9))
-      ->capture_default_str();
+  train::add_bounded(app, "--synthetic-bytes", o.synthetic_bytes, "size of the synthetic corpus", 1LL, 1LL << 34);
+  train::add_bounded(app, "--val-fraction", o.val_fraction, "fraction of 1 KiB chunks held out for validation", 0.001,
+                     0.9);
   app.add_option("-s,--steps", o.steps, "total optimizer steps (with --resume: continue up to this step)")
       ->required()
       ->check(CLI::Range(1, 100000000));
-  auto* batch = app.add_option("-B,--batch", o.batch, "sequences per rank per optimizer step (weak scaling)")
-                    ->check(CLI::Range(1, 1 << 20))
-                    ->capture_default_str();
+  train::add_bounded(app, "-B,--batch", o.batch, "sequences per rank per optimizer step (weak scaling)", 1, 1 << 20);
   app.add_option("-T,--seq-len", o.seq_len, "tokens per sequence (default: the context length)")
       ->check(CLI::Range(0, 1 << 30));
   app.add_option("--lr", o.lr, "peak learning rate")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--min-lr-frac", o.min_lr_frac, "final lr as a fraction of the peak (cosine decay)")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  app.add_option("--warmup-steps", o.warmup_steps, "linear lr warm-up steps")
-      ->check(CLI::Range(0, 100000000))
-      ->capture_default_str();
-  app.add_option("--weight-decay", o.weight_decay, "AdamW decoupled weight decay on 2-D tensors")
-      ->check(CLI::Range(0.0, 10.0))
-      ->capture_default_str();
-  app.add_option("--beta1", o.beta1, "AdamW beta1")->check(CLI::Range(0.0, 0.999999))->capture_default_str();
-  app.add_option("--beta2", o.beta2, "AdamW beta2")->check(CLI::Range(0.0, 0.999999))->capture_default_str();
-  app.add_option("--grad-clip", o.grad_clip, "clip the global gradient norm to this (0 = off)")
-      ->check(CLI::Range(0.0, 1e30))
-      ->capture_default_str();
-  app.add_option("--val-every", o.val_every,
-                 "validation loss every N steps and at the last step (0 = only at the last)")
-      ->check(CLI::Range(0, 100000000))
-      ->capture_default_str();
-  app.add_option("--val-batches", o.val_batches, "batches in each validation pass (0 = no validation)")
-      ->check(CLI::Range(0, 1000000))
-      ->capture_default_str();
+  train::add_bounded(app, "--min-lr-frac", o.min_lr_frac, "final lr as a fraction of the peak (cosine decay)", 0.0,
+                     1.0);
+  train::add_bounded(app, "--warmup-steps", o.warmup_steps, "linear lr warm-up steps", 0, 100000000);
+  train::add_bounded(app, "--weight-decay", o.weight_decay, "AdamW decoupled weight decay on 2-D tensors", 0.0, 10.0);
+  train::add_bounded(app, "--beta1", o.beta1, "AdamW beta1", 0.0, 0.999999);
+  train::add_bounded(app, "--beta2", o.beta2, "AdamW beta2", 0.0, 0.999999);
+  train::add_bounded(app, "--grad-clip", o.grad_clip, "clip the global gradient norm to this (0 = off)", 0.0, 1e30);
+  train::add_bounded(app, "--val-every", o.val_every,
+                     "validation loss every N steps and at the last step (0 = only at the last)", 0, 100000000);
+  train::add_bounded(app, "--val-batches", o.val_batches, "batches in each validation pass (0 = no validation)", 0,
+                     1000000);
   // --pipeline-stages and what needs it (trainers/gpt/pipeline_plan.hpp).
   auto* stages = app.add_option("--pipeline-stages", o.pipeline.stages,
                                 "pipeline parallelism: the model's blocks split into this many stages, one rank each "
@@ -77,27 +79,9 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
       ->needs(stages);
   train::add_run_control_options(
       app, o,
-      {.program = "gpt_train",
-       .data_seed = "seed of the synthetic corpus, the train/validation split and batch sampling",
+      {.data_seed = "seed of the synthetic corpus, the train/validation split and batch sampling",
        .resume = "continue training exactly from a checkpoint (weights, AdamW state, data position)",
        .init_from = "start from a checkpoint's weights only (fresh optimizer, step 0)"});
-  batch->excludes(app.get_option("--global-batch"));
-}
-
-GPTConfig resolve_config(const TrainOptions& o, const CheckpointInfo* ckpt, const std::string& ckpt_flag) {
-  static constexpr train::ConfigOverride<TrainOptions, GPTConfig> kOverrides[] = {
-      {"--vocab", &TrainOptions::vocab, &GPTConfig::vocab_size},
-      {"--context", &TrainOptions::context, &GPTConfig::max_seq_len},
-      {"--width", &TrainOptions::width, &GPTConfig::channels},
-      {"--depth", &TrainOptions::depth, &GPTConfig::num_layers},
-      {"--heads", &TrainOptions::heads, &GPTConfig::num_heads},
-  };
-  if (ckpt && o.untied_head && ckpt->config.tied_lm_head)
-    throw UsageError(fmt::format("--untied-head differs from the {} checkpoint's tied LM head", ckpt_flag));
-  const train::ModelPresets<GPTConfig> presets{gpt_preset, gpt_validate, o.untied_head,
-                                               [&](GPTConfig& c) { c.tied_lm_head = !o.untied_head; }};
-  return train::resolve_model_config(o, o.model, o.model_given, ckpt ? &ckpt->config : nullptr, ckpt_flag, presets,
-                                     kOverrides);
 }
 
 }  // namespace sp::gpt

@@ -6,9 +6,9 @@ namespace sp::gpt {
 
 GptTrainer::GptTrainer(const Session& s, const TrainOptions& o, GPT& model, DataLoader& train_loader,
                        DataLoader& val_loader, int B, int T, int micro_batches, const TrainState& state)
-    : s_(s),
+    : FlatModelTrainer(model, gpt_gradient_layout),
+      s_(s),
       o_(o),
-      model_(model),
       train_loader_(train_loader),
       val_loader_(val_loader),
       B_(B),

@@ -12,16 +12,13 @@
 
 namespace sp::gpt {
 
-class GptTrainer final : public train::Trainer {
+class GptTrainer final : public train::FlatModelTrainer<GPT> {
  public:
   // B x T: a micro-batch; micro_batches of them make this rank's rows of a step. state: the seeds
   // and data identity a checkpoint records (step and next_batch are filled in on save).
   GptTrainer(const Session& s, const TrainOptions& o, GPT& model, DataLoader& train_loader, DataLoader& val_loader,
              int B, int T, int micro_batches, const TrainState& state);
 
-  float* parameters() override { return model_.params.data(); }
-  float* gradients() override { return model_.grads.data(); }
-  coll::GradientLayout gradient_layout() const override { return gpt_gradient_layout(model_); }
   void load(int micro) override;
   double forward(int micro, const dp::ParamsNeededFn& need) override;
   void backward(const dp::GradReadyFn& on_ready) override { gpt_backward(model_, on_ready); }
@@ -35,7 +32,6 @@ class GptTrainer final : public train::Trainer {
  private:
   const Session& s_;
   const TrainOptions& o_;
-  GPT& model_;
   DataLoader& train_loader_;
   DataLoader& val_loader_;
   int B_, T_;

@@ -6,9 +6,23 @@
 #include <algorithm>
 
 #include "core/run/program.hpp"
+#include "trainers/common/bounded_option.hpp"
 #include "trainers/common/model_config.hpp"
 
 namespace sp::resnet {
+
+namespace {
+
+// The model options: what add_train_options declares, what resolve_config applies.
+constexpr train::ConfigOverride<TrainOptions, ResNetConfig> kOverrides[] = {
+    {nullptr, nullptr, &ResNetConfig::stages, nullptr},  // no option: fixed by the preset
+    {"--depth", &TrainOptions::depth, &ResNetConfig::depth,
+     "override the preset's depth (3 stages: 6n+2; 4 stages: 10, 18, 34)"},
+    {"--width", &TrainOptions::width, &ResNetConfig::width,
+     "override the preset's width (channels of the first stage)"},
+};
+
+}  // namespace
 
 void resolve_schedule(TrainOptions& o) {
   o.milestones.clear();
@@ -51,75 +65,49 @@ double lr_at(const TrainOptions& o, int step0) {
 }
 
 void add_train_options(CLI::App& app, TrainOptions& o) {
-  app.add_option("-m,--model", o.model, "preset: resnet20, resnet32, resnet56 (CIFAR, 3 stages), resnet18 (4 stages)")
-      ->capture_default_str()
-      ->each([&o](const std::string&) { o.model_given = true; });
-  app.add_option("--depth", o.depth, "override the preset's depth (3 stages: 6n+2; 4 stages: 10, 18, 34)")
-      ->check(CLI::Range(0, 1 << 20));
-  app.add_option("--width", o.width, "override the preset's width (channels of the first stage)")
-      ->check(CLI::Range(0, 1 << 20));
+  train::add_model_options(app, o, o.model, o.model_given,
+                           "preset: resnet20, resnet32, resnet56 (CIFAR, 3 stages), resnet18 (4 stages)", kOverrides,
+                           1 << 20);
   app.add_option("--data", o.data,
                  "CIFAR-10 binary directory (data_batch_1..5.bin, test_batch.bin); "
                  "default: the built-in synthetic images");
-  app.add_option("--synthetic-images", o.synthetic_images, "training images of the synthetic set")
-      ->check(CLI::Range(1LL, 1LL << 26))
-      ->capture_default_str();
-  app.add_option("--synthetic-test", o.synthetic_test, "test images of the synthetic set (the validation split)")
-      ->check(CLI::Range(1LL, 1LL << 24))
-      ->capture_default_str();
+  train::add_bounded(app, "--synthetic-images", o.synthetic_images, "training images of the synthetic set", 1LL,
+                     1LL << 26);
+  train::add_bounded(app, "--synthetic-test", o.synthetic_test,
+                     "test images of the synthetic set (the validation split)", 1LL, 1LL << 24);
   app.add_flag("--augment", o.augment, "random crop (padding 4) + horizontal flip of the training images");
   app.add_option("-s,--steps", o.steps, "total optimizer steps (with --resume: continue up to this step)")
       ->required()
       ->check(CLI::Range(1, 100000000));
-  auto* batch = app.add_option("-B,--batch", o.batch, "images per rank per optimizer step (weak scaling)")
-                    ->check(CLI::Range(1, 1 << 20))
-                    ->capture_default_str();
+  train::add_bounded(app, "-B,--batch", o.batch, "images per rank per optimizer step (weak scaling)", 1, 1 << 20);
   app.add_option("--lr", o.lr, "peak learning rate")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--schedule", o.schedule, "lr schedule after the warm-up: cosine or step")->capture_default_str();
-  app.add_option("--min-lr-frac", o.min_lr_frac, "cosine: final lr as a fraction of the peak")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
+  train::add_bounded(app, "--min-lr-frac", o.min_lr_frac, "cosine: final lr as a fraction of the peak", 0.0, 1.0);
   app.add_option("--lr-steps", o.lr_steps,
                  "step schedule: comma-separated steps after which lr *= --lr-gamma "
                  "(default: 50% and 75% of --steps)");
-  app.add_option("--lr-gamma", o.lr_gamma, "step schedule: lr factor at each of --lr-steps")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  app.add_option("--warmup-steps", o.warmup_steps, "linear lr warm-up steps")
-      ->check(CLI::Range(0, 100000000))
-      ->capture_default_str();
-  app.add_option("--momentum", o.momentum, "SGD momentum")->check(CLI::Range(0.0, 0.999999))->capture_default_str();
+  train::add_bounded(app, "--lr-gamma", o.lr_gamma, "step schedule: lr factor at each of --lr-steps", 0.0, 1.0);
+  train::add_bounded(app, "--warmup-steps", o.warmup_steps, "linear lr warm-up steps", 0, 100000000);
+  train::add_bounded(app, "--momentum", o.momentum, "SGD momentum", 0.0, 0.999999);
   app.add_flag("--nesterov", o.nesterov, "Nesterov momentum");
-  app.add_option("--weight-decay", o.weight_decay, "SGD weight decay (L2 on every tensor, as torchvision's recipe)")
-      ->check(CLI::Range(0.0, 10.0))
-      ->capture_default_str();
-  app.add_option("--grad-clip", o.grad_clip, "clip the global gradient norm to this (0 = off)")
-      ->check(CLI::Range(0.0, 1e30))
-      ->capture_default_str();
+  train::add_bounded(app, "--weight-decay", o.weight_decay,
+                     "SGD weight decay (L2 on every tensor, as torchvision's recipe)", 0.0, 10.0);
+  train::add_bounded(app, "--grad-clip", o.grad_clip, "clip the global gradient norm to this (0 = off)", 0.0, 1e30);
   app.add_flag("--bn-eval", o.bn_eval,
                "batch norm in evaluation mode while training (running statistics, frozen: an affine layer), so "
                "the model is batch-independent and strong scaling reproduces the 1-rank run");
-  app.add_option("--val-every", o.val_every, "validation every N steps and at the last step (0 = only at the last)")
-      ->check(CLI::Range(0, 100000000))
-      ->capture_default_str();
-  app.add_option("--val-images", o.val_images, "test-split images in each validation pass (0 = no validation)")
-      ->check(CLI::Range(0, 1 << 26))
-      ->capture_default_str();
+  train::add_bounded(app, "--val-every", o.val_every,
+                     "validation every N steps and at the last step (0 = only at the last)", 0, 100000000);
+  train::add_bounded(app, "--val-images", o.val_images, "test-split images in each validation pass (0 = no validation)",
+                     0, 1 << 26);
   train::add_run_control_options(
       app, o,
-      {.program = "resnet_train",
-       .data_seed = "seed of the synthetic images, shuffling and augmentation",
+      {.data_seed = "seed of the synthetic images, shuffling and augmentation",
        .resume = "continue training exactly from a checkpoint (weights, BN statistics, momentum, data position)",
        .init_from = "start from a checkpoint's weights and BN statistics only (fresh optimizer, step 0)"});
-  batch->excludes(app.get_option("--global-batch"));
 }
 
 ResNetConfig resolve_config(const TrainOptions& o, const CheckpointInfo* ckpt, const std::string& ckpt_flag) {
-  static constexpr train::ConfigOverride<TrainOptions, ResNetConfig> kOverrides[] = {
-      {nullptr, nullptr, &ResNetConfig::stages},  // no option: fixed by the preset
-      {"--depth", &TrainOptions::depth, &ResNetConfig::depth},
-      {"--width", &TrainOptions::width, &ResNetConfig::width},
-  };
   return train::resolve_model_config(o, o.model, o.model_given, ckpt ? &ckpt->config : nullptr, ckpt_flag,
                                      train::ModelPresets<ResNetConfig>{resnet_preset, resnet_validate}, kOverrides);
 }

@@ -10,9 +10,9 @@ namespace sp::resnet {
 
 ResNetTrainer::ResNetTrainer(const Session& s, const TrainOptions& o, ResNet& model, ImageLoader& train_loader,
                              const ImageSet& test, int B, int micro_batches, int val_n, const TrainState& state)
-    : s_(s),
+    : FlatModelTrainer(model, resnet_gradient_layout),
+      s_(s),
       o_(o),
-      model_(model),
       train_loader_(train_loader),
       test_(test),
       B_(B),

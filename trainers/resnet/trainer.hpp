@@ -24,16 +24,13 @@
 
 namespace sp::resnet {
 
-class ResNetTrainer final : public train::Trainer {
+class ResNetTrainer final : public train::FlatModelTrainer<ResNet> {
  public:
   // B: a micro-batch's images; micro_batches of them make this rank's rows of a step. val_n: the
   // test images validated. state: the seeds and data identity a checkpoint records.
   ResNetTrainer(const Session& s, const TrainOptions& o, ResNet& model, ImageLoader& train_loader, const ImageSet& test,
                 int B, int micro_batches, int val_n, const TrainState& state);
 
-  float* parameters() override { return model_.params.data(); }
-  float* gradients() override { return model_.grads.data(); }
-  coll::GradientLayout gradient_layout() const override { return resnet_gradient_layout(model_); }
   void load(int micro) override;
   double forward(int micro, const dp::ParamsNeededFn& need) override;
   void backward(const dp::GradReadyFn& on_ready) override { resnet_backward(model_, on_ready); }
@@ -50,7 +47,6 @@ class ResNetTrainer final : public train::Trainer {
 
   const Session& s_;
   const TrainOptions& o_;
-  ResNet& model_;
   ImageLoader& train_loader_;
   const ImageSet& test_;
   int B_, val_n_;
