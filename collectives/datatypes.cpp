@@ -52,33 +52,13 @@ Op parse_op(std::string_view s) {
   fail("unknown reduction op '{}' (choose sum, max, min)", s);
 }
 
-std::size_t size_of(Dtype d) {
-  switch (d) {
-    case Dtype::f32:
-      return 4;
-    case Dtype::f64:
-      return 8;
-    case Dtype::i32:
-      return 4;
-    case Dtype::bf16:
-      return 2;
-  }
-  return 0;
-}
+std::size_t size_of(Dtype d) { return per_dtype<std::size_t>(d, 4, 8, 4, 2); }
 
 MPI_Datatype transport_type(Dtype d) {
-  switch (d) {
-    case Dtype::f32:
-      return MPI_FLOAT;
-    case Dtype::f64:
-      return MPI_DOUBLE;
-    case Dtype::i32:
-      return MPI_INT32_T;
-    case Dtype::bf16:
-      return MPI_UINT16_T;
-  }
-  return MPI_DATATYPE_NULL;
+  return per_dtype<MPI_Datatype>(d, MPI_FLOAT, MPI_DOUBLE, MPI_INT32_T, MPI_UINT16_T);
 }
+
+void unknown_dtype(Dtype d) { fail("unknown dtype (value {})", static_cast<int>(d)); }
 
 void reduce_local(void* inout, const void* in, std::size_t count, Dtype d, Op o) {
   switch (d) {

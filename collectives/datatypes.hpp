@@ -16,6 +16,25 @@ std::string_view name(Op o);
 Dtype parse_dtype(std::string_view s);  // throws sp::Error naming the bad value
 Op parse_op(std::string_view s);
 std::size_t size_of(Dtype d);
+
+[[noreturn]] void unknown_dtype(Dtype d);  // throws sp::Error: d is none of Dtype's values
+// The one of four values, given in Dtype's order, that stands for d: a table of per-dtype values
+// in one line, such as per_dtype<MPI_Datatype>(d, MPI_FLOAT, MPI_DOUBLE, MPI_INT32_T, MPI_UINT16_T).
+template <typename T>
+T per_dtype(Dtype d, T f32, T f64, T i32, T bf16) {
+  switch (d) {
+    case Dtype::f32:
+      return f32;
+    case Dtype::f64:
+      return f64;
+    case Dtype::i32:
+      return i32;
+    case Dtype::bf16:
+      return bf16;
+  }
+  unknown_dtype(d);
+}
+
 // The MPI datatype used to move elements point to point. bf16 travels as MPI_UINT16_T.
 MPI_Datatype transport_type(Dtype d);
 

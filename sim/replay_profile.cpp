@@ -23,6 +23,18 @@ std::int64_t int_attribute(const TraceReader& r, const std::string& name, std::i
   }
 }
 
+// A row's (rank, step): the key the iterations, samples and buckets tables share.
+using RankStep = std::pair<std::int64_t, std::int64_t>;
+
+// Each row's (rank, step) of a table of the trace: its rank column and its step's (step_column).
+std::vector<RankStep> rank_steps(const Table& t, const std::string& table, const std::string& step_column) {
+  const auto& rank = column_values<std::int64_t>(t, table, "rank");
+  const auto& step = column_values<std::int64_t>(t, table, step_column);
+  std::vector<RankStep> keys;
+  for (std::size_t i = 0; i < rank.size(); ++i) keys.emplace_back(rank[i], step[i]);
+  return keys;
+}
+
 }  // namespace
 
 double ReplayProfile::measured_step_s(std::size_t k) const {
@@ -63,8 +75,7 @@ ReplayProfile read_replay_profile(const std::filesystem::path& path) {
 
     // The summarised steps of every rank, in step order.
     const Table it = r.read_table("iterations");
-    const auto& it_rank = column_values<std::int64_t>(it, "iterations", "rank");
-    const auto& it_step = column_values<std::int64_t>(it, "iterations", "step");
+    const std::vector<RankStep> it_key = rank_steps(it, "iterations", "step");
     const auto& it_case = column_values<std::int64_t>(it, "iterations", "case");
     const auto& it_start = column_values<double>(it, "iterations", "step_start_s");
     const auto& it_progress = column_values<double>(it, "iterations", "progress_s");
@@ -72,7 +83,6 @@ ReplayProfile read_replay_profile(const std::filesystem::path& path) {
     const auto& it_step_s = column_values<double>(it, "iterations", "step_s");
     const auto& it_wait = column_values<double>(it, "iterations", "wait_s");
     const auto& it_summary = column_values<std::int64_t>(it, "iterations", "in_summary");
-    using RankStep = std::pair<std::int64_t, std::int64_t>;
     std::map<RankStep, ReplayStep> steps;
     // Per step, on the rank's clock: the step's start and the progress calls inside backward;
     // then the last backward's start and the share of its wall time that was compute.
@@ -80,17 +90,17 @@ ReplayProfile read_replay_profile(const std::filesystem::path& path) {
       double step_start = 0, progress = 0, backward_start = 0, compute_share = 1;
     };
     std::map<RankStep, Clock> clock;
-    for (std::size_t i = 0; i < it_rank.size(); ++i) {
+    for (std::size_t i = 0; i < it_key.size(); ++i) {
       if (!it_summary[i]) continue;
       if (it_case[i] < 0 || std::size_t(it_case[i]) >= p.cases.size())
         fail("iterations row {} names case {}, of {}", i, it_case[i], p.cases.size());
-      ReplayStep& s = steps[{it_rank[i], it_step[i]}];
-      s.step = double(it_step[i]);
+      ReplayStep& s = steps[it_key[i]];
+      s.step = double(it_key[i].second);
       s.case_id = double(it_case[i]);
       s.tail_s = it_optimizer[i];
       s.measured_step_s = it_step_s[i];
       s.measured_wait_s = it_wait[i];
-      clock[{it_rank[i], it_step[i]}] = {it_start[i], it_progress[i]};
+      clock[it_key[i]] = {it_start[i], it_progress[i]};
     }
     if (steps.empty()) fail("no summarised step (in_summary = 1) to replay");
 
@@ -102,15 +112,14 @@ ReplayProfile read_replay_profile(const std::filesystem::path& path) {
     if (backward_row == phase_names.end()) fail("the phases table has no 'backward'");
     const auto backward_phase = std::int64_t(backward_row - phase_names.begin());
     const Table samples = r.read_table("samples");
-    const auto& sa_rank = column_values<std::int64_t>(samples, "samples", "rank");
-    const auto& sa_iteration = column_values<std::int64_t>(samples, "samples", "iteration");
+    const std::vector<RankStep> sa_key = rank_steps(samples, "samples", "iteration");
     const auto& sa_phase = column_values<std::int64_t>(samples, "samples", "phase");
     const auto& sa_start = column_values<double>(samples, "samples", "start_s");
     const auto& sa_wall = column_values<double>(samples, "samples", "wall_s");
     std::map<RankStep, std::pair<double, double>> backward;  // the last one's start, wall time
-    for (std::size_t i = 0; i < sa_rank.size(); ++i) {
+    for (std::size_t i = 0; i < sa_key.size(); ++i) {
       if (sa_phase[i] != backward_phase) continue;
-      auto [at, fresh] = backward.try_emplace({sa_rank[i], sa_iteration[i]}, sa_start[i], sa_wall[i]);
+      auto [at, fresh] = backward.try_emplace(sa_key[i], sa_start[i], sa_wall[i]);
       if (!fresh && sa_start[i] > at->second.first) at->second = {sa_start[i], sa_wall[i]};
     }
     for (auto& [key, s] : steps) {
@@ -127,17 +136,16 @@ ReplayProfile read_replay_profile(const std::filesystem::path& path) {
     }
 
     const Table bk = r.read_table("buckets");
-    const auto& bk_rank = column_values<std::int64_t>(bk, "buckets", "rank");
-    const auto& bk_step = column_values<std::int64_t>(bk, "buckets", "step");
+    const std::vector<RankStep> bk_key = rank_steps(bk, "buckets", "step");
     const auto& bk_numel = column_values<std::int64_t>(bk, "buckets", "numel");
     const auto& bk_tensors = column_values<std::int64_t>(bk, "buckets", "tensors");
     const auto& bk_ready = column_values<double>(bk, "buckets", "ready_s");
-    for (std::size_t i = 0; i < bk_rank.size(); ++i) {
-      const auto s = steps.find({bk_rank[i], bk_step[i]});
+    for (std::size_t i = 0; i < bk_key.size(); ++i) {
+      const auto s = steps.find(bk_key[i]);
       if (s == steps.end()) continue;  // not a summarised step
       if (bk_numel[i] <= 0 || bk_numel[i] > (std::int64_t(1) << 40))
         fail("buckets row {} has {} elements", i, bk_numel[i]);
-      const Clock& c = clock[{bk_rank[i], bk_step[i]}];
+      const Clock& c = clock[bk_key[i]];
       const double ready = std::clamp((bk_ready[i] - c.backward_start) * c.compute_share, 0.0, s->second.backward_s);
       s->second.buckets.push_back({double(bk_numel[i]), double(std::max<std::int64_t>(1, bk_tensors[i])), ready});
     }

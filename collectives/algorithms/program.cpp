@@ -177,7 +177,7 @@ NodeSegment* begin_signals(const Program& p, const Bindings& b, std::uint64_t& b
   return b.segment;
 }
 
-// The local work (reduce, copy, scale), the same in both executors.
+// The local work (reduce, copy, scale), the same in both executors: their switches' default.
 void run_local(const Action& x, const Program& p, const Bindings& b, Transport& t) {
   const Dtype d = p.shape.dtype;
   switch (x.kind) {
@@ -223,11 +223,6 @@ void run_blocking(const Program& p, const Bindings& b, Transport& t) {
       case ActionKind::sendrecv:
         t.sendrecv(at(x.a), x.a.count, at(x.b), x.b.count, d, x.peer, p.tag);
         break;
-      case ActionKind::reduce:
-      case ActionKind::copy:
-      case ActionKind::scale:
-        run_local(x, p, b, t);
-        break;
       case ActionKind::library_allreduce:
         t.library_allreduce(at(x.b), at(x.a), x.a.count, d, p.shape.op);
         break;
@@ -240,6 +235,8 @@ void run_blocking(const Program& p, const Bindings& b, Transport& t) {
       case ActionKind::wait_signals:
         seg->wait_all(base + std::uint64_t(x.slot + 1), b.channel);
         break;
+      default:  // reduce, copy or scale (run_local fails on any other kind)
+        run_local(x, p, b, t);
     }
   }
   if (seg) seg->end_run(b.channel);
@@ -270,6 +267,24 @@ bool ProgressedRun::test(Request& r) {
   return true;
 }
 
+// The one request of a blocking send, receive or library call.
+Request ProgressedRun::post_one(const Action& x) {
+  const Program& p = *program_;
+  const Dtype d = p.shape.dtype;
+  switch (x.kind) {
+    case ActionKind::send:
+      return t_->post_send(at(x.a), x.a.count, d, x.peer, p.tag);
+    case ActionKind::recv:
+      return t_->post_recv(at(x.a), x.a.count, d, x.peer, p.tag);
+    case ActionKind::library_allreduce:
+      return t_->post_library_allreduce(at(x.b), at(x.a), x.a.count, d, p.shape.op);
+    case ActionKind::library_collective:
+      return t_->post_library_collective(p.shape.call(), at(x.b), at(x.a), d, p.shape.op);
+    default:
+      fail("action {} is not a blocking call of one request", int(x.kind));
+  }
+}
+
 bool ProgressedRun::advance(bool poll) {
   if (!program_) fail("ProgressedRun::advance before start");
   poll_ = poll;
@@ -295,9 +310,10 @@ bool ProgressedRun::advance(bool poll) {
         break;
       case ActionKind::send:
       case ActionKind::recv:
+      case ActionKind::library_allreduce:
+      case ActionKind::library_collective:
         if (first) {
-          own_[0] = x.kind == ActionKind::send ? t.post_send(at(x.a), x.a.count, d, x.peer, p.tag)
-                                               : t.post_recv(at(x.a), x.a.count, d, x.peer, p.tag);
+          own_[0] = post_one(x);
           posted_ = true;
           ++events_;
         }
@@ -313,27 +329,6 @@ bool ProgressedRun::advance(bool poll) {
         // Both tested every time: each completes on its own.
         if (!(test(own_[1]) & test(own_[0]))) return false;
         break;
-      case ActionKind::reduce:
-      case ActionKind::copy:
-      case ActionKind::scale:
-        run_local(x, p, bind_, t);
-        break;
-      case ActionKind::library_allreduce:
-        if (first) {
-          own_[0] = t.post_library_allreduce(at(x.b), at(x.a), x.a.count, d, p.shape.op);
-          posted_ = true;
-          ++events_;
-        }
-        if (!test(own_[0])) return false;
-        break;
-      case ActionKind::library_collective:
-        if (first) {
-          own_[0] = t.post_library_collective(p.shape.call(), at(x.b), at(x.a), d, p.shape.op);
-          posted_ = true;
-          ++events_;
-        }
-        if (!test(own_[0])) return false;
-        break;
       case ActionKind::signal:
         bind_.segment->signal(signal_base_ + std::uint64_t(x.slot + 1), bind_.channel);
         break;
@@ -341,6 +336,8 @@ bool ProgressedRun::advance(bool poll) {
         if (!bind_.segment->all_reached(signal_base_ + std::uint64_t(x.slot + 1), bind_.channel)) return false;
         ++events_;
         break;
+      default:  // reduce, copy or scale (run_local fails on any other kind)
+        run_local(x, p, bind_, t);
     }
     posted_ = false;
     ++pc_;

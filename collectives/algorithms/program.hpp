@@ -205,6 +205,7 @@ class ProgressedRun {
 
  private:
   bool test(Request& r);
+  Request post_one(const Action& x);
   void* at(const Span& s) const;
   const Program* program_ = nullptr;
   Bindings bind_;

@@ -1,4 +1,4 @@
-// The lists of allreduce algorithms and of transports. Adding one = one .cpp file + one line here.
+// The list of every collective's algorithms and of transports. Adding one = one .cpp file + one line here.
 #include <algorithm>
 #include <array>
 #include <string>
@@ -11,10 +11,35 @@
 namespace sp::coll {
 
 namespace {
+// The other collectives' rows: the libraries' own calls (MPI's the reference on every backend;
+// Gloo's and NCCL's with their --backend) and textbook schedules.
+constexpr Algorithm library(Collective c, std::string_view transport, std::string_view description) {
+  return Algorithm{
+      .name = transport, .description = description, .plan = plan_library, .transport = transport, .collective = c};
+}
+// A textbook schedule of collective c, run on whichever backend is chosen.
+constexpr Algorithm schedule(Collective c, std::string_view name, std::string_view description, PlanFn plan,
+                             WorkspaceFn workspace_bytes = no_workspace) {
+  return Algorithm{
+      .name = name, .description = description, .plan = plan, .workspace_bytes = workspace_bytes, .collective = c};
+}
+#ifdef SCALEPROBE_HAVE_GLOO
+#define SP_GLOO(c, what) library(c, "gloo", what " (with --backend gloo)"),
+#else
+#define SP_GLOO(c, what)
+#endif
+#ifdef SCALEPROBE_HAVE_NCCL
+#define SP_NCCL(c, what) library(c, "nccl", what " (with --backend nccl)"),
+#else
+#define SP_NCCL(c, what)
+#endif
+// Every collective's algorithms in the order offered, each collective's rows together: algorithms(c)
+// is c's run of rows.
 // Not formatted: the #ifdef entries and the SP_GLOO / SP_NCCL entries (each a macro ending in a comma)
 // inside the braces defeat clang-format's layout of a table.
 // clang-format off
 constexpr std::array kAlgorithms{
+    // allreduce
     Algorithm{.name = "mpi", .description = "MPI_Allreduce, the reference of every backend", .plan = plan_library,
               .transport = "mpi"},
 #ifdef SCALEPROBE_HAVE_GLOO
@@ -48,38 +73,14 @@ constexpr std::array kAlgorithms{
               .plan = plan_hier, .workspace_bytes = message_workspace, .node_local = true,
               .buffers_in_segment = true, .across_nodes = true},
 #endif
-};
-// The other collectives: the libraries' own calls (MPI's the reference on every backend; Gloo's and
-// NCCL's with their --backend) and textbook schedules.
-constexpr Algorithm library(Collective c, std::string_view transport, std::string_view description) {
-  return Algorithm{
-      .name = transport, .description = description, .plan = plan_library, .transport = transport, .collective = c};
-}
-// A textbook schedule of collective c, run on whichever backend is chosen.
-constexpr Algorithm schedule(Collective c, std::string_view name, std::string_view description, PlanFn plan,
-                             WorkspaceFn workspace_bytes = no_workspace) {
-  return Algorithm{
-      .name = name, .description = description, .plan = plan, .workspace_bytes = workspace_bytes, .collective = c};
-}
-#ifdef SCALEPROBE_HAVE_GLOO
-#define SP_GLOO(c, what) library(c, "gloo", what " (with --backend gloo)"),
-#else
-#define SP_GLOO(c, what)
-#endif
-#ifdef SCALEPROBE_HAVE_NCCL
-#define SP_NCCL(c, what) library(c, "nccl", what " (with --backend nccl)"),
-#else
-#define SP_NCCL(c, what)
-#endif
-constexpr std::array kReduceScatter{
+    // reduce-scatter
     library(Collective::reduce_scatter, "mpi", "MPI_Reduce_scatter_block, the reference of every backend"),
     SP_NCCL(Collective::reduce_scatter, "ncclReduceScatter")
     schedule(Collective::reduce_scatter, "ring", "ring reduce-scatter (the first half of ring allreduce), pipelined",
              plan_ring_reduce_scatter, message_and_two_segments_workspace),
     schedule(Collective::reduce_scatter, "halving", "recursive-halving reduce-scatter (Rabenseifner's first half)",
              plan_halving_reduce_scatter, two_message_workspace),
-};
-constexpr std::array kAllGather{
+    // all-gather
     library(Collective::all_gather, "mpi", "MPI_Allgather, the reference of every backend"),
     SP_GLOO(Collective::all_gather, "Gloo's own allgather")
     SP_NCCL(Collective::all_gather, "ncclAllGather")
@@ -87,29 +88,25 @@ constexpr std::array kAllGather{
              plan_ring_all_gather),
     schedule(Collective::all_gather, "bruck", "Bruck's all-gather: ceil(log2 p) steps at any rank count",
              plan_bruck_all_gather, message_workspace),
-};
-constexpr std::array kBroadcast{
+    // broadcast
     library(Collective::broadcast, "mpi", "MPI_Bcast, the reference of every backend"),
     SP_GLOO(Collective::broadcast, "Gloo's own broadcast")
     SP_NCCL(Collective::broadcast, "ncclBroadcast")
     schedule(Collective::broadcast, "binomial", "binomial tree from the root, pipelined in chunks",
              plan_binomial_broadcast),
-};
-constexpr std::array kReduce{
+    // reduce
     library(Collective::reduce, "mpi", "MPI_Reduce, the reference of every backend"),
     SP_GLOO(Collective::reduce, "Gloo's own reduce")
     SP_NCCL(Collective::reduce, "ncclReduce")
     schedule(Collective::reduce, "binomial", "binomial tree to the root, pipelined in chunks", plan_binomial_reduce,
              two_segment_workspace),
-};
-constexpr std::array kAllToAll{
+    // all-to-all
     library(Collective::all_to_all, "mpi", "MPI_Alltoall, the reference of every backend"),
     SP_GLOO(Collective::all_to_all, "Gloo's own alltoall")
     SP_NCCL(Collective::all_to_all, "grouped ncclSend and ncclRecv, NCCL's all-to-all")
     schedule(Collective::all_to_all, "pairwise", "pairwise exchange: at step k send to rank + k, receive from rank - k",
              plan_pairwise_all_to_all),
-};
-constexpr std::array kAllToAllV{
+    // all-to-allv
     library(Collective::all_to_allv, "mpi", "MPI_Alltoallv, the reference of every backend"),
     SP_NCCL(Collective::all_to_allv, "grouped ncclSend and ncclRecv of the declared block sizes")
     schedule(Collective::all_to_allv, "pairwise", "pairwise exchange of the declared block sizes",
@@ -118,6 +115,17 @@ constexpr std::array kAllToAllV{
 #undef SP_GLOO
 #undef SP_NCCL
 // clang-format on
+// algorithms(c) takes the first run of c's rows, so no collective's rows may be split.
+constexpr bool each_collective_in_one_run() {
+  for (std::size_t i = 1; i < kAlgorithms.size(); ++i) {
+    if (kAlgorithms[i].collective == kAlgorithms[i - 1].collective) continue;
+    for (std::size_t j = 0; j < i; ++j)  // row i starts a run: no earlier row may be of its collective
+      if (kAlgorithms[j].collective == kAlgorithms[i].collective) return false;
+  }
+  return true;
+}
+static_assert(each_collective_in_one_run());
+
 constexpr std::array kTransports{
     TransportKind{"mpi", "MPI point-to-point (MPI_Isend / MPI_Irecv), MPI_Allreduce", make_mpi_transport},
 #ifdef SCALEPROBE_HAVE_GLOO
@@ -144,23 +152,9 @@ const auto& find_by_name(const Entries& entries, std::string_view name, std::str
 }  // namespace
 
 std::span<const Algorithm> algorithms(Collective c) {
-  switch (c) {
-    case Collective::allreduce:
-      return kAlgorithms;
-    case Collective::reduce_scatter:
-      return kReduceScatter;
-    case Collective::all_gather:
-      return kAllGather;
-    case Collective::broadcast:
-      return kBroadcast;
-    case Collective::reduce:
-      return kReduce;
-    case Collective::all_to_all:
-      return kAllToAll;
-    case Collective::all_to_allv:
-      return kAllToAllV;
-  }
-  return {};
+  const auto of_c = [c](const Algorithm& a) { return a.collective == c; };
+  const auto first = std::find_if(kAlgorithms.begin(), kAlgorithms.end(), of_c);
+  return {first, std::find_if_not(first, kAlgorithms.end(), of_c)};
 }
 
 std::uint64_t no_workspace(std::uint64_t, std::uint64_t) { return 0; }

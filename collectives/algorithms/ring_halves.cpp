@@ -25,6 +25,9 @@ struct Ring {
   Blocks blocks;
   std::size_t largest;  // the largest block's elements; 0: nothing to move
   int left, right;
+  // Block q mod P: the steps name a block by this rank plus an offset, which can pass P.
+  std::size_t begin(std::size_t q) const { return blocks.begin(q % P); }
+  std::size_t size(std::size_t q) const { return blocks.size(q % P); }
 };
 Ring ring_of(const Shape& s) {
   const std::size_t P = static_cast<std::size_t>(s.nranks);
@@ -40,30 +43,26 @@ Ring ring_of(const Shape& s) {
 
 Program plan_ring_reduce_scatter(const Shape& s) {
   ProgramBuilder b(s, tag::ring_reduce_scatter);
-  // Plain names, not a structured binding: the lambdas below capture them (clang before 16, the
-  // fuzz preset's compiler, cannot capture a structured binding).
   const Ring ring = ring_of(s);
-  const std::size_t P = ring.P, r = ring.r, largest = ring.largest;
-  const Blocks& blocks = ring.blocks;
-  const int left = ring.left, right = ring.right;
-  if (largest == 0) return b.finish();
-  auto input = [&](std::size_t q) { return b.send_buffer(blocks.begin(q % P), blocks.size(q % P)); };
+  if (ring.largest == 0) return b.finish();
+  const std::size_t P = ring.P, r = ring.r;
+  auto input = [&](std::size_t q) { return b.send_buffer(ring.begin(q), ring.size(q)); };
   // In place, recv is this rank's block of send: its input is read there at the last step only.
-  const Span result = b.recv_buffer(0, blocks.size(r));
+  const Span result = b.recv_buffer(0, ring.size(r));
   if (P == 1) {
     if (!s.in_place) b.copy(result, input(0));
     return b.finish();
   }
-  const std::size_t seg = b.segment_elements(largest);
+  const std::size_t seg = b.segment_elements(ring.largest);
   auto partial = [&](std::size_t k, std::size_t q) {
-    return b.scratch(2 * seg + (k % 2) * largest, blocks.size(q % P));
+    return b.scratch(2 * seg + (k % 2) * ring.largest, ring.size(q));
   };
   for (std::size_t k = 0; k + 1 < P; ++k) {
     const bool last = k + 2 == P;
     const std::size_t q = r + 2 * P - k - 2;  // the block this step folds the left's partial sum into
     const Span in = last ? result : partial(k, q);
     if (!(last && s.in_place)) b.copy(in, input(q));  // this rank's contribution, the left's folded in below
-    ring_step(b, k == 0 ? input(r + P - 1) : partial(k - 1, q + 1), in, true, last, seg, left, right);
+    ring_step(b, k == 0 ? input(r + P - 1) : partial(k - 1, q + 1), in, true, last, seg, ring.left, ring.right);
   }
   b.scales_result();  // the last step scales each final element (Shape::scaled)
   return b.finish();
@@ -71,18 +70,15 @@ Program plan_ring_reduce_scatter(const Shape& s) {
 
 Program plan_ring_all_gather(const Shape& s) {
   ProgramBuilder b(s, tag::ring_all_gather);
-  // Plain names, not a structured binding: the lambdas below capture them (clang before 16, the
-  // fuzz preset's compiler, cannot capture a structured binding).
   const Ring ring = ring_of(s);
-  const std::size_t P = ring.P, r = ring.r, largest = ring.largest;
-  const Blocks& blocks = ring.blocks;
-  const int left = ring.left, right = ring.right;
-  if (largest == 0) return b.finish();
-  auto gathered = [&](std::size_t q) { return b.recv_buffer(blocks.begin(q % P), blocks.size(q % P)); };
-  if (!s.in_place) b.copy(gathered(r), b.send_buffer(0, blocks.size(r)));
-  const std::size_t seg = b.segment_elements(largest);
-  for (std::size_t k = 0; k + 1 < P; ++k)
-    ring_step(b, gathered(r + P - k), gathered(r + 2 * P - k - 1), false, false, seg, left, right);
+  if (ring.largest == 0) return b.finish();
+  auto gathered = [&](std::size_t q) { return b.recv_buffer(ring.begin(q), ring.size(q)); };
+  if (!s.in_place) b.copy(gathered(ring.r), b.send_buffer(0, ring.size(ring.r)));
+  const std::size_t seg = b.segment_elements(ring.largest);
+  for (std::size_t k = 0; k + 1 < ring.P; ++k) {
+    const std::size_t q = ring.r + ring.P - k;  // the block this step forwards; it receives block q - 1
+    ring_step(b, gathered(q), gathered(q - 1), false, false, seg, ring.left, ring.right);
+  }
   return b.finish();
 }
 

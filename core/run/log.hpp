@@ -15,21 +15,17 @@ void set_rank(int rank, int size);
 void set_level(Level level);
 void write(Level level, std::string_view message);
 
-template <typename... Args>
-void debug(fmt::format_string<Args...> f, Args&&... a) {
-  write(Level::debug, fmt::format(f, std::forward<Args>(a)...));
-}
-template <typename... Args>
-void info(fmt::format_string<Args...> f, Args&&... a) {
-  write(Level::info, fmt::format(f, std::forward<Args>(a)...));
-}
-template <typename... Args>
-void warn(fmt::format_string<Args...> f, Args&&... a) {
-  write(Level::warn, fmt::format(f, std::forward<Args>(a)...));
-}
-template <typename... Args>
-void error(fmt::format_string<Args...> f, Args&&... a) {
-  write(Level::error, fmt::format(f, std::forward<Args>(a)...));
-}
+// log::info("{} ranks", n) and the like: a message at one level, formatted (checked at compile time).
+template <Level L>
+struct Logger {
+  template <typename... Args>
+  void operator()(fmt::format_string<Args...> f, Args&&... a) const {
+    write(L, fmt::format(f, std::forward<Args>(a)...));
+  }
+};
+inline constexpr Logger<Level::debug> debug{};
+inline constexpr Logger<Level::info> info{};
+inline constexpr Logger<Level::warn> warn{};
+inline constexpr Logger<Level::error> error{};
 
 }  // namespace sp::log

@@ -102,6 +102,15 @@ def report_text(campaign: Path, out: Path, *options: str) -> str:
     return (out / "report.md").read_text()
 
 
+def report_section(campaign: Path, tmp_path: Path, section: str, header: str) -> tuple[Path, str, list[dict]]:
+    """The report of ``campaign`` in ``tmp_path``/report (report_text), which must have ``section``:
+    its folder, its text and the rows of its table whose header line starts with ``header``."""
+    out = tmp_path / "report"
+    text = report_text(campaign, out)
+    assert section in text
+    return out, text, markdown_rows(text, header)
+
+
 def markdown_rows(text: str, header: str) -> list[dict]:
     """The rows of the first markdown table in ``text`` whose header line starts with ``header``, as dicts."""
     lines = text.splitlines()

@@ -9,7 +9,7 @@ import subprocess
 import h5py
 import pytest
 
-from helpers import build_dir, markdown_rows, mpi_env, mpi_traces, need_binary, report_text, run_cli
+from helpers import build_dir, markdown_rows, mpi_env, mpi_traces, need_binary, report_section, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -20,10 +20,8 @@ def campaign(tmp_path_factory):
 
 
 def test_report_has_the_sweep_section_and_every_traces_table(campaign, tmp_path):
-    out = tmp_path / "report"
-    text = report_text(campaign, out)
-    assert "## p2p across points" in text
-    rows = markdown_rows(text, "| point | ranks | test | bytes | passes | latency_us | bandwidth_GBps |")
+    out, text, rows = report_section(campaign, tmp_path, "## p2p across points",
+                                     "| point | ranks | test | bytes | passes | latency_us | bandwidth_GBps |")
     with h5py.File(campaign / "p2p_N1_t4_c1.h5") as f:
         cases = len(f["summary/test"])
         latency = {int(b): float(v) for t, b, v in zip(f["summary/test"], f["summary/bytes"], f["summary/latency_us"])

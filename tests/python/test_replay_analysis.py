@@ -11,7 +11,7 @@ import h5py
 import numpy as np
 import pytest
 
-from helpers import REPO, markdown_rows, report_text
+from helpers import REPO, report_section
 from scaleprobe_analysis import replay
 from scaleprobe_analysis.trace import load_trace
 
@@ -29,10 +29,9 @@ def campaign(tmp_path_factory):
 
 
 def test_report_has_the_cross_rank_section_labelled_simulated(campaign, tmp_path):
-    out = tmp_path / "report"
-    text = report_text(campaign, out)
-    assert "## Step replay across simulated rank counts (SIMULATED)" in text
-    rows = markdown_rows(text, "| case | ranks | measured_ranks | measured_ms | predicted_ms | predicted_wait_ms |")
+    out, text, rows = report_section(
+        campaign, tmp_path, "## Step replay across simulated rank counts (SIMULATED)",
+        "| case | ranks | measured_ranks | measured_ms | predicted_ms | predicted_wait_ms |")
     with h5py.File(campaign / "scale-256.h5") as f:
         cases = len(f["cases/case"])
         predicted = {(a.decode(), c.decode()): float(p) * 1e3 for a, c, p in

@@ -29,17 +29,16 @@ Table KernelProfile::table() const {
   auto& seconds = t.reals("seconds", "s", "wall time inside the kernel over the profiled steps");
   auto& flops = t.reals("flops", "", "floating-point operations, as the kernel counts them");
   auto& bytes = t.reals("bytes", "B", "bytes the kernel must at least read and write");
-  auto& steps = t.ints("steps", "", "profiled steps: every step of the run after the first");
-  auto& wall = t.reals("step_wall_s", "s", "this rank's wall time of the profiled steps");
   for (const prof::Row& r : prof::rows()) {
     name.push_back(r.name);
     calls.push_back(r.calls);
     seconds.push_back(r.seconds);
     flops.push_back(r.flops);
     bytes.push_back(r.bytes);
-    steps.push_back(steps_);
-    wall.push_back(wall_s_);
   }
+  // The last two columns are the same in every row: the profiled steps and their wall time.
+  t.ints("steps", "", "profiled steps: every step of the run after the first").assign(name.size(), steps_);
+  t.reals("step_wall_s", "s", "this rank's wall time of the profiled steps").assign(name.size(), wall_s_);
   return t;
 }
 

@@ -34,30 +34,10 @@ void check_nccl(ncclResult_t r, const char* what) {
 }
 
 ncclDataType_t nccl_type(Dtype d) {
-  switch (d) {
-    case Dtype::f32:
-      return ncclFloat32;
-    case Dtype::f64:
-      return ncclFloat64;
-    case Dtype::i32:
-      return ncclInt32;
-    case Dtype::bf16:
-      return ncclBfloat16;
-  }
-  fail("NCCL: unknown dtype");
+  return per_dtype<ncclDataType_t>(d, ncclFloat32, ncclFloat64, ncclInt32, ncclBfloat16);
 }
 
-ncclRedOp_t nccl_op(Op o) {
-  switch (o) {
-    case Op::sum:
-      return ncclSum;
-    case Op::max:
-      return ncclMax;
-    case Op::min:
-      return ncclMin;
-  }
-  fail("NCCL: unknown op");
-}
+ncclRedOp_t nccl_op(Op o) { return o == Op::sum ? ncclSum : o == Op::max ? ncclMax : ncclMin; }
 
 // This rank's device, or why there is none; every rank learns whether all have one.
 int choose_device(MPI_Comm comm) {
