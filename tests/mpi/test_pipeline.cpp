@@ -2,11 +2,11 @@
 // for a fixed global batch, gpt-micro at depth 4 cut into 2 stages (CTest gpt_pipeline.np2) or 4
 // (gpt_pipeline.np4, also as 2 stages x 2 data-parallel replicas), with 1, S and 2S + 1
 // micro-batches under both schedules, follows the one-rank run's training and validation losses
-// within 1e-5 per step; each stage holds the activations its schedule says (GPipe all M
-// micro-batches, 1F1B min(S - stage, M)); the trace's pipeline_ops rows are the stage's program in
-// the order it ran, their compute times add up to the step's and its bubble is a share; a checkpoint
-// written mid-run resumes at another stage and replica count on the one-rank curve; the
-// combinations a pipeline cannot run are refused with one line.
+// within 1e-5 per step, the replicas averaging their stage's gradients only; each stage holds the activations its
+// schedule says (GPipe all M micro-batches, 1F1B min(S - stage, M)); the trace's pipeline_ops rows are the stage's
+// program in the order it ran, their compute times add up to the step's and its bubble is a share; a checkpoint written
+// mid-run resumes at another stage and replica count on the one-rank curve; the combinations a pipeline cannot run are
+// refused with one line.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -148,6 +148,10 @@ class Pipeline : public sp::test::TrainerTest {
         EXPECT_EQ(r.root_attribute("pipeline_schedule"), schedule);
         EXPECT_EQ(r.root_attribute("pipeline_micro_rows"), std::to_string(global_batch / replicas / M));
         EXPECT_EQ(r.root_attribute("pipeline_replicas"), std::to_string(replicas));
+        // The replicas average their stage's own gradients (rank 0's: the first stage's), not the model's.
+        const long long averaged = std::stoll(r.root_attribute("gradient_numel"));
+        EXPECT_GT(averaged, 0) << what;
+        EXPECT_LT(averaged, std::stoll(r.root_attribute("num_parameters"))) << what;
         const Held h = held(name + ".h5", stages, ranks);
         for (int s = 0; s < stages; ++s) {
           const std::int64_t want = schedule == "gpipe" ? M : std::min(stages - s, M);

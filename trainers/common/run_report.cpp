@@ -37,8 +37,8 @@ std::string gradient_plan_line(const dp::DataParallelPlan& plan) {
                      plan.backend == "mpi" ? "" : fmt::format(" on {}", plan.backend));
 }
 
-std::uint64_t write_train_trace(TraceWriter& trace, dp::DataParallelEngine& engine, const StepsTable& log,
-                                const RunControlOptions& o, const RunFacts& f, const StepLoop::End& end) {
+void write_train_trace(TraceWriter& trace, dp::DataParallelEngine& engine, const StepsTable& log,
+                       const RunControlOptions& o, const RunFacts& f, const StepLoop::End& end, std::uint64_t hash) {
   Table ranks = rank_map_row();
   ranks.ints("blas_threads", "", "OpenBLAS thread count").push_back(kernels::blas_threads());
   // Each rank chose its core on its own node's CPU (kernels/blas.hpp): a mixed job shows here.
@@ -46,7 +46,6 @@ std::uint64_t write_train_trace(TraceWriter& trace, dp::DataParallelEngine& engi
   trace.write_table("steps", log.table(), TableScope::shared, "one row per optimizer step of this run (rank 0's view)");
   trace.write_table("ranks", ranks, TableScope::per_rank, "rank -> host -> core map");
   engine.write_trace(trace);
-  const std::uint64_t hash = engine.parameter_hash();
   trace.set_attribute("trainer", f.trainer);
   trace.set_attribute("model_name", f.model_name);
   trace.set_attribute("num_parameters", f.num_parameters);
@@ -81,7 +80,6 @@ std::uint64_t write_train_trace(TraceWriter& trace, dp::DataParallelEngine& engi
     if (log.has_accuracy()) trace.set_attribute("final_val_accuracy", end.val.accuracy);
   }
   trace.set_attribute("parameter_hash", fmt::format("{:016x}", hash));
-  return hash;
 }
 
 std::string validation_result(const StepLoop::End& end, bool accuracy) {

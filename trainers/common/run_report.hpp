@@ -38,10 +38,12 @@ struct RunFacts {
 };
 
 // Collective: writes the steps and ranks tables, the engine's tables and the attributes every
-// train trace has; returns the parameter hash (identical on every rank). final_val_loss (and
-// final_val_accuracy for classifiers) only when a validation ran: final_val_step says which step.
-std::uint64_t write_train_trace(TraceWriter& trace, dp::DataParallelEngine& engine, const StepsTable& log,
-                                const RunControlOptions& o, const RunFacts& facts, const StepLoop::End& end);
+// train trace has, parameter_hash the model's (dp::parameter_hash, identical on every rank).
+// final_val_loss (and final_val_accuracy for classifiers) only when a validation ran:
+// final_val_step says which step.
+void write_train_trace(TraceWriter& trace, dp::DataParallelEngine& engine, const StepsTable& log,
+                       const RunControlOptions& o, const RunFacts& facts, const StepLoop::End& end,
+                       std::uint64_t parameter_hash);
 
 // The closing line's validation part: "val loss 2.1234" (", val accuracy 41.20%" with accuracy)
 // when measured, "val loss: off" when the run does not validate, "val loss: not measured" when it

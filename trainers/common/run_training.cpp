@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <utility>
 
 #include "core/run/error.hpp"
 #include "trainers/common/kernel_profile.hpp"
@@ -13,9 +14,27 @@ dp::ScheduledStep Trainer::schedule(const dp::GradReadyFn&) {
   fail("this trainer runs forward and backward, not a pipeline schedule");
 }
 
+namespace {
+
+// The replicated run's tensors as a layout of their own, and the offset of its first element.
+std::pair<coll::GradientLayout, std::size_t> replicated_layout(const coll::GradientLayout& whole,
+                                                               Trainer::TensorRun run) {
+  if (run.first >= run.end || run.end > whole.tensors.size())
+    fail("replicated tensors [{}, {}) of {}", run.first, run.end, whole.tensors.size());
+  coll::GradientLayout part{
+      whole.name, {whole.tensors.begin() + std::ptrdiff_t(run.first), whole.tensors.begin() + std::ptrdiff_t(run.end)}};
+  std::size_t offset = 0;
+  for (std::size_t i = 0; i < run.first; ++i) offset += whole.tensors[i].numel;
+  return {part, offset};
+}
+
+}  // namespace
+
 int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDescription& run) {
-  dp::DataParallelEngine engine(run.replicas ? *run.replicas : s, run.plan, t.parameters(), t.gradients(),
-                                t.gradient_layout(), run.start_step + 1, s.comm);
+  const coll::GradientLayout layout = t.gradient_layout();
+  const auto [replicated, offset] = replicated_layout(layout, t.replicated_tensors());
+  dp::DataParallelEngine engine(run.replicas ? *run.replicas : s, run.plan, t.parameters() + offset,
+                                t.gradients() + offset, replicated, run.start_step + 1, s.comm);
   engine.broadcast_parameters();
   t.share_buffers();
 
@@ -88,7 +107,9 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
   if (t.schedules_steps()) fn.schedule = [&](const dp::GradReadyFn& ready) { return t.schedule(ready); };
   const StepLoop::End end = loop.run(engine, fn, steps_table);
 
-  const std::uint64_t hash = write_train_trace(trace, engine, steps_table, o, run.facts, end);
+  // Of the whole model (after share_buffers every rank holds all of it), not of the replicated run alone.
+  const std::uint64_t hash = dp::parameter_hash(t.parameters(), layout.total_numel());
+  write_train_trace(trace, engine, steps_table, o, run.facts, end, hash);
   if (profile.on())
     trace.write_table("kernels", profile.table(), TableScope::per_rank,
                       "--profile-kernels: each kernel's calls, time and work over the steps after the first");

@@ -28,6 +28,13 @@ class Trainer {
   virtual float* parameters() = 0;
   virtual float* gradients() = 0;
   virtual coll::GradientLayout gradient_layout() const = 0;
+  // The tensors the data-parallel engine keeps alike over the replicas (averages their gradients,
+  // broadcasts and checks their values): a contiguous run [first, end) of gradient_layout()'s.
+  // Every one, but for a pipeline stage, whose replicas share its own tensors only.
+  struct TensorRun {
+    std::size_t first = 0, end = 0;
+  };
+  virtual TensorRun replicated_tensors() const { return {0, gradient_layout().tensors.size()}; }
 
   // One optimizer step. load(m) puts this rank's micro-batch m in place (a trainer may load the
   // whole step's rows at m = 0); forward(m) returns its loss (this rank's mean); backward ADDS its

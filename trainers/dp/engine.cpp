@@ -105,11 +105,13 @@ void DataParallelEngine::broadcast_parameters() {
     SP_MPI_CHECK(MPI_Bcast(params_ + o, int(std::min(chunk, numel_ - o)), MPI_FLOAT, 0, comm_));
 }
 
-std::uint64_t DataParallelEngine::parameter_hash() const {
+std::uint64_t parameter_hash(const float* params, std::size_t numel) {
   // The basis lacks the standard one's last digit (14695981039346656037): kept, so hashes printed
   // and stored by earlier runs stay comparable.
-  return Fnv1a(1469598103934665603ull).add(params_, numel_ * sizeof(float)).value();
+  return Fnv1a(1469598103934665603ull).add(params, numel * sizeof(float)).value();
 }
+
+std::uint64_t DataParallelEngine::parameter_hash() const { return dp::parameter_hash(params_, numel_); }
 
 void DataParallelEngine::check_in_sync(int step) {
   complete_parameters();

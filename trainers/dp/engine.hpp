@@ -47,6 +47,9 @@ using GradReadyFn = std::function<void(std::size_t)>;
 // before each layer; under --shard it completes the all-gathers those parameters are in).
 using ParamsNeededFn = std::function<void(std::size_t)>;
 
+// FNV-1a over the bytes of numel parameters: the hash the engine checks across ranks and the trace stores.
+std::uint64_t parameter_hash(const float* params, std::size_t numel);
+
 // What a pipeline stage's step (trainers/gpt/pipeline_*) returns: the step's loss and the share of
 // its time that was its forwards (wall and this thread's CPU), so the trace can split the step.
 struct ScheduledStep {

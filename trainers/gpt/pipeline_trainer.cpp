@@ -86,6 +86,11 @@ PipelineTrainer::PipelineTrainer(const TrainOptions& o, const PipelinePlan& plan
   grad_sent_.resize(2);
   act_sent_.resize(std::size_t(plan.micro_batches));
   tensors_ = gpt_range_tensors(model, range_);
+  // A stage's tensors are one run of the buffer, the last stage's but for wte (offset 0) before it.
+  const bool skip_wte = wte_on_two_stages() && plan.last() && !plan.first();
+  replicated_ = {tensors_.at(skip_wte ? 1 : 0), tensors_.back() + 1};
+  if (replicated_.end - replicated_.first != tensors_.size() - (skip_wte ? 1 : 0))
+    fail("pipeline stage {}: its tensors are not one run of the buffer", plan.stage);
 }
 
 PipelineTrainer::~PipelineTrainer() {
@@ -157,6 +162,10 @@ dp::ScheduledStep PipelineTrainer::schedule(const dp::GradReadyFn& on_ready) {
   for (std::size_t k = slots_.size(); k-- > 0;) free_slots.push_back(k);
   int held = 0, peak = 0;
   double loss_sum = 0, computing = 0;
+  // The engine zeroes the replicated tensors' gradients; the last stage's wte, outside them, holds
+  // the sum update() received last step.
+  if (wte_on_two_stages() && plan_.last())
+    std::fill(model_.grads.begin(), model_.grads.begin() + std::ptrdiff_t(model_.tensors.front().numel), 0.0f);
   const double step_start = wall_seconds();
   for (const PipelineOp& op : program_) {
     const std::size_t m = std::size_t(op.micro);
@@ -194,7 +203,16 @@ dp::ScheduledStep PipelineTrainer::schedule(const dp::GradReadyFn& on_ready) {
     float* g = model_.grads.data() + t.offset;
     for (std::size_t j = 0; j < t.numel; ++j) g[j] *= scale;
   }
-  on_ready(0);  // every gradient this stage computes is final (the others stay zero)
+  if (wte_on_two_stages() && plan_.last()) {  // the head's share of wte to the embedding's stage
+    const TensorInfo& wte = model_.tensors.front();
+    transport_->send(model_.grads.data(), wte.numel, kF32, 0, kEmbeddingTag);
+  } else if (wte_on_two_stages() && plan_.first()) {
+    const TensorInfo& wte = model_.tensors.front();
+    std::vector<float> head(wte.numel);
+    transport_->recv(head.data(), wte.numel, kF32, plan_.stages - 1, kEmbeddingTag);
+    for (std::size_t i = 0; i < wte.numel; ++i) model_.grads[i] += head[i];
+  }
+  on_ready(0);  // every gradient this stage's replicas average is final
   r.loss = broadcast_from_last(loss_sum / plan_.micro_batches);  // only the last stage has the loss
   held_step_.push_back(next_step_++);
   held_micro_.push_back(peak);
@@ -213,18 +231,16 @@ double PipelineTrainer::broadcast_from_last(double value) {
 double PipelineTrainer::update(double lr, const dp::ParameterShard&) {
   float* grads = model_.grads.data();
   const TensorInfo& wte = model_.tensors.front();  // transformer.wte.weight, offset 0
-  const bool wte_on_two_stages = model_.config.tied_lm_head && plan_.stages > 1;
-  if (wte_on_two_stages && (plan_.first() || plan_.last())) {
-    // The embedding's gradient on the first stage, the head's on the last: both get their sum.
-    std::vector<float> theirs(wte.numel);
-    transport_->sendrecv(grads, wte.numel, theirs.data(), wte.numel, kF32, plan_.first() ? plan_.stages - 1 : 0,
-                         kEmbeddingTag);
-    for (std::size_t i = 0; i < wte.numel; ++i) grads[i] += theirs[i];
-  }
+  // The first stage holds wte's whole gradient (embedding + head, averaged over the replicas):
+  // the last stage takes it, to update its copy alike.
+  if (wte_on_two_stages() && plan_.first())
+    transport_->send(grads, wte.numel, kF32, plan_.stages - 1, kEmbeddingTag);
+  else if (wte_on_two_stages() && plan_.last())
+    transport_->recv(grads, wte.numel, kF32, 0, kEmbeddingTag);
   double squares = 0;
   for (const std::size_t i : tensors_) {
     const TensorInfo& t = model_.tensors[i];
-    if (wte_on_two_stages && plan_.last() && t.offset == 0) continue;  // counted on the first stage
+    if (wte_on_two_stages() && plan_.last() && t.offset == 0) continue;  // counted on the first stage
     squares += kernels::sum_of_squares(grads + t.offset, t.numel);
   }
   SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &squares, 1, MPI_DOUBLE, MPI_SUM, comm_));

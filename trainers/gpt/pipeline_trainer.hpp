@@ -7,11 +7,13 @@
 // clips and updates only its stage's tensors (gpt_range_tensors). The tied wte is the first stage's
 // embedding and the last stage's head: both hold it, add each other's gradient before the update and
 // so update it alike (as Megatron-LM's embedding group). The gradient norm is summed over the
-// stages (wte counted once). share_buffers, at the start, after the last step and before every
+// stages (wte counted once): the last stage sends its head's share to the first before the replicas
+// average, and gets the sum back after. share_buffers, at the start, after the last step and before every
 // checkpoint, gives every rank every stage's parameters and AdamW state, so a checkpoint is one
 // whole model whatever the stage count, and resumes at another. With
-// data-parallel replicas (ranks = stages x replicas), the engine allreduces each stage's gradients
-// among its replicas (run on the replicas' session) before update() sees them.
+// data-parallel replicas (ranks = stages x replicas), the engine averages each stage's own gradients
+// (replicated_tensors, not the whole model's) among its replicas (run on the replicas' session)
+// before update() sees them.
 #pragma once
 
 #include <mpi.h>
@@ -41,6 +43,9 @@ class PipelineTrainer final : public train::Trainer {
   float* parameters() override { return model_.params.data(); }
   float* gradients() override { return model_.grads.data(); }
   coll::GradientLayout gradient_layout() const override { return gpt_gradient_layout(model_); }
+  // The stage's own tensors, but for the last stage's tied wte: its head gradient goes to the first
+  // stage before the replicas average (schedule), and the average comes back to it (update).
+  TensorRun replicated_tensors() const override { return replicated_; }
   void load(int micro) override;
   double forward(int micro, const dp::ParamsNeededFn& need) override;
   void backward(const dp::GradReadyFn& on_ready) override;
@@ -77,6 +82,7 @@ class PipelineTrainer final : public train::Trainer {
   double forward_micro(Slot& slot, const int* inputs, const int* targets, coll::Request* pending, OpTimes& times);
   void backward_micro(int micro, Slot& slot, OpTimes& times);
   double broadcast_from_last(double value);  // the last stage's value on every stage
+  bool wte_on_two_stages() const { return model_.config.tied_lm_head && plan_.stages > 1; }
 
   const TrainOptions& o_;
   PipelinePlan plan_;
@@ -98,6 +104,7 @@ class PipelineTrainer final : public train::Trainer {
   std::vector<std::vector<float>> grad_out_;  // gradients sent back, double-buffered
   std::vector<coll::Request> grad_sent_, act_sent_;
   std::vector<std::size_t> tensors_;  // this stage's parameter tensors
+  TensorRun replicated_;              // those its replicas average (all but the last stage's tied wte)
   AdamWParams adam_;
   TrainState state_;
   int next_step_;
