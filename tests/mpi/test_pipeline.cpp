@@ -2,7 +2,8 @@
 // for a fixed global batch, gpt-micro at depth 4 cut into 2 stages (CTest gpt_pipeline.np2) or 4
 // (gpt_pipeline.np4, also as 2 stages x 2 data-parallel replicas), with 1, S and 2S + 1
 // micro-batches under both schedules, follows the one-rank run's training and validation losses
-// within 1e-5 per step, the replicas averaging their stage's gradients only; each stage holds the activations its
+// within 1e-5 per step, the replicas averaging their stage's gradients only, block by block as the last backward
+// finishes them; each stage holds the activations its
 // schedule says (GPipe all M micro-batches, 1F1B min(S - stage, M)); the trace's pipeline_ops rows are the stage's
 // program in the order it ran, their compute times add up to the step's and its bubble is a share; a checkpoint written
 // mid-run resumes at another stage and replica count on the one-rank curve; the combinations a pipeline cannot run are
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -123,6 +125,21 @@ class Pipeline : public sp::test::TrainerTest {
       EXPECT_NEAR(bubble[row], 1 - compute_s[row] / schedule_s[row], 1e-12) << what;
     }
   }
+  // With one bucket per tensor, each stage's last backward hands its blocks to the replicas'
+  // average as they are final: on every rank and step the buckets were not all ready at once.
+  void expect_buckets_ready_block_by_block(const std::string& trace, const std::string& what) {
+    const sp::Table t = sp::TraceReader(path(trace)).read_table("buckets");
+    const auto rank = column<std::int64_t>(t, "rank"), step = column<std::int64_t>(t, "step");
+    const auto ready = column<double>(t, "ready_s");
+    std::map<std::pair<std::int64_t, std::int64_t>, std::pair<double, double>> span;  // (rank, step): first, last
+    for (std::size_t i = 0; i < rank.size(); ++i) {
+      auto [it, added] = span.try_emplace({rank[i], step[i]}, ready[i], ready[i]);
+      it->second = {std::min(it->second.first, ready[i]), std::max(it->second.second, ready[i])};
+    }
+    EXPECT_FALSE(span.empty()) << what;
+    for (const auto& [key, first_last] : span)
+      EXPECT_LT(first_last.first, first_last.second) << what << ", rank " << key.first << " step " << key.second;
+  }
   // stages x replicas ranks, each replica global_batch / replicas rows cut into M micro-batches.
   void expect_pipelines_follow_one_rank(int stages, int global_batch, int replicas = 1) {
     const int ranks = stages * replicas;
@@ -139,7 +156,8 @@ class Pipeline : public sp::test::TrainerTest {
             std::to_string(stages) + " stages x " + std::to_string(replicas) + " replica(s), " + name;
         ASSERT_EQ(train(ranks,
                         batch + " --pipeline-stages " + std::to_string(stages) + " --micro-batches " +
-                            std::to_string(M) + " --schedule " + schedule + " -o " + path(name + ".h5"),
+                            std::to_string(M) + " --schedule " + schedule + " -o " + path(name + ".h5") +
+                            (replicas > 1 ? " --bucket-cap-mb tensor" : ""),
                         name + ".log"),
                   0);
         expect_same_column("ref.h5", name + ".h5", "loss", what);
@@ -163,6 +181,7 @@ class Pipeline : public sp::test::TrainerTest {
           }
         }
         if (schedule == "gpipe") gpipe = h;
+        if (replicas > 1) expect_buckets_ready_block_by_block(name + ".h5", what);
         expect_ops_follow_the_schedule(name + ".h5", stages, ranks, M, schedule == "gpipe", what);
         const std::string log = read_file(path(name + ".log"));
         EXPECT_NE(log.find("activations held at the peak (counted)"), std::string::npos) << what;

@@ -6,12 +6,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <csignal>
 #include <cstdio>
-#include <cstdlib>
 #include <limits>
-#include <numeric>
 
 #include "core/run/binding.hpp"
 #include "core/run/hash.hpp"
@@ -237,6 +234,22 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
   };
   auto timed = [&](Phase phase, auto&& body) { record(phase, measure(body)); };
 
+  // Backward's time; in progress mode the calls that advanced buckets from inside it are
+  // communication, recorded apart.
+  auto record_backward = [&](Measured backward, bool synchronised) {
+    if (synchronised && overlap_.mode == OverlapMode::progress) {
+      const Measured progress{{backward.sample.start_s, reducer_->progress_s(), reducer_->progress_cpu_s()},
+                              reducer_->progress_cpu_s()};
+      backward.sample.wall_s -= progress.sample.wall_s;
+      backward.sample.cpu_s -= progress.sample.cpu_s;
+      backward.process_cpu_s -= progress.process_cpu_s;
+      record(Phase::backward, backward);
+      record(Phase::progress, progress);
+      r.progress_s = progress.sample.wall_s;
+      return;
+    }
+    record(Phase::backward, backward);
+  };
   const GradReadyFn ready = [this](std::size_t offset) { reducer_->grads_ready(offset); };
   const GradReadyFn ignore = [](std::size_t) {};
   double loss_sum = 0;
@@ -265,7 +278,7 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
     whole.sample.cpu_s -= scheduled.forward_cpu_s;
     whole.process_cpu_s -= scheduled.forward_cpu_s;
     record(Phase::forward, forward);
-    record(Phase::backward, whole);
+    record_backward(whole, sync);  // the stage's last backward hands its blocks over as they are final
     loss_sum = scheduled.loss;
   }
   for (int m = 0; m < plan_.accum_steps && !fn.schedule; ++m) {
@@ -294,19 +307,7 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
       if (m == 0 && !release_gradients_) std::fill(grads_, grads_ + numel_, 0.0f);
       fn.backward(sync_now ? ready : ignore);
     });
-    if (sync_now && overlap_.mode == OverlapMode::progress) {
-      // The calls that advanced buckets from inside backward are communication: out of backward.
-      const Measured progress{{backward.sample.start_s, reducer_->progress_s(), reducer_->progress_cpu_s()},
-                              reducer_->progress_cpu_s()};
-      backward.sample.wall_s -= progress.sample.wall_s;
-      backward.sample.cpu_s -= progress.sample.cpu_s;
-      backward.process_cpu_s -= progress.process_cpu_s;
-      record(Phase::backward, backward);
-      record(Phase::progress, progress);
-      r.progress_s = progress.sample.wall_s;
-    } else {
-      record(Phase::backward, backward);
-    }
+    record_backward(backward, sync_now);
   }
   if (fault_) fault_->after_backward(step, session_.rank);
   if (sync) {

@@ -65,7 +65,8 @@ struct StepFunctions {
   // A pipeline stage instead of forward and backward (with accum_steps 1): the step's forwards and
   // backwards of every micro-batch in its schedule's order (GPipe, 1F1B), which interleave, with
   // the sends and receives between stages, ADDING the gradients into the zeroed buffer. Recorded
-  // as a forward phase (its forwards) and a backward phase (the rest: backwards and waiting).
+  // as a forward phase (its forwards) and a backward phase (the rest: backwards and waiting; in
+  // progress mode the buckets advanced from its last backward are the progress phase).
   std::function<ScheduledStep(const GradReadyFn&)> schedule;
 };
 

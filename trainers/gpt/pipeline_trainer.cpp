@@ -64,7 +64,8 @@ PipelineTrainer::PipelineTrainer(const TrainOptions& o, const PipelinePlan& plan
       op_compute_(ops_.reals("compute_s", "s", "running this stage's blocks")),
       op_send_(ops_.reals("send_s", "s",
                           "sending its output to the neighbouring stage, and waiting for the earlier send from "
-                          "the same buffer")) {
+                          "the same buffer; in the step's last backward also handing each finished block to "
+                          "the replicas' average (and the first stage receiving wte's head share)")) {
   SP_MPI_CHECK(MPI_Comm_dup(groups.stages(), &comm_));
   SP_MPI_CHECK(MPI_Comm_dup(groups.replicas().comm, &replicas_));
   transport_ = coll::find_transport(o.parallel.backend).make(comm_);
@@ -91,6 +92,9 @@ PipelineTrainer::PipelineTrainer(const TrainOptions& o, const PipelinePlan& plan
   replicated_ = {tensors_.at(skip_wte ? 1 : 0), tensors_.back() + 1};
   if (replicated_.end - replicated_.first != tensors_.size() - (skip_wte ? 1 : 0))
     fail("pipeline stage {}: its tensors are not one run of the buffer", plan.stage);
+  run_begin_ = model.tensors[replicated_.first].offset;
+  run_end_ = model.tensors[replicated_.end - 1].offset + model.tensors[replicated_.end - 1].numel;
+  if (wte_on_two_stages() && plan.first()) wte_head_.resize(model.tensors.front().numel);
 }
 
 PipelineTrainer::~PipelineTrainer() {
@@ -131,7 +135,7 @@ double PipelineTrainer::forward_micro(Slot& slot, const int* inputs, const int* 
   return loss;
 }
 
-void PipelineTrainer::backward_micro(int micro, Slot& slot, OpTimes& times) {
+void PipelineTrainer::backward_micro(int micro, Slot& slot, OpTimes& times, const dp::GradReadyFn& on_final) {
   // The residual stream's gradient: received from the next stage into the buffer backward updates
   // in place, which then holds the gradient of this stage's input.
   float* dres = ga_.h[std::size_t(range_.end) - 1].residual3;
@@ -143,7 +147,7 @@ void PipelineTrainer::backward_micro(int micro, Slot& slot, OpTimes& times) {
     transport_->recv(dres, boundary_numel_, kF32, plan_.stage + 1, kGradientTag);
   }
   const double t2 = wall_seconds();
-  gpt_backward_layers(model_, range_, slot.a, ga_, inputs_of(micro), targets_of(micro), plan_.micro_rows, T_);
+  gpt_backward_layers(model_, range_, slot.a, ga_, inputs_of(micro), targets_of(micro), plan_.micro_rows, T_, on_final);
   const double t3 = wall_seconds();
   if (!plan_.first()) {
     // Sent from a copy, so the next backward may start while it travels; two copies alternate.
@@ -153,6 +157,11 @@ void PipelineTrainer::backward_micro(int micro, Slot& slot, OpTimes& times) {
     grad_sent_[k] = transport_->post_send(grad_out_[k].data(), boundary_numel_, kF32, plan_.stage - 1, kGradientTag);
   }
   times = {t2 - t1, t3 - t2, (t1 - t0) + (wall_seconds() - t3)};
+}
+
+void PipelineTrainer::scale_gradients(std::size_t from, std::size_t end) {
+  const float scale = 1.0f / float(plan_.micro_batches);
+  for (float* g = model_.grads.data() + from; g < model_.grads.data() + end; ++g) *g *= scale;
 }
 
 dp::ScheduledStep PipelineTrainer::schedule(const dp::GradReadyFn& on_ready) {
@@ -166,8 +175,32 @@ dp::ScheduledStep PipelineTrainer::schedule(const dp::GradReadyFn& on_ready) {
   // the sum update() received last step.
   if (wte_on_two_stages() && plan_.last())
     std::fill(model_.grads.begin(), model_.grads.begin() + std::ptrdiff_t(model_.tensors.front().numel), 0.0f);
+  // The step's gradient is the mean over its micro-batches, as one batch of all their rows. The
+  // last backward finishes the stage's blocks one after the other: each is scaled and handed to the
+  // engine as it is final, so the replicas average the first while the rest of that backward runs
+  // (as DDP's buckets overlap backward). The first stage's wte takes the last stage's head share
+  // before it is handed over.
+  std::size_t final_from = run_end_;  // replicated gradients at offsets >= final_from are final
+  double handing_s = 0;               // time inside the hand-over: receiving the head share, the engine's calls
+  const dp::GradReadyFn hand_over = [&](std::size_t watermark) {
+    const std::size_t from = std::clamp(watermark, run_begin_, run_end_);
+    if (from < final_from) scale_gradients(from, final_from);
+    const double t0 = wall_seconds();
+    if (plan_.first() && wte_on_two_stages() && from == 0 && final_from > 0) {  // wte (offset 0) is final
+      const TensorInfo& wte = model_.tensors.front();
+      transport_->recv(wte_head_.data(), wte.numel, kF32, plan_.stages - 1, kEmbeddingTag);
+      for (std::size_t i = 0; i < wte.numel; ++i) model_.grads[i] += wte_head_[i];
+    }
+    final_from = std::min(final_from, from);
+    on_ready(from - run_begin_);
+    handing_s += wall_seconds() - t0;
+  };
+  std::size_t last_backward = 0;
+  for (std::size_t i = 0; i < program_.size(); ++i)
+    if (!program_[i].forward) last_backward = i;
   const double step_start = wall_seconds();
-  for (const PipelineOp& op : program_) {
+  for (std::size_t i = 0; i < program_.size(); ++i) {
+    const PipelineOp& op = program_[i];
     const std::size_t m = std::size_t(op.micro);
     OpTimes times;
     const double wall0 = wall_seconds(), cpu0 = thread_cpu_seconds();
@@ -180,7 +213,12 @@ dp::ScheduledStep PipelineTrainer::schedule(const dp::GradReadyFn& on_ready) {
       r.forward_s += wall_seconds() - wall0;
       r.forward_cpu_s += thread_cpu_seconds() - cpu0;
     } else {
-      backward_micro(op.micro, slots_[slot_of[m]], times);
+      const bool last = i == last_backward;
+      backward_micro(op.micro, slots_[slot_of[m]], times, last ? hand_over : dp::GradReadyFn());
+      if (last) {  // the engine's and the head share's time is not this stage's compute
+        times.compute_s -= handing_s;
+        times.send_s += handing_s;
+      }
       free_slots.push_back(slot_of[m]);
       --held;
     }
@@ -196,23 +234,12 @@ dp::ScheduledStep PipelineTrainer::schedule(const dp::GradReadyFn& on_ready) {
   for (coll::Request& sent : grad_sent_) transport_->wait(sent);
   for (coll::Request& sent : act_sent_) transport_->wait(sent);
   const double schedule_s = wall_seconds() - step_start;
-  // The step's gradient is the mean over its micro-batches, as one batch of all their rows.
-  const float scale = 1.0f / float(plan_.micro_batches);
-  for (const std::size_t i : tensors_) {
-    const TensorInfo& t = model_.tensors[i];
-    float* g = model_.grads.data() + t.offset;
-    for (std::size_t j = 0; j < t.numel; ++j) g[j] *= scale;
-  }
+  if (final_from != run_begin_) fail("pipeline stage {}: its last backward left gradients unscaled", plan_.stage);
   if (wte_on_two_stages() && plan_.last()) {  // the head's share of wte to the embedding's stage
     const TensorInfo& wte = model_.tensors.front();
+    scale_gradients(0, wte.numel);
     transport_->send(model_.grads.data(), wte.numel, kF32, 0, kEmbeddingTag);
-  } else if (wte_on_two_stages() && plan_.first()) {
-    const TensorInfo& wte = model_.tensors.front();
-    std::vector<float> head(wte.numel);
-    transport_->recv(head.data(), wte.numel, kF32, plan_.stages - 1, kEmbeddingTag);
-    for (std::size_t i = 0; i < wte.numel; ++i) model_.grads[i] += head[i];
   }
-  on_ready(0);  // every gradient this stage's replicas average is final
   r.loss = broadcast_from_last(loss_sum / plan_.micro_batches);  // only the last stage has the loss
   held_step_.push_back(next_step_++);
   held_micro_.push_back(peak);

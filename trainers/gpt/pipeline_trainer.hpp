@@ -71,7 +71,8 @@ class PipelineTrainer final : public train::Trainer {
   };
   // Where one forward or backward of a micro-batch spent its time (a row of the pipeline_ops table):
   // blocked receiving its input (the neighbour's activation or gradient), computing, sending its
-  // output on (including waiting for the previous send from the same buffer).
+  // output on (including waiting for the previous send from the same buffer; in the last backward,
+  // handing the finished blocks over: schedule()).
   struct OpTimes {
     double recv_s = 0, compute_s = 0, send_s = 0;
   };
@@ -80,8 +81,10 @@ class PipelineTrainer final : public train::Trainer {
   // Receives the micro-batch's input (after the first stage), runs the blocks and sends the output
   // on (before the last stage; left in flight in `pending`, else blocking); the loss on the last stage.
   double forward_micro(Slot& slot, const int* inputs, const int* targets, coll::Request* pending, OpTimes& times);
-  void backward_micro(int micro, Slot& slot, OpTimes& times);
-  double broadcast_from_last(double value);  // the last stage's value on every stage
+  // on_final: gpt_backward_layers' readiness hook (the step's last backward only).
+  void backward_micro(int micro, Slot& slot, OpTimes& times, const dp::GradReadyFn& on_final);
+  void scale_gradients(std::size_t from, std::size_t end);  // by 1/M, buffer offsets [from, end)
+  double broadcast_from_last(double value);                 // the last stage's value on every stage
   bool wte_on_two_stages() const { return model_.config.tied_lm_head && plan_.stages > 1; }
 
   const TrainOptions& o_;
@@ -103,8 +106,10 @@ class PipelineTrainer final : public train::Trainer {
   ActivationView ga_;
   std::vector<std::vector<float>> grad_out_;  // gradients sent back, double-buffered
   std::vector<coll::Request> grad_sent_, act_sent_;
-  std::vector<std::size_t> tensors_;  // this stage's parameter tensors
-  TensorRun replicated_;              // those its replicas average (all but the last stage's tied wte)
+  std::vector<std::size_t> tensors_;         // this stage's parameter tensors
+  TensorRun replicated_;                     // those its replicas average (all but the last stage's tied wte)
+  std::size_t run_begin_ = 0, run_end_ = 0;  // the buffer offsets of replicated_
+  std::vector<float> wte_head_;              // the first stage: the last stage's share of wte's gradient
   AdamWParams adam_;
   TrainState state_;
   int next_step_;
