@@ -1,4 +1,4 @@
-# Sourced by the node scripts (node-shm.sh, node-extras.sh) after they set t0, OUT and their log:
+# Sourced by the node scripts (node-shm.sh, node-extras.sh, node-pipeline.sh) after they set t0 and OUT:
 # el (a line with the seconds since t0), the repository as the working directory, the programs
 # (SP_BIN, or the bundle's .device/env.sh: ../shared/device/make-bundle.sh), n = the machine's
 # CPUs, and one rank = one thread as root under Open MPI.
@@ -14,3 +14,11 @@ if [ -z "${SP_BIN:-}" ]; then
 fi
 n=$(OMP_NUM_THREADS='' OMP_THREAD_LIMIT='' nproc)  # GNU nproc reports OMP_NUM_THREADS when set
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+# node_output NAME: the runs' folder $OUT/NAME/raw (as raw), the script's output also in
+# $OUT/NAME.log, and $OUT/NAME/node.txt: the date, the CPUs, lscpu and the MPI.
+node_output() {
+  raw=$OUT/$1/raw
+  mkdir -p "$raw"
+  exec > >(tee -a "$OUT/$1.log") 2>&1
+  { date -u; echo "nproc $n"; lscpu; mpirun --version | head -1; } >"$OUT/$1/node.txt" 2>&1
+}

@@ -18,15 +18,13 @@
 set -uo pipefail
 t0=$(date +%s)
 OUT=${OUT:?"OUT: the folder whose files come back"}
-raw=$OUT/node-extras/raw
-mkdir -p "$raw"
-exec > >(tee -a "$OUT/node-extras.log") 2>&1
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+node_output node-extras
+nvidia-smi -L >>"$OUT/node-extras/node.txt" 2>&1
 budget=${SP_BUDGET_S:-100}
 passes=${SP_PASSES:-2}
 steps=${SP_STEPS:-12}
-{ date -u; echo "nproc $n"; lscpu; mpirun --version | head -1; nvidia-smi -L 2>&1; } >"$OUT/node-extras/node.txt" 2>&1
 late() { [ $(( $(date +%s) - t0 )) -ge "$budget" ] && { el "budget spent: $1 not run"; return 0; }; return 1; }
 run() {  # run NAME TIMEOUT_S COMMAND...: log to raw/NAME.log, print the exit status
   local name=$1 limit=$2; shift 2

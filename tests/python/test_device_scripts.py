@@ -5,6 +5,8 @@
   campaign's summarize.py reads those tables (a change of the printed table breaks it here);
 - scripts/device/node-extras.sh: without a GPU the GPU part says it is skipped; the BLAS-core,
   engine (ring and shm) and p2p parts run and leave only the log and the tarball.
+- scripts/device/node-pipeline.sh: two of its points (a balanced-stage bubble run, a 2x2 hybrid)
+  run and come back as traces the campaign reader groups as those pipeline splits, pass 1 of mpirun.
 (node-scaling.sh is tested beside its importer, in test_bench_peers_scaling.py.)
 """
 from __future__ import annotations
@@ -15,6 +17,8 @@ import tarfile
 from pathlib import Path
 
 from helpers import REPO, build_dir, mpi_env, need_binary
+from scaleprobe_analysis.campaign import group_points, load_campaign
+from scaleprobe_analysis.train_parallelism import split_of
 
 DEVICE = REPO / "scripts" / "device"
 SHM_CAMPAIGN = REPO / "results" / "2026-11-27-vm-f6m207-shm-node"
@@ -70,3 +74,19 @@ def test_node_extras_runs_its_parts_here(tmp_path):
     assert "# ring cap 25" in log and "# shm cap 25" in log
     names = members(out / "node-extras.tgz")
     assert "node-extras/node.txt" in names and "node-extras/raw/engine_np2_p1.h5" in names
+
+
+def test_node_pipeline_points_come_back_as_the_splits_they_ran(tmp_path):
+    need_binary(build_dir() / "bin" / "gpt_train")
+    out = tmp_path / "out"
+    proc = run_script("node-pipeline.sh", out, SP_STEPS="1", SP_PASSES="1",
+                      SP_ONLY="^(bubble_s4_m4_1f1b|pp2_m8_gpipe_t4)$")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert sorted(p.name for p in out.iterdir()) == ["node-pipeline.log", "node-pipeline.tgz"]
+    log = (out / "node-pipeline.log").read_text()
+    assert "bubble_s4_m4_1f1b pass 1 (4 ranks): exit 0" in log and "pp2_m8_gpipe_t4 pass 1 (4 ranks): exit 0" in log, log
+    with tarfile.open(out / "node-pipeline.tgz") as tar:
+        tar.extractall(tmp_path)
+    points = group_points(load_campaign(tmp_path / "node-pipeline" / "raw").traces)
+    assert sorted(split_of(p) for p in points) == [(2, 2, "gpipe", 8), (4, 1, "1f1b", 4)]
+    assert {(p.id.launcher, p.passes) for p in points} == {("mpirun", ("1",))}

@@ -2,7 +2,7 @@
 the section that sets it beside the same configuration run data-parallel (train_parallelism.py).
 
 Two real runs of gpt-micro at depth 2 on 2 ranks, 3 steps, global batch 6 (a few seconds): cut into
-2 stages with GPipe over 3 micro-batches, and data-parallel. The C++ side (the ops' order, their
+2 stages with GPipe over 3 micro-batches, and data-parallel (and one rank, for the scaling series). The C++ side (the ops' order, their
 times adding up, the loss curve against one rank): tests/mpi/test_pipeline.cpp.
 """
 from __future__ import annotations
@@ -16,16 +16,17 @@ from scaleprobe_analysis.trace import load_trace
 from scaleprobe_analysis.train_parallelism import comparison_table, config_without_pipeline, groups
 from scaleprobe_analysis.train_pipeline import ideal_bubble, stage_table
 from scaleprobe_analysis.train_report import report_tables
+from scaleprobe_analysis.train_tables import scaling_groups
 
 STAGES, MICRO_BATCHES, STEPS = 2, 3, 3
 PIPELINE = ["--pipeline-stages", str(STAGES), "--micro-batches", str(MICRO_BATCHES), "--schedule", "gpipe"]
 
 
-def train(folder, name: str, *extra: str):
+def train(folder, name: str, *extra: str, ranks: int = STAGES):
     exe = build_dir() / "trainers" / "gpt" / "gpt_train"
     need_binary(exe)
     path = folder / f"{name}.h5"
-    run_mpi([need_mpirun(), "-np", str(STAGES), str(exe), "-m", "gpt-micro", "--depth", "2", "-s", str(STEPS),
+    run_mpi([need_mpirun(), "-np", str(ranks), str(exe), "-m", "gpt-micro", "--depth", "2", "-s", str(STEPS),
              "--global-batch", "6", *extra, "--val-batches", "0", "--synthetic-bytes", "20000", "--threads", "1",
              "-q", "-o", str(path)], OMP_NUM_THREADS="1")
     return load_trace(path)
@@ -102,3 +103,11 @@ def test_data_parallel_and_pipelined_points_side_by_side(trace, data_parallel_tr
 
 def test_one_split_alone_is_no_comparison(trace):
     assert groups(group_points([trace])) == []
+
+
+def test_a_scaling_series_keeps_to_one_pipeline_shape(trace, data_parallel_trace, tmp_path):
+    # One rank and 2 data-parallel ranks are a series; the 2-stage pipeline at 2 ranks is not in it.
+    one_rank = train(tmp_path, "one_rank", ranks=1)
+    (series,) = scaling_groups([one_rank, data_parallel_trace, trace])
+    assert sorted(str(t.path) for t in series.traces) == sorted([str(one_rank.path), str(data_parallel_trace.path)])
+    assert "pipeline" not in series.label
