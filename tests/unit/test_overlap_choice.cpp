@@ -48,6 +48,27 @@ TEST(OverlapChoice, AutoIsProgressWithoutASpareCoreAndThreadWithOne) {
   EXPECT_EQ(choose_overlap(on_mpi("auto", 1), kTwoCores).mode, OverlapMode::progress);
 }
 
+// A pipeline stage sends and receives on its compute thread during backward: never a
+// communication thread beside it, even with a spare core or on Gloo.
+TEST(OverlapChoice, APipelineStageRunsNoCommunicationThread) {
+  OverlapRequest stage = on_mpi("auto");
+  stage.compute_thread_communicates = true;
+  EXPECT_EQ(choose_overlap(stage, kTwoCores).mode, OverlapMode::progress);
+  OverlapRequest gloo_stage = on_gloo("auto");
+  gloo_stage.compute_thread_communicates = true;
+  EXPECT_EQ(choose_overlap(gloo_stage, kTwoCores).mode, OverlapMode::none);
+  stage.mode = "thread";
+  EXPECT_NE(choose_overlap(stage, kTwoCores).error.find("--overlap thread: a pipeline stage sends and receives"),
+            std::string::npos);
+  stage.mode = "auto";
+  stage.comm_core = 5;
+  EXPECT_NE(choose_overlap(stage, kTwoCores).error.find("--overlap auto / --comm-core: a pipeline stage"),
+            std::string::npos);
+  stage.comm_core = -1;
+  stage.mode = "none";
+  EXPECT_EQ(choose_overlap(stage, kTwoCores).mode, OverlapMode::none);
+}
+
 TEST(OverlapChoice, GlooRunsAThreadThatNeedsNoCoreOfItsOwn) {
   const OverlapChoice c = choose_overlap(on_gloo("auto"), kOneCore);
   EXPECT_EQ(c.mode, OverlapMode::thread);

@@ -67,6 +67,7 @@ DataParallelEngine::DataParallelEngine(const Session& session, const DataParalle
                          .transport = plan.backend,
                          .compute_threads = omp_get_max_threads(),
                          .ranks = session.size};
+  request.compute_thread_communicates = plan.compute_thread_communicates;
   if (reducer_) {
     request.busy_polls = reducer_->backend_busy_polls();
     for (const ReductionCase& c : plan.cases) request.can_progress &= reducer_->can_progress(*c.algorithm);

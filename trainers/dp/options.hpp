@@ -67,7 +67,8 @@ struct DataParallelPlan {
   Fault fault;
   std::string shard = "none";  // --shard: none, optimizer (ZeRO-1) or gradients (ZeRO-2), shard.hpp
   bool sharded() const { return shard != "none"; }
-  bool gather_in_next_forward = true;  // --shard-gather next-forward (the engine says where it can)
+  bool gather_in_next_forward = true;        // --shard-gather next-forward (the engine says where it can)
+  bool compute_thread_communicates = false;  // a pipeline stage (overlap.hpp: no communication thread)
 };
 
 // batch: the trainer's --batch (rows per rank per optimizer step in weak scaling). Throws

@@ -43,6 +43,19 @@ OverlapChoice choose_overlap(const OverlapRequest& r, const RankBinding& b) {
     c.reason = "no gradient allreduce (local SGD or --no-comm)";
     return c;
   }
+  if (r.compute_thread_communicates) {
+    if (r.mode == "thread" || r.comm_core >= 0)
+      return refused(
+          fmt::format("--overlap {}{}: a pipeline stage sends and receives on its compute thread while "
+                      "backward runs, and MPI takes one caller at a time: use --overlap progress or none",
+                      r.mode, r.comm_core >= 0 ? " / --comm-core" : ""));
+    if (r.mode == "auto") {
+      OverlapChoice c;
+      c.mode = r.can_progress ? OverlapMode::progress : OverlapMode::none;
+      c.reason = "auto: a pipeline stage's compute thread communicates, so no communication thread";
+      return c;
+    }
+  }
   if (r.comm_core >= 0) {
     if (r.mode != "auto" && r.mode != "thread")
       return refused(

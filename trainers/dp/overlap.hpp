@@ -10,7 +10,7 @@
 //             data, so over Gloo the thread needs no core of its own (as PyTorch DDP on Gloo).
 //   none      every bucket after backward (the no-overlap baseline).
 // auto picks progress for a single rank (nothing to overlap), else thread where there is a spare
-// core, else progress, else (Gloo) thread.
+// core, else progress, else (Gloo) thread; a pipeline stage never a thread.
 #pragma once
 #include <string>
 #include <string_view>
@@ -33,6 +33,10 @@ struct OverlapRequest {
   std::string transport;      // the backend's name, for messages
   int compute_threads = 1;    // the rank's OpenMP threads
   int ranks = 1;              // in the job
+  // A pipeline stage: its compute thread sends and receives between stages while backward runs,
+  // so a communication thread beside it would call MPI at the same time (the trainers ask for
+  // MPI_THREAD_SERIALIZED): no thread; auto is progress, or none where the transport cannot progress.
+  bool compute_thread_communicates = false;
 };
 
 struct OverlapChoice {

@@ -33,7 +33,8 @@ int run(Session& s, TrainOptions& o) {
                                .accum_steps = o.parallel.accum_steps,
                                .inject_fault = !o.parallel.inject_fault.empty()},
                               s.size, s.rank);
-  const auto start = train::begin_run<CheckpointInfo>(s, o, o.batch, read_checkpoint_info, pipe ? pipe->replicas : 0);
+  auto start = train::begin_run<CheckpointInfo>(s, o, o.batch, read_checkpoint_info, pipe ? pipe->replicas : 0);
+  start.plan.compute_thread_communicates = pipe.has_value();
   const auto& [plan, threads, from_checkpoint, ckpt, checkpoint_flag] = start;
   const GPTConfig cfg = resolve_config(o, start.checkpoint_or_null(), start.checkpoint_flag);
   const int T = o.seq_len > 0 ? o.seq_len : cfg.max_seq_len;
