@@ -226,9 +226,9 @@ def scaling_key(trace: Trace) -> tuple | None:
     ``global_batch / nranks``), sequence length where there is one, overlap (the integer attribute:
     0 for none; the modes progress and thread are one series, as ``--overlap auto`` picks progress
     for one rank and thread where a rank has a spare core), local SGD, the communication backend
-    (attribute ``backend``; absent: mpi), ``no_comm`` (``--no-comm`` runs are their own series;
-    absent: 0) and the pipeline (stages, schedule, micro-batches: a series of one pipeline shape
-    grows its data-parallel replicas; absent: none).
+    (attribute ``backend``; absent: mpi), the pipeline (stages, schedule, micro-batches: a series of
+    one pipeline shape grows its data-parallel replicas; absent: None) and, last, ``no_comm``
+    (``--no-comm`` runs are their own series; absent: 0).
     """
     a = trace.attrs
     scaling = a.get("scaling")
@@ -237,7 +237,7 @@ def scaling_key(trace: Trace) -> tuple | None:
     batch = int(a["global_batch"]) if scaling == "strong" else int(a["global_batch"]) // max(1, trace.nranks)
     return (a.get("trainer", a.get("program", "?")), a.get("model_name", a.get("model", "?")), scaling, batch,
             a.get("seq_len"), int(a.get("overlap", 1)), int(a.get("local_sgd", 0)), str(a.get("backend", "mpi")),
-            int(a.get("no_comm", 0)), pipeline_shape(trace))
+            pipeline_shape(trace), int(a.get("no_comm", 0)))
 
 
 def pipeline_shape(trace: Trace) -> tuple[int, str, int] | None:
@@ -249,7 +249,7 @@ def pipeline_shape(trace: Trace) -> tuple[int, str, int] | None:
 
 
 def _group_label(key: tuple) -> str:
-    trainer, model, scaling, batch, seq_len, overlap, local_sgd, backend, nocomm, pipeline = key
+    trainer, model, scaling, batch, seq_len, overlap, local_sgd, backend, pipeline, nocomm = key
     what = f"global batch {batch}" if scaling == "strong" else f"batch {batch} per rank"
     communication = ", no communication (--no-comm)" if nocomm else ("" if overlap else ", no overlap")
     extra = (f", seq {seq_len}" if seq_len is not None else "") + communication + \
@@ -336,7 +336,7 @@ def scaling_groups(traces: list[Trace], choice: str = "best") -> list[ScalingGro
 
 def group_slug(group: ScalingGroup) -> str:
     """File-name-safe stem of a scaling group's figures."""
-    trainer, model, scaling, batch, seq_len, overlap, local_sgd, backend, nocomm, pipeline = group.key
+    trainer, model, scaling, batch, seq_len, overlap, local_sgd, backend, pipeline, nocomm = group.key
     text = f"scaling-{trainer}-{model}-{scaling}-{'gb' if scaling == 'strong' else 'rb'}{batch}"
     communication = "-nocomm" if nocomm else ("" if overlap else "-nooverlap")
     text += (f"-seq{seq_len}" if seq_len is not None else "") + communication + \
