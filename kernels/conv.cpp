@@ -116,7 +116,7 @@ inline bool images_in_parallel(int N) { return N > 1 && omp_get_max_threads() > 
 
 std::size_t conv2d_col_numel(const Conv2dShape& s) {
   // Only the GEMM backward reads the im2col matrices the forward keeps.
-  if (detail::conv2d_onednn_applies(s, detail::ConvPass::backward) || detail::conv2d_direct_applies(s)) return 0;
+  if (detail::conv2d_onednn_applies(s) || detail::conv2d_direct_applies(s)) return 0;
   return std::size_t(s.C) * s.KH * s.KW * s.N * std::size_t(s.out_h()) * s.out_w();
 }
 
@@ -124,8 +124,7 @@ void conv2d_forward(float* out, const float* inp, const float* weight, const flo
                     float* col) {
   const double io = double(s.N) * (double(s.C) * s.H * s.W + double(s.OC) * s.out_h() * s.out_w());
   profile::Scope scope("conv2d_forward", 2 * s.macs(), 4 * (io + double(s.OC) * s.C * s.KH * s.KW));
-  if (detail::conv2d_onednn_applies(s, detail::ConvPass::forward))
-    return detail::conv2d_onednn_forward(out, inp, weight, bias, s);
+  if (detail::conv2d_onednn_applies(s)) return detail::conv2d_onednn_forward(out, inp, weight, bias, s);
   if (detail::conv2d_direct_applies(s)) return detail::conv2d_direct_forward(out, inp, weight, bias, s);
   const int P = s.out_h() * s.out_w();
   const int K = s.C * s.KH * s.KW;
@@ -211,7 +210,7 @@ void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dou
                w_n = double(s.OC) * s.C * s.KH * s.KW;
   profile::Scope scope("conv2d_backward", (dinp ? 4 : 2) * s.macs(),
                        4 * (out_n + in_n + 2 * w_n + (dinp ? w_n + 2 * in_n : 0)));
-  if (detail::conv2d_onednn_applies(s, detail::ConvPass::backward))
+  if (detail::conv2d_onednn_applies(s))
     detail::conv2d_onednn_backward(dinp, dweight, dout, inp, weight, s, accumulate_dinp);
   else if (detail::conv2d_direct_applies(s))
     detail::conv2d_direct_backward(dinp, dweight, dout, inp, weight, s, accumulate_dinp);

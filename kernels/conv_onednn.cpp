@@ -46,10 +46,10 @@ std::string conv2d_choice() { return detail::conv_choice(); }
 
 namespace sp::kernels::detail {
 
-bool conv2d_onednn_applies(const Conv2dShape& s, ConvPass pass) {
+bool conv2d_onednn_applies(const Conv2dShape& s) {
   const std::string& c = conv_choice();
   if (c == "direct" || s.KH != 3 || s.KW != 3 || s.pad != 1) return false;
-  return c == "onednn" || pass == ConvPass::backward || s.out_h() * s.out_w() <= 256;
+  return c == "onednn" || s.out_h() * s.out_w() <= 256;
 }
 
 #if defined(SP_KERNELS_HAVE_ONEDNN)

@@ -23,7 +23,7 @@ namespace {
 // rank only in the order of float summations (per-rank gradient sums, then the allreduce); over
 // 16 SGD steps at lr 0.1 that stays far below this (measured max 7e-8 at 2-4 ranks) with the
 // convolutions on the direct kernel, whose weight gradient sums every image in a fixed order.
-// oneDNN's (SCALEPROBE_CONV=auto: every backward) rounds its long float sums over batch and
+// oneDNN's (SCALEPROBE_CONV=auto: outputs of at most 16x16) rounds its long float sums over batch and
 // pixels about ten times more and differently for 24 images than for 3 x 8
 // (results/2026-11-28-vm-f6m207-conv-onednn/wgrad_batch_split.txt), which 16 steps at lr 0.1
 // amplified beyond this tolerance under ASan: these runs use the direct kernel, so the test sees

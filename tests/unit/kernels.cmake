@@ -29,8 +29,8 @@ set_tests_properties(kernels.baseline_variant PROPERTIES LABELS unit SKIP_REGULA
                      ENVIRONMENT "SCALEPROBE_KERNEL_ISA=baseline;SCALEPROBE_CONV=direct;OMP_NUM_THREADS=1;OPENBLAS_NUM_THREADS=1")
 
 # The convolution tests once more with every 3x3 convolution on the direct path (the run above
-# sends every 3x3 backward and the forwards with outputs of at most 16x16 to oneDNN when the build
-# has it: SCALEPROBE_CONV=auto).
+# sends the 3x3 convolutions with outputs of at most 16x16 to oneDNN when the build has it:
+# SCALEPROBE_CONV=auto).
 add_test(NAME kernels.conv_direct_path COMMAND test_kernels --gtest_filter=Conv2d.*:CnnGradCheck.*)
 set_tests_properties(kernels.conv_direct_path PROPERTIES LABELS unit SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]"
                      ENVIRONMENT "SCALEPROBE_CONV=direct;OMP_NUM_THREADS=1;OPENBLAS_NUM_THREADS=1")
