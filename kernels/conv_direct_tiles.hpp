@@ -357,13 +357,10 @@ void weight_grad_rows(float* dw, int o0, int c, int images, Dz dz, const float* 
   }
 }
 
-// dw[o0+g][c][t] += sum_{n < images} sum_q dz[n][o0+g][q] * in[n][c][q + shift(t)] for g < GW.
-// dz(n, o) points at image n's dout plane o in the flat layout (rows of f.L floats, zeros in
-// the thrown-away columns and up to f.Qr).
+// weight_grad_item for 32-register targets (AVX-512): all nine taps at once, GW x 9 accumulators.
 template <class Taps, int GW, class Dz>
-void weight_grad_item(float* dw, int o0, int c, int images, Dz dz, const float* in, const Conv2dShape& s,
+void weight_grad_taps(float* dw, int o0, int c, int images, Dz dz, const float* in, const Conv2dShape& s,
                       const InputLayout& f) {
-  if constexpr (VL < 16) return weight_grad_rows<Taps, GW>(dw, o0, c, images, dz, in, s, f);
   vf acc[GW][T] = {};
   for (int n = 0; n < images; ++n) {
     const float* d[GW];
@@ -400,6 +397,18 @@ void weight_grad_item(float* dw, int o0, int c, int images, Dz dz, const float* 
   }
   for (int g = 0; g < GW && o0 + g < s.OC; ++g)
     for (int t = 0; t < T; ++t) dw[((std::size_t(o0 + g) * s.C) + c) * T + t] += hsum(acc[g][t]);
+}
+
+// dw[o0+g][c][t] += sum_{n < images} sum_q dz[n][o0+g][q] * in[n][c][q + shift(t)] for g < GW.
+// dz(n, o) points at image n's dout plane o in the flat layout (rows of f.L floats, zeros in
+// the thrown-away columns and up to f.Qr). The tile that fits the target's registers.
+template <class Taps, int GW, class Dz>
+void weight_grad_item(float* dw, int o0, int c, int images, Dz dz, const float* in, const Conv2dShape& s,
+                      const InputLayout& f) {
+  if constexpr (VL < 16)
+    weight_grad_rows<Taps, GW>(dw, o0, c, images, dz, in, s, f);
+  else
+    weight_grad_taps<Taps, GW>(dw, o0, c, images, dz, in, s, f);
 }
 
 // NOLINTEND(misc-definitions-in-headers)
