@@ -11,13 +11,16 @@ namespace sp::kernels {
 
 namespace {
 
-// batchnorm_forward_train, then max(., 0) in the same pass when Relu.
+// batchnorm_forward_train, then + shortcut (when given) and max(., 0) (when Relu) in the same pass.
 template <bool Relu>
 void forward_train(float* out, float* mean, float* rstd, float* running_mean, float* running_var, const float* inp,
-                   const float* gamma, const float* beta, int N, int C, int HW, float momentum, float eps) {
+                   const float* shortcut, const float* gamma, const float* beta, int N, int C, int HW, float momentum,
+                   float eps) {
   const double elements = double(N) * C * HW;
-  // The ReLU adds one flop per element and no traffic: it is applied before the one store.
-  profile::Scope scope(Relu ? "batchnorm_relu_forward" : "batchnorm_forward", (Relu ? 8 : 7) * elements, 8 * elements);
+  // The ReLU adds one flop per element and no traffic: it is applied before the one store. The
+  // shortcut adds a flop and a read.
+  const char* name = shortcut ? "batchnorm_add_relu_forward" : Relu ? "batchnorm_relu_forward" : "batchnorm_forward";
+  profile::Scope scope(name, (7 + Relu + (shortcut != nullptr)) * elements, (shortcut ? 12 : 8) * elements);
   const double M = double(N) * HW;
 #pragma omp parallel for
   for (int c = 0; c < C; c++) {
@@ -47,6 +50,16 @@ void forward_train(float* out, float* mean, float* rstd, float* running_mean, fl
     const float scale = gamma[c] * r, shift = beta[c] - float(m) * scale;
     for (int n = 0; n < N; n++) {
       const std::size_t base = (std::size_t(n) * C + c) * HW;
+      if (shortcut != nullptr) {
+        // The values of batchnorm_forward_train, residual_forward and relu_forward in turn.
+#pragma omp simd
+        for (int i = 0; i < HW; i++) {
+          const float y = inp[base + i] * scale + shift;
+          const float sum = y + shortcut[base + i];
+          out[base + i] = sum > 0.0f ? sum : 0.0f;
+        }
+        continue;
+      }
 #pragma omp simd
       for (int i = 0; i < HW; i++) {
         const float y = inp[base + i] * scale + shift;
@@ -61,13 +74,19 @@ void forward_train(float* out, float* mean, float* rstd, float* running_mean, fl
 void batchnorm_forward_train(float* out, float* mean, float* rstd, float* running_mean, float* running_var,
                              const float* inp, const float* gamma, const float* beta, int N, int C, int HW,
                              float momentum, float eps) {
-  forward_train<false>(out, mean, rstd, running_mean, running_var, inp, gamma, beta, N, C, HW, momentum, eps);
+  forward_train<false>(out, mean, rstd, running_mean, running_var, inp, nullptr, gamma, beta, N, C, HW, momentum, eps);
 }
 
 void batchnorm_relu_forward_train(float* out, float* mean, float* rstd, float* running_mean, float* running_var,
                                   const float* inp, const float* gamma, const float* beta, int N, int C, int HW,
                                   float momentum, float eps) {
-  forward_train<true>(out, mean, rstd, running_mean, running_var, inp, gamma, beta, N, C, HW, momentum, eps);
+  forward_train<true>(out, mean, rstd, running_mean, running_var, inp, nullptr, gamma, beta, N, C, HW, momentum, eps);
+}
+
+void batchnorm_add_relu_forward_train(float* out, float* mean, float* rstd, float* running_mean, float* running_var,
+                                      const float* inp, const float* shortcut, const float* gamma, const float* beta,
+                                      int N, int C, int HW, float momentum, float eps) {
+  forward_train<true>(out, mean, rstd, running_mean, running_var, inp, shortcut, gamma, beta, N, C, HW, momentum, eps);
 }
 
 void batchnorm_forward_eval(float* out, const float* inp, const float* gamma, const float* beta,
@@ -86,11 +105,17 @@ void batchnorm_forward_eval(float* out, const float* inp, const float* gamma, co
   }
 }
 
-void batchnorm_backward(float* dinp, float* dgamma, float* dbeta, const float* dout, const float* inp,
-                        const float* gamma, const float* mean, const float* rstd, int N, int C, int HW,
-                        bool accumulate_dinp) {
+namespace {
+
+// batchnorm_backward; with relu_out, the ReLU's mask first, in the pass of the sums, written over
+// dout (masked) as relu_backward_inplace would.
+void backward_train(float* dinp, float* dgamma, float* dbeta, float* masked_dout, const float* relu_out,
+                    const float* dout, const float* inp, const float* gamma, const float* mean, const float* rstd,
+                    int N, int C, int HW, bool accumulate_dinp) {
   const double elements = double(N) * C * HW;
-  profile::Scope scope("batchnorm_backward", 10 * elements, 16 * elements);
+  // The mask adds a read of relu_out and a write of dout to the first pass.
+  profile::Scope scope(relu_out ? "batchnorm_relu_backward" : "batchnorm_backward", (relu_out ? 11 : 10) * elements,
+                       (relu_out ? 24 : 16) * elements);
   const double M = double(N) * HW;
 #pragma omp parallel for
   for (int c = 0; c < C; c++) {
@@ -99,11 +124,21 @@ void batchnorm_backward(float* dinp, float* dgamma, float* dbeta, const float* d
     for (int n = 0; n < N; n++) {
       const std::size_t base = (std::size_t(n) * C + c) * HW;
       float a = 0.0f, b = 0.0f;  // per-plane float sums (vectorised), accumulated in double
+      if (relu_out != nullptr) {
 #pragma omp simd reduction(+ : a, b)
-      for (int i = 0; i < HW; i++) {
-        const float dy = dout[base + i];
-        a += dy;
-        b += dy * (inp[base + i] - m);
+        for (int i = 0; i < HW; i++) {
+          const float dy = relu_out[base + i] > 0.0f ? masked_dout[base + i] : 0.0f;
+          masked_dout[base + i] = dy;
+          a += dy;
+          b += dy * (inp[base + i] - m);
+        }
+      } else {
+#pragma omp simd reduction(+ : a, b)
+        for (int i = 0; i < HW; i++) {
+          const float dy = dout[base + i];
+          a += dy;
+          b += dy * (inp[base + i] - m);
+        }
       }
       sum_dy += a;
       sum_dy_xhat += double(b) * r;
@@ -130,6 +165,20 @@ void batchnorm_backward(float* dinp, float* dgamma, float* dbeta, const float* d
       }
     }
   }
+}
+
+}  // namespace
+
+void batchnorm_backward(float* dinp, float* dgamma, float* dbeta, const float* dout, const float* inp,
+                        const float* gamma, const float* mean, const float* rstd, int N, int C, int HW,
+                        bool accumulate_dinp) {
+  backward_train(dinp, dgamma, dbeta, nullptr, nullptr, dout, inp, gamma, mean, rstd, N, C, HW, accumulate_dinp);
+}
+
+void batchnorm_relu_backward(float* dinp, float* dgamma, float* dbeta, float* dout, const float* relu_out,
+                             const float* inp, const float* gamma, const float* mean, const float* rstd, int N, int C,
+                             int HW, bool accumulate_dinp) {
+  backward_train(dinp, dgamma, dbeta, dout, relu_out, dout, inp, gamma, mean, rstd, N, C, HW, accumulate_dinp);
 }
 
 void batchnorm_backward_eval(float* dinp, float* dgamma, float* dbeta, const float* dout, const float* inp,

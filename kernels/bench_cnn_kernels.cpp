@@ -117,6 +117,35 @@ void BM_batchnorm_relu_forward(benchmark::State& state) {
   });
   set_bytes(state, 4.0 * 3 * n);
 }
+// A residual block's end: bn + shortcut + ReLU as three kernels (fused 0) or one pass (fused 1).
+void BM_batchnorm_add_relu_forward(benchmark::State& state) {
+  const int C = (int)state.range(0), HW = (int)(state.range(1) * state.range(1));
+  const bool fused = state.range(2) != 0;
+  const size_t n = act_numel(state);
+  const auto inp = random_vec(n, 1), shortcut = random_vec(n, 4), g = random_vec(C, 2), b = random_vec(C, 3);
+  std::vector<float> bn(n), out(n), mean(C), rstd(C), rm(C, 0.0f), rv(C, 1.0f);
+  time_loop(state, out.data(), [&] {
+    if (fused) {
+      k::batchnorm_add_relu_forward_train(out.data(), mean.data(), rstd.data(), rm.data(), rv.data(), inp.data(),
+                                          shortcut.data(), g.data(), b.data(), kImgN, C, HW);
+    } else {
+      k::batchnorm_forward_train(bn.data(), mean.data(), rstd.data(), rm.data(), rv.data(), inp.data(), g.data(),
+                                 b.data(), kImgN, C, HW);
+      k::residual_forward(out.data(), bn.data(), shortcut.data(), n);
+      k::relu_forward(out.data(), out.data(), n);
+    }
+  });
+  set_bytes(state, 4.0 * 4 * n);  // inp twice, shortcut, out: the fused pass's traffic
+}
+BENCHMARK(BM_batchnorm_add_relu_forward)  // ResNet-20's three stages
+    ->Args({16, 32, 0})
+    ->Args({16, 32, 1})
+    ->Args({32, 16, 0})
+    ->Args({32, 16, 1})
+    ->Args({64, 8, 0})
+    ->Args({64, 8, 1})
+    ->ArgNames({"C", "HW", "fused"})
+    ->UseRealTime();
 #define BN_ARGS ->Args({16, 32})->Args({32, 16})->Args({64, 8})->ArgNames({"C", "HW"})->UseRealTime()
 BENCHMARK(BM_batchnorm_relu_forward)
     ->ArgsProduct({{16, 32, 64}, {32, 16, 8}, {0, 1}})

@@ -89,11 +89,18 @@ void batchnorm_forward_train(float* out, float* mean, float* rstd, float* runnin
 // The same followed by a ReLU in the same pass: out = max(bn(x), 0), the same values as
 // batchnorm_forward_train + relu_forward with one pass over the activations fewer (15-45 %
 // faster at ResNet-20's shapes on one Zen 5 core: bench_kernels BM_batchnorm_relu_forward). Its
-// backward stays relu_backward_inplace + batchnorm_backward: the mask read inside the batch
-// norm's passes measured 1.5-1.8x slower than the two passes.
+// backward is batchnorm_relu_backward: the mask applied in the pass of the sums and written back
+// (the mask read in both of the batch norm's passes measured 1.5-1.8x slower on Zen 5).
 void batchnorm_relu_forward_train(float* out, float* mean, float* rstd, float* running_mean, float* running_var,
                                   const float* inp, const float* gamma, const float* beta, int N, int C, int HW,
                                   float momentum = kBatchNormMomentum, float eps = kBatchNormEps);
+// A residual block's end in one pass: out = max(bn(x) + shortcut, 0), the values of
+// batchnorm_forward_train + residual_forward + relu_forward without writing bn(x) (backward needs
+// only x, mean, rstd and out's sign). shortcut [N, C, HW]; out may alias inp or shortcut.
+void batchnorm_add_relu_forward_train(float* out, float* mean, float* rstd, float* running_mean, float* running_var,
+                                      const float* inp, const float* shortcut, const float* gamma, const float* beta,
+                                      int N, int C, int HW, float momentum = kBatchNormMomentum,
+                                      float eps = kBatchNormEps);
 // Evaluation mode: out = (x - running_mean) / sqrt(running_var + eps) * gamma + beta.
 // out may alias inp.
 void batchnorm_forward_eval(float* out, const float* inp, const float* gamma, const float* beta,
@@ -108,6 +115,13 @@ void batchnorm_forward_eval(float* out, const float* inp, const float* gamma, co
 void batchnorm_backward(float* dinp, float* dgamma, float* dbeta, const float* dout, const float* inp,
                         const float* gamma, const float* mean, const float* rstd, int N, int C, int HW,
                         bool accumulate_dinp = true);
+// The same for a batch norm whose output went through a ReLU (relu_out: the ReLU's output, or
+// the block's, when the shortcut was added before it): dout is d(relu_out) in and is masked in
+// place, in the pass of the sums, to d(bn output) (relu_backward_inplace's values, one pass over
+// dout fewer). dinp must not alias dout.
+void batchnorm_relu_backward(float* dinp, float* dgamma, float* dbeta, float* dout, const float* relu_out,
+                             const float* inp, const float* gamma, const float* mean, const float* rstd, int N, int C,
+                             int HW, bool accumulate_dinp = true);
 
 // Backward of the evaluation-mode forward (mean and rstd are constants, e.g. the running
 // statistics: mean = running_mean, rstd = 1 / sqrt(running_var + eps)):

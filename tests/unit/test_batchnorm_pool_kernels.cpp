@@ -108,6 +108,56 @@ TEST(BatchNorm, ReluInTheSamePassEqualsBatchNormThenRelu) {
   EXPECT_EQ(rvf, rv);
 }
 
+// A block's end in one pass against the three kernels one after the other: bitwise the same
+// block output and statistics, written over the shortcut's buffer as the trainer may.
+TEST(BatchNorm, ShortcutAddAndReluInTheSamePassEqualTheThreeKernels) {
+  const int N = 3, C = 4, HW = 37;
+  const std::vector<float> x = random_vec(std::size_t(N) * C * HW, 21, -2.0f, 2.0f);
+  const std::vector<float> shortcut = random_vec(x.size(), 22, -1.0f, 1.0f);
+  const std::vector<float> gamma = random_vec(C, 23, 0.5f, 1.5f), beta = random_vec(C, 24);
+  std::vector<float> bn(x.size()), y(x.size()), mean(C), rstd(C), rm(C, 0.0f), rv(C, 1.0f);
+  k::batchnorm_forward_train(bn.data(), mean.data(), rstd.data(), rm.data(), rv.data(), x.data(), gamma.data(),
+                             beta.data(), N, C, HW);
+  k::residual_forward(y.data(), bn.data(), shortcut.data(), y.size());
+  k::relu_forward(y.data(), y.data(), y.size());
+  ASSERT_GT(std::count(y.begin(), y.end(), 0.0f), 0);  // the ReLU matters
+  std::vector<float> yf = shortcut, meanf(C), rstdf(C), rmf(C, 0.0f), rvf(C, 1.0f);
+  k::batchnorm_add_relu_forward_train(yf.data(), meanf.data(), rstdf.data(), rmf.data(), rvf.data(), x.data(),
+                                      yf.data(), gamma.data(), beta.data(), N, C, HW);
+  EXPECT_EQ(yf, y);
+  EXPECT_EQ(meanf, mean);
+  EXPECT_EQ(rstdf, rstd);
+  EXPECT_EQ(rmf, rm);
+  EXPECT_EQ(rvf, rv);
+}
+
+// The backward with the ReLU's mask in the pass of its sums against relu_backward_inplace and
+// batchnorm_backward: bitwise the same input, gamma and beta gradients and masked dout, with
+// dinp accumulated or written.
+TEST(BatchNorm, ReluMaskInTheBackwardPassEqualsReluThenBatchNormBackward) {
+  const int N = 3, C = 4, HW = 37;
+  const std::vector<float> x = random_vec(std::size_t(N) * C * HW, 31, -2.0f, 2.0f);
+  const std::vector<float> gamma = random_vec(C, 32, 0.5f, 1.5f), beta = random_vec(C, 33);
+  const std::vector<float> dy = random_vec(x.size(), 34), dinp0 = random_vec(x.size(), 35);
+  std::vector<float> y(x.size()), mean(C), rstd(C);
+  k::batchnorm_relu_forward_train(y.data(), mean.data(), rstd.data(), nullptr, nullptr, x.data(), gamma.data(),
+                                  beta.data(), N, C, HW);
+  ASSERT_GT(std::count(y.begin(), y.end(), 0.0f), 0);  // the mask matters
+  for (const bool accumulate : {false, true}) {
+    std::vector<float> d = dy, dinp = dinp0, dgamma(C, 0.5f), dbeta(C, 0.25f);
+    k::relu_backward_inplace(d.data(), y.data(), d.size());
+    k::batchnorm_backward(dinp.data(), dgamma.data(), dbeta.data(), d.data(), x.data(), gamma.data(), mean.data(),
+                          rstd.data(), N, C, HW, accumulate);
+    std::vector<float> df = dy, dinpf = dinp0, dgammaf(C, 0.5f), dbetaf(C, 0.25f);
+    k::batchnorm_relu_backward(dinpf.data(), dgammaf.data(), dbetaf.data(), df.data(), y.data(), x.data(), gamma.data(),
+                               mean.data(), rstd.data(), N, C, HW, accumulate);
+    EXPECT_EQ(df, d) << "accumulate " << accumulate;
+    EXPECT_EQ(dinpf, dinp) << "accumulate " << accumulate;
+    EXPECT_EQ(dgammaf, dgamma) << "accumulate " << accumulate;
+    EXPECT_EQ(dbetaf, dbeta) << "accumulate " << accumulate;
+  }
+}
+
 TEST(Relu, ForwardBackwardAndInPlace) {
   const std::vector<float> x = {-2.0f, -0.0f, 0.0f, 0.5f, 3.0f};
   const std::vector<float> dy = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f};

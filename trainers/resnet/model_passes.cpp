@@ -82,13 +82,22 @@ namespace {
 
 // conv -> bn (-> relu in place) on the activations of u; x is the layer input. In training with
 // batch statistics the ReLU runs inside the batch norm's pass (batchnorm_relu_forward_train).
-void conv_bn_forward(ResNet& m, ConvBN& u, const float* x, bool relu) {
+// With a shortcut the unit ends its block: block_out = relu(bn + shortcut), in the batch norm's
+// pass when it can (batchnorm_add_relu_forward_train: bn's own output is then not written).
+void conv_bn_forward(ResNet& m, ConvBN& u, const float* x, bool relu, const float* shortcut = nullptr,
+                     float* block_out = nullptr) {
   float* a = m.acts.data();
   const float* p = m.params.data();
   const int OC = u.s.OC, HW = u.s.out_h() * u.s.out_w();
   u.in = std::size_t(x - a);
   k::conv2d_forward(a + u.conv, x, p + u.weight, nullptr, u.s, m.cols.data() + u.col);
   float* rm = m.buffers.data() + u.running;
+  if (m.train_mode && !m.frozen_bn && shortcut != nullptr) {
+    k::batchnorm_add_relu_forward_train(block_out, a + u.mean, a + u.rstd, rm, rm + OC, a + u.conv, shortcut,
+                                        p + u.gamma, p + u.beta, u.s.N, OC, HW, k::kBatchNormMomentum,
+                                        k::kBatchNormEps);
+    return;
+  }
   if (m.train_mode && !m.frozen_bn) {
     (relu ? k::batchnorm_relu_forward_train : k::batchnorm_forward_train)(
         a + u.bn, a + u.mean, a + u.rstd, rm, rm + OC, a + u.conv, p + u.gamma, p + u.beta, u.s.N, OC, HW,
@@ -102,23 +111,34 @@ void conv_bn_forward(ResNet& m, ConvBN& u, const float* x, bool relu) {
       a[u.rstd + c] = 1.0f / std::sqrt(rm[OC + c] + k::kBatchNormEps);
     }
   if (relu) k::relu_forward(a + u.bn, a + u.bn, out_numel(u));
+  if (shortcut != nullptr) {
+    k::residual_forward(block_out, a + u.bn, shortcut, out_numel(u));
+    k::relu_forward(block_out, block_out, out_numel(u));
+  }
 }
 
-// Backward of conv -> bn, given dout, the gradient of the (pre-ReLU) bn output. dx (nullable)
-// receives the input gradient, added (accumulate) or written; x is the forward's input (its
-// im2col matrix is in m.cols). grad_acts + u.conv is written, never read first.
-void conv_bn_backward(ResNet& m, const ConvBN& u, const float* dout, float* dx, bool accumulate) {
+// Backward of conv -> bn, given dout, the gradient of the (pre-ReLU) bn output, or with relu_out
+// (the output of the ReLU after the bn) the gradient of the ReLU's output, masked in place here.
+// dx (nullable) receives the input gradient, added (accumulate) or written; x is the forward's
+// input (its im2col matrix is in m.cols). grad_acts + u.conv is written, never read first.
+void conv_bn_backward(ResNet& m, const ConvBN& u, float* dout, float* dx, bool accumulate,
+                      const float* relu_out = nullptr) {
   const float* a = m.acts.data();
   float* ga = m.grad_acts.data();
   const float* p = m.params.data();
   float* g = m.grads.data();
   const int HW = u.s.out_h() * u.s.out_w();
-  if (m.frozen_bn)
+  if (m.frozen_bn) {
+    if (relu_out != nullptr) k::relu_backward_inplace(dout, relu_out, out_numel(u));
     k::batchnorm_backward_eval(ga + u.conv, g + u.gamma, g + u.beta, dout, a + u.conv, p + u.gamma, a + u.mean,
                                a + u.rstd, u.s.N, u.s.OC, HW, false);
-  else
+  } else if (relu_out != nullptr) {
+    k::batchnorm_relu_backward(ga + u.conv, g + u.gamma, g + u.beta, dout, relu_out, a + u.conv, p + u.gamma,
+                               a + u.mean, a + u.rstd, u.s.N, u.s.OC, HW, false);
+  } else {
     k::batchnorm_backward(ga + u.conv, g + u.gamma, g + u.beta, dout, a + u.conv, p + u.gamma, a + u.mean, a + u.rstd,
                           u.s.N, u.s.OC, HW, false);
+  }
   k::conv2d_backward(dx, g + u.weight, nullptr, ga + u.conv, a + u.in, p + u.weight, u.s, m.cols.data() + u.col,
                      accumulate);
 }
@@ -153,15 +173,12 @@ double resnet_forward(ResNet& m, const float* images, const int* labels, int N, 
     Block& b = m.blocks[i];
     need_below(i + 1 < m.blocks.size() ? m.blocks[i + 1].param_begin : m.fc_weight);
     conv_bn_forward(m, b.conv1, x, true);
-    conv_bn_forward(m, b.conv2, a + b.conv1.bn, false);
     const float* shortcut = x;
     if (b.has_down) {
       conv_bn_forward(m, b.down, x, false);
       shortcut = a + b.down.bn;
     }
-    const std::size_t n = out_numel(b.conv2);
-    k::residual_forward(a + b.out, a + b.conv2.bn, shortcut, n);
-    k::relu_forward(a + b.out, a + b.out, n);
+    conv_bn_forward(m, b.conv2, a + b.conv1.bn, false, shortcut, a + b.out);  // out = relu(bn2 + shortcut)
     x = a + b.out;
   }
   const ConvBN& last = m.blocks.back().conv2;
@@ -207,27 +224,26 @@ void resnet_backward(ResNet& m, const std::function<void(std::size_t)>& on_grads
   ready(m.fc_weight);
   k::global_avgpool_backward(ga + m.blocks.back().out, ga + m.pooled, N, C, HW_last);
 
+  // d_out: the gradient of the current block's output. An identity block's input gradient
+  // shares its buffer (below), so it is not always grad_acts at the activation's own offset.
+  float* d_out = ga + m.blocks.back().out;
   for (std::size_t i = m.blocks.size(); i-- > 0;) {
     const Block& b = m.blocks[i];
     const std::size_t in = i == 0 ? m.stem.bn : m.blocks[i - 1].out;  // block input activation
-    float* dx = ga + in;
-    const std::size_t n = out_numel(b.conv2);
-    // out = relu(bn2 + shortcut): mask d(out) in place; it is then the gradient of both the bn2
-    // output and the shortcut.
-    float* dsum = ga + b.out;
-    k::relu_backward_inplace(dsum, a + b.out, n);
-    conv_bn_backward(m, b.conv2, dsum, ga + b.conv1.bn, false);
+    // out = relu(bn2 + shortcut): d(out) masked in place (in bn2's backward) is the gradient of
+    // both the bn2 output and the shortcut. With an identity shortcut it is also the first term
+    // of the block input's gradient: conv2's backward reads it, then conv1's adds its own term to
+    // it there, in the buffer just masked (no copy to a buffer not touched for a while).
+    float* dsum = d_out;
+    float* dx = b.has_down ? ga + in : dsum;
+    conv_bn_backward(m, b.conv2, dsum, ga + b.conv1.bn, false, a + b.out);  // masks dsum
     progress();
-    if (b.has_down)
-      conv_bn_backward(m, b.down, dsum, dx, false);
-    else
-      std::copy(dsum, dsum + n, dx);
-    k::relu_backward_inplace(ga + b.conv1.bn, a + b.conv1.bn, out_numel(b.conv1));
-    conv_bn_backward(m, b.conv1, ga + b.conv1.bn, dx, true);
+    if (b.has_down) conv_bn_backward(m, b.down, dsum, dx, false);
+    conv_bn_backward(m, b.conv1, ga + b.conv1.bn, dx, true, a + b.conv1.bn);
     ready(b.param_begin);
+    d_out = dx;
   }
-  k::relu_backward_inplace(ga + m.stem.bn, a + m.stem.bn, out_numel(m.stem));
-  conv_bn_backward(m, m.stem, ga + m.stem.bn, nullptr, false);  // no gradient for the images
+  conv_bn_backward(m, m.stem, d_out, nullptr, false, a + m.stem.bn);  // no gradient for the images
   ready(0);
 }
 
