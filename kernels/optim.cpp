@@ -1,7 +1,10 @@
 #include "kernels/optim.hpp"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <vector>
+
 #include "kernels/profile.hpp"
 
 namespace sp::kernels {
@@ -51,9 +54,23 @@ void sgd_update(float* params, const float* grads, float* momentum_buf, size_t n
 
 double sum_of_squares(const float* x, size_t n) {
   profile::Scope scope("sum_of_squares", 2.0 * double(n), 4.0 * double(n));
-  double s = 0;
+  // Blocks of a fixed size, each summed on one thread, their sums added in block order: the value
+  // does not depend on the thread count, and the threads share the memory traffic (the one-thread
+  // loop is bound by it: results/2026-11-30-vm-f6m207-kernel-profile).
+  constexpr size_t kBlock = size_t(1) << 16;
+  const size_t blocks = (n + kBlock - 1) / kBlock;
+  std::vector<double> block_sum(blocks);
+#pragma omp parallel for schedule(static)
+  for (size_t b = 0; b < blocks; b++) {
+    const float* xb = x + b * kBlock;
+    const size_t len = std::min(kBlock, n - b * kBlock);
+    double s = 0;
 #pragma omp simd reduction(+ : s)
-  for (size_t i = 0; i < n; i++) s += double(x[i]) * double(x[i]);
+    for (size_t i = 0; i < len; i++) s += double(xb[i]) * double(xb[i]);
+    block_sum[b] = s;
+  }
+  double s = 0;
+  for (double v : block_sum) s += v;
   return s;
 }
 

@@ -40,8 +40,9 @@ struct SGDConfig {
 // its contents before step 1 are ignored). step: 1-based, as for adamw_update.
 void sgd_update(float* params, const float* grads, float* momentum_buf, size_t n, const SGDConfig& cfg, long step);
 
-// sum_i x[i]^2 in double, for the gradient norm before clipping. Vector partial sums in a fixed
-// order: the same result for any thread count (one thread runs it: it is memory-bound).
+// sum_i x[i]^2 in double, for the gradient norm before clipping. Fixed blocks summed on the
+// threads, their sums added in block order: the same result for any thread count (the loop is
+// memory-bound, and two threads move more memory than one).
 double sum_of_squares(const float* x, size_t n);
 
 }  // namespace sp::kernels
