@@ -3,6 +3,7 @@
 // contiguous floats are one work item, so every sum has a fixed order whatever the thread count.
 #include <cmath>
 #include <cstddef>
+#include <type_traits>
 
 #include "kernels/cnn.hpp"
 #include "kernels/profile.hpp"
@@ -107,15 +108,16 @@ void batchnorm_forward_eval(float* out, const float* inp, const float* gamma, co
 
 namespace {
 
-// batchnorm_backward; with relu_out, the ReLU's mask first, in the pass of the sums, written over
-// dout (masked) as relu_backward_inplace would.
-void backward_train(float* dinp, float* dgamma, float* dbeta, float* masked_dout, const float* relu_out,
-                    const float* dout, const float* inp, const float* gamma, const float* mean, const float* rstd,
+// batchnorm_backward; with Relu, relu_out's mask first, in the pass of the sums, written over dout
+// (which is then not const) as relu_backward_inplace would.
+template <bool Relu>
+void backward_train(float* dinp, float* dgamma, float* dbeta, std::conditional_t<Relu, float*, const float*> dout,
+                    const float* relu_out, const float* inp, const float* gamma, const float* mean, const float* rstd,
                     int N, int C, int HW, bool accumulate_dinp) {
   const double elements = double(N) * C * HW;
   // The mask adds a read of relu_out and a write of dout to the first pass.
-  profile::Scope scope(relu_out ? "batchnorm_relu_backward" : "batchnorm_backward", (relu_out ? 11 : 10) * elements,
-                       (relu_out ? 24 : 16) * elements);
+  profile::Scope scope(Relu ? "batchnorm_relu_backward" : "batchnorm_backward", (Relu ? 11 : 10) * elements,
+                       (Relu ? 24 : 16) * elements);
   const double M = double(N) * HW;
 #pragma omp parallel for
   for (int c = 0; c < C; c++) {
@@ -124,21 +126,15 @@ void backward_train(float* dinp, float* dgamma, float* dbeta, float* masked_dout
     for (int n = 0; n < N; n++) {
       const std::size_t base = (std::size_t(n) * C + c) * HW;
       float a = 0.0f, b = 0.0f;  // per-plane float sums (vectorised), accumulated in double
-      if (relu_out != nullptr) {
 #pragma omp simd reduction(+ : a, b)
-        for (int i = 0; i < HW; i++) {
-          const float dy = relu_out[base + i] > 0.0f ? masked_dout[base + i] : 0.0f;
-          masked_dout[base + i] = dy;
-          a += dy;
-          b += dy * (inp[base + i] - m);
+      for (int i = 0; i < HW; i++) {
+        float dy = dout[base + i];
+        if constexpr (Relu) {
+          dy = relu_out[base + i] > 0.0f ? dy : 0.0f;
+          dout[base + i] = dy;
         }
-      } else {
-#pragma omp simd reduction(+ : a, b)
-        for (int i = 0; i < HW; i++) {
-          const float dy = dout[base + i];
-          a += dy;
-          b += dy * (inp[base + i] - m);
-        }
+        a += dy;
+        b += dy * (inp[base + i] - m);
       }
       sum_dy += a;
       sum_dy_xhat += double(b) * r;
@@ -172,13 +168,13 @@ void backward_train(float* dinp, float* dgamma, float* dbeta, float* masked_dout
 void batchnorm_backward(float* dinp, float* dgamma, float* dbeta, const float* dout, const float* inp,
                         const float* gamma, const float* mean, const float* rstd, int N, int C, int HW,
                         bool accumulate_dinp) {
-  backward_train(dinp, dgamma, dbeta, nullptr, nullptr, dout, inp, gamma, mean, rstd, N, C, HW, accumulate_dinp);
+  backward_train<false>(dinp, dgamma, dbeta, dout, nullptr, inp, gamma, mean, rstd, N, C, HW, accumulate_dinp);
 }
 
 void batchnorm_relu_backward(float* dinp, float* dgamma, float* dbeta, float* dout, const float* relu_out,
                              const float* inp, const float* gamma, const float* mean, const float* rstd, int N, int C,
                              int HW, bool accumulate_dinp) {
-  backward_train(dinp, dgamma, dbeta, dout, relu_out, dout, inp, gamma, mean, rstd, N, C, HW, accumulate_dinp);
+  backward_train<true>(dinp, dgamma, dbeta, dout, relu_out, inp, gamma, mean, rstd, N, C, HW, accumulate_dinp);
 }
 
 void batchnorm_backward_eval(float* dinp, float* dgamma, float* dbeta, const float* dout, const float* inp,

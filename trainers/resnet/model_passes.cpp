@@ -92,16 +92,15 @@ void conv_bn_forward(ResNet& m, ConvBN& u, const float* x, bool relu, const floa
   u.in = std::size_t(x - a);
   k::conv2d_forward(a + u.conv, x, p + u.weight, nullptr, u.s, m.cols.data() + u.col);
   float* rm = m.buffers.data() + u.running;
-  if (m.train_mode && !m.frozen_bn && shortcut != nullptr) {
-    k::batchnorm_add_relu_forward_train(block_out, a + u.mean, a + u.rstd, rm, rm + OC, a + u.conv, shortcut,
-                                        p + u.gamma, p + u.beta, u.s.N, OC, HW, k::kBatchNormMomentum,
-                                        k::kBatchNormEps);
-    return;
-  }
   if (m.train_mode && !m.frozen_bn) {
-    (relu ? k::batchnorm_relu_forward_train : k::batchnorm_forward_train)(
-        a + u.bn, a + u.mean, a + u.rstd, rm, rm + OC, a + u.conv, p + u.gamma, p + u.beta, u.s.N, OC, HW,
-        k::kBatchNormMomentum, k::kBatchNormEps);
+    if (shortcut != nullptr)
+      k::batchnorm_add_relu_forward_train(block_out, a + u.mean, a + u.rstd, rm, rm + OC, a + u.conv, shortcut,
+                                          p + u.gamma, p + u.beta, u.s.N, OC, HW, k::kBatchNormMomentum,
+                                          k::kBatchNormEps);
+    else
+      (relu ? k::batchnorm_relu_forward_train : k::batchnorm_forward_train)(
+          a + u.bn, a + u.mean, a + u.rstd, rm, rm + OC, a + u.conv, p + u.gamma, p + u.beta, u.s.N, OC, HW,
+          k::kBatchNormMomentum, k::kBatchNormEps);
     return;
   }
   k::batchnorm_forward_eval(a + u.bn, a + u.conv, p + u.gamma, p + u.beta, rm, rm + OC, u.s.N, OC, HW);
@@ -234,11 +233,10 @@ void resnet_backward(ResNet& m, const std::function<void(std::size_t)>& on_grads
     // both the bn2 output and the shortcut. With an identity shortcut it is also the first term
     // of the block input's gradient: conv2's backward reads it, then conv1's adds its own term to
     // it there, in the buffer just masked (no copy to a buffer not touched for a while).
-    float* dsum = d_out;
-    float* dx = b.has_down ? ga + in : dsum;
-    conv_bn_backward(m, b.conv2, dsum, ga + b.conv1.bn, false, a + b.out);  // masks dsum
+    float* dx = b.has_down ? ga + in : d_out;
+    conv_bn_backward(m, b.conv2, d_out, ga + b.conv1.bn, false, a + b.out);  // masks d_out
     progress();
-    if (b.has_down) conv_bn_backward(m, b.down, dsum, dx, false);
+    if (b.has_down) conv_bn_backward(m, b.down, d_out, dx, false);
     conv_bn_backward(m, b.conv1, ga + b.conv1.bn, dx, true, a + b.conv1.bn);
     ready(b.param_begin);
     d_out = dx;
