@@ -11,8 +11,8 @@ set -u
 base=$1; new=$2; passes=${3:-5}
 here=$(cd "$(dirname "$0")" && pwd); src=$(cd "$here/../.." && pwd)
 out=$here/raw; mkdir -p "$out"
-# shellcheck source=../lib/base_new_resnet.sh
-source "$here/../lib/base_new_resnet.sh"
+# shellcheck source=../lib/base_new.sh
+source "$here/../lib/base_new.sh"
 base_new_resnet_passes "$base" "$new" "$passes" "$out" "$src"
 bench() {  # bench BUILD MODE NAME
   SCALEPROBE_CONV=$2 OMP_NUM_THREADS=1 "$1/kernels/bench_kernels" --benchmark_filter='conv2d_.*K:3' --benchmark_min_time=0.3 \

@@ -7,7 +7,7 @@ import json, statistics, sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lib"))
-from base_new_resnet import print_rates, read_runs  # noqa: E402  (results/lib: shared with another campaign)
+from base_new import print_rates, read_runs  # noqa: E402  (results/lib: shared with another campaign)
 
 raw = sys.argv[1] if len(sys.argv) > 1 else "raw"
 med = statistics.median
