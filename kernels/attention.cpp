@@ -36,7 +36,8 @@ double causal_block_entries(int T, int row_block) {
 
 }  // namespace
 
-void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH, int row_block) {
+void attention_forward(float* out, float* att, float* qkv, const float* qkv_bias, int B, int T, int C, int NH,
+                       int row_block) {
   assert(C % NH == 0 && row_block > 0);
   const double heads = double(B) * NH;
   const int hs = C / NH;
@@ -49,11 +50,22 @@ void attention_forward(float* out, float* att, const float* qkv, int B, int T, i
 #pragma omp parallel for collapse(2)
   for (int b = 0; b < B; b++) {
     for (int h = 0; h < NH; h++) {
-      const float* q = qkv + (size_t)b * T * C3 + (size_t)h * hs;
+      float* q = qkv + (size_t)b * T * C3 + (size_t)h * hs;
       const float* k = q + C;
       const float* v = q + 2 * (size_t)C;
       float* p = att + ((size_t)b * NH + h) * T * T;
       float* o = out + (size_t)b * T * C + (size_t)h * hs;
+      if (qkv_bias != nullptr) {
+        // This (b, h)'s hs channels of q, k and v at every position: no other iteration's.
+        for (int t = 0; t < T; t++) {
+          for (int part = 0; part < 3; part++) {
+            float* x = q + (size_t)t * C3 + (size_t)part * C;
+            const float* bias = qkv_bias + (size_t)part * C + (size_t)h * hs;
+#pragma omp simd
+            for (int i = 0; i < hs; i++) x[i] += bias[i];
+          }
+        }
+      }
       for (int r0 = 0; r0 < T; r0 += row_block) {
         const int rows = std::min(row_block, T - r0), keys = r0 + rows;
         float* pb = p + (size_t)r0 * T;

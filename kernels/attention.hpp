@@ -11,8 +11,11 @@ namespace sp::kernels {
 // Parallel over B*NH, each (b, h) two GEMMs per block of row_block queries, up to the block's
 // last key (attention.cpp): at T = 2 row_block, 3/4 of the whole T x T square's 4*B*C*T*T flop.
 // row_block (> 0) changes the rounding, not the result; tests set it to cover several blocks.
+// qkv_bias [3C], when given, is added to every position of qkv first, in place (the qkv GEMM's
+// bias, for the backward's qkv too), each (b, h)'s slices just before its GEMMs read them: in
+// cache then, where a pass before the GEMM wrote all of qkv once more.
 inline constexpr int kAttentionRowBlock = 64;
-void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH,
+void attention_forward(float* out, float* att, float* qkv, const float* qkv_bias, int B, int T, int C, int NH,
                        int row_block = kAttentionRowBlock);
 
 // dqkv [B, T, 3C] += gradient w.r.t. qkv (dq, dk, dv in the same layout as qkv); written

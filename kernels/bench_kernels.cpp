@@ -63,22 +63,29 @@ BENCHMARK(BM_matmul_backward) MATMUL_ARGS;
 
 // ---- attention: flop on the causal triangle, see kernels/attention.hpp ----
 constexpr double kCausalPairs = (double)T * (T + 1) / 2.0;
+// arg: the query rows per block (kernels/attention.hpp's row_block)
 void BM_attention_forward(benchmark::State& state) {
-  const auto qkv = random_vec(N * 3 * C, 1);
+  const int row_block = (int)state.range(0);
+  auto qkv = random_vec(N * 3 * C, 1);
   std::vector<float> out(N * C), att((size_t)B * NH * T * T);
-  time_loop(state, out.data(), [&] { k::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH); });
+  time_loop(state, out.data(),
+            [&] { k::attention_forward(out.data(), att.data(), qkv.data(), nullptr, B, T, C, NH, row_block); });
   set_flops(state, 4.0 * B * C * kCausalPairs);
 }
 void BM_attention_backward(benchmark::State& state) {
-  const auto qkv = random_vec(N * 3 * C, 1), dout = random_vec(N * C, 2);
+  const int row_block = (int)state.range(0);
+  auto qkv = random_vec(N * 3 * C, 1);
+  const auto dout = random_vec(N * C, 2);
   std::vector<float> out(N * C), att((size_t)B * NH * T * T), dqkv(N * 3 * C, 0.0f);
-  k::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
-  time_loop(state, dqkv.data(),
-            [&] { k::attention_backward(dqkv.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH); });
+  k::attention_forward(out.data(), att.data(), qkv.data(), nullptr, B, T, C, NH, row_block);
+  time_loop(state, dqkv.data(), [&] {
+    k::attention_backward(dqkv.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH, true, row_block);
+  });
   set_flops(state, 8.0 * B * C * kCausalPairs);
 }
-BENCHMARK(BM_attention_forward)->UseRealTime();
-BENCHMARK(BM_attention_backward)->UseRealTime();
+#define ATTENTION_ARGS ->Arg(32)->Arg(k::kAttentionRowBlock)->Arg(T)->UseRealTime()
+BENCHMARK(BM_attention_forward) ATTENTION_ARGS;
+BENCHMARK(BM_attention_backward) ATTENTION_ARGS;
 
 // ---- memory-bound kernels: GB/s of logical traffic (4 bytes per float touched) ----
 void BM_encoder_forward(benchmark::State& state) {
@@ -189,8 +196,19 @@ void BM_sgd_nesterov(benchmark::State& state) {
   time_loop(state, p.data(), [&] { k::sgd_update(p.data(), g.data(), buf.data(), kParams, cfg, ++step); });
   set_bytes(state, 4.0 * 5 * kParams);  // p, g, buf read; p, buf written
 }
+// The gradient norm's sum of squares (gradient clipping) over the same 4 Mi floats.
+void BM_sum_of_squares(benchmark::State& state) {
+  const auto g = random_vec(kParams, 2, -1e-3f, 1e-3f);
+  double s = 0;
+  for (auto _ : state) {
+    s += k::sum_of_squares(g.data(), kParams);
+    benchmark::DoNotOptimize(s);
+  }
+  set_bytes(state, 4.0 * kParams);
+}
 BENCHMARK(BM_adamw)->UseRealTime();
 BENCHMARK(BM_sgd_nesterov)->UseRealTime();
+BENCHMARK(BM_sum_of_squares)->UseRealTime();
 
 }  // namespace
 

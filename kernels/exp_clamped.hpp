@@ -25,4 +25,23 @@ static inline float exp_clamped(float v) {
   return __builtin_bit_cast(float, __builtin_bit_cast(std::int32_t, p) + exponent);
 }
 
+// The same exp on the lanes of a GCC vector type (FloatVec of float, IntVec of int32 as wide), for
+// loops the vectoriser would not take because of a select around the call. n is rounded half up
+// (truncation of a positive value) instead of to even; r stays within ln2 / 2. In and out by
+// reference: a vector wider than the object's ISA passed by value draws GCC's ABI warning.
+template <class FloatVec, class IntVec>
+static inline void exp_clamped_lanes(const FloatVec& v, FloatVec& e) {
+  // v / ln2 >= -116 for v >= -80, so + 128.5 is positive and truncation rounds it.
+  const IntVec n = __builtin_convertvector(v * 1.44269504f + 128.5f, IntVec) - 128;
+  const FloatVec nf = __builtin_convertvector(n, FloatVec);
+  const FloatVec r = nf * -0.693145752f + (nf * -1.42860677e-6f + v);
+  FloatVec p = r * (1.0f / 720.0f) + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  e = (FloatVec)((IntVec)p + n * (1 << 23));
+}
+
 }  // namespace sp::kernels::detail

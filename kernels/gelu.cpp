@@ -58,6 +58,20 @@ void gelu_forward(float* out, const float* inp, std::size_t N) {
   for (std::size_t i = 0; i < N; i++) out[i] = inp[i] * gelu_sigmoid(inp[i]);
 }
 
+void gelu_bias_forward(float* out, float* inp, const float* bias, std::size_t rows, std::size_t columns) {
+#pragma omp parallel for
+  for (std::size_t r = 0; r < rows; r++) {
+    float* x = inp + r * columns;
+    float* y = out + r * columns;
+#pragma omp simd
+    for (std::size_t c = 0; c < columns; c++) {
+      const float h = x[c] + bias[c];
+      x[c] = h;
+      y[c] = h * gelu_sigmoid(h);
+    }
+  }
+}
+
 void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t N, bool accumulate) {
   if (accumulate) {
     gelu_backward_loop<true>(dinp, inp, dout, N);

@@ -21,6 +21,14 @@ inline constexpr float kLayerNormEps = 1e-5f;
 // out = (inp - mean) * rstd * weight + bias
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight, const float* bias,
                        int B, int T, int C);
+// The same after a linear layer's residual add, in one pass per row (the add's pass before the
+// GEMM otherwise writes the whole sum once more): sum [B, T, C] is the linear layer's output
+// without its bias, and becomes the block's residual stream in place,
+// sum = sum + (residual + sum_bias)   (sum_bias: [C], per channel),
+// which is then normalised into out as by layernorm_forward (bit for bit the same as that sum
+// followed by layernorm_forward).
+void layernorm_residual_forward(float* out, float* mean, float* rstd, float* sum, const float* sum_bias,
+                                const float* residual, const float* weight, const float* bias, int B, int T, int C);
 // dinp [B, T, C] += ...,  dweight [C] += ...,  dbias [C] += ...   (any of the three may be
 // nullptr to skip it). dout, inp: [B, T, C]; weight: [C]; mean, rstd from layernorm_forward.
 void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
@@ -29,6 +37,10 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
 // ---- GELU, tanh approximation (as in GPT-2) ----
 // out, inp: [N]   out = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))   out may alias inp.
 void gelu_forward(float* out, const float* inp, size_t N);
+// After a linear layer without its bias, in one pass: inp [rows, columns] += bias [columns] per
+// row, in place (the pre-activation the backward reads), then out = GELU(inp); out must not
+// alias inp. Bit for bit the same as the add followed by gelu_forward.
+void gelu_bias_forward(float* out, float* inp, const float* bias, size_t rows, int columns);
 // dinp [N] += gelu'(inp) * dout (= when accumulate is false).   inp, dout: [N]
 void gelu_backward(float* dinp, const float* inp, const float* dout, size_t N, bool accumulate = true);
 

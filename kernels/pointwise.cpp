@@ -13,6 +13,12 @@ void gelu_forward(float* out, const float* inp, size_t N) {
   detail::gelu_forward(out, inp, N);
 }
 
+void gelu_bias_forward(float* out, float* inp, const float* bias, size_t rows, int columns) {
+  const double N = double(rows) * columns;
+  profile::Scope scope("gelu_forward", 10.0 * N, 12.0 * N + 4.0 * columns);
+  detail::gelu_bias_forward(out, inp, bias, rows, static_cast<size_t>(columns));
+}
+
 void gelu_backward(float* dinp, const float* inp, const float* dout, size_t N, bool accumulate) {
   profile::Scope scope("gelu_backward", 16.0 * double(N), 16.0 * double(N));
   detail::gelu_backward(dinp, inp, dout, N, accumulate);

@@ -18,6 +18,7 @@ namespace sp::kernels::detail {
                               const Conv2dShape& s, bool accumulate_dinp);                                           \
   /* gelu.cpp */                                                                                                     \
   void gelu_forward(float* out, const float* inp, std::size_t N);                                                    \
+  void gelu_bias_forward(float* out, float* inp, const float* bias, std::size_t rows, std::size_t columns);          \
   void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t N, bool accumulate);              \
   /* softmax.cpp: rows [t_begin, t_end) of a T x T score matrix, softmax over t2 <= t, 0 after */                    \
   void softmax_causal_rows(float* p, int T, int t_begin, int t_end);                                                 \
@@ -34,6 +35,7 @@ SP_KERNEL_VARIANT_API
 
 // The chosen variant's GELU (isa.cpp); pointwise.cpp's gelu_forward/_backward add the profile scope.
 void gelu_forward(float* out, const float* inp, std::size_t N);
+void gelu_bias_forward(float* out, float* inp, const float* bias, std::size_t rows, std::size_t columns);
 void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t N, bool accumulate);
 // The chosen variant's causal softmax rows and their backward (attention.cpp).
 void softmax_causal_rows(float* p, int T, int t_begin, int t_end);

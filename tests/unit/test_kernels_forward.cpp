@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernels/kernels.hpp"
@@ -53,17 +54,20 @@ TEST(KernelsForward, MatmulMatchesNaiveLoop) {
   check_matmul_against_naive(1, 33, 129, 257, /*with_bias=*/true, 4);
 }
 
-// Row blocks of 4 at T = 6 (a block of 4 queries over 4 keys, one of 2 over all 6), and one block.
-class AttentionRowBlock : public ::testing::TestWithParam<int> {};
-INSTANTIATE_TEST_SUITE_P(KernelsForward, AttentionRowBlock, ::testing::Values(4, 64));
+// (row_block, T): row blocks of 4 at T = 6 (a block of 4 queries over 4 keys, one of 2 over all 6),
+// one block; T = 40 in blocks of 16: rows of several whole vectors of the softmax (8 or 16 lanes)
+// and, on 16 lanes, a row ending inside one.
+class AttentionRowBlock : public ::testing::TestWithParam<std::tuple<int, int>> {};
+INSTANTIATE_TEST_SUITE_P(KernelsForward, AttentionRowBlock,
+                         ::testing::Values(std::make_tuple(4, 6), std::make_tuple(64, 6), std::make_tuple(16, 40)));
 
 TEST_P(AttentionRowBlock, MatchesReferenceAndIsCausal) {
-  const int row_block = GetParam();
-  constexpr int B = 2, T = 6, C = 8, NH = 2, hs = C / NH;
+  const auto [row_block, T] = GetParam();
+  constexpr int B = 2, C = 8, NH = 2, hs = C / NH;
   const size_t C3 = 3 * C;
   std::vector<float> qkv = random_vec((size_t)B * T * C3, 5, -2.0f, 2.0f);
   std::vector<float> out((size_t)B * T * C), att((size_t)B * NH * T * T, -1.0f);  // -1: every entry written
-  k::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH, row_block);
+  k::attention_forward(out.data(), att.data(), qkv.data(), nullptr, B, T, C, NH, row_block);
 
   // Reference in double, straight from the definition.
   for (int b = 0; b < B; b++) {
@@ -102,7 +106,7 @@ TEST_P(AttentionRowBlock, MatchesReferenceAndIsCausal) {
     }
   }
   std::vector<float> out2(out.size()), att2(att.size());
-  k::attention_forward(out2.data(), att2.data(), qkv2.data(), B, T, C, NH, row_block);
+  k::attention_forward(out2.data(), att2.data(), qkv2.data(), nullptr, B, T, C, NH, row_block);
   for (int b = 0; b < B; b++) {
     for (int t = 0; t < T; t++) {
       bool changed = false;
@@ -141,6 +145,52 @@ TEST(KernelsForward, GeluKnownValues) {
   std::vector<float> y(x.size());
   k::gelu_forward(y.data(), x.data(), x.size());
   for (size_t i = 0; i < x.size(); i++) EXPECT_NEAR(y[i], want[i], 1e-6) << "x=" << x[i];
+}
+
+// The three kernels that take a GEMM's bias (and residual) into their own pass equal the add
+// followed by the plain kernel, bit for bit, and leave the sum in place (the backward reads it).
+TEST(KernelsForward, BiasTakenIntoTheNextPassEqualsTheAddThenTheKernel) {
+  constexpr int B = 2, T = 40, C = 24, NH = 3;  // odd widths: vector loops end inside a vector
+  const size_t N = (size_t)B * T;
+  const std::vector<float> bias3 = random_vec(3 * C, 20), bias = random_vec(C, 21), bias4 = random_vec(4 * C, 22);
+  auto add_rows = [](std::vector<float> v, const std::vector<float>& b) {
+    for (size_t i = 0; i < v.size(); i++) v[i] += b[i % b.size()];
+    return v;
+  };
+
+  // Attention: qkv's bias.
+  std::vector<float> qkv = random_vec(N * 3 * C, 23, -2.0f, 2.0f);
+  std::vector<float> qkv_sum = add_rows(qkv, bias3);
+  std::vector<float> out(N * C), att((size_t)B * NH * T * T), out_ref(out.size()), att_ref(att.size());
+  k::attention_forward(out.data(), att.data(), qkv.data(), bias3.data(), B, T, C, NH);
+  k::attention_forward(out_ref.data(), att_ref.data(), qkv_sum.data(), nullptr, B, T, C, NH);
+  EXPECT_EQ(qkv, qkv_sum);
+  EXPECT_EQ(out, out_ref);
+  EXPECT_EQ(att, att_ref);
+
+  // Layer norm: residual + bias added to the linear layer's output.
+  std::vector<float> sum = random_vec(N * C, 24, -3.0f, 3.0f);
+  const std::vector<float> residual = random_vec(N * C, 25, -3.0f, 3.0f);
+  const std::vector<float> lw = random_vec(C, 26), lb = random_vec(C, 27);
+  std::vector<float> sum_ref = sum;
+  for (size_t i = 0; i < sum.size(); i++) sum_ref[i] = sum_ref[i] + (residual[i] + bias[i % C]);
+  std::vector<float> y(N * C), mean(N), rstd(N), y_ref(y.size()), mean_ref(N), rstd_ref(N);
+  k::layernorm_residual_forward(y.data(), mean.data(), rstd.data(), sum.data(), bias.data(), residual.data(), lw.data(),
+                                lb.data(), B, T, C);
+  k::layernorm_forward(y_ref.data(), mean_ref.data(), rstd_ref.data(), sum_ref.data(), lw.data(), lb.data(), B, T, C);
+  EXPECT_EQ(sum, sum_ref);
+  EXPECT_EQ(y, y_ref);
+  EXPECT_EQ(mean, mean_ref);
+  EXPECT_EQ(rstd, rstd_ref);
+
+  // GELU: fc's bias.
+  std::vector<float> h = random_vec(N * 4 * C, 28, -4.0f, 4.0f);
+  const std::vector<float> h_ref = add_rows(h, bias4);
+  std::vector<float> g(h.size()), g_ref(h.size());
+  k::gelu_bias_forward(g.data(), h.data(), bias4.data(), N, 4 * C);
+  k::gelu_forward(g_ref.data(), h_ref.data(), h_ref.size());
+  EXPECT_EQ(h, h_ref);
+  EXPECT_EQ(g, g_ref);
 }
 
 TEST(KernelsForward, SoftmaxCrossEntropyValuesAndStability) {
@@ -189,7 +239,8 @@ TEST(KernelsForward, EncoderAndResidual) {
 TEST(KernelsForward, ThreadCountIndependent) {
   constexpr int B = 4, T = 16, C = 160, NH = 4, V = 50;  // C: 3 channel blocks of <= 64
   const size_t N = (size_t)B * T;
-  const std::vector<float> x = random_vec(N * C, 11), qkv = random_vec(N * 3 * C, 12);
+  const std::vector<float> x = random_vec(N * C, 11);
+  std::vector<float> qkv = random_vec(N * 3 * C, 12);
   const std::vector<float> lw = random_vec(C, 13), lb = random_vec(C, 14), dy = random_vec(N * C, 15);
   const std::vector<float> logits = random_vec(N * V, 16, -3.0f, 3.0f);
   std::vector<int> targets(N);
@@ -204,7 +255,7 @@ TEST(KernelsForward, ThreadCountIndependent) {
     k::layernorm_backward(dx.data(), dw.data(), db.data(), dy.data(), x.data(), lw.data(), mean.data(), rstd.data(), B,
                           T, C);
     std::vector<float> out(N * C), att((size_t)B * NH * T * T), dqkv(N * 3 * C, 0.0f);
-    k::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
+    k::attention_forward(out.data(), att.data(), qkv.data(), nullptr, B, T, C, NH);
     k::attention_backward(dqkv.data(), dy.data(), qkv.data(), att.data(), B, T, C, NH);
     std::vector<float> losses(N), probs(N * V), dlogits(N * V, 0.0f);
     k::softmax_crossentropy_forward(losses.data(), probs.data(), logits.data(), targets.data(), B, T, V);

@@ -150,7 +150,7 @@ TEST(GradCheck, Attention) {
     const std::vector<float> w = random_vec(BT * C, 61);
     std::vector<float> out(BT * C), att((size_t)B * NH * T * T);
     auto loss = [&] {
-      k::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH, row_block);
+      k::attention_forward(out.data(), att.data(), qkv.data(), nullptr, B, T, C, NH, row_block);
       return weighted_sum(out, w);
     };
     loss();  // att of the unperturbed input, for the backward
@@ -219,9 +219,10 @@ TEST(GradCheck, WriteModeEqualsAccumulateOntoZero) {
   const auto x = random_vec(BT * 4 * C, 93, -4.0f, 4.0f), dy = random_vec(x.size(), 94);
   same(
       "gelu dinp", [&](float* d, bool acc) { k::gelu_backward(d, x.data(), dy.data(), x.size(), acc); }, x.size());
-  const auto qkv = random_vec(BT * 3 * C, 95, -2.0f, 2.0f), datt = random_vec(BT * C, 96);
+  auto qkv = random_vec(BT * 3 * C, 95, -2.0f, 2.0f);
+  const auto datt = random_vec(BT * C, 96);
   std::vector<float> out(BT * C), att((size_t)B * NH * T * T);
-  k::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
+  k::attention_forward(out.data(), att.data(), qkv.data(), nullptr, B, T, C, NH);
   same(
       "attention dqkv",
       [&](float* d, bool acc) { k::attention_backward(d, datt.data(), qkv.data(), att.data(), B, T, C, NH, acc); },

@@ -249,16 +249,20 @@ double gpt_forward_layers(const GPT& m, LayerRange r, const ActivationView& a, c
     // on (as backward's progress calls move the reductions; once per block left them idle).
     const float* block_end = l + 1 < c.num_layers ? params + m.block_offset[std::size_t(l) + 1] : p.lnfw;
     need_below(block_end);
+    // Three GEMMs leave their bias (and residual) to the kernel that reads their output next, in
+    // the same pass over it: attention adds qkv's bias, ln2 attproj's bias and the residual, GELU
+    // fc's bias (each writes the sum back: the backward reads it).
     k::layernorm_forward(x.ln1, x.ln1_mean, x.ln1_rstd, residual, w.ln1w, w.ln1b, B, T, C);
-    k::matmul_forward(x.qkv, x.ln1, w.qkvw, w.qkvb, B, T, C, 3 * C);
+    k::matmul_forward(x.qkv, x.ln1, w.qkvw, nullptr, B, T, C, 3 * C);
     need_below(block_end);
-    k::attention_forward(x.atty, x.att, x.qkv, B, T, C, NH);
+    k::attention_forward(x.atty, x.att, x.qkv, w.qkvb, B, T, C, NH);
     need_below(block_end);
-    k::matmul_residual_forward(x.residual2, x.atty, w.attprojw, w.attprojb, residual, B, T, C, C);
-    k::layernorm_forward(x.ln2, x.ln2_mean, x.ln2_rstd, x.residual2, w.ln2w, w.ln2b, B, T, C);
-    k::matmul_forward(x.fch, x.ln2, w.fcw, w.fcb, B, T, C, 4 * C);
+    k::matmul_forward(x.residual2, x.atty, w.attprojw, nullptr, B, T, C, C);
+    k::layernorm_residual_forward(x.ln2, x.ln2_mean, x.ln2_rstd, x.residual2, w.attprojb, residual, w.ln2w, w.ln2b, B,
+                                  T, C);
+    k::matmul_forward(x.fch, x.ln2, w.fcw, nullptr, B, T, C, 4 * C);
     need_below(block_end);
-    k::gelu_forward(x.fch_gelu, x.fch, BT * 4 * C);
+    k::gelu_bias_forward(x.fch_gelu, x.fch, w.fcb, BT, 4 * C);
     k::matmul_residual_forward(x.residual3, x.fch_gelu, w.fcprojw, w.fcprojb, x.residual2, B, T, 4 * C, C);
     residual = x.residual3;
   }
