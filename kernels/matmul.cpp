@@ -62,8 +62,12 @@ void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dou
     // dinp[N, C] (+)= dout[N, OC] · weight[OC, C]
     sgemm(false, false, N, C, OC, 1.0f, dout, OC, weight, C, accumulate_dinp ? 1.0f : 0.0f, dinp, C);
   }
-  // dweight[OC, C] += dout[N, OC]^T · inp[N, C]
-  sgemm(true, false, OC, C, N, 1.0f, dout, OC, inp, C, 1.0f, dweight, C);
+  // dweight[OC, C] += dout[N, OC]^T · inp[N, C], at most kWeightGradientRows rows per GEMM
+  // (results/2026-11-30-vm-f6m207-gpt-passes: gpt-tiny's step, oneDNN, Xeon family 6 model 207).
+  for (int r0 = 0; r0 < N; r0 += kWeightGradientRows) {
+    const int rows = std::min(kWeightGradientRows, N - r0);
+    sgemm(true, false, OC, C, rows, 1.0f, dout + (size_t)r0 * OC, OC, inp + (size_t)r0 * C, C, 1.0f, dweight, C);
+  }
 
   if (dbias != nullptr) {
     // Column sums of dout (column_blocks.hpp: thread-count-independent order).

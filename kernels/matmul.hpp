@@ -21,7 +21,10 @@ void matmul_residual_forward(float* out, const float* inp, const float* weight, 
 //   dinp    [B*T, C]  += dout · weight            (skipped when dinp == nullptr, e.g. first layer)
 //   dweight [OC, C]   += dout^T · inp             (required)
 //   dbias   [OC]      += column sums of dout      (skipped when dbias == nullptr: no bias)
-// dout: [B*T, OC]; inp and weight as in matmul_forward.
+// dout: [B*T, OC]; inp and weight as in matmul_forward. dweight's sum over the rows goes in
+// blocks of kWeightGradientRows, one GEMM each (the block count, and so the rounding, depends on
+// B*T alone): gpt-tiny's K = 1024 weight gradients ran slower whole than in two halves.
+inline constexpr int kWeightGradientRows = 512;
 void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                      const float* weight, int B, int T, int C, int OC, bool accumulate_dinp = true);
 

@@ -54,6 +54,29 @@ TEST(KernelsForward, MatmulMatchesNaiveLoop) {
   check_matmul_against_naive(1, 33, 129, 257, /*with_bias=*/true, 4);
 }
 
+// The weight gradient sums the rows in blocks of kWeightGradientRows (one GEMM each): over
+// 2 1/2 blocks it still equals dout^T · inp plus what dweight held, within the float bound.
+TEST(KernelsForward, MatmulWeightGradientOverSeveralRowBlocks) {
+  constexpr int C = 3, OC = 5;
+  const int B = 2, T = k::kWeightGradientRows * 5 / 4, N = B * T;  // 2.5 blocks
+  const std::vector<float> inp = random_vec((size_t)N * C, 40), dout = random_vec((size_t)N * OC, 41);
+  const std::vector<float> weight = random_vec((size_t)OC * C, 42), dweight0 = random_vec((size_t)OC * C, 43);
+  std::vector<float> dweight = dweight0;
+  k::matmul_backward(nullptr, dweight.data(), nullptr, dout.data(), inp.data(), weight.data(), B, T, C, OC);
+  const double gamma = 2.0 * (N + 1) * std::ldexp(1.0, -24);
+  for (int o = 0; o < OC; o++) {
+    for (int c = 0; c < C; c++) {
+      double ref = dweight0[(size_t)o * C + c], abs_sum = std::fabs(ref);
+      for (int n = 0; n < N; n++) {
+        const double term = (double)dout[(size_t)n * OC + o] * (double)inp[(size_t)n * C + c];
+        ref += term;
+        abs_sum += std::fabs(term);
+      }
+      EXPECT_NEAR(dweight[(size_t)o * C + c], ref, gamma * abs_sum) << "o " << o << " c " << c;
+    }
+  }
+}
+
 // (row_block, T): row blocks of 4 at T = 6 (a block of 4 queries over 4 keys, one of 2 over all 6),
 // one block; T = 40 in blocks of 16: rows of several whole vectors of the softmax (8 or 16 lanes)
 // and, on 16 lanes, a row ending inside one.
