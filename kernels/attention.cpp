@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "kernels/column_blocks.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/profile.hpp"
 #include "kernels/variants.hpp"
@@ -80,8 +81,8 @@ void attention_forward(float* out, float* att, float* qkv, const float* qkv_bias
   }
 }
 
-void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att, int B, int T, int C, int NH,
-                        bool accumulate, int row_block) {
+void attention_backward(float* dqkv, float* dqkv_bias, const float* dout, const float* qkv, const float* att, int B,
+                        int T, int C, int NH, bool accumulate, int row_block) {
   assert(C % NH == 0 && row_block > 0);
   const double heads = double(B) * NH;
   const int hs = C / NH;
@@ -91,6 +92,9 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
   const int C3 = 3 * C;
   const float scale = 1.0f / std::sqrt((float)hs);
   const int last_block = (T - 1) / row_block * row_block;
+  // The bias gradient's sums over t, one row of 3C per batch row (each (b, h) fills its own
+  // channels), added in b order afterwards: independent of the thread count.
+  std::vector<float> bias_partial(dqkv_bias != nullptr ? (size_t)B * C3 : 0);
 
 #pragma omp parallel
   {
@@ -123,9 +127,22 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
           sgemm(true, false, keys, hs, rows, 1.0f, ds.data(), T, q + (size_t)r0 * C3, C3, beta_kv, dk, C3,
                 GemmUse::attention);
         }
+        if (dqkv_bias != nullptr) {
+          // This (b, h)'s dq, dk and dv are final and still in cache: their sums over t.
+          for (int part = 0; part < 3; part++) {
+            float* sums = bias_partial.data() + (size_t)b * C3 + (size_t)part * C + (size_t)h * hs;
+            for (int i = 0; i < hs; i++) sums[i] = 0.0f;
+            for (int t = 0; t < T; t++) {
+              const float* row = dq + (size_t)t * C3 + (size_t)part * C;
+#pragma omp simd
+              for (int i = 0; i < hs; i++) sums[i] += row[i];
+            }
+          }
+        }
       }
     }
   }
+  if (dqkv_bias != nullptr) add_block_partials(dqkv_bias, bias_partial.data(), B, (size_t)C3, C3);
 }
 
 }  // namespace sp::kernels

@@ -19,11 +19,13 @@ void attention_forward(float* out, float* att, float* qkv, const float* qkv_bias
                        int row_block = kAttentionRowBlock);
 
 // dqkv [B, T, 3C] += gradient w.r.t. qkv (dq, dk, dv in the same layout as qkv); written
-// instead when accumulate is false.
+// instead when accumulate is false. dqkv_bias [3C], when given, += dqkv's sums over every
+// position as it stands afterwards (the qkv GEMM's bias gradient, taken while each (b, h)'s
+// slices are in cache; summed per batch row, then in b order).
 // dout: [B, T, C]; qkv and att as in/from attention_forward. Parallel over B*NH (each (b, h)
 // owns its own channel slice of dqkv, so there are no races). Four GEMMs per block of queries,
 // up to its last key: 8*B*C*T*T flop for the whole square, 3/4 of it at T = 2 row_block.
-void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att, int B, int T, int C, int NH,
-                        bool accumulate = true, int row_block = kAttentionRowBlock);
+void attention_backward(float* dqkv, float* dqkv_bias, const float* dout, const float* qkv, const float* att, int B,
+                        int T, int C, int NH, bool accumulate = true, int row_block = kAttentionRowBlock);
 
 }  // namespace sp::kernels

@@ -79,7 +79,7 @@ void BM_attention_backward(benchmark::State& state) {
   std::vector<float> out(N * C), att((size_t)B * NH * T * T), dqkv(N * 3 * C, 0.0f);
   k::attention_forward(out.data(), att.data(), qkv.data(), nullptr, B, T, C, NH, row_block);
   time_loop(state, dqkv.data(), [&] {
-    k::attention_backward(dqkv.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH, true, row_block);
+    k::attention_backward(dqkv.data(), nullptr, dout.data(), qkv.data(), att.data(), B, T, C, NH, true, row_block);
   });
   set_flops(state, 8.0 * B * C * kCausalPairs);
 }

@@ -72,6 +72,25 @@ void gelu_bias_forward(float* out, float* inp, const float* bias, std::size_t ro
   }
 }
 
+void gelu_backward_rows(float* dinp, float* column_sums, const float* inp, const float* dout, std::size_t rows,
+                        std::size_t columns) {
+  for (std::size_t c = 0; c < columns; c++) column_sums[c] = 0.0f;
+  for (std::size_t r = 0; r < rows; r++) {
+    const float* x_row = inp + r * columns;
+    const float* dy_row = dout + r * columns;
+    float* dx_row = dinp + r * columns;
+#pragma omp simd
+    for (std::size_t c = 0; c < columns; c++) {
+      const float x = x_row[c];
+      const float s = gelu_sigmoid(x);
+      const float d2u_dx = 2.0f * kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * x * x);
+      const float grad = (s + x * s * (1.0f - s) * d2u_dx) * dy_row[c];
+      dx_row[c] = grad;
+      column_sums[c] += grad;
+    }
+  }
+}
+
 void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t N, bool accumulate) {
   if (accumulate) {
     gelu_backward_loop<true>(dinp, inp, dout, N);

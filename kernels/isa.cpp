@@ -22,6 +22,7 @@ struct Variant {
   decltype(&detail::baseline::gelu_forward) gelu_forward;
   decltype(&detail::baseline::gelu_bias_forward) gelu_bias_forward;
   decltype(&detail::baseline::gelu_backward) gelu_backward;
+  decltype(&detail::baseline::gelu_backward_rows) gelu_backward_rows;
   decltype(&detail::baseline::softmax_causal_rows) softmax_causal_rows;
   decltype(&detail::baseline::softmax_causal_rows_backward) softmax_causal_rows_backward;
 };
@@ -36,11 +37,13 @@ const Variant kVariants[] = {
 #if defined(SP_KERNELS_HAVE_X86_64_V4)
     {"x86-64-v4", cpu_runs_v4, detail::x86_64_v4::conv2d_direct_forward, detail::x86_64_v4::conv2d_direct_backward,
      detail::x86_64_v4::gelu_forward, detail::x86_64_v4::gelu_bias_forward, detail::x86_64_v4::gelu_backward,
-     detail::x86_64_v4::softmax_causal_rows, detail::x86_64_v4::softmax_causal_rows_backward},
+     detail::x86_64_v4::gelu_backward_rows, detail::x86_64_v4::softmax_causal_rows,
+     detail::x86_64_v4::softmax_causal_rows_backward},
 #endif
     {"baseline", always, detail::baseline::conv2d_direct_forward, detail::baseline::conv2d_direct_backward,
      detail::baseline::gelu_forward, detail::baseline::gelu_bias_forward, detail::baseline::gelu_backward,
-     detail::baseline::softmax_causal_rows, detail::baseline::softmax_causal_rows_backward},
+     detail::baseline::gelu_backward_rows, detail::baseline::softmax_causal_rows,
+     detail::baseline::softmax_causal_rows_backward},
 };
 
 const Variant& choose() {
@@ -99,6 +102,11 @@ void gelu_bias_forward(float* out, float* inp, const float* bias, std::size_t ro
 
 void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t N, bool accumulate) {
   chosen().gelu_backward(dinp, inp, dout, N, accumulate);
+}
+
+void gelu_backward_rows(float* dinp, float* column_sums, const float* inp, const float* dout, std::size_t rows,
+                        std::size_t columns) {
+  chosen().gelu_backward_rows(dinp, column_sums, inp, dout, rows, columns);
 }
 
 void softmax_causal_rows(float* p, int T, int t_begin, int t_end) {

@@ -66,22 +66,18 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
   profile::Scope scope("layernorm_backward", 12 * rows * C, 4 * (3 * rows * C + 5.0 * C + 2 * rows));
   const int N = B * T;
   if (dinp == nullptr && dweight == nullptr && dbias == nullptr) return;
-  // One pass over x and dout per row, in row blocks: with norm = (x - mean) * rstd and
-  // dnorm = weight * dout, dx = rstd * (dnorm - avg_c(dnorm) - norm * avg_c(dnorm * norm)), and
-  // each block's rows add norm * dout and dout into the block's own partial dweight and dbias,
-  // which are then added in block order. The blocks depend on N alone (at most kMaxBlocks, so the
-  // partials stay 2 * kMaxBlocks * C floats), so the result does not depend on the thread count.
+  // One pass over x and dout per row, in row blocks (column_blocks.hpp): with norm = (x - mean) *
+  // rstd and dnorm = weight * dout, dx = rstd * (dnorm - avg_c(dnorm) - norm * avg_c(dnorm * norm)),
+  // and each block's rows add norm * dout and dout into the block's own partial dweight and dbias.
   // (A second pass over every row for dweight and dbias read x and dout again from beyond L2.)
-  constexpr int kMaxBlocks = 64;
-  const int block_rows = std::max(8, (N + kMaxBlocks - 1) / kMaxBlocks);
-  const int blocks = (N + block_rows - 1) / block_rows;
+  const RowBlocks blocks(N);
   const bool param_grads = dweight != nullptr || dbias != nullptr;
-  std::vector<float> partial(param_grads ? 2 * (size_t)blocks * C : 0, 0.0f);
+  std::vector<float> partial(param_grads ? 2 * (size_t)blocks.count * C : 0, 0.0f);
 #pragma omp parallel for
-  for (int blk = 0; blk < blocks; blk++) {
+  for (int blk = 0; blk < blocks.count; blk++) {
     float* part_dw = param_grads ? partial.data() + 2 * (size_t)blk * C : nullptr;
     float* part_db = param_grads ? part_dw + C : nullptr;
-    for (int n = blk * block_rows; n < std::min(N, (blk + 1) * block_rows); n++) {
+    for (int n = blocks.begin(blk); n < blocks.end(blk); n++) {
       const float* x = inp + (size_t)n * C;
       const float* dy = dout + (size_t)n * C;
       const float m = mean[n];
@@ -115,17 +111,8 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
       }
     }
   }
-  if (!param_grads) return;
-  for_each_column_block(C, [&](int c0, int width) {
-    for (int blk = 0; blk < blocks; blk++) {
-      const float* part_dw = partial.data() + 2 * (size_t)blk * C + c0;
-      const float* part_db = part_dw + C;
-      for (int j = 0; j < width; j++) {
-        if (dweight != nullptr) dweight[c0 + j] += part_dw[j];
-        if (dbias != nullptr) dbias[c0 + j] += part_db[j];
-      }
-    }
-  });
+  if (dweight != nullptr) add_block_partials(dweight, partial.data(), blocks.count, 2 * (size_t)C, C);
+  if (dbias != nullptr) add_block_partials(dbias, partial.data() + C, blocks.count, 2 * (size_t)C, C);
 }
 
 }  // namespace sp::kernels

@@ -1,6 +1,8 @@
 // GELU (its loops in gelu.cpp) and the residual add: elementwise over flat arrays.
 #include <cstddef>
+#include <vector>
 
+#include "kernels/column_blocks.hpp"
 #include "kernels/layers.hpp"
 #include "kernels/profile.hpp"
 #include "kernels/variants.hpp"
@@ -22,6 +24,20 @@ void gelu_bias_forward(float* out, float* inp, const float* bias, size_t rows, i
 void gelu_backward(float* dinp, const float* inp, const float* dout, size_t N, bool accumulate) {
   profile::Scope scope("gelu_backward", 16.0 * double(N), 16.0 * double(N));
   detail::gelu_backward(dinp, inp, dout, N, accumulate);
+}
+
+void gelu_bias_backward(float* dinp, float* dbias, const float* inp, const float* dout, size_t rows, int columns) {
+  const double N = double(rows) * columns;
+  profile::Scope scope("gelu_backward", 17.0 * N, 12.0 * N + 8.0 * columns);
+  const RowBlocks blocks(static_cast<int>(rows));
+  std::vector<float> partial((size_t)blocks.count * columns);
+#pragma omp parallel for
+  for (int blk = 0; blk < blocks.count; blk++) {
+    const size_t at = (size_t)blocks.begin(blk) * columns;
+    detail::gelu_backward_rows(dinp + at, partial.data() + (size_t)blk * columns, inp + at, dout + at,
+                               static_cast<size_t>(blocks.end(blk) - blocks.begin(blk)), static_cast<size_t>(columns));
+  }
+  add_block_partials(dbias, partial.data(), blocks.count, static_cast<size_t>(columns), columns);
 }
 
 void residual_forward(float* out, const float* a, const float* b, size_t N) {

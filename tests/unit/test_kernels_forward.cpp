@@ -216,6 +216,44 @@ TEST(KernelsForward, BiasTakenIntoTheNextPassEqualsTheAddThenTheKernel) {
   EXPECT_EQ(g, g_ref);
 }
 
+// The backward passes that take a GEMM's bias gradient on the way (GELU for fc, attention for
+// qkv) write the same input gradient bit for bit as without, and add its column sums.
+TEST(KernelsForward, BiasGradientTakenInThePassIsTheColumnSum) {
+  constexpr int B = 3, T = 40, C = 24, NH = 3;
+  const size_t N = (size_t)B * T;
+  // rows x columns column sums in double, against float within a generous bound.
+  auto expect_column_sums = [](const std::vector<float>& got, const std::vector<float>& start,
+                               const std::vector<float>& m, size_t columns, const char* what) {
+    for (size_t c = 0; c < columns; c++) {
+      double ref = start[c], abs_sum = std::fabs(ref);
+      for (size_t r = 0; r < m.size() / columns; r++)
+        ref += m[r * columns + c], abs_sum += std::fabs(m[r * columns + c]);
+      EXPECT_NEAR(got[c], ref, 1e-5 * abs_sum) << what << " column " << c;
+    }
+  };
+
+  const std::vector<float> h = random_vec(N * 4 * C, 30, -4.0f, 4.0f), dg = random_vec(h.size(), 31);
+  const std::vector<float> fcb0 = random_vec(4 * C, 32);
+  std::vector<float> dh(h.size()), dh_ref(h.size()), dfcb = fcb0;
+  k::gelu_bias_backward(dh.data(), dfcb.data(), h.data(), dg.data(), N, 4 * C);
+  k::gelu_backward(dh_ref.data(), h.data(), dg.data(), h.size(), /*accumulate=*/false);
+  EXPECT_EQ(dh, dh_ref);
+  expect_column_sums(dfcb, fcb0, dh_ref, 4 * C, "fc bias");
+
+  std::vector<float> qkv = random_vec(N * 3 * C, 33, -2.0f, 2.0f);
+  const std::vector<float> dy = random_vec(N * C, 34), qkvb0 = random_vec(3 * C, 35);
+  std::vector<float> out(N * C), att((size_t)B * NH * T * T);
+  k::attention_forward(out.data(), att.data(), qkv.data(), nullptr, B, T, C, NH);
+  for (const bool accumulate : {false, true}) {
+    const std::vector<float> dqkv0 = random_vec(qkv.size(), 36);
+    std::vector<float> dqkv = dqkv0, dqkv_ref = dqkv0, dqkvb = qkvb0;
+    k::attention_backward(dqkv.data(), dqkvb.data(), dy.data(), qkv.data(), att.data(), B, T, C, NH, accumulate, 16);
+    k::attention_backward(dqkv_ref.data(), nullptr, dy.data(), qkv.data(), att.data(), B, T, C, NH, accumulate, 16);
+    EXPECT_EQ(dqkv, dqkv_ref);
+    expect_column_sums(dqkvb, qkvb0, dqkv_ref, 3 * C, accumulate ? "qkv bias, accumulated" : "qkv bias");
+  }
+}
+
 TEST(KernelsForward, SoftmaxCrossEntropyValuesAndStability) {
   constexpr int B = 1, T = 3, V = 4;
   // Row 2 has logits so large that exp overflows float without the max shift.
@@ -279,7 +317,7 @@ TEST(KernelsForward, ThreadCountIndependent) {
                           T, C);
     std::vector<float> out(N * C), att((size_t)B * NH * T * T), dqkv(N * 3 * C, 0.0f);
     k::attention_forward(out.data(), att.data(), qkv.data(), nullptr, B, T, C, NH);
-    k::attention_backward(dqkv.data(), dy.data(), qkv.data(), att.data(), B, T, C, NH);
+    k::attention_backward(dqkv.data(), nullptr, dy.data(), qkv.data(), att.data(), B, T, C, NH);
     std::vector<float> losses(N), probs(N * V), dlogits(N * V, 0.0f);
     k::softmax_crossentropy_forward(losses.data(), probs.data(), logits.data(), targets.data(), B, T, V);
     k::softmax_crossentropy_backward(dlogits.data(), probs.data(), targets.data(), 0.1f, B, T, V);

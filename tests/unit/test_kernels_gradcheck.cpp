@@ -156,7 +156,7 @@ TEST(GradCheck, Attention) {
     loss();  // att of the unperturbed input, for the backward
     const std::vector<float> dqkv0 = random_vec(qkv.size(), 62);
     std::vector<float> dqkv = dqkv0;
-    k::attention_backward(dqkv.data(), w.data(), qkv.data(), att.data(), B, T, C, NH, true, row_block);
+    k::attention_backward(dqkv.data(), nullptr, w.data(), qkv.data(), att.data(), B, T, C, NH, true, row_block);
     EXPECT_TRUE(grads_match("attention dqkv, row block " + std::to_string(row_block), added(dqkv, dqkv0),
                             numeric_grad(qkv, loss)));
   }
@@ -225,11 +225,15 @@ TEST(GradCheck, WriteModeEqualsAccumulateOntoZero) {
   k::attention_forward(out.data(), att.data(), qkv.data(), nullptr, B, T, C, NH);
   same(
       "attention dqkv",
-      [&](float* d, bool acc) { k::attention_backward(d, datt.data(), qkv.data(), att.data(), B, T, C, NH, acc); },
+      [&](float* d, bool acc) {
+        k::attention_backward(d, nullptr, datt.data(), qkv.data(), att.data(), B, T, C, NH, acc);
+      },
       qkv.size());
   same(
       "attention dqkv, row blocks of 2",
-      [&](float* d, bool acc) { k::attention_backward(d, datt.data(), qkv.data(), att.data(), B, T, C, NH, acc, 2); },
+      [&](float* d, bool acc) {
+        k::attention_backward(d, nullptr, datt.data(), qkv.data(), att.data(), B, T, C, NH, acc, 2);
+      },
       qkv.size());
   std::vector<int> targets(BT);
   for (size_t i = 0; i < BT; i++) targets[i] = (int)((i * 3 + 1) % V);

@@ -327,15 +327,17 @@ void gpt_backward_layers(GPT& m, LayerRange r, const ActivationView& a, const Ac
     const float* residual = l == 0 ? a.encoded : a.h[l - 1].residual3;
     k::matmul_backward(dx.fch_gelu, dw.fcprojw, dw.fcprojb, dres, x.fch_gelu, w.fcprojw, B, T, 4 * C, C, false);
     progress();
-    k::gelu_backward(dx.fch, x.fch, dx.fch_gelu, BT * 4 * C, false);
-    k::matmul_backward(dx.ln2, dw.fcw, dw.fcb, dx.fch, x.ln2, w.fcw, B, T, C, 4 * C, false);
+    // fc's and qkv's bias gradients are taken in GELU's and attention's backward passes (as their
+    // biases were added in the forward's), not in a pass of their own over the GEMMs' dout.
+    k::gelu_bias_backward(dx.fch, dw.fcb, x.fch, dx.fch_gelu, BT, 4 * C);
+    k::matmul_backward(dx.ln2, dw.fcw, nullptr, dx.fch, x.ln2, w.fcw, B, T, C, 4 * C, false);
     progress();
     k::layernorm_backward(dres, dw.ln2w, dw.ln2b, dx.ln2, x.residual2, w.ln2w, x.ln2_mean, x.ln2_rstd, B, T, C);
     k::matmul_backward(dx.atty, dw.attprojw, dw.attprojb, dres, x.atty, w.attprojw, B, T, C, C, false);
     progress();
-    k::attention_backward(dx.qkv, dx.atty, x.qkv, x.att, B, T, C, NH, false);
+    k::attention_backward(dx.qkv, dw.qkvb, dx.atty, x.qkv, x.att, B, T, C, NH, false);
     progress();
-    k::matmul_backward(dx.ln1, dw.qkvw, dw.qkvb, dx.qkv, x.ln1, w.qkvw, B, T, C, 3 * C, false);
+    k::matmul_backward(dx.ln1, dw.qkvw, nullptr, dx.qkv, x.ln1, w.qkvw, B, T, C, 3 * C, false);
     k::layernorm_backward(dres, dw.ln1w, dw.ln1b, dx.ln1, residual, w.ln1w, x.ln1_mean, x.ln1_rstd, B, T, C);
     ready_from(m.grads.data() + m.block_offset[std::size_t(l)]);  // the block's gradients are final
   }
