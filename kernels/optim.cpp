@@ -17,14 +17,15 @@ void adamw_update(float* params, const float* grads, float* m, float* v, size_t 
   const float bc2 = (float)(1.0 - std::pow((double)cfg.beta2, (double)step));
   // The settings as locals: read through cfg, every store to params/m/v might change them (the
   // compiler cannot tell), which kept the loop scalar (7.6 GB/s in results/2026-11-26-vm-f26m2-kernel-profile).
-  const float beta1 = cfg.beta1, beta2 = cfg.beta2, lr = cfg.lr, eps = cfg.eps, wd = cfg.weight_decay;
+  const float beta1 = cfg.beta1, beta2 = cfg.beta2, lr = cfg.lr, eps = cfg.eps, wd = cfg.weight_decay,
+              grad_scale = cfg.grad_scale;
   // The bias corrections as products: one division and one square root per element are the
   // loop's cost (divider and square root share one unit), not its 28 bytes; three divisions took
   // 2 % of gpt-tiny's step (Xeon family 6 model 207).
   const float inv_bc1 = 1.0f / bc1, inv_bc2 = 1.0f / bc2;
 #pragma omp parallel for simd
   for (size_t i = 0; i < n; i++) {
-    const float g = grads[i];
+    const float g = grads[i] * grad_scale;  // the same product a clipping pass would have stored
     const float mi = beta1 * m[i] + (1.0f - beta1) * g;
     const float vi = beta2 * v[i] + (1.0f - beta2) * g * g;
     m[i] = mi;

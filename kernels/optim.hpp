@@ -13,9 +13,12 @@ struct AdamWConfig {
   float beta2 = 0.999f;
   float eps = 1e-8f;
   float weight_decay = 0.0f;  // decoupled (AdamW), not added to the gradient
+  // Each gradient is multiplied by this as it is read: gradient clipping's scale, taken here
+  // instead of in a pass of its own over the gradients (1: no clipping).
+  float grad_scale = 1.0f;
 };
 
-// AdamW (Loshchilov & Hutter), as torch.optim.AdamW:
+// AdamW (Loshchilov & Hutter), as torch.optim.AdamW, with g = grad_scale * grad:
 //   m = beta1 m + (1 - beta1) g          v = beta2 v + (1 - beta2) g^2
 //   m_hat = m / (1 - beta1^step)         v_hat = v / (1 - beta2^step)
 //   param -= lr * (m_hat / (sqrt(v_hat) + eps) + weight_decay * param)

@@ -13,12 +13,20 @@ std::vector<std::size_t> tensor_begins(const std::vector<TensorInfo>& tensors) {
   return begin;
 }
 
-double clip_grad_norm(float* grads, double max_norm, double eps, const dp::ParameterShard& shard) {
+double grad_norm(const float* grads, const dp::ParameterShard& shard) {
   double squares = 0;
   for (const dp::ShardRange& r : shard.ranges()) squares += kernels::sum_of_squares(grads + r.offset, r.numel);
-  const double norm = std::sqrt(shard.sum_over_ranks(squares));
-  if (max_norm > 0 && norm > max_norm) {
-    const float scale = float(max_norm / (norm + eps));
+  return std::sqrt(shard.sum_over_ranks(squares));
+}
+
+float clip_scale(double norm, double max_norm, double eps) {
+  return max_norm > 0 && norm > max_norm ? float(max_norm / (norm + eps)) : 1.0f;
+}
+
+double clip_grad_norm(float* grads, double max_norm, double eps, const dp::ParameterShard& shard) {
+  const double norm = grad_norm(grads, shard);
+  const float scale = clip_scale(norm, max_norm, eps);
+  if (scale != 1.0f) {
     for (const dp::ShardRange& r : shard.ranges())
       for (std::size_t i = r.offset; i < r.offset + r.numel; ++i) grads[i] *= scale;
   }

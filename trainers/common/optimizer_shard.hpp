@@ -15,8 +15,12 @@ namespace sp::train {
 std::vector<std::size_t> tensor_begins(const std::vector<TensorInfo>& tensors);
 
 // The global L2 norm of the gradients of shard's elements over every rank (a sum of squares per
-// rank, then over the ranks when sharded); above max_norm (> 0) they are multiplied by
-// max_norm / (norm + eps). Returns the norm before clipping.
+// rank, then over the ranks when sharded).
+double grad_norm(const float* grads, const dp::ParameterShard& shard);
+// Gradient clipping's factor for that norm: max_norm / (norm + eps) above max_norm (> 0), else 1.
+float clip_scale(double norm, double max_norm, double eps);
+// grad_norm, and the gradients multiplied by clip_scale when it is not 1. Returns the norm before
+// clipping.
 double clip_grad_norm(float* grads, double max_norm, double eps, const dp::ParameterShard& shard);
 
 // A state vector (AdamW moment, SGD momentum) ready for shard: allocated with zeros when empty (no

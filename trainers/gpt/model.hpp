@@ -187,6 +187,7 @@ double gpt_clip_grad_norm(GPT& model, double max_norm, const dp::ParameterShard&
 
 struct AdamWParams {
   float lr = 1e-3f, beta1 = 0.9f, beta2 = 0.95f, eps = 1e-8f, weight_decay = 0.1f;
+  float grad_scale = 1.0f;  // gradient clipping's factor, applied as AdamW reads each gradient
 };
 // One AdamW step over every tensor (decay only on weight_decay tensors); increments adam_step.
 // With a shard: over its elements only, m and v holding its state (trainers/dp/shard.hpp).

@@ -19,8 +19,12 @@ struct AdamWConfigs {
 };
 
 AdamWConfigs adamw_configs(const AdamWParams& opt) {
-  const k::AdamWConfig decayed{
-      .lr = opt.lr, .beta1 = opt.beta1, .beta2 = opt.beta2, .eps = opt.eps, .weight_decay = opt.weight_decay};
+  const k::AdamWConfig decayed{.lr = opt.lr,
+                               .beta1 = opt.beta1,
+                               .beta2 = opt.beta2,
+                               .eps = opt.eps,
+                               .weight_decay = opt.weight_decay,
+                               .grad_scale = opt.grad_scale};
   k::AdamWConfig not_decayed = decayed;
   not_decayed.weight_decay = 0.0f;
   return {decayed, not_decayed};

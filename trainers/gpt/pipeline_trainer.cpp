@@ -9,6 +9,7 @@
 #include "core/measure/stats.hpp"
 #include "core/measure/timer.hpp"
 #include "kernels/kernels.hpp"
+#include "trainers/common/optimizer_shard.hpp"
 #include "trainers/gpt/checkpoint.hpp"
 
 namespace sp::gpt {
@@ -272,13 +273,8 @@ double PipelineTrainer::update(double lr, const dp::ParameterShard&) {
   }
   SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &squares, 1, MPI_DOUBLE, MPI_SUM, comm_));
   const double norm = std::sqrt(squares);
-  if (o_.grad_clip > 0 && norm > o_.grad_clip) {  // as gpt_clip_grad_norm, over every stage's norm
-    const float scale = float(o_.grad_clip / norm);
-    for (const std::size_t i : tensors_) {
-      const TensorInfo& t = model_.tensors[i];
-      for (std::size_t j = t.offset; j < t.offset + t.numel; ++j) grads[j] *= scale;
-    }
-  }
+  // As gpt_clip_grad_norm over every stage's norm, the factor applied by AdamW.
+  adam_.grad_scale = train::clip_scale(norm, o_.grad_clip, 0.0);
   adam_.lr = float(lr);
   gpt_update_tensors(model_, adam_, tensors_);
   return norm;

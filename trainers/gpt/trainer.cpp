@@ -1,6 +1,7 @@
 #include "trainers/gpt/trainer.hpp"
 
 #include "core/measure/stats.hpp"
+#include "trainers/common/optimizer_shard.hpp"
 
 namespace sp::gpt {
 
@@ -32,7 +33,10 @@ double GptTrainer::forward(int micro, const dp::ParamsNeededFn& need) {
 }
 
 double GptTrainer::update(double lr, const dp::ParameterShard& shard) {
-  const double norm = gpt_clip_grad_norm(model_, o_.grad_clip, shard);
+  // Clipping as gpt_clip_grad_norm would, its factor applied by AdamW as it reads each gradient
+  // (bit for bit the same update, one pass over the gradients fewer).
+  const double norm = train::grad_norm(model_.grads.data(), shard);
+  adam_.grad_scale = train::clip_scale(norm, o_.grad_clip, 0.0);
   adam_.lr = float(lr);
   gpt_update(model_, adam_, shard);
   return norm;
