@@ -45,7 +45,8 @@ void gelu_bias_forward(float* out, float* inp, const float* bias, size_t rows, i
 void gelu_backward(float* dinp, const float* inp, const float* dout, size_t N, bool accumulate = true);
 // The backward of gelu_bias_forward: dinp [rows, columns] = gelu'(inp) * dout (written), and
 // dbias [columns] += its column sums (the linear layer's bias gradient, taken in the same pass:
-// column_blocks.hpp's row blocks, so the sums do not depend on the thread count).
+// column_blocks.hpp's row blocks, so the sums do not depend on the thread count). dinp may alias
+// dout (in place).
 void gelu_bias_backward(float* dinp, float* dbias, const float* inp, const float* dout, size_t rows, int columns);
 
 // ---- residual add ----

@@ -239,6 +239,10 @@ TEST(KernelsForward, BiasGradientTakenInThePassIsTheColumnSum) {
   k::gelu_backward(dh_ref.data(), h.data(), dg.data(), h.size(), /*accumulate=*/false);
   EXPECT_EQ(dh, dh_ref);
   expect_column_sums(dfcb, fcb0, dh_ref, 4 * C, "fc bias");
+  std::vector<float> in_place = dg, dfcb2 = fcb0;  // dinp over dout, as the GPT backward calls it
+  k::gelu_bias_backward(in_place.data(), dfcb2.data(), h.data(), in_place.data(), N, 4 * C);
+  EXPECT_EQ(in_place, dh_ref);
+  EXPECT_EQ(dfcb2, dfcb);
 
   std::vector<float> qkv = random_vec(N * 3 * C, 33, -2.0f, 2.0f);
   const std::vector<float> dy = random_vec(N * C, 34), qkvb0 = random_vec(3 * C, 35);

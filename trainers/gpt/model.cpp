@@ -329,8 +329,10 @@ void gpt_backward_layers(GPT& m, LayerRange r, const ActivationView& a, const Ac
     progress();
     // fc's and qkv's bias gradients are taken in GELU's and attention's backward passes (as their
     // biases were added in the forward's), not in a pass of their own over the GEMMs' dout.
-    k::gelu_bias_backward(dx.fch, dw.fcb, x.fch, dx.fch_gelu, BT, 4 * C);
-    k::matmul_backward(dx.ln2, dw.fcw, nullptr, dx.fch, x.ln2, w.fcw, B, T, C, 4 * C, false);
+    // GELU's backward runs in place over its output's gradient (each element read, then written
+    // back: no second 4C-wide buffer to miss in cache); ga's fch is left unused.
+    k::gelu_bias_backward(dx.fch_gelu, dw.fcb, x.fch, dx.fch_gelu, BT, 4 * C);
+    k::matmul_backward(dx.ln2, dw.fcw, nullptr, dx.fch_gelu, x.ln2, w.fcw, B, T, C, 4 * C, false);
     progress();
     k::layernorm_backward(dres, dw.ln2w, dw.ln2b, dx.ln2, x.residual2, w.ln2w, x.ln2_mean, x.ln2_rstd, B, T, C);
     k::matmul_backward(dx.atty, dw.attprojw, dw.attprojb, dres, x.atty, w.attprojw, B, T, C, C, false);
