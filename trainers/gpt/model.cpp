@@ -323,7 +323,9 @@ void gpt_backward_layers(GPT& m, LayerRange r, const ActivationView& a, const Ac
     const auto& w = p.h[l];
     const auto& dw = g.h[l];
     const auto& x = a.h[l];
-    const auto& dx = ga.h[l];
+    // A block's gradients other than the residual stream's are dead once the block is done: every
+    // block uses the last one's buffers, which stay in cache from block to block.
+    const auto& dx = ga.h[std::size_t(r.end) - 1];
     const float* residual = l == 0 ? a.encoded : a.h[l - 1].residual3;
     k::matmul_backward(dx.fch_gelu, dw.fcprojw, dw.fcprojb, dres, x.fch_gelu, w.fcprojw, B, T, 4 * C, C, false);
     progress();
