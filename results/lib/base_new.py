@@ -66,3 +66,21 @@ def print_rates(runs):
         for name, r in rs.items():
             print(f"| {t} | {name} | {med(r):.3f} | {min(r):.3f}–{max(r):.3f} | {sum(x >= target for x in r)} of {len(r)} |")
     return sorted(ratios)
+
+
+def print_kernel_table(runs, t):
+    """Thread count t's ms per step of every kernel of any build (at least 1 % of the base's step),
+    medians over the passes, one column per build and the last build over the first."""
+    med, builds = statistics.median, runs["builds"]
+    print(f"\n## {t} thread(s): ms per step, medians over the passes (kernels above 1 % of the step)\n")
+    ks = {b: runs["kern"][(t, b)] for b in builds}
+    step = med(ks[builds[0]]["(step)"])
+    print("| kernel | " + " | ".join(builds) + f" | {builds[-1]} / {builds[0]} |\n|---|" + "---|" * (len(builds) + 1))
+    # Every kernel of any build (fused kernels have new names: "—" where a build has none).
+    names = sorted(set().union(*ks.values()), key=lambda n: -max(med(k.get(n, [0])) for k in ks.values()))
+    for name in names:
+        v = [med(ks[b][name]) if name in ks[b] else None for b in builds]
+        if max(x or 0 for x in v) < 0.01 * step and name != "(step)":
+            continue
+        ratio = f"{v[-1] / v[0]:.3f}" if v[0] and v[-1] else "—"
+        print(f"| {name} | " + " | ".join("—" if x is None else f"{x:.2f}" for x in v) + f" | {ratio} |")
