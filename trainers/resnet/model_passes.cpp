@@ -119,27 +119,26 @@ void conv_bn_forward(ResNet& m, ConvBN& u, const float* x, bool relu, const floa
 // Backward of conv -> bn, given dout, the gradient of the (pre-ReLU) bn output, or with relu_out
 // (the output of the ReLU after the bn) the gradient of the ReLU's output, masked in place here.
 // dx (nullable) receives the input gradient, added (accumulate) or written; x is the forward's
-// input (its im2col matrix is in m.cols). grad_acts + u.conv is written, never read first.
-void conv_bn_backward(ResNet& m, const ConvBN& u, float* dout, float* dx, bool accumulate,
+// input (its im2col matrix is in m.cols). dconv (out_numel(u) floats) receives the gradient of the
+// conv's output, written, never read first.
+void conv_bn_backward(ResNet& m, const ConvBN& u, float* dout, float* dx, bool accumulate, float* dconv,
                       const float* relu_out = nullptr) {
   const float* a = m.acts.data();
-  float* ga = m.grad_acts.data();
   const float* p = m.params.data();
   float* g = m.grads.data();
   const int HW = u.s.out_h() * u.s.out_w();
   if (m.frozen_bn) {
     if (relu_out != nullptr) k::relu_backward_inplace(dout, relu_out, out_numel(u));
-    k::batchnorm_backward_eval(ga + u.conv, g + u.gamma, g + u.beta, dout, a + u.conv, p + u.gamma, a + u.mean,
-                               a + u.rstd, u.s.N, u.s.OC, HW, false);
+    k::batchnorm_backward_eval(dconv, g + u.gamma, g + u.beta, dout, a + u.conv, p + u.gamma, a + u.mean, a + u.rstd,
+                               u.s.N, u.s.OC, HW, false);
   } else if (relu_out != nullptr) {
-    k::batchnorm_relu_backward(ga + u.conv, g + u.gamma, g + u.beta, dout, relu_out, a + u.conv, p + u.gamma,
-                               a + u.mean, a + u.rstd, u.s.N, u.s.OC, HW, false);
+    k::batchnorm_relu_backward(dconv, g + u.gamma, g + u.beta, dout, relu_out, a + u.conv, p + u.gamma, a + u.mean,
+                               a + u.rstd, u.s.N, u.s.OC, HW, false);
   } else {
-    k::batchnorm_backward(ga + u.conv, g + u.gamma, g + u.beta, dout, a + u.conv, p + u.gamma, a + u.mean, a + u.rstd,
-                          u.s.N, u.s.OC, HW, false);
+    k::batchnorm_backward(dconv, g + u.gamma, g + u.beta, dout, a + u.conv, p + u.gamma, a + u.mean, a + u.rstd, u.s.N,
+                          u.s.OC, HW, false);
   }
-  k::conv2d_backward(dx, g + u.weight, nullptr, ga + u.conv, a + u.in, p + u.weight, u.s, m.cols.data() + u.col,
-                     accumulate);
+  k::conv2d_backward(dx, g + u.weight, nullptr, dconv, a + u.in, p + u.weight, u.s, m.cols.data() + u.col, accumulate);
 }
 
 }  // namespace
@@ -226,6 +225,18 @@ void resnet_backward(ResNet& m, const std::function<void(std::size_t)>& on_grads
   // d_out: the gradient of the current block's output. An identity block's input gradient
   // shares its buffer (below), so it is not always grad_acts at the activation's own offset.
   float* d_out = ga + m.blocks.back().out;
+  // A block's other activation gradients (each conv's output, conv1's bn output) are dead once the
+  // block is done: every block uses the first block's two buffers, which stay in cache from block
+  // to block. They are the largest (stage 1 is the stem's size; each stage after it halves), and
+  // never a d_out (those are block outputs and the stem's bn output).
+  const Block& first = m.blocks.front();
+  float* const dconv = ga + first.conv2.conv;
+  float* const dmid = ga + first.conv1.bn;
+  const std::size_t room = std::min(out_numel(first.conv1), out_numel(first.conv2));
+  for (const Block& b : m.blocks) {
+    if (std::max(out_numel(b.conv1), out_numel(b.conv2)) > room)
+      fail("resnet_backward: a block's outputs are larger than the first block's");
+  }
   for (std::size_t i = m.blocks.size(); i-- > 0;) {
     const Block& b = m.blocks[i];
     const std::size_t in = i == 0 ? m.stem.bn : m.blocks[i - 1].out;  // block input activation
@@ -234,14 +245,14 @@ void resnet_backward(ResNet& m, const std::function<void(std::size_t)>& on_grads
     // of the block input's gradient: conv2's backward reads it, then conv1's adds its own term to
     // it there, in the buffer just masked (no copy to a buffer not touched for a while).
     float* dx = b.has_down ? ga + in : d_out;
-    conv_bn_backward(m, b.conv2, d_out, ga + b.conv1.bn, false, a + b.out);  // masks d_out
+    conv_bn_backward(m, b.conv2, d_out, dmid, false, dconv, a + b.out);  // masks d_out
     progress();
-    if (b.has_down) conv_bn_backward(m, b.down, d_out, dx, false);
-    conv_bn_backward(m, b.conv1, ga + b.conv1.bn, dx, true, a + b.conv1.bn);
+    if (b.has_down) conv_bn_backward(m, b.down, d_out, dx, false, dconv);
+    conv_bn_backward(m, b.conv1, dmid, dx, true, dconv, a + b.conv1.bn);
     ready(b.param_begin);
     d_out = dx;
   }
-  conv_bn_backward(m, m.stem, d_out, nullptr, false, a + m.stem.bn);  // no gradient for the images
+  conv_bn_backward(m, m.stem, d_out, nullptr, false, ga + m.stem.conv, a + m.stem.bn);  // no gradient for the images
   ready(0);
 }
 
