@@ -335,6 +335,28 @@ TEST(GptModel, ActivationBufferIsItsTensorsTiled) {
   EXPECT_EQ(m.a.losses + 10, m.acts.data() + m.acts.size());  // the last tensor ends the buffer
 }
 
+// The activation-gradient buffer is one block's (every block of the range views it) and the
+// head's, whatever the depth: gpt-micro at B 2, T 5 (C 32, V 128) by hand, per block
+// (1 + 3 + 1 + 1 + 4 + 1) BTC = 3520, ln_f and logits BT (C + V) = 1600. The model's gradient views
+// all point into it, every block at the same buffers.
+TEST(GptModel, GradientBufferIsOneBlockWhateverTheDepth) {
+  GPTConfig c = micro();
+  const LayerRange all = gpt_all_layers(c);
+  EXPECT_EQ(gpt_gradient_numel(c, 2, 5, all), 5120u);
+  c.num_layers = 6;
+  EXPECT_EQ(gpt_gradient_numel(c, 2, 5, gpt_all_layers(c)), 5120u);
+  EXPECT_LT(gpt_gradient_numel(c, 2, 5, gpt_all_layers(c)), gpt_activation_numel(c, 2, 5));
+  GPT m = gpt_create(c, 1);
+  const Batch b = random_batch(2, 5, c.vocab_size, 3);
+  gpt_forward(m, b.in.data(), b.tg.data(), b.B, b.T);
+  EXPECT_EQ(m.grad_acts.size(), 5120u);
+  for (const auto& layer : m.ga.h) {
+    EXPECT_EQ(layer.fch_gelu, m.ga.h[0].fch_gelu);
+    EXPECT_EQ(layer.residual3, m.ga.h[0].residual3);
+  }
+  EXPECT_EQ(m.ga.logits + 2 * 5 * 128, m.grad_acts.data() + m.grad_acts.size());
+}
+
 // --untied-head: one table entry (lm_head.weight, last, decayed), the forward/backward calls use
 // it; the whole model passes the gradient check, and backward reports lm_head ready first.
 TEST(GptModel, UntiedHeadIsOneMoreTensorAndGradientChecks) {

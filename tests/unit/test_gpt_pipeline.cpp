@@ -78,9 +78,9 @@ TEST(GptPipeline, LayerRangesComposeToTheWholeModelBitForBit) {
   std::vector<ActivationView> a, ga;
   for (const LayerRange& r : ranges) {
     acts.emplace_back(gpt_activation_numel(c, B, T, r));
-    grads.emplace_back(acts.back().size());
+    grads.emplace_back(gpt_gradient_numel(c, B, T, r));
     a.push_back(gpt_activation_view(c, B, T, r, acts.back().data()));
-    ga.push_back(gpt_activation_view(c, B, T, r, grads.back().data()));
+    ga.push_back(gpt_gradient_view(c, B, T, r, grads.back().data()));
   }
   // The two ranges hold the whole model's activations and the boundary tensor twice.
   const std::size_t boundary = std::size_t(B) * T * std::size_t(c.channels);

@@ -48,7 +48,9 @@ int run(Session& s, TrainOptions& o) {
   }
   // Data parallelism spans every rank, or a pipeline's replicas (every stage of one reads its rows).
   const int dp_rank = pipe ? pipe->replica : s.rank, dp_ranks = pipe ? pipe->replicas : s.size;
-  const double act_gib = 2.0 * 4.0 * double(gpt_activation_numel(cfg, B, T)) / double(1ull << 30);
+  const LayerRange all = gpt_all_layers(cfg);
+  const double act_gib =
+      4.0 * double(gpt_activation_numel(cfg, B, T, all) + gpt_gradient_numel(cfg, B, T, all)) / double(1ull << 30);
   if (act_gib > 64)
     throw UsageError(
         fmt::format("micro-batch {} x {} needs {:.0f} GiB of activations (limit 64 GiB): lower the batch or --seq-len",

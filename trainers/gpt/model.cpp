@@ -117,6 +117,28 @@ ActivationView gpt_activations(const GPTConfig& c, int B, int T, LayerRange r, T
   return a;
 }
 
+// The activation gradients of a range (gpt_backward_layers): one block's, which every block of the
+// range shares (a block's are dead once its backward is done, and the residual stream's gradient
+// is one buffer updated in place), and the head's. Views of the fields the backward does not use
+// are null.
+ActivationView gpt_gradients(const GPTConfig& c, int B, int T, LayerRange r, TensorTable& t) {
+  const std::int64_t b = B, n = T, C = c.channels, V = c.vocab_size;
+  ActivationView g{};
+  g.h.resize(std::size_t(c.num_layers));
+  ActivationView::Layer x{};
+  x.ln1 = t.add("h.ln_1", {b, n, C});
+  x.qkv = t.add("h.attn.qkv", {b, n, 3 * C});
+  x.atty = t.add("h.attn.y", {b, n, C});
+  x.ln2 = t.add("h.ln_2", {b, n, C});
+  x.fch_gelu = t.add("h.mlp.gelu", {b, n, 4 * C});
+  x.residual3 = t.add("h.residual_3", {b, n, C});
+  for (int l = r.first; l < r.end; ++l) g.h[std::size_t(l)] = x;
+  if (!r.has_head(c)) return g;
+  g.lnf = t.add("ln_f", {b, n, C});
+  g.logits = t.add("logits", {b, n, V});
+  return g;
+}
+
 }  // namespace
 
 std::vector<TensorInfo> gpt_parameter_table(const GPTConfig& c) {
@@ -148,17 +170,27 @@ ActivationView gpt_activation_view(const GPTConfig& c, int B, int T, LayerRange 
   return gpt_activations(c, B, T, r, t);
 }
 
+std::size_t gpt_gradient_numel(const GPTConfig& c, int B, int T, LayerRange r) {
+  TensorTable t;
+  gpt_gradients(c, B, T, r, t);
+  return t.total_numel();
+}
+
+ActivationView gpt_gradient_view(const GPTConfig& c, int B, int T, LayerRange r, float* buffer) {
+  TensorTable t(buffer);
+  return gpt_gradients(c, B, T, r, t);
+}
+
 namespace {
 
 void ensure_activations(GPT& m, int B, int T) {
   if (m.B == B && m.T == T) return;
-  const std::size_t n = gpt_activation_numel(m.config, B, T);
-  if (m.acts.size() < n) {
-    m.acts.assign(n, 0.0f);
-    m.grad_acts.assign(n, 0.0f);
-  }
-  m.a = gpt_activation_view(m.config, B, T, gpt_all_layers(m.config), m.acts.data());
-  m.ga = gpt_activation_view(m.config, B, T, gpt_all_layers(m.config), m.grad_acts.data());
+  const LayerRange all = gpt_all_layers(m.config);
+  const std::size_t n = gpt_activation_numel(m.config, B, T, all), ng = gpt_gradient_numel(m.config, B, T, all);
+  if (m.acts.size() < n) m.acts.assign(n, 0.0f);
+  if (m.grad_acts.size() < ng) m.grad_acts.assign(ng, 0.0f);
+  m.a = gpt_activation_view(m.config, B, T, all, m.acts.data());
+  m.ga = gpt_gradient_view(m.config, B, T, all, m.grad_acts.data());
   m.B = B;
   m.T = T;
 }
@@ -323,16 +355,16 @@ void gpt_backward_layers(GPT& m, LayerRange r, const ActivationView& a, const Ac
     const auto& w = p.h[l];
     const auto& dw = g.h[l];
     const auto& x = a.h[l];
-    // A block's gradients other than the residual stream's are dead once the block is done: every
-    // block uses the last one's buffers, which stay in cache from block to block.
-    const auto& dx = ga.h[std::size_t(r.end) - 1];
+    // One block's gradient buffers for every block (gpt_gradient_view: a block's are dead once it
+    // is done), which stay in cache from block to block.
+    const auto& dx = ga.h[std::size_t(l)];
     const float* residual = l == 0 ? a.encoded : a.h[l - 1].residual3;
     k::matmul_backward(dx.fch_gelu, dw.fcprojw, dw.fcprojb, dres, x.fch_gelu, w.fcprojw, B, T, 4 * C, C, false);
     progress();
     // fc's and qkv's bias gradients are taken in GELU's and attention's backward passes (as their
     // biases were added in the forward's), not in a pass of their own over the GEMMs' dout.
     // GELU's backward runs in place over its output's gradient (each element read, then written
-    // back: no second 4C-wide buffer to miss in cache); ga's fch is left unused.
+    // back: no second 4C-wide buffer to miss in cache).
     k::gelu_bias_backward(dx.fch_gelu, dw.fcb, x.fch, dx.fch_gelu, BT, 4 * C);
     k::matmul_backward(dx.ln2, dw.fcw, nullptr, dx.fch_gelu, x.ln2, w.fcw, B, T, C, 4 * C, false);
     progress();

@@ -111,10 +111,14 @@ LayerRange gpt_all_layers(const GPTConfig& config);
 
 // The activations of a layer range for one micro-batch of B x T rows, in the whole model's order:
 // the range's own and, when first > 0, its input h.<first-1>.residual_3 (the previous stage's
-// output, received into it). Views of the other layers are null. The activation gradients of a
-// range use the same layout (a second buffer of the same size).
+// output, received into it). Views of the other layers are null.
 std::size_t gpt_activation_numel(const GPTConfig& config, int B, int T, LayerRange range);
 ActivationView gpt_activation_view(const GPTConfig& config, int B, int T, LayerRange range, float* buffer);
+// The activation gradients gpt_backward_layers needs: one block's buffers, which every layer of the
+// range views (the backward uses a block's only while it runs, and updates the residual stream's
+// gradient in place), and the head's; so their memory does not grow with the depth.
+std::size_t gpt_gradient_numel(const GPTConfig& config, int B, int T, LayerRange range);
+ActivationView gpt_gradient_view(const GPTConfig& config, int B, int T, LayerRange range, float* buffer);
 // The parameter tensors (indices into GPT::tensors) a range reads and updates: its blocks, wte and
 // wpe with the embedding, ln_f with the head, and the head's weight (wte itself when tied).
 std::vector<std::size_t> gpt_range_tensors(const GPT& model, LayerRange range);
@@ -132,7 +136,7 @@ struct GPT {
   ParamView p, g;      // named views of params and grads
   long adam_step = 0;  // AdamW updates done so far
 
-  // Activations (and their gradients, same layout) for the current B, T; (re)allocated by
+  // Activations and their gradients (gpt_gradient_view) for the current B, T; (re)allocated by
   // gpt_forward when B*T grows.
   int B = 0, T = 0;
   std::vector<float> acts, grad_acts;
@@ -170,7 +174,7 @@ void gpt_backward(GPT& model, const std::function<void(std::size_t)>& on_grads_r
 double gpt_forward_layers(const GPT& model, LayerRange range, const ActivationView& a, const int* inputs,
                           const int* targets, int B, int T, const std::function<void(std::size_t)>& params_needed = {});
 // Its backward, ADDING the range's parameter gradients to model.grads. ga: the activation
-// gradients (same layout as a). Without the head the caller puts the gradient of the range's
+// gradients (gpt_gradient_view). Without the head the caller puts the gradient of the range's
 // output in ga.h[end-1].residual3; that buffer is the residual stream's gradient, updated in place
 // from the last block to the first, so on return it holds the gradient of the range's input
 // (what a pipeline stage sends back). on_grads_ready as gpt_backward's.

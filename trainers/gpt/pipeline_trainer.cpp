@@ -82,8 +82,8 @@ PipelineTrainer::PipelineTrainer(const TrainOptions& o, const PipelinePlan& plan
     slot.acts.assign(numel, 0.0f);
     slot.a = gpt_activation_view(c, plan.micro_rows, T, range_, slot.acts.data());
   }
-  grad_acts_.assign(numel, 0.0f);
-  ga_ = gpt_activation_view(c, plan.micro_rows, T, range_, grad_acts_.data());
+  grad_acts_.assign(gpt_gradient_numel(c, plan.micro_rows, T, range_), 0.0f);
+  ga_ = gpt_gradient_view(c, plan.micro_rows, T, range_, grad_acts_.data());
   grad_out_.assign(2, std::vector<float>(boundary_numel_));
   grad_sent_.resize(2);
   act_sent_.resize(std::size_t(plan.micro_batches));
