@@ -7,6 +7,8 @@
 # OpenBLAS on the core the trainer chose; OUT/MODEL-tT-NAME-pP.{h5,log} and, for ResNet-20,
 # OUT/torch-tT-pP.{json,err} (gpt: OUT/torch-gpt-tT-pP.*).
 # base_new_resnet_passes BASE_BUILD NEW_BUILD PASSES OUT SRC: ResNet-20 from the builds base and new.
+# base_new_campaign MODEL SCRIPT BASE_BUILD NEW_BUILD [PASSES]: a campaign's whole measure.sh: the
+# builds base and new, PASSES (7) passes, raw/ beside SCRIPT, then the end line.
 # shellcheck shell=bash
 
 base_new_passes() {
@@ -50,4 +52,12 @@ base_new_passes() {
 
 base_new_resnet_passes() {
   base_new_passes resnet "$3" "$4" "$5" "base=$1" "new=$2"
+}
+
+base_new_campaign() {
+  local model=$1 here src
+  here=$(cd "$(dirname "$2")" && pwd); src=$(cd "$here/../.." && pwd)
+  mkdir -p "$here/raw"
+  base_new_passes "$model" "${5:-7}" "$here/raw" "$src" "base=$3" "new=$4"
+  echo "# end $(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg)"
 }

@@ -159,26 +159,39 @@ std::size_t gpt_activation_numel(const GPTConfig& c, int B, int T) {
   return gpt_activation_numel(c, B, T, gpt_all_layers(c));
 }
 
-std::size_t gpt_activation_numel(const GPTConfig& c, int B, int T, LayerRange r) {
+namespace {
+
+// A layout's size (a table without a buffer) and its views over a buffer, for the activations'
+// and the gradients' descriptions alike.
+using ActivationLayout = ActivationView (*)(const GPTConfig&, int, int, LayerRange, TensorTable&);
+
+std::size_t layout_numel(ActivationLayout layout, const GPTConfig& c, int B, int T, LayerRange r) {
   TensorTable t;
-  gpt_activations(c, B, T, r, t);
+  layout(c, B, T, r, t);
   return t.total_numel();
+}
+
+ActivationView layout_view(ActivationLayout layout, const GPTConfig& c, int B, int T, LayerRange r, float* buffer) {
+  TensorTable t(buffer);
+  return layout(c, B, T, r, t);
+}
+
+}  // namespace
+
+std::size_t gpt_activation_numel(const GPTConfig& c, int B, int T, LayerRange r) {
+  return layout_numel(gpt_activations, c, B, T, r);
 }
 
 ActivationView gpt_activation_view(const GPTConfig& c, int B, int T, LayerRange r, float* buffer) {
-  TensorTable t(buffer);
-  return gpt_activations(c, B, T, r, t);
+  return layout_view(gpt_activations, c, B, T, r, buffer);
 }
 
 std::size_t gpt_gradient_numel(const GPTConfig& c, int B, int T, LayerRange r) {
-  TensorTable t;
-  gpt_gradients(c, B, T, r, t);
-  return t.total_numel();
+  return layout_numel(gpt_gradients, c, B, T, r);
 }
 
 ActivationView gpt_gradient_view(const GPTConfig& c, int B, int T, LayerRange r, float* buffer) {
-  TensorTable t(buffer);
-  return gpt_gradients(c, B, T, r, t);
+  return layout_view(gpt_gradients, c, B, T, r, buffer);
 }
 
 namespace {
