@@ -50,6 +50,12 @@ std::size_t detail::layout_activations(ResNet& m, int N, int H, int W, std::size
     w = b.conv2.s.out_w();
     C = b.conv2.s.OC;
   }
+  // resnet_backward keeps every block's conv and bn-output gradients in the first block's buffers.
+  const std::size_t room = std::min(out_numel(m.blocks.front().conv1), out_numel(m.blocks.front().conv2));
+  for (const Block& b : m.blocks) {
+    if (std::max(out_numel(b.conv1), out_numel(b.conv2)) > room)
+      fail("resnet: a block's outputs are larger than the first block's");
+  }
   const std::size_t K = m.config.num_classes;
   m.pooled = take(std::size_t(N) * C);
   m.logits = take(N * K);
@@ -229,14 +235,9 @@ void resnet_backward(ResNet& m, const std::function<void(std::size_t)>& on_grads
   // block is done: every block uses the first block's two buffers, which stay in cache from block
   // to block. They are the largest (stage 1 is the stem's size; each stage after it halves), and
   // never a d_out (those are block outputs and the stem's bn output).
-  const Block& first = m.blocks.front();
-  float* const dconv = ga + first.conv2.conv;
-  float* const dmid = ga + first.conv1.bn;
-  const std::size_t room = std::min(out_numel(first.conv1), out_numel(first.conv2));
-  for (const Block& b : m.blocks) {
-    if (std::max(out_numel(b.conv1), out_numel(b.conv2)) > room)
-      fail("resnet_backward: a block's outputs are larger than the first block's");
-  }
+  // (detail::layout_activations checks that they are.)
+  float* const dconv = ga + m.blocks.front().conv2.conv;
+  float* const dmid = ga + m.blocks.front().conv1.bn;
   for (std::size_t i = m.blocks.size(); i-- > 0;) {
     const Block& b = m.blocks[i];
     const std::size_t in = i == 0 ? m.stem.bn : m.blocks[i - 1].out;  // block input activation
