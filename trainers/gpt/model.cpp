@@ -399,12 +399,8 @@ void gpt_zero_grad(GPT& m) { std::fill(m.grads.begin(), m.grads.end(), 0.0f); }
 
 double gpt_grad_norm(const GPT& m) { return std::sqrt(k::sum_of_squares(m.grads.data(), m.grads.size())); }
 
-double gpt_clip_grad_norm(GPT& m, double max_norm, const dp::ParameterShard& shard) {
-  return train::clip_grad_norm(m.grads.data(), max_norm, 0.0, shard);
-}
-
 double gpt_clip_grad_norm(GPT& m, double max_norm) {
-  return gpt_clip_grad_norm(m, max_norm, dp::ParameterShard::whole(m.num_parameters));
+  return train::clip_grad_norm(m.grads.data(), max_norm, 0.0, dp::ParameterShard::whole(m.num_parameters));
 }
 
 sp::coll::GradientLayout gpt_gradient_layout(const GPT& m) { return train::gradient_layout(m.config.name, m.tensors); }

@@ -184,10 +184,9 @@ void gpt_backward_layers(GPT& model, LayerRange range, const ActivationView& a, 
 void gpt_zero_grad(GPT& model);
 // Global L2 norm of the gradient buffer (accumulated in double).
 double gpt_grad_norm(const GPT& model);
-// Multiplies the gradients by max_norm / norm when norm > max_norm; returns the norm before.
-// With a shard: the norm over every rank of the shards' elements, only this rank's clipped.
+// Multiplies the gradients by max_norm / norm when norm > max_norm; returns the norm before. (The
+// trainers leave the factor to AdamW instead: train::grad_norm, train::clip_scale.)
 double gpt_clip_grad_norm(GPT& model, double max_norm);
-double gpt_clip_grad_norm(GPT& model, double max_norm, const dp::ParameterShard& shard);
 
 struct AdamWParams {
   float lr = 1e-3f, beta1 = 0.9f, beta2 = 0.95f, eps = 1e-8f, weight_decay = 0.1f;
