@@ -182,6 +182,20 @@ TEST(ResNetModel, GradientReadinessCallback) {
   EXPECT_THROW(resnet_backward(m), sp::Error);  // backward needs a training-mode forward
 }
 
+// The activation-gradient buffer holds the head's gradients, two block-boundary buffers and one
+// conv-output and one middle buffer, each the largest of its kind, whatever the depth: ResNet-20
+// and ResNet-56 at 2 images of 32 x 32 by hand: head 2 x (10 + 64) = 148, and the four buffers
+// stage 1's (and the stem's) 2 x 16 x 32 x 32 = 32,768 each: 131,220 floats.
+TEST(ResNetModel, GradientBufferIsIndependentOfDepth) {
+  for (const std::string name : {"resnet20", "resnet56"}) {
+    ResNet m = resnet_create(resnet_preset(name), 1);
+    const detail::ActivationFloats f = detail::layout_activations(m, 2, 32, 32);
+    EXPECT_EQ(f.grad_acts, 131220u) << name;
+    EXPECT_GT(f.acts, 7 * f.grad_acts) << name;  // ResNet-20: 982,730
+    EXPECT_EQ(resnet_activation_floats(resnet_preset(name), 2, 32, 32), f.acts + f.grad_acts + f.cols) << name;
+  }
+}
+
 TEST(ResNetModel, EvalModeUsesRunningStatistics) {
   ResNet m = resnet_create(tiny(), 3);
   const Batch b = random_batch(4, 8, 8, 5, 9);

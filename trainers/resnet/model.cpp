@@ -136,9 +136,8 @@ std::size_t resnet_activation_floats(const ResNetConfig& config, int N, int H, i
   m.config = config;
   Builder b{config};
   b.build(&m);
-  std::size_t cols = 0;
-  const std::size_t acts = detail::layout_activations(m, N, H, W, &cols);
-  return 2 * acts + cols;
+  const detail::ActivationFloats f = detail::layout_activations(m, N, H, W);
+  return f.acts + f.grad_acts + f.cols;
 }
 
 ResNet resnet_create(const ResNetConfig& config, std::uint64_t seed) {

@@ -104,9 +104,18 @@ struct ResNet {
   std::vector<Block> blocks;
   std::size_t fc_weight = 0, fc_bias = 0;
 
-  // Activations of the last forward (and their gradients, same layout), for N images of H x W.
+  // Activations of the last forward, for N images of H x W.
   int N = 0, H = 0, W = 0;
-  std::vector<float> acts, grad_acts;
+  std::vector<float> acts;
+  // Their gradients, in a layout of their own (offsets in grad_acts): the head's; two buffers the
+  // gradients of the blocks' outputs alternate between, a down-sampling block's input gradient
+  // going to the one its output gradient is not in; and one conv-output and one middle (conv1's
+  // bn output) gradient that every unit reuses, dead once its block is done. Its size depends on
+  // the largest activation, not on the depth.
+  std::vector<float> grad_acts;
+  struct GradientOffsets {
+    std::size_t logits = 0, pooled = 0, boundary[2] = {0, 0}, dconv = 0, dmid = 0;
+  } ga;
   // Each convolution's im2col matrix from the last forward, reused by backward (kernels/cnn.hpp).
   std::vector<float> cols;
   std::size_t input = 0, pooled = 0, logits = 0, probs = 0, losses = 0;  // offsets in acts
@@ -124,9 +133,12 @@ struct ResNet {
 std::size_t resnet_activation_floats(const ResNetConfig& config, int N, int H, int W);
 
 namespace detail {
-// Sets every layer's batch shape and the activation and im2col offsets of m for a batch of N
-// images of H x W; returns the floats of acts, and in *col_floats those of cols (model_passes.cpp).
-std::size_t layout_activations(ResNet& m, int N, int H, int W, std::size_t* col_floats);
+struct ActivationFloats {
+  std::size_t acts = 0, grad_acts = 0, cols = 0;
+};
+// Sets every layer's batch shape, the activation and im2col offsets and the activation gradients'
+// (m.ga) of m for a batch of N images of H x W; returns the floats of each buffer (model_passes.cpp).
+ActivationFloats layout_activations(ResNet& m, int N, int H, int W);
 }  // namespace detail
 
 // Allocates the buffers of a validated config and initialises parameters as torchvision:

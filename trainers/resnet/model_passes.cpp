@@ -20,13 +20,15 @@ std::size_t out_numel(const ConvBN& u) { return std::size_t(u.s.N) * u.s.OC * u.
 
 }  // namespace
 
-std::size_t detail::layout_activations(ResNet& m, int N, int H, int W, std::size_t* col_floats) {
+detail::ActivationFloats detail::layout_activations(ResNet& m, int N, int H, int W) {
   std::size_t off = 0, coff = 0;
   auto take = [&](std::size_t n) {
     std::size_t o = off;
     off += n;
     return o;
   };
+  // The gradient buffers' sizes: the largest of what each holds.
+  std::size_t boundary = 0, dconv = 0, dmid = 0;
   auto place = [&](ConvBN& u, int h, int w) {
     u.s.N = N;
     u.s.H = h;
@@ -37,32 +39,36 @@ std::size_t detail::layout_activations(ResNet& m, int N, int H, int W, std::size
     u.bn = take(out_numel(u));
     u.mean = take(u.s.OC);
     u.rstd = take(u.s.OC);
+    dconv = std::max(dconv, out_numel(u));
   };
   m.input = take(std::size_t(N) * m.config.in_channels * H * W);
   place(m.stem, H, W);
+  boundary = out_numel(m.stem);
   int h = m.stem.s.out_h(), w = m.stem.s.out_w(), C = m.stem.s.OC;
   for (Block& b : m.blocks) {
     place(b.conv1, h, w);
     place(b.conv2, b.conv1.s.out_h(), b.conv1.s.out_w());
     if (b.has_down) place(b.down, h, w);
     b.out = take(out_numel(b.conv2));
+    boundary = std::max(boundary, out_numel(b.conv2));
+    dmid = std::max(dmid, out_numel(b.conv1));
     h = b.conv2.s.out_h();
     w = b.conv2.s.out_w();
     C = b.conv2.s.OC;
-  }
-  // resnet_backward keeps every block's conv and bn-output gradients in the first block's buffers.
-  const std::size_t room = std::min(out_numel(m.blocks.front().conv1), out_numel(m.blocks.front().conv2));
-  for (const Block& b : m.blocks) {
-    if (std::max(out_numel(b.conv1), out_numel(b.conv2)) > room)
-      fail("resnet: a block's outputs are larger than the first block's");
   }
   const std::size_t K = m.config.num_classes;
   m.pooled = take(std::size_t(N) * C);
   m.logits = take(N * K);
   m.probs = take(N * K);
   m.losses = take(N);
-  *col_floats = coff;
-  return off;
+  ResNet::GradientOffsets& g = m.ga;
+  g.logits = 0;
+  g.pooled = g.logits + N * K;
+  g.boundary[0] = g.pooled + std::size_t(N) * C;
+  g.boundary[1] = g.boundary[0] + boundary;
+  g.dconv = g.boundary[1] + boundary;
+  g.dmid = g.dconv + dconv;
+  return {.acts = off, .grad_acts = g.dmid + dmid, .cols = coff};
 }
 
 namespace {
@@ -70,13 +76,10 @@ namespace {
 // Lays the activations out for the batch shape; (re)allocates when they grow.
 void ensure_activations(ResNet& m, int N, int H, int W) {
   if (m.N == N && m.H == H && m.W == W) return;
-  std::size_t cols = 0;
-  const std::size_t off = detail::layout_activations(m, N, H, W, &cols);
-  if (m.acts.size() < off) {
-    m.acts.assign(off, 0.0f);
-    m.grad_acts.assign(off, 0.0f);
-  }
-  if (m.cols.size() < cols) m.cols.assign(cols, 0.0f);
+  const detail::ActivationFloats f = detail::layout_activations(m, N, H, W);
+  if (m.acts.size() < f.acts) m.acts.assign(f.acts, 0.0f);
+  if (m.grad_acts.size() < f.grad_acts) m.grad_acts.assign(f.grad_acts, 0.0f);
+  if (m.cols.size() < f.cols) m.cols.assign(f.cols, 0.0f);
   m.N = N;
   m.H = H;
   m.W = W;
@@ -219,33 +222,35 @@ void resnet_backward(ResNet& m, const std::function<void(std::size_t)>& on_grads
   // head buffers that only accumulating kernels write are cleared here).
   const ConvBN& last = m.blocks.back().conv2;
   const int C = last.s.OC, HW_last = last.s.out_h() * last.s.out_w();
-  std::fill(ga + m.logits, ga + m.logits + std::size_t(N) * K, 0.0f);
-  std::fill(ga + m.pooled, ga + m.pooled + std::size_t(N) * C, 0.0f);
-  std::fill(ga + m.blocks.back().out, ga + m.blocks.back().out + std::size_t(N) * C * HW_last, 0.0f);
-  k::softmax_crossentropy_backward(ga + m.logits, a + m.probs, m.labels.data(), 1.0f / float(N), N, 1, K);
-  k::matmul_backward(ga + m.pooled, g + m.fc_weight, g + m.fc_bias, ga + m.logits, a + m.pooled, p + m.fc_weight, N, 1,
-                     C, K);
+  const ResNet::GradientOffsets& go = m.ga;
+  float* const boundary[2] = {ga + go.boundary[0], ga + go.boundary[1]};
+  int at = 0;                          // the boundary buffer d_out is in
+  float* d_out = ga + go.boundary[0];  // the gradient of the current block's output
+  std::fill(ga + go.logits, ga + go.logits + std::size_t(N) * K, 0.0f);
+  std::fill(ga + go.pooled, ga + go.pooled + std::size_t(N) * C, 0.0f);
+  std::fill(d_out, d_out + std::size_t(N) * C * HW_last, 0.0f);
+  k::softmax_crossentropy_backward(ga + go.logits, a + m.probs, m.labels.data(), 1.0f / float(N), N, 1, K);
+  k::matmul_backward(ga + go.pooled, g + m.fc_weight, g + m.fc_bias, ga + go.logits, a + m.pooled, p + m.fc_weight, N,
+                     1, C, K);
   ready(m.fc_weight);
-  k::global_avgpool_backward(ga + m.blocks.back().out, ga + m.pooled, N, C, HW_last);
+  k::global_avgpool_backward(d_out, ga + go.pooled, N, C, HW_last);
 
-  // d_out: the gradient of the current block's output. An identity block's input gradient
-  // shares its buffer (below), so it is not always grad_acts at the activation's own offset.
-  float* d_out = ga + m.blocks.back().out;
-  // A block's other activation gradients (each conv's output, conv1's bn output) are dead once the
-  // block is done: every block uses the first block's two buffers, which stay in cache from block
-  // to block. They are the largest (stage 1 is the stem's size; each stage after it halves), and
-  // never a d_out (those are block outputs and the stem's bn output).
-  // (detail::layout_activations checks that they are.)
-  float* const dconv = ga + m.blocks.front().conv2.conv;
-  float* const dmid = ga + m.blocks.front().conv1.bn;
+  // A block's conv-output and middle gradients are dead once it is done: every unit uses the same
+  // two buffers (model.hpp), which stay in cache from block to block.
+  float* const dconv = ga + go.dconv;
+  float* const dmid = ga + go.dmid;
   for (std::size_t i = m.blocks.size(); i-- > 0;) {
     const Block& b = m.blocks[i];
-    const std::size_t in = i == 0 ? m.stem.bn : m.blocks[i - 1].out;  // block input activation
     // out = relu(bn2 + shortcut): d(out) masked in place (in bn2's backward) is the gradient of
     // both the bn2 output and the shortcut. With an identity shortcut it is also the first term
     // of the block input's gradient: conv2's backward reads it, then conv1's adds its own term to
-    // it there, in the buffer just masked (no copy to a buffer not touched for a while).
-    float* dx = b.has_down ? ga + in : d_out;
+    // it there, in the buffer just masked (no copy to a buffer not touched for a while). With a
+    // down-sampling shortcut the input gradient goes to the other boundary buffer.
+    float* dx = d_out;
+    if (b.has_down) {
+      at = 1 - at;
+      dx = boundary[at];
+    }
     conv_bn_backward(m, b.conv2, d_out, dmid, false, dconv, a + b.out);  // masks d_out
     progress();
     if (b.has_down) conv_bn_backward(m, b.down, d_out, dx, false, dconv);
@@ -253,7 +258,7 @@ void resnet_backward(ResNet& m, const std::function<void(std::size_t)>& on_grads
     ready(b.param_begin);
     d_out = dx;
   }
-  conv_bn_backward(m, m.stem, d_out, nullptr, false, ga + m.stem.conv, a + m.stem.bn);  // no gradient for the images
+  conv_bn_backward(m, m.stem, d_out, nullptr, false, dconv, a + m.stem.bn);  // no gradient for the images
   ready(0);
 }
 
