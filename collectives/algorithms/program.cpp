@@ -86,6 +86,9 @@ void ProgramBuilder::wait(int& slot) {
 void ProgramBuilder::send(Span data, int peer) { add({ActionKind::send, peer, -1, data, {}}); }
 void ProgramBuilder::recv(Span data, int peer) { add({ActionKind::recv, peer, -1, data, {}}); }
 void ProgramBuilder::sendrecv(Span out, Span in, int peer) { add({ActionKind::sendrecv, peer, -1, out, in}); }
+void ProgramBuilder::sendrecv(Span out, int to, Span in, int from) {
+  add({ActionKind::sendrecv, to, -1, out, in, from});
+}
 void ProgramBuilder::reduce(Span into, Span from) { add({ActionKind::reduce, -1, -1, into, from}); }
 void ProgramBuilder::copy(Span to, Span from) { add({ActionKind::copy, -1, -1, to, from}); }
 
@@ -221,7 +224,7 @@ void run_blocking(const Program& p, const Bindings& b, Transport& t) {
         t.recv(at(x.a), x.a.count, d, x.peer, p.tag);
         break;
       case ActionKind::sendrecv:
-        t.sendrecv(at(x.a), x.a.count, at(x.b), x.b.count, d, x.peer, p.tag);
+        t.sendrecv(at(x.a), x.a.count, at(x.b), x.b.count, d, x.peer, x.source(), p.tag);
         break;
       case ActionKind::library_allreduce:
         t.library_allreduce(at(x.b), at(x.a), x.a.count, d, p.shape.op);
@@ -324,7 +327,7 @@ bool ProgressedRun::advance(bool poll) {
         break;
       case ActionKind::sendrecv:
         if (first) {
-          own_[1] = t.post_recv(at(x.b), x.b.count, d, x.peer, p.tag);
+          own_[1] = t.post_recv(at(x.b), x.b.count, d, x.source(), p.tag);
           own_[0] = t.post_send(at(x.a), x.a.count, d, x.peer, p.tag);
           posted_ = true;
           events_ += 2;

@@ -42,7 +42,7 @@ enum class ActionKind : std::uint8_t {
   wait,                // complete the request in slot
   send,                // post_send + wait, one blocking call (MPI_Send where the library has it)
   recv,                // post_recv + wait, one blocking call
-  sendrecv,            // send a to peer while receiving b from it, one blocking call
+  sendrecv,            // send a to peer while receiving b from source(), one blocking call
   reduce,              // a[i] = op(a[i], b[i])
   copy,                // a = b
   scale,               // a[i] *= the run's scale (Bindings::scale): final values of a scaled program
@@ -57,6 +57,8 @@ struct Action {
   int peer = -1;
   int slot = -1;
   Span a, b;
+  int from = -1;  // sendrecv: the rank b comes from, when not peer (a ring step's left neighbour)
+  int source() const { return from >= 0 ? from : peer; }
 };
 
 // What a program is built for. tag_offset is added to the schedule's message tag, so programs of
@@ -131,7 +133,8 @@ class ProgramBuilder {
   void wait(int& slot);  // and sets slot to -1
   void send(Span data, int peer);
   void recv(Span data, int peer);
-  void sendrecv(Span out, Span in, int peer);
+  void sendrecv(Span out, Span in, int peer);  // an exchange with peer
+  void sendrecv(Span out, int to, Span in, int from);
   void reduce(Span into, Span from);
   void copy(Span to, Span from);
   // For a scaled shape: the span holds final values of the call, to be scaled (nothing otherwise);

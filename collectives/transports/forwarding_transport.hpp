@@ -56,8 +56,9 @@ class ForwardingTransport : public Transport {
   void scale(void* data, std::size_t count, Dtype d, double factor) const override { t_.scale(data, count, d, factor); }
   void send(const void* d, std::size_t n, Dtype dt, int peer, int tag) override { t_.send(d, n, dt, peer, tag); }
   void recv(void* d, std::size_t n, Dtype dt, int peer, int tag) override { t_.recv(d, n, dt, peer, tag); }
-  void sendrecv(const void* out, std::size_t out_n, void* in, std::size_t in_n, Dtype dt, int peer, int tag) override {
-    t_.sendrecv(out, out_n, in, in_n, dt, peer, tag);
+  void sendrecv(const void* out, std::size_t out_n, void* in, std::size_t in_n, Dtype dt, int dest, int source,
+                int tag) override {
+    t_.sendrecv(out, out_n, in, in_n, dt, dest, source, tag);
   }
 
  protected:

@@ -101,10 +101,10 @@ class MpiTransport final : public Transport {
   void recv(void* data, std::size_t count, Dtype d, int peer, int tag) override {
     SP_MPI_CHECK(MPI_Recv(data, mpi_count(count), transport_type(d), peer, tag, comm_, MPI_STATUS_IGNORE));
   }
-  void sendrecv(const void* out, std::size_t out_count, void* in, std::size_t in_count, Dtype d, int peer,
+  void sendrecv(const void* out, std::size_t out_count, void* in, std::size_t in_count, Dtype d, int dest, int source,
                 int tag) override {
     const MPI_Datatype type = transport_type(d);
-    SP_MPI_CHECK(MPI_Sendrecv(out, mpi_count(out_count), type, peer, tag, in, mpi_count(in_count), type, peer, tag,
+    SP_MPI_CHECK(MPI_Sendrecv(out, mpi_count(out_count), type, dest, tag, in, mpi_count(in_count), type, source, tag,
                               comm_, MPI_STATUS_IGNORE));
   }
   void library_allreduce(const void* send, void* recv, std::size_t count, Dtype d, Op o) override {

@@ -139,10 +139,12 @@ class Transport {
     Request r = post_recv(data, count, d, peer, tag);
     wait(r);
   }
-  virtual void sendrecv(const void* out, std::size_t out_count, void* in, std::size_t in_count, Dtype d, int peer,
-                        int tag) {
-    Request r = post_recv(in, in_count, d, peer, tag);
-    Request s = post_send(out, out_count, d, peer, tag);
+  // out goes to dest while in comes from source (the same rank in an exchange, the neighbours in
+  // a ring step).
+  virtual void sendrecv(const void* out, std::size_t out_count, void* in, std::size_t in_count, Dtype d, int dest,
+                        int source, int tag) {
+    Request r = post_recv(in, in_count, d, source, tag);
+    Request s = post_send(out, out_count, d, dest, tag);
     wait(r);
     wait(s);
   }

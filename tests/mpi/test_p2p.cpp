@@ -51,8 +51,9 @@ class CorruptingWorld : public ForwardingTransport {
   // Every receive completes through post_recv and wait above (Transport's own forms of the calls
   // that complete one, not the library's), so the blocking ones are corrupted as well.
   void recv(void* d, std::size_t n, Dtype t, int peer, int tag) override { Transport::recv(d, n, t, peer, tag); }
-  void sendrecv(const void* out, std::size_t out_n, void* in, std::size_t in_n, Dtype t, int peer, int tag) override {
-    Transport::sendrecv(out, out_n, in, in_n, t, peer, tag);
+  void sendrecv(const void* out, std::size_t out_n, void* in, std::size_t in_n, Dtype t, int dest, int source,
+                int tag) override {
+    Transport::sendrecv(out, out_n, in, in_n, t, dest, source, tag);
   }
   bool test(Request& r) override { return Transport::test(r); }
   std::size_t wait_any(std::span<Request* const> requests) override { return Transport::wait_any(requests); }

@@ -151,7 +151,7 @@ void add_messages(int r, const Program& prog, MessageSizes& sent, MessageSizes& 
     if (x.kind == ActionKind::post_send || x.kind == ActionKind::send || x.kind == ActionKind::sendrecv)
       sent[{r, x.peer}].push_back(x.a.count);
     if (x.kind == ActionKind::post_recv || x.kind == ActionKind::recv) received[{x.peer, r}].push_back(x.a.count);
-    if (x.kind == ActionKind::sendrecv) received[{x.peer, r}].push_back(x.b.count);
+    if (x.kind == ActionKind::sendrecv) received[{x.source(), r}].push_back(x.b.count);
   }
 }
 
