@@ -7,16 +7,14 @@
 #    smpi/shared-malloc:global; the backbone FATPIPE (it never binds: it has every host link's
 #    bandwidth summed); smpi/async-small-thresh and smpi/send-is-detached-thresh at 1 MB;
 #  - 1024 ranks, base, under perf record (where the CPU time goes, by library).
-# The base configuration is scripts/simulate's at this revision (its `config` list), copied here.
+# The base configuration is scripts/simulate's at this revision (its `config` list), copied into ../lib/sim_platform.sh (with the platform writer).
 #   bash measure.sh SMPI_BUILD > measure.log 2>&1
 set -u
 build=$1
 here=$(cd "$(dirname "$0")" && pwd); src=$(cd "$here/../.." && pwd)
+# shellcheck source=../lib/sim_platform.sh
+source "$here/../lib/sim_platform.sh"
 out=$here/raw; mkdir -p "$out"
-base_cfg=(smpi/coll-selector:ompi smpi/simulate-computation:no smpi/lat-factor:0:1 smpi/bw-factor:0:1
-          network/crosstraffic:0 smpi/display-timing:no smpi/test:0 smpi/grow-injected-times:no smpi/wtime:0
-          smpi/shared-malloc-blocksize:67108864)
-export OMP_NUM_THREADS=1 SCALEPROBE_SIM_TOPOLOGY=flat SCALEPROBE_SIM_CONFIG="measure.sh variants"
 echo "# start $(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg) cpu $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) family $(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2) model $(grep -m1 '^model\s' /proc/cpuinfo | cut -d: -f2)"
 run() {  # run NAME NODES PLATFORM_DIR [extra --cfg values] [-- prefix command]
   local name=$1 nodes=$2 dir=$3; shift 3
@@ -33,16 +31,7 @@ run() {  # run NAME NODES PLATFORM_DIR [extra --cfg values] [-- prefix command]
   grep -E '^ +ring ' "$out/$name.log"; tail -1 "$out/$name.log"
 }
 for nodes in 32 128; do  # the platform and host file scripts/simulate writes (its run itself left out)
-  /usr/bin/python3 - "$src/scripts/simulate" "$out/platform-$nodes" $nodes "$build" <<'PY'
-import importlib.machinery, sys, types
-path, keep, nodes, build = sys.argv[1:5]
-m = types.ModuleType("simulate")
-m.__file__ = path
-importlib.machinery.SourceFileLoader("simulate", path).exec_module(m)
-m.subprocess.call = lambda *args, **kwargs: 0
-sys.argv = ["simulate", "--keep", keep, "--nodes", nodes, "--ranks-per-node", "8", "--build", build, "bucket_sweep"]
-sys.exit(m.main())
-PY
+  sim_platform "$src/scripts/simulate" "$out/platform-$nodes" "$nodes" "$build"
 done
 cp -r "$out/platform-32" "$out/platform-32-fatpipe"
 sed -i 's/bb_lat="0s"/bb_lat="0s" bb_sharing_policy="FATPIPE"/' "$out/platform-32-fatpipe/platform.xml"

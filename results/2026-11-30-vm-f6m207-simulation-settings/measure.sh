@@ -2,7 +2,7 @@
 # Issue 30: do SimGrid settings, or how the ring issues its MPI calls, lower the CPU one simulated
 # message costs while the simulated times stay exactly the same? ResNet-50's gradients (bucket_sweep
 # --layout resnet50 -c all: one buffer) through the ring, on scripts/simulate's flat platform of
-# 8-rank hosts with scripts/simulate's configuration (copied below) plus one change per variant;
+# 8-rank hosts with scripts/simulate's configuration (copied into ../lib/sim_platform.sh) plus one change per variant;
 # one simulation at a time. -n 1 runs (start-up + one ring) and -n 2 runs (one more ring): their
 # difference is what one ring costs without the start-up.
 #  256 ranks (32 hosts), every variant twice:
@@ -40,11 +40,9 @@ set -u
 build=$(cd "$1" && pwd)
 part=${2:-all}
 here=$(cd "$(dirname "$0")" && pwd); src=$(cd "$here/../.." && pwd)
+# shellcheck source=../lib/sim_platform.sh
+source "$here/../lib/sim_platform.sh"
 out=$here/raw; mkdir -p "$out"
-base_cfg=(smpi/coll-selector:ompi smpi/simulate-computation:no smpi/lat-factor:0:1 smpi/bw-factor:0:1
-          network/crosstraffic:0 smpi/display-timing:no smpi/test:0 smpi/grow-injected-times:no smpi/wtime:0
-          smpi/shared-malloc-blocksize:67108864)
-export OMP_NUM_THREADS=1 SCALEPROBE_SIM_TOPOLOGY=flat SCALEPROBE_SIM_CONFIG="measure.sh variants"
 unset SCALEPROBE_EXP_RING_CALLS
 echo "# start ($part) $(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg) cpu $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) family $(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2) model $(grep -m1 '^model\s' /proc/cpuinfo | cut -d: -f2)"
 echo "# git $(git -C "$src" rev-parse --short HEAD) $(smpirun -version 2>&1 | head -1)"
@@ -58,16 +56,7 @@ rm -rf $exp && mkdir -p $exp && git -C "$src" archive HEAD | tar -x -C $exp &&
 xbin=$exp/build/smpi/bin/bucket_sweep
 
 for nodes in 32 64 128; do  # the platform and host file scripts/simulate writes (its run itself left out)
-  /usr/bin/python3 - "$src/scripts/simulate" "$out/platform-$nodes" $nodes "$build" <<'PY'
-import importlib.machinery, sys, types
-path, keep, nodes, build = sys.argv[1:5]
-m = types.ModuleType("simulate")
-m.__file__ = path
-importlib.machinery.SourceFileLoader("simulate", path).exec_module(m)
-m.subprocess.call = lambda *args, **kwargs: 0
-sys.argv = ["simulate", "--keep", keep, "--nodes", nodes, "--ranks-per-node", "8", "--build", build, "bucket_sweep"]
-sys.exit(m.main())
-PY
+  sim_platform "$src/scripts/simulate" "$out/platform-$nodes" "$nodes" "$build"
 done
 cp -r "$out/platform-32" "$out/platform-32-nobackbone"
 sed -i 's/ bb_bw="[^"]*" bb_lat="0s"//' "$out/platform-32-nobackbone/platform.xml"
