@@ -264,7 +264,8 @@ def _check_unique(file: Optional[Path], sweeps: Tuple[Sweep, ...]) -> None:
                 flags = ", ".join(["--nodes", "--tasks-per-node", "--cpus-per-task"] + [d.flag for d in DIMENSIONS])
                 raise SweepError(f"point {p.name} is listed twice: check {flags}")
             which = f"sweep[{a}] lists" if a == b else f"sweep[{a}] and sweep[{b}] both list"
-            raise SweepError(f"{file}: {which} point {p.name} (a trace name must be unique in a campaign)")
+            raise SweepError(f"{file}: {which} point {p.name} (a trace name must be unique in a campaign: "
+                             "a label tells two sweeps' points apart)")
         seen[p.stem] = p
 
 

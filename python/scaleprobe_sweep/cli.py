@@ -81,8 +81,8 @@ def _dimension_lines() -> str:
     """The sweep dimensions' flags, from their table (dimensions.py): value, list or both."""
     out = []
     for d in DIMENSIONS:
-        values = "|".join(d.choices) if d.choices else "N"
-        text = f"{d.help}; default {d.default}; a comma list sweeps it"
+        values = "|".join(d.choices) if d.choices else "WORD" if d.pattern else "N"
+        text = f"{d.help}; default {d.default if d.default != '' else 'none'}; a comma list sweeps it"
         lines = textwrap.wrap(text, 68)
         flag = f"{d.flag} {values}"
         out.append(f"  {flag:<24}{lines[0]}" if len(flag) < 23 else f"  {flag}\n{'':26}{lines[0]}")

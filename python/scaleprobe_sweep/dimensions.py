@@ -8,7 +8,8 @@ Each entry says:
   key           campaign-file key, manifest column, submit-sweep flag (--key-with-dashes)
   env           the SCALEPROBE_* variable that carries it into the job; the programs record every
                 SCALEPROBE_* variable in the trace's /provenance/env
-  choices       the words it may be, or () for a count (an integer >= minimum)
+  choices       the words it may be, or () for a count (an integer >= minimum) or a free word
+  pattern       a free word: the regular expression its values match (choices and counts: "")
   default       its value when not given; a point at its default does not show it in its name
   name          how any other value shows in the point name ("_{}": the value after "_")
   option        the program option that receives it (None: the job uses it itself)
@@ -38,6 +39,7 @@ class Dimension:
     help: str
     choices: Tuple[str, ...] = ()
     minimum: int = 0
+    pattern: str = ""
     default: Any = None
     name: str = "_{}"
     option: str | None = None
@@ -51,6 +53,8 @@ class Dimension:
 
     @property
     def hint(self) -> str:
+        if self.pattern:
+            return "use lower-case letters, digits and '-' (a word that starts with a letter)"
         if self.choices:
             words = list(self.choices)
             return "use " + (" or ".join(words) if len(words) < 3 else ", ".join(words[:-1]) + " or " + words[-1])
@@ -58,6 +62,10 @@ class Dimension:
 
     def check(self, v: Any) -> Any:
         """One value (a word, or an int for a count) -> itself, or BadValue."""
+        if self.pattern:
+            if not isinstance(v, str) or not re.fullmatch(self.pattern, v):
+                raise BadValue(self.hint)
+            return v
         if self.choices:
             if v not in self.choices:
                 raise BadValue(self.hint)
@@ -68,7 +76,7 @@ class Dimension:
 
     def parse(self, text: str) -> Any:
         """One value as text (an environment variable, a manifest cell) -> typed, or BadValue."""
-        if self.choices:
+        if self.choices or self.pattern:
             return self.check(text)
         if not re.fullmatch(r"[0-9]+", text):
             raise BadValue(self.hint)
@@ -83,7 +91,7 @@ def _gpu_count(v: str) -> str:
 
 
 # The point-name order: _g<N>, _weak, _mpirun, _<backend> (the names traces always had), _sim-<platform>,
-# then a pipelined gpt_train's _pp<stages>, _mb<micro-batches>, _gpipe.
+# then a pipelined gpt_train's _pp<stages>, _mb<micro-batches>, _gpipe, and last a sweep's _<label>.
 DIMENSIONS: Tuple[Dimension, ...] = (
     Dimension("gpus_per_node", "SCALEPROBE_GPUS_PER_NODE", "GPU count: 0 = the CPU path, N > 0 runs the "
               "benchmark on --backend nccl, one GPU per rank", default=0, name="_g{}"),
@@ -115,6 +123,11 @@ DIMENSIONS: Tuple[Dimension, ...] = (
     Dimension("schedule", "SCALEPROBE_SCHEDULE", "pipeline schedule: gpipe (every forward, then every backward) or "
               "1f1b", choices=("gpipe", "1f1b"), default="1f1b", name="_{}", option="--schedule", alternate=True,
               benches=("gpt_train",)),
+    # A label only names points: two sweeps of one geometry (a point too long for one job, split
+    # into runs of different arguments) need different trace names (campaign._check_unique).
+    Dimension("label", "SCALEPROBE_LABEL", "label: a word added to the point names of a sweep, so that two "
+              "sweeps of one geometry (one point split into runs of different arguments) name their traces apart",
+              pattern=r"[a-z][a-z0-9-]{0,31}", default="", name="_{}"),
 )
 BY_KEY: Dict[str, Dimension] = {d.key: d for d in DIMENSIONS}
 # Reading a value from the environment: SLURM's own spelling of a GPU count.

@@ -107,7 +107,7 @@ SWEEP_SETTINGS = {s.key: s for s in (
     Setting("nodes", "--nodes", "ints"),
     Setting("tasks_per_node", "--tasks-per-node", "ints"),
     Setting("cpus_per_task", "--cpus-per-task", "ints"),
-    *(Setting(d.key, d.flag, "words" if d.choices else "counts", dimension=d) for d in DIMENSIONS),
+    *(Setting(d.key, d.flag, "words" if d.choices or d.pattern else "counts", dimension=d) for d in DIMENSIONS),
     Setting("srun_mpi", "--srun-mpi", "text", pattern=r"[A-Za-z0-9_]*", hint="not a plugin name"),
     Setting("repeat", "--repeat", "count", minimum=1, hint="not a positive number of passes"),
     Setting("args", None, "texts"),

@@ -139,6 +139,28 @@ def test_repeat_makes_passes_distinct_but_not_across_sweeps(tmp_path):
     assert "both list point allreduce_N1_t1_c1" in error_of(tmp_path, ["--file", "@d.toml"], files)
 
 
+def test_a_label_splits_one_point_into_runs_named_apart(tmp_path):
+    """One grid point too long for one job, split into two sweeps of different arguments: the
+    label names them apart (last in the point name); it reaches the job's settings but not the
+    program's options; a label that is not a word is one line."""
+    from scaleprobe_sweep import dimensions, job
+    files = {"c.toml": toml('bench = "bucket_sweep"\nnodes = 4\nlabel = "ring"\nargs = ["-a", "ring"]',
+                            'bench = "bucket_sweep"\nnodes = 4\nlabel = "rab-mpi"\nscaling = "weak"\n'
+                            'args = ["-a", "rabenseifner,mpi"]')}
+    c = build(tmp_path, ["--file", "@c.toml"], files)
+    assert [p.stem for p in c.points()] == ["bucket_sweep_N4_t1_c1_ring", "bucket_sweep_N4_t1_c1_weak_rab-mpi"]
+    assert "both list point bucket_sweep_N1_t1_c1_ring (a trace name must be unique in a campaign: a label" in \
+        error_of(tmp_path, ["--file", "@d.toml"], {"d.toml": toml('bench = "bucket_sweep"\nlabel = "ring"',
+                                                                  'bench = "bucket_sweep"\nlabel = "ring"')})
+    assert "sweep[1].label = \"Ring\": use lower-case letters" in \
+        error_of(tmp_path, ["--file", "@e.toml"], {"e.toml": toml('bench = "allreduce"\nlabel = "Ring"')})
+    s = job.read_settings({"SCALEPROBE_LABEL": "ring", "SCALEPROBE_ROOT": str(tmp_path)})
+    assert s.values["label"] == "ring"
+    assert dimensions.program_options("bucket_sweep", s.values) == ["--scaling", "strong"]
+    with pytest.raises(job.JobError, match="SCALEPROBE_LABEL=a b: use lower-case letters"):
+        job.read_settings({"SCALEPROBE_LABEL": "a b", "SCALEPROBE_ROOT": str(tmp_path)})
+
+
 def test_toml_without_tomllib_says_so(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "tomllib", None)       # import tomllib -> ImportError
     msg = error_of(tmp_path, ["--file", "@c.toml"], {"c.toml": toml('bench = "allreduce"')})
