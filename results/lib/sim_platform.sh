@@ -1,8 +1,9 @@
 # shellcheck shell=bash
-# Sourced by the measure.sh of 2026-11-30-vm-f23m1-simulation-cost and
-# 2026-11-30-vm-f6m207-simulation-settings, which run smpirun themselves, one SimGrid setting at a
-# time: base_cfg, scripts/simulate's configuration at 2026-11-30 (its `config` list, copied), the
-# environment its runs get, and
+# Sourced by the measure.sh of 2026-11-30-vm-f23m1-simulation-cost,
+# 2026-11-30-vm-f6m207-simulation-settings and 2026-11-30-vm-f6m207-shared-malloc, which run smpirun
+# themselves, one SimGrid setting at a time: base_cfg, scripts/simulate's configuration up to
+# 1aa91b0 (its `config` list, copied; since then scripts/simulate runs smpi/shared-malloc:local,
+# ../2026-11-30-vm-f6m207-shared-malloc), the environment its runs get, and
 #   sim_platform SIMULATE_SCRIPT KEEP_DIR NODES SMPI_BUILD
 # scripts/simulate's platform and host file for NODES hosts of 8 ranks, written into KEEP_DIR (its
 # --keep) without running the simulation.
