@@ -9,7 +9,8 @@ Each entry says:
   env           the SCALEPROBE_* variable that carries it into the job; the programs record every
                 SCALEPROBE_* variable in the trace's /provenance/env
   choices       the words it may be, or () for a count (an integer >= minimum) or a free word
-  pattern       a free word: the regular expression its values match (choices and counts: "")
+  pattern       a free word: the regular expression its values match (choices and counts: ""),
+                and pattern_hint what a value that does not match is told
   default       its value when not given; a point at its default does not show it in its name
   name          how any other value shows in the point name ("_{}": the value after "_")
   option        the program option that receives it (None: the job uses it itself)
@@ -40,6 +41,7 @@ class Dimension:
     choices: Tuple[str, ...] = ()
     minimum: int = 0
     pattern: str = ""
+    pattern_hint: str = ""
     default: Any = None
     name: str = "_{}"
     option: str | None = None
@@ -54,7 +56,7 @@ class Dimension:
     @property
     def hint(self) -> str:
         if self.pattern:
-            return "use lower-case letters, digits and '-' (a word that starts with a letter)"
+            return self.pattern_hint
         if self.choices:
             words = list(self.choices)
             return "use " + (" or ".join(words) if len(words) < 3 else ", ".join(words[:-1]) + " or " + words[-1])
@@ -127,7 +129,9 @@ DIMENSIONS: Tuple[Dimension, ...] = (
     # into runs of different arguments) need different trace names (campaign._check_unique).
     Dimension("label", "SCALEPROBE_LABEL", "label: a word added to the point names of a sweep, so that two "
               "sweeps of one geometry (one point split into runs of different arguments) name their traces apart",
-              pattern=r"[a-z][a-z0-9-]{0,31}", default="", name="_{}"),
+              pattern=r"[a-z][a-z0-9-]{0,31}",
+              pattern_hint="use lower-case letters, digits and '-', a letter first, at most 32", default="",
+              name="_{}"),
 )
 BY_KEY: Dict[str, Dimension] = {d.key: d for d in DIMENSIONS}
 # Reading a value from the environment: SLURM's own spelling of a GPU count.
