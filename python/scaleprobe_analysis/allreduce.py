@@ -40,7 +40,8 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 from . import style
 from .alphabeta import fit_alpha_beta, fit_summary
 from .campaign import (BackendCases, Options, Point, Section, combine_points, cross_point_sweeps, data_note,
-                       layout_families, points_caption, points_table, spread_table, sweep_stem, sweep_title)
+                       layout_families, points_caption, points_table, spread_table, sweep_command, sweep_stem,
+                       sweep_title)
 from .samples import phase_views
 from .series import (COLLECTIVE_IMBALANCE_NOTE, series, series_columns, series_labels, timing_contention,
                      timing_contention_figure)
@@ -356,7 +357,7 @@ def sweep_section(points: list[Point]) -> Section:
     if len(fits):
         figs["alphabeta_vs_ranks"] = alphabeta_figure(fits, points)
     size_word = "size per rank" if weak else "size"
-    lines = [f"Sweep `{points[0].id.config}` ({points[0].id.scaling} scaling, launcher {points[0].id.launcher}). "
+    lines = [f"Sweep `{sweep_command(points)}` ({points[0].id.scaling} scaling, launcher {points[0].id.launcher}). "
              f"Time = summary `t_mean_us`, median over passes (min–max as error bars); bus bandwidth = summary "
              f"`busbw_GBps`, median over passes; ratio to MPI = summary `vs_mpi`, median over passes "
              f"(definitions: allreduce.py). Tables show the {size_word}s "

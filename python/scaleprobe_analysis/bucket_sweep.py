@@ -26,7 +26,8 @@ from matplotlib.lines import Line2D
 
 from . import style
 from .campaign import (BackendCases, Options, Point, Section, combine_points, cross_point_sweeps, data_note,
-                       layout_families, points_caption, points_table, spread_table, sweep_stem, sweep_title)
+                       layout_families, points_caption, points_table, spread_table, sweep_command, sweep_stem,
+                       sweep_title)
 from .samples import phase_views
 from .series import (COLLECTIVE_IMBALANCE_NOTE, series, series_columns, series_labels, timing_contention,
                      timing_contention_figure)
@@ -177,7 +178,7 @@ def caps_by_point_figure(table: pd.DataFrame, points: list[Point]) -> Figure:
     fig, axes = style.new_figure("Time per iteration vs bucket cap",
                                  f"{points_caption(points)}; bars: min–max over passes; {CAP_NOTE}",
                                  panels=len(names), simulated=any(p.simulated for p in points))
-    handles, labels = [], []
+    drawn = set()  # points with a line in some panel (a labelled point may have series of its own)
     for ax, name in zip(axes, names):
         for k, p in enumerate(points):
             rows = table[(table["series"] == name) & (table["point"] == p.id.layout)].sort_values("cap_bytes")
@@ -187,15 +188,16 @@ def caps_by_point_figure(table: pd.DataFrame, points: list[Point]) -> Figure:
             err = [(rows["t_mean_us"] - rows["t_mean_us_min"]) * scale, (rows["t_mean_us_max"] - rows["t_mean_us"]) * scale]
             ax.errorbar(x, rows["t_mean_us"] * scale, yerr=err, color=style.colour(k), capsize=2, lw=0.9, elinewidth=0.7,
                         **style.layout_style(style_of[(p.id.tasks_per_node, p.id.cpus_per_task)]))
-            if ax is axes[0]:
-                handles.append(Line2D([], [], color=style.colour(k), lw=0.9,
-                                      **style.layout_style(style_of[(p.id.tasks_per_node, p.id.cpus_per_task)])))
-                labels.append(f"{p.id.layout} ({p.id.ranks} ranks)")
+            drawn.add(k)
         ax.set_title(name)
         _cap_ticks(ax, caps)
         ax.set_ylim(bottom=0)
     axes[0].set_ylabel(f"time per iteration ({unit})")
-    style.legend_outside(axes[-1], handles, labels, title="nodes×tasks×cpus")
+    shown = [(k, p) for k, p in enumerate(points) if k in drawn]
+    handles = [Line2D([], [], color=style.colour(k), lw=0.9,
+                      **style.layout_style(style_of[(p.id.tasks_per_node, p.id.cpus_per_task)])) for k, p in shown]
+    style.legend_outside(axes[-1], handles, [f"{p.id.layout} ({p.id.ranks} ranks)" for _, p in shown],
+                         title="nodes×tasks×cpus")
     return fig
 
 
@@ -240,7 +242,8 @@ def sweep_section(points: list[Point]) -> Section:
     wide = wide.reindex(columns=caps).reset_index()
     wide.columns.name = None
     layouts = {t.attrs.get("layout", "?") for p in points for t in p.traces}
-    intro = [f"Sweep `{points[0].id.config}` ({points[0].id.scaling} scaling, launcher {points[0].id.launcher}, layout "
+    pid = points[0].id
+    intro = [f"Sweep `{sweep_command(points)}` ({pid.scaling} scaling, launcher {pid.launcher}, layout "
              f"{', '.join(sorted(layouts))}). Time per iteration = summary `t_mean_us`, median over passes (min–max as "
              "error bars); best cap = lowest median time (definitions: bucket_sweep.py).", "",
              *data_note([t for p in points for t in p.traces]), markdown_table(points_table(points)), ""]

@@ -17,7 +17,11 @@ nodes, **cpus per task** = the largest ``ranks.omp_threads``, **scaling** = root
 unknown), **backend** = ``/provenance`` ``backend`` (allreduce_perf, bucket_sweep) or the root
 attribute ``backend`` (trainers; absent: mpi), and the **configuration**: the command line with the program's directory, the trace
 and checkpoint paths (``-o/--trace``, ``--save``, ``--resume``) and ``-q/-v`` taken out, so two
-sweeps with different arguments in one folder are never mixed. Traces of one point are its
+sweeps with different arguments in one folder are never mixed, and the **label** (``/provenance/env``
+``SCALEPROBE_LABEL``: one point run as jobs named apart). A **sweep** (one cross-point section) is
+the points that differ only in nodes × tasks per node × cpus per task, label and ``CASE_OPTIONS``
+(which cases a run measures, how many samples): each point's own are in its section's points
+table; a layout that would appear twice in one sweep splits it by configuration. Traces of one point are its
 **passes**, numbered by ``/provenance/env`` ``SCALEPROBE_PASS`` when every one has it, else 1, 2,
 ... by ``start_time_utc`` (then path).
 
@@ -54,6 +58,15 @@ PER_LAYOUT_KEYS = ("rank_cache_share_bytes",)
 # two backends is two sweeps of one configuration).
 DROPPED_WITH_VALUE = ("-o", "--trace", "--save", "--resume", "--backend")
 DROPPED_FLAGS = ("-q", "--quiet", "-v", "--verbose")
+# Options that choose which cases a run measures and how many samples it takes, not what a case is
+# (message sizes, bucket caps, algorithms, timed and warm-up iterations), per benchmark: points that
+# differ only in them share one cross-point section (module docstring).
+CASE_OPTIONS = {
+    "allreduce": ("-b", "--min-bytes", "--minbytes", "-e", "--max-bytes", "--maxbytes", "-f", "--factor",
+                  "--stepfactor", "--sizes", "-a", "--algorithms", "-n", "--iters", "-w", "--warmup",
+                  "--warmup_iters"),
+    "bucket_sweep": ("-c", "--caps", "-a", "--algorithms", "-n", "--iters", "-w", "--warmup", "--warmup_iters"),
+}
 # How jobs/ names a trace: <point>[_p<pass, from 2>]_j<job id>.h5 (then .partial, .failed, ...)
 TRACE_NAME = re.compile(r"^(?P<point>.+?)(_p(?P<pass>[0-9]+))?_j[0-9_]+\.h5(\..*)?$")
 
@@ -144,16 +157,20 @@ class PointId:
     nodes: int
     tasks_per_node: float
     cpus_per_task: int
+    label: str = ""  # the sweep's label dimension (SCALEPROBE_LABEL): one point run as jobs named apart
+    sweep_config: str = ""  # config without the benchmark's CASE_OPTIONS
+    case_options: str = ""  # those options, as given
 
     @property
     def sweep(self) -> tuple:
-        """Points that differ only in nodes × tasks per node × cpus per task form one sweep."""
-        return (self.kind, self.bench, self.config, self.scaling, self.launcher, self.backend)
+        """Points that differ only in nodes × tasks per node × cpus per task, label and case options form
+        one sweep (:func:`sweeps`)."""
+        return (self.kind, self.bench, self.sweep_config or self.config, self.scaling, self.launcher, self.backend)
 
     @property
     def layout(self) -> str:
-        """'2×4×1': nodes × tasks per node × cpus per task."""
-        return f"{self.nodes}×{self.tasks_per_node:g}×{self.cpus_per_task}"
+        """'2×4×1': nodes × tasks per node × cpus per task, then the label if any ('128×8×1 ring')."""
+        return f"{self.nodes}×{self.tasks_per_node:g}×{self.cpus_per_task}" + (f" {self.label}" if self.label else "")
 
     @property
     def name(self) -> str:
@@ -163,6 +180,7 @@ class PointId:
         for key, value in (("scaling", self.scaling), ("launcher", self.launcher), ("backend", self.backend)):
             if value in dimensions.BY_KEY[key].choices:
                 values[key] = value
+        values["label"] = self.label
         return dimensions.point_name(self.bench, self.nodes, f"{self.tasks_per_node:g}", self.cpus_per_task, values)
 
 
@@ -198,6 +216,27 @@ def benchmark_config(trace: Trace) -> str:
     return shlex.join(out)
 
 
+def split_case_options(bench: str, config: str) -> tuple[str, str]:
+    """``config`` without the benchmark's CASE_OPTIONS (and their values), and those options: the
+    configuration a sweep's points share, and what each point chose for itself."""
+    selectors = CASE_OPTIONS.get(bench, ())
+    if not selectors or not config:
+        return config, ""
+    words = shlex.split(config)
+    common, cases, i = [words[0]], [], 1
+    while i < len(words):
+        word = words[i]
+        name = word.split("=", 1)[0] if word.startswith("--") else word
+        if name in selectors:
+            takes_value = "=" not in word and i + 1 < len(words)
+            cases += words[i:i + 1 + takes_value]
+            i += 1 + takes_value
+        else:
+            common.append(word)
+            i += 1
+    return shlex.join(common), shlex.join(cases)
+
+
 def _run_specific(arg: str) -> bool:
     """-q/-v, or a dropped option and its value in one word: --trace=X, --save=X, --resume=X, -oX."""
     return (arg in DROPPED_FLAGS or ("=" in arg and arg.split("=", 1)[0] in DROPPED_WITH_VALUE)
@@ -215,12 +254,16 @@ def point_of(trace: Trace) -> PointId:
     else:
         cpt = int(trace.attrs.get("omp_threads", trace.provenance.get("omp_max_threads", 1)) or 1)
     program = str(trace.attrs.get("program", trace.provenance.get("program", trace.kind)))
-    return PointId(kind=trace.kind, bench=BENCH_OF_PROGRAM.get(program, program), config=benchmark_config(trace),
+    bench = BENCH_OF_PROGRAM.get(program, program)
+    config = benchmark_config(trace)
+    common, cases = split_case_options(bench, config)
+    return PointId(kind=trace.kind, bench=bench, config=config,
                    scaling=str(trace.attrs.get("scaling", "strong")),
                    launcher=str(trace.env.get("SCALEPROBE_LAUNCHER", "unknown")),
                    # allreduce_perf and bucket_sweep record it in provenance, the trainers as an attribute
                    backend=str(trace.provenance.get("backend", trace.attrs.get("backend", "mpi"))),
-                   ranks=ranks, nodes=nodes, tasks_per_node=tpn, cpus_per_task=cpt)
+                   ranks=ranks, nodes=nodes, tasks_per_node=tpn, cpus_per_task=cpt,
+                   label=str(trace.env.get("SCALEPROBE_LABEL", "")), sweep_config=common, case_options=cases)
 
 
 def _in_pass_order(traces: list[Trace]) -> tuple[list[Trace], list[str]]:
@@ -246,11 +289,35 @@ def group_points(traces: list[Trace]) -> list[Point]:
 
 
 def sweeps(points: list[Point]) -> list[list[Point]]:
-    """Points grouped by :attr:`PointId.sweep`, in sorted order (a sweep's points by ranks, nodes)."""
+    """Points grouped by :attr:`PointId.sweep`, in sorted order (a sweep's points by ranks, nodes). A group
+    in which two points would have the same layout (two case lists run at one layout without labels) is
+    split by the whole configuration instead: a table's rows name their point by its layout."""
     groups: dict[tuple, list[Point]] = {}
     for p in points:
         groups.setdefault(p.id.sweep, []).append(p)
-    return [groups[k] for k in sorted(groups)]
+    parts = []
+    for group in groups.values():
+        if len({p.id.layout for p in group}) == len(group):
+            parts.append(group)
+            continue
+        by_config: dict[str, list[Point]] = {}
+        for p in group:
+            by_config.setdefault(p.id.config, []).append(p)
+        parts += by_config.values()
+    # Sweeps in the order of their first configuration (as when a sweep was one command line), points by size.
+    first = lambda g: min((p.id.kind, p.id.bench, p.id.config, p.id.scaling, p.id.launcher, p.id.backend)  # noqa: E731
+                          for p in g)
+    return [sorted(g, key=lambda p: (p.id.ranks, p.id.nodes, p.id.tasks_per_node, p.id.cpus_per_task, p.id.label,
+                                     p.id.config)) for g in sorted(parts, key=first)]
+
+
+def sweep_command(points: list[Point]) -> str:
+    """The command line of a sweep's points: the one they share, or, when their case options differ, the
+    rest of it (each point's own case options are in :func:`points_table`)."""
+    configs = {p.id.config for p in points}
+    if len(configs) == 1:
+        return next(iter(configs))
+    return points[0].id.sweep_config
 
 
 def cross_point_sweeps(points: list[Point]) -> list[list[Point]]:
@@ -327,7 +394,7 @@ def points_caption(points: list[Point]) -> str:
     status = (f"{status_text(True)} data in {simulated} of {len(traces)} traces" if simulated
               else "measured data")
     span = lambda v: f"{v[0]}" if len(v) == 1 else f"{v[0]}–{v[-1]}"  # noqa: E731
-    cmd = points[0].id.config if points else ""
+    cmd = sweep_command(points) if points else ""
     return (f"{'; '.join(cpus)} · {span(ranks)} ranks on {span(nodes)} node(s), {len(points)} points, "
             f"{len(traces)} traces · {status} · {cmd}")
 
@@ -359,11 +426,15 @@ class BackendCases:
 
 
 def points_table(points: list[Point]) -> pd.DataFrame:
-    """One row per point of a sweep: layout, ranks, pass labels, CPU, data status."""
-    return pd.DataFrame([{"point": p.id.layout, "nodes": p.id.nodes, "tasks_per_node": p.id.tasks_per_node,
-                          "cpus_per_task": p.id.cpus_per_task, "ranks": p.id.ranks, "passes": ", ".join(p.passes),
-                          "cpu": "; ".join(sorted({t.cpu_identity for t in p.traces})),
-                          "data": ", ".join(sorted({status_text(t.simulated) for t in p.traces}))} for p in points])
+    """One row per point of a sweep: layout, ranks, pass labels, CPU, data status, and each point's case
+    options when they differ (:func:`sweep_command`)."""
+    table = pd.DataFrame([{"point": p.id.layout, "nodes": p.id.nodes, "tasks_per_node": p.id.tasks_per_node,
+                           "cpus_per_task": p.id.cpus_per_task, "ranks": p.id.ranks, "passes": ", ".join(p.passes),
+                           "cpu": "; ".join(sorted({t.cpu_identity for t in p.traces})),
+                           "data": ", ".join(sorted({status_text(t.simulated) for t in p.traces}))} for p in points])
+    if len({p.id.config for p in points}) > 1:
+        table["case_options"] = [p.id.case_options for p in points]
+    return table
 
 
 @dataclass

@@ -14,7 +14,7 @@ import pytest
 from grid import FAILED_LOG, MANIFEST_COLUMNS, PASSES, write_manifest
 from helpers import edit_h5, markdown_rows, run_cli
 from scaleprobe_analysis import allreduce, bucket_sweep
-from scaleprobe_analysis.campaign import Options, group_points, load_campaign
+from scaleprobe_analysis.campaign import Options, cross_point_sweeps, group_points, load_campaign, sweeps
 from scaleprobe_analysis.campaign_status import scan_campaign
 from scaleprobe_analysis.trace import TraceError, load_trace
 
@@ -189,3 +189,43 @@ def test_simulated_pass_labels_the_cross_point_section(grid_campaign, tmp_path):
         assert any(t.get_text() == "SIMULATED/MODELLED" for ax in fig.axes for t in ax.texts)
     point = markdown_rows("\n".join(section.intro), "| point |")[0]
     assert point["data"] == "SIMULATED/MODELLED, measured"
+
+
+def _bucket_copy(src, dst, case_options: tuple[str, str], label: str = ""):
+    """A copy of a bucket_sweep trace as if run with other caps (``-c``: (old, new)) and, if given, a label."""
+    path = shutil.copyfile(src, dst)
+    with edit_h5(path) as f:
+        line = f["provenance"].attrs["command_line"]
+        line = line.decode() if isinstance(line, bytes) else str(line)
+        old, new = case_options
+        assert f"-c {old}" in line
+        f["provenance"].attrs["command_line"] = line.replace(f"-c {old}", f"-c {new}")
+        if label:
+            f["provenance/env"].attrs["SCALEPROBE_LABEL"] = label
+    return path
+
+
+def test_points_that_differ_in_case_options_share_one_sweep(grid_campaign, tmp_path):
+    """Caps (a case option) and a label do not split a sweep: each point keeps its own case options in
+    the points table and the label in its name; one layout run twice with no label to tell the runs apart
+    is two sweeps."""
+    one, two = (next(grid_campaign.root.glob(f"bucket_sweep_N1_t{t}_c1_mpirun_j*.h5")) for t in (1, 2))
+    caps = "tensor,1,all"
+    labelled = _bucket_copy(two, tmp_path / "labelled.h5", (caps, "1,all"), label="caps")
+    points = group_points([load_trace(p) for p in (one, two, labelled)])
+    sweep_groups = cross_point_sweeps(points)
+    assert [[p.id.layout for p in g] for g in sweep_groups] == [["1×1×1", "1×2×1", "1×2×1 caps"]]
+    section = bucket_sweep.sweep_section(sweep_groups[0])
+    assert f"-c {caps}" not in section.intro[0] and "--layout" in section.intro[0]
+    rows = markdown_rows("\n".join(section.intro), "| point |")
+    assert [r["case_options"].split()[:2] for r in rows] == [["-c", caps], ["-c", caps], ["-c", "1,all"]]
+    times = markdown_rows("\n".join(section.tables), "| point |")
+    assert {r["point"] for r in times} >= {"1×1×1", "1×2×1", "1×2×1 caps"}
+    # The copy is a point of its own (not a second pass of 1×2×1): the same times, each from one pass.
+    by_point = {pt: [(r["series"], r["tensor"], r["all"]) for r in times if r["point"] == pt] for pt in ("1×2×1", "1×2×1 caps")}
+    assert by_point["1×2×1"] == by_point["1×2×1 caps"] != []
+    assert [r["passes"] for r in rows] == ["1", "1", "1"]
+
+    unlabelled = _bucket_copy(one, tmp_path / "unlabelled.h5", (caps, "1,all"))
+    points = group_points([load_trace(p) for p in (one, two, unlabelled)])
+    assert sorted([p.id.layout for p in g] for g in sweeps(points)) == [["1×1×1"], ["1×1×1", "1×2×1"]]
