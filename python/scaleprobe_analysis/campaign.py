@@ -226,9 +226,11 @@ def split_case_options(bench: str, config: str) -> tuple[str, str]:
     common, cases, i = [words[0]], [], 1
     while i < len(words):
         word = words[i]
-        name = word.split("=", 1)[0] if word.startswith("--") else word
+        # --name=value, -nVALUE (a short option with its value attached) or a name whose value follows
+        attached = word.startswith("--") and "=" in word or not word.startswith("--") and len(word) > 2
+        name = word.split("=", 1)[0] if word.startswith("--") else word[:2]
         if name in selectors:
-            takes_value = "=" not in word and i + 1 < len(words)
+            takes_value = not attached and i + 1 < len(words)
             cases += words[i:i + 1 + takes_value]
             i += 1 + takes_value
         else:

@@ -14,7 +14,8 @@ import pytest
 from grid import FAILED_LOG, MANIFEST_COLUMNS, PASSES, write_manifest
 from helpers import edit_h5, markdown_rows, run_cli
 from scaleprobe_analysis import allreduce, bucket_sweep
-from scaleprobe_analysis.campaign import Options, cross_point_sweeps, group_points, load_campaign, sweeps
+from scaleprobe_analysis.campaign import (Options, cross_point_sweeps, group_points, load_campaign, split_case_options,
+                                          sweeps)
 from scaleprobe_analysis.campaign_status import scan_campaign
 from scaleprobe_analysis.trace import TraceError, load_trace
 
@@ -229,3 +230,14 @@ def test_points_that_differ_in_case_options_share_one_sweep(grid_campaign, tmp_p
     unlabelled = _bucket_copy(one, tmp_path / "unlabelled.h5", (caps, "1,all"))
     points = group_points([load_trace(p) for p in (one, two, unlabelled)])
     assert sorted([p.id.layout for p in g] for g in sweeps(points)) == [["1×1×1"], ["1×1×1", "1×2×1"]]
+
+
+@pytest.mark.parametrize("bench, config, common, cases", [
+    ("bucket_sweep", "bucket_sweep --layout resnet50 -c 25,all -a ring -n1 --warmup=0 --scaling strong",
+     "bucket_sweep --layout resnet50 --scaling strong", "-c 25,all -a ring -n1 --warmup=0"),
+    ("allreduce", "allreduce_perf --sizes 8,64K -w -1 --max-bytes=1M --scaling weak",
+     "allreduce_perf --scaling weak", "--sizes 8,64K -w -1 --max-bytes=1M"),
+    ("p2p", "p2p_perf -n 5", "p2p_perf -n 5", ""),  # no case options declared: one command, one sweep
+])
+def test_case_options_are_split_from_the_command(bench, config, common, cases):
+    assert split_case_options(bench, config) == (common, cases)
