@@ -158,14 +158,22 @@ class PointId:
     tasks_per_node: float
     cpus_per_task: int
     label: str = ""  # the sweep's label dimension (SCALEPROBE_LABEL): one point run as jobs named apart
-    sweep_config: str = ""  # config without the benchmark's CASE_OPTIONS
-    case_options: str = ""  # those options, as given
+
+    @property
+    def sweep_config(self) -> str:
+        """config without the benchmark's CASE_OPTIONS."""
+        return split_case_options(self.bench, self.config)[0]
+
+    @property
+    def case_options(self) -> str:
+        """The CASE_OPTIONS of config, as given."""
+        return split_case_options(self.bench, self.config)[1]
 
     @property
     def sweep(self) -> tuple:
         """Points that differ only in nodes × tasks per node × cpus per task, label and case options form
         one sweep (:func:`sweeps`)."""
-        return (self.kind, self.bench, self.sweep_config or self.config, self.scaling, self.launcher, self.backend)
+        return (self.kind, self.bench, self.sweep_config, self.scaling, self.launcher, self.backend)
 
     @property
     def layout(self) -> str:
@@ -256,16 +264,13 @@ def point_of(trace: Trace) -> PointId:
     else:
         cpt = int(trace.attrs.get("omp_threads", trace.provenance.get("omp_max_threads", 1)) or 1)
     program = str(trace.attrs.get("program", trace.provenance.get("program", trace.kind)))
-    bench = BENCH_OF_PROGRAM.get(program, program)
-    config = benchmark_config(trace)
-    common, cases = split_case_options(bench, config)
-    return PointId(kind=trace.kind, bench=bench, config=config,
+    return PointId(kind=trace.kind, bench=BENCH_OF_PROGRAM.get(program, program), config=benchmark_config(trace),
                    scaling=str(trace.attrs.get("scaling", "strong")),
                    launcher=str(trace.env.get("SCALEPROBE_LAUNCHER", "unknown")),
                    # allreduce_perf and bucket_sweep record it in provenance, the trainers as an attribute
                    backend=str(trace.provenance.get("backend", trace.attrs.get("backend", "mpi"))),
                    ranks=ranks, nodes=nodes, tasks_per_node=tpn, cpus_per_task=cpt,
-                   label=str(trace.env.get("SCALEPROBE_LABEL", "")), sweep_config=common, case_options=cases)
+                   label=str(trace.env.get("SCALEPROBE_LABEL", "")))
 
 
 def _in_pass_order(traces: list[Trace]) -> tuple[list[Trace], list[str]]:
