@@ -213,15 +213,26 @@ def benchmark_config(trace: Trace) -> str:
         argv = str(trace.provenance.get("command_line", "")).split()
     if not argv:
         return ""
-    out, skip = [Path(argv[0]).name], False
-    for arg in argv[1:]:
-        if skip:  # the value of a dropped option
-            skip = False
-        elif arg in DROPPED_WITH_VALUE:
-            skip = True
-        elif not _run_specific(arg):
-            out.append(arg)
-    return shlex.join(out)
+    rest, _ = take_options(argv[1:], DROPPED_WITH_VALUE)
+    return shlex.join([Path(argv[0]).name] + [arg for arg in rest if arg not in DROPPED_FLAGS])
+
+
+def take_options(words: list[str], names: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """``words`` (a command line's arguments) split into the rest and the options ``names`` with their
+    values, each as given: ``--name value``, ``--name=value``, ``-n value`` or ``-nVALUE``."""
+    rest, taken, i = [], [], 0
+    while i < len(words):
+        word = words[i]
+        long = word.startswith("--")
+        if (word.split("=", 1)[0] if long else word[:2]) in names:
+            attached = "=" in word if long else len(word) > 2
+            takes_value = not attached and i + 1 < len(words)
+            taken += words[i:i + 1 + takes_value]
+            i += 1 + takes_value
+        else:
+            rest.append(word)
+            i += 1
+    return rest, taken
 
 
 def split_case_options(bench: str, config: str) -> tuple[str, str]:
@@ -231,26 +242,8 @@ def split_case_options(bench: str, config: str) -> tuple[str, str]:
     if not selectors or not config:
         return config, ""
     words = shlex.split(config)
-    common, cases, i = [words[0]], [], 1
-    while i < len(words):
-        word = words[i]
-        # --name=value, -nVALUE (a short option with its value attached) or a name whose value follows
-        attached = word.startswith("--") and "=" in word or not word.startswith("--") and len(word) > 2
-        name = word.split("=", 1)[0] if word.startswith("--") else word[:2]
-        if name in selectors:
-            takes_value = not attached and i + 1 < len(words)
-            cases += words[i:i + 1 + takes_value]
-            i += 1 + takes_value
-        else:
-            common.append(word)
-            i += 1
-    return shlex.join(common), shlex.join(cases)
-
-
-def _run_specific(arg: str) -> bool:
-    """-q/-v, or a dropped option and its value in one word: --trace=X, --save=X, --resume=X, -oX."""
-    return (arg in DROPPED_FLAGS or ("=" in arg and arg.split("=", 1)[0] in DROPPED_WITH_VALUE)
-            or (arg.startswith("-o") and not arg.startswith("--")))
+    rest, cases = take_options(words[1:], selectors)
+    return shlex.join(words[:1] + rest), shlex.join(cases)
 
 
 def point_of(trace: Trace) -> PointId:
