@@ -7,6 +7,8 @@
   engine (ring and shm) and p2p parts run and leave only the log and the tarball.
 - scripts/device/node-pipeline.sh: two of its points (a balanced-stage bubble run, a 2x2 hybrid)
   run and come back as traces the campaign reader groups as those pipeline splits, pass 1 of mpirun.
+- scripts/device/node-replay.sh: the calibration ring and the gpt-tiny runs come back as traces
+  (at 2 ranks the calibration runs once per pass, not twice).
 (node-scaling.sh is tested beside its importer, in test_bench_peers_scaling.py.)
 """
 from __future__ import annotations
@@ -90,3 +92,16 @@ def test_node_pipeline_points_come_back_as_the_splits_they_ran(tmp_path):
     points = group_points(load_campaign(tmp_path / "node-pipeline" / "raw").traces)
     assert sorted(split_of(p) for p in points) == [(2, 2, "gpipe", 8), (4, 1, "1f1b", 4)]
     assert {(p.id.launcher, p.passes) for p in points} == {("mpirun", ("1",))}
+
+
+def test_node_replay_brings_back_every_trace(tmp_path):
+    need_binary(build_dir() / "bin" / "gpt_train", build_dir() / "bin" / "allreduce_perf")
+    out = tmp_path / "out"
+    proc = run_script("node-replay.sh", out, SP_RANKS="2", SP_STEPS="2", SP_PASSES="1")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert sorted(p.name for p in out.iterdir()) == ["node-replay.log", "node-replay.tgz"]
+    runs = ("calib2-p1", "gpt2-auto-p1", "gpt2-none-p1")
+    assert members(out / "node-replay.tgz") == sorted(
+        ["node-replay/node.txt"] + [f"node-replay/raw/{r}.{ext}" for r in runs for ext in ("h5", "txt")])
+    log = (out / "node-replay.log").read_text()
+    assert all(log.count(f"{r}: exit 0") == 1 for r in runs), log
