@@ -123,7 +123,8 @@ double PipelineTrainer::forward_micro(Slot& slot, const int* inputs, const int* 
     transport_->recv(slot.a.h[std::size_t(range_.first) - 1].residual3, boundary_numel_, kF32, plan_.stage - 1,
                      kActivationTag);
   const double t1 = wall_seconds();
-  const double loss = gpt_forward_layers(model_, range_, slot.a, inputs, targets, plan_.micro_rows, T_);
+  const double loss = gpt_forward_layers(model_, range_, slot.a, inputs, targets, plan_.micro_rows, T_,
+                                         [this](std::size_t) { progress_sends(); });
   const double t2 = wall_seconds();
   if (!plan_.last()) {
     const float* out = slot.a.h[std::size_t(range_.end) - 1].residual3;
@@ -148,7 +149,11 @@ void PipelineTrainer::backward_micro(int micro, Slot& slot, OpTimes& times, cons
     transport_->recv(dres, boundary_numel_, kF32, plan_.stage + 1, kGradientTag);
   }
   const double t2 = wall_seconds();
-  gpt_backward_layers(model_, range_, slot.a, ga_, inputs_of(micro), targets_of(micro), plan_.micro_rows, T_, on_final);
+  gpt_backward_layers(model_, range_, slot.a, ga_, inputs_of(micro), targets_of(micro), plan_.micro_rows, T_,
+                      [&](std::size_t watermark) {
+                        progress_sends();
+                        if (on_final) on_final(watermark);
+                      });
   const double t3 = wall_seconds();
   if (!plan_.first()) {
     // Sent from a copy, so the next backward may start while it travels; two copies alternate.
@@ -158,6 +163,12 @@ void PipelineTrainer::backward_micro(int micro, Slot& slot, OpTimes& times, cons
     grad_sent_[k] = transport_->post_send(grad_out_[k].data(), boundary_numel_, kF32, plan_.stage - 1, kGradientTag);
   }
   times = {t2 - t1, t3 - t2, (t1 - t0) + (wall_seconds() - t3)};
+}
+
+void PipelineTrainer::progress_sends() {
+  if (!transport_->can_progress()) return;  // a transport with its own I/O thread moves them itself
+  for (coll::Request& sent : act_sent_) transport_->test(sent);
+  for (coll::Request& sent : grad_sent_) transport_->test(sent);
 }
 
 void PipelineTrainer::scale_gradients(std::size_t from, std::size_t end) {

@@ -83,6 +83,11 @@ class PipelineTrainer final : public train::Trainer {
   double forward_micro(Slot& slot, const int* inputs, const int* targets, coll::Request* pending, OpTimes& times);
   // on_final: gpt_backward_layers' readiness hook (the step's last backward only).
   void backward_micro(int micro, Slot& slot, OpTimes& times, const dp::GradReadyFn& on_final);
+  // Tests the sends in flight, between the layers' kernels: an MPI library without single-copy
+  // transfers moves a large message a few fragments per call, so a send left alone while the
+  // stage computes arrived only at its next receive (the GPU node: a neighbour waited out whole
+  // forwards, results/2026-11-30-gpu-node-f6m207-pipeline).
+  void progress_sends();
   void scale_gradients(std::size_t from, std::size_t end);  // by 1/M, buffer offsets [from, end)
   double broadcast_from_last(double value);                 // the last stage's value on every stage
   bool wte_on_two_stages() const { return model_.config.tied_lm_head && plan_.stages > 1; }
