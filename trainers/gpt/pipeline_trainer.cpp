@@ -87,12 +87,6 @@ PipelineTrainer::PipelineTrainer(const TrainOptions& o, const PipelinePlan& plan
   grad_out_.assign(2, std::vector<float>(boundary_numel_));
   grad_sent_.resize(2);
   act_sent_.resize(std::size_t(plan.micro_batches));
-  activations_in_.peer = plan.stage - 1;
-  activations_in_.tag = kActivationTag;
-  gradients_in_.peer = plan.stage + 1;
-  gradients_in_.tag = kGradientTag;
-  for (Inbox* box : {&activations_in_, &gradients_in_})
-    for (std::vector<float>& b : box->buffer) b.assign(boundary_numel_, 0.0f);
   tensors_ = gpt_range_tensors(model, range_);
   // A stage's tensors are one run of the buffer, the last stage's but for wte (offset 0) before it.
   const bool skip_wte = wte_on_two_stages() && plan.last() && !plan.first();
@@ -125,7 +119,9 @@ void PipelineTrainer::backward(const dp::GradReadyFn&) {
 double PipelineTrainer::forward_micro(Slot& slot, const int* inputs, const int* targets, coll::Request* pending,
                                       OpTimes& times) {
   const double t0 = wall_seconds();
-  if (!plan_.first()) receive(activations_in_, slot.a.h[std::size_t(range_.first) - 1].residual3);
+  if (!plan_.first())
+    transport_->recv(slot.a.h[std::size_t(range_.first) - 1].residual3, boundary_numel_, kF32, plan_.stage - 1,
+                     kActivationTag);
   const double t1 = wall_seconds();
   const double loss = gpt_forward_layers(model_, range_, slot.a, inputs, targets, plan_.micro_rows, T_,
                                          [this](std::size_t) { progress_sends(); });
@@ -150,7 +146,7 @@ void PipelineTrainer::backward_micro(int micro, Slot& slot, OpTimes& times, cons
   if (!plan_.last()) {
     transport_->wait(act_sent_[std::size_t(micro)]);  // the slot's output is read again after this backward
     t1 = wall_seconds();
-    receive(gradients_in_, dres);
+    transport_->recv(dres, boundary_numel_, kF32, plan_.stage + 1, kGradientTag);
   }
   const double t2 = wall_seconds();
   gpt_backward_layers(model_, range_, slot.a, ga_, inputs_of(micro), targets_of(micro), plan_.micro_rows, T_,
@@ -173,33 +169,6 @@ void PipelineTrainer::progress_sends() {
   if (!transport_->can_progress()) return;  // a transport with its own I/O thread moves them itself
   for (coll::Request& sent : act_sent_) transport_->test(sent);
   for (coll::Request& sent : grad_sent_) transport_->test(sent);
-  for (Inbox* box : {&activations_in_, &gradients_in_})
-    for (coll::Request& posted : box->request) transport_->test(posted);
-}
-
-void PipelineTrainer::open_inbox(Inbox& box, int total) {
-  box.posted = box.taken = 0;
-  box.total = total;
-  for (int k = 0; k < 2 && box.posted < box.total; ++k, ++box.posted)
-    box.request[k] = transport_->post_recv(box.buffer[k].data(), boundary_numel_, kF32, box.peer, box.tag);
-}
-
-void PipelineTrainer::take(Inbox& box, float* into) {
-  if (box.taken == box.total) fail("pipeline stage {}: a receive beyond the step's {}", plan_.stage, box.total);
-  const int k = box.taken++ % 2;
-  transport_->wait(box.request[k]);
-  std::copy(box.buffer[k].begin(), box.buffer[k].end(), into);
-  if (box.posted < box.total) {
-    box.request[k] = transport_->post_recv(box.buffer[k].data(), boundary_numel_, kF32, box.peer, box.tag);
-    ++box.posted;
-  }
-}
-
-void PipelineTrainer::receive(Inbox& box, float* into) {
-  if (box.total > 0)
-    take(box, into);
-  else
-    transport_->recv(into, boundary_numel_, kF32, box.peer, box.tag);
 }
 
 void PipelineTrainer::scale_gradients(std::size_t from, std::size_t end) {
@@ -241,8 +210,6 @@ dp::ScheduledStep PipelineTrainer::schedule(const dp::GradReadyFn& on_ready) {
   std::size_t last_backward = 0;
   for (std::size_t i = 0; i < program_.size(); ++i)
     if (!program_[i].forward) last_backward = i;
-  if (!plan_.first()) open_inbox(activations_in_, plan_.micro_batches);
-  if (!plan_.last()) open_inbox(gradients_in_, plan_.micro_batches);
   const double step_start = wall_seconds();
   for (std::size_t i = 0; i < program_.size(); ++i) {
     const PipelineOp& op = program_[i];
@@ -279,11 +246,6 @@ dp::ScheduledStep PipelineTrainer::schedule(const dp::GradReadyFn& on_ready) {
   for (coll::Request& sent : grad_sent_) transport_->wait(sent);
   for (coll::Request& sent : act_sent_) transport_->wait(sent);
   const double schedule_s = wall_seconds() - step_start;
-  for (Inbox* box : {&activations_in_, &gradients_in_}) {
-    if (box->taken != box->total)
-      fail("pipeline stage {}: {} of the step's {} receives taken", plan_.stage, box->taken, box->total);
-    box->total = 0;  // closed: validation receives as it goes
-  }
   if (final_from != run_begin_) fail("pipeline stage {}: its last backward left gradients unscaled", plan_.stage);
   if (wte_on_two_stages() && plan_.last()) {  // the head's share of wte to the embedding's stage
     const TensorInfo& wte = model_.tensors.front();

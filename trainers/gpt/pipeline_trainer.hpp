@@ -88,21 +88,6 @@ class PipelineTrainer final : public train::Trainer {
   // stage computes arrived only at its next receive (the GPU node: a neighbour waited out whole
   // forwards, results/2026-11-30-gpu-node-f6m207-pipeline).
   void progress_sends();
-  // Receives of one kind — activations from the stage before, gradients from the stage after —
-  // posted ahead into two staging buffers in the order they are sent, so that a message moves while
-  // the stage computes rather than from the moment the stage reaches its receive. Open during a
-  // step's schedule; validation receives as it goes.
-  struct Inbox {
-    int peer = -1, tag = 0;
-    std::vector<float> buffer[2];
-    coll::Request request[2];
-    int posted = 0, taken = 0, total = 0;
-  };
-  // open_inbox posts the first two of the step's `total` receives; take waits for the next message,
-  // copies it and posts the one after; receive takes while the inbox is open, else blocks on a receive.
-  void open_inbox(Inbox& box, int total);
-  void take(Inbox& box, float* into);
-  void receive(Inbox& box, float* into);
   void scale_gradients(std::size_t from, std::size_t end);  // by 1/M, buffer offsets [from, end)
   double broadcast_from_last(double value);                 // the last stage's value on every stage
   bool wte_on_two_stages() const { return model_.config.tied_lm_head && plan_.stages > 1; }
@@ -126,7 +111,6 @@ class PipelineTrainer final : public train::Trainer {
   ActivationView ga_;
   std::vector<std::vector<float>> grad_out_;  // gradients sent back, double-buffered
   std::vector<coll::Request> grad_sent_, act_sent_;
-  Inbox activations_in_, gradients_in_;
   std::vector<std::size_t> tensors_;         // this stage's parameter tensors
   TensorRun replicated_;                     // those its replicas average (all but the last stage's tied wte)
   std::size_t run_begin_ = 0, run_end_ = 0;  // the buffer offsets of replicated_
