@@ -20,5 +20,9 @@ node_output() {
   raw=$OUT/$1/raw
   mkdir -p "$raw"
   exec > >(tee -a "$OUT/$1.log") 2>&1
-  { date -u; echo "nproc $n"; lscpu; mpirun --version | head -1; } >"$OUT/$1/node.txt" 2>&1
+  # The single-copy lines say whether Open MPI's shared memory moves a large message in one copy
+  # (CMA, which a Yama ptrace_scope above 0 turns off) or in fragments that need both sides' calls.
+  { date -u; echo "nproc $n"; lscpu; mpirun --version | head -1
+    echo "yama ptrace_scope: $(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo absent)"
+    ompi_info --param btl vader --level 9 2>/dev/null | grep single_copy_mechanism; } >"$OUT/$1/node.txt" 2>&1
 }
