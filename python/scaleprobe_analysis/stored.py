@@ -3,7 +3,7 @@
 Each reads what one script already read from a trace, through ``open_h5``, and returns plain
 values (numpy scalars where the table holds them), so that a script prints the same tables as it
 did with its own copy: an HDF5 string as text, a step_replay trace's ``cases``, a profiled
-trainer's kernels per step, a data-parallel run's step and phase times.
+trainer's kernels per step, a data-parallel run's step and phase times, a pipeline run's stages.
 """
 from __future__ import annotations
 
@@ -101,3 +101,21 @@ def variant_runs(raw: str, variants, numbers) -> tuple[dict[tuple[str, int, str]
             cpu.add(text(f["provenance"].attrs["cpu_signature"]))
             rows[(model, int(p), variant)] = numbers(f)
     return rows, cpu
+
+
+def pipeline_stages(path, stages: int) -> tuple[float, list[float], list[float]]:
+    """A pipeline gpt_train trace's median step in s (``cases.iteration_median_s``) and, per stage
+    (rank) below ``stages``, over the steps after the first: the median bubble (``pipeline``) and
+    the time blocked receiving per step in s (``pipeline_ops.recv_s`` summed)."""
+    with open_h5(path) as f:
+        step = float(f["cases"]["iteration_median_s"][0])
+        p, o = f["pipeline"], f["pipeline_ops"]
+        first = int(np.min(o["step"][()])) + 1  # the first step is left out, as the run's summary does
+        bubbles, recv = [], []
+        for stage in range(stages):
+            keep = (p["rank"][()] == stage) & (p["step"][()] >= first)
+            bubbles.append(float(np.median(p["bubble"][()][keep])))
+            ops = (o["rank"][()] == stage) & (o["step"][()] >= first)
+            steps = len(set(o["step"][()][ops].tolist()))
+            recv.append(float(np.sum(o["recv_s"][()][ops])) / steps)
+        return step, bubbles, recv
