@@ -109,13 +109,13 @@ def pipeline_stages(path, stages: int) -> tuple[float, list[float], list[float]]
     the time blocked receiving per step in s (``pipeline_ops.recv_s`` summed)."""
     with open_h5(path) as f:
         step = float(f["cases"]["iteration_median_s"][0])
-        p, o = f["pipeline"], f["pipeline_ops"]
-        first = int(np.min(o["step"][()])) + 1  # the first step is left out, as the run's summary does
-        bubbles, recv = [], []
-        for stage in range(stages):
-            keep = (p["rank"][()] == stage) & (p["step"][()] >= first)
-            bubbles.append(float(np.median(p["bubble"][()][keep])))
-            ops = (o["rank"][()] == stage) & (o["step"][()] >= first)
-            steps = len(set(o["step"][()][ops].tolist()))
-            recv.append(float(np.sum(o["recv_s"][()][ops])) / steps)
-        return step, bubbles, recv
+        p = {k: f["pipeline"][k][()] for k in ("rank", "step", "bubble")}
+        o = {k: f["pipeline_ops"][k][()] for k in ("rank", "step", "recv_s")}
+    first = int(np.min(o["step"])) + 1  # the first step is left out, as the run's summary does
+    bubbles, recv = [], []
+    for stage in range(stages):
+        keep = (p["rank"] == stage) & (p["step"] >= first)
+        bubbles.append(float(np.median(p["bubble"][keep])))
+        ops = (o["rank"] == stage) & (o["step"] >= first)
+        recv.append(float(np.sum(o["recv_s"][ops])) / len(set(o["step"][ops].tolist())))
+    return step, bubbles, recv
