@@ -54,9 +54,9 @@ TEST_F(DataParallel, StrongScalingFollowsTheOneRankCurveForEveryAlgorithmAndCap)
 }
 
 // The node-local algorithms in the engine: buckets in flight at once on their own channels of the
-// node segment (progress, 3 ranks) and blocking (none, 2 ranks), shm-seg and hier through the
-// gradients' copy in the segment's arena, hier also across 2 nodes of one rank (node keys); every
-// step verified against MPI_Allreduce.
+// node segment (progress, 3 ranks) and blocking (none, 2 ranks), every algorithm on the gradients
+// kept in the segment's arena (shm-seg and hier reduce them in place), hier also across 2 nodes of
+// one rank (node keys); every step verified against MPI_Allreduce.
 TEST_F(DataParallel, NodeLocalAlgorithmsFollowTheOneRankCurve) {
   const std::string common = "-s 6 --global-batch 12 --bucket-cap-mb tensor,25 --verify-steps 6 --check-sync-every 1";
   ASSERT_EQ(train(1, common + " -a ring -o " + path("node_ref.h5"), "node_ref.log"), 0);
@@ -65,6 +65,8 @@ TEST_F(DataParallel, NodeLocalAlgorithmsFollowTheOneRankCurve) {
   ASSERT_EQ(train(3, common + algorithms + " -o " + path("node_p3.h5"), "node_p3.log"), 0);
   expect_same_curve(reference, losses("node_p3.h5"), "shm, shm-seg, hier in progress mode, 3 ranks");
   EXPECT_EQ(sp::TraceReader(path("node_p3.h5")).root_attribute("overlap_mode"), "progress");
+  EXPECT_EQ(sp::TraceReader(path("node_p3.h5")).root_attribute("gradients_in_segment"), "1");
+  EXPECT_EQ(sp::TraceReader(path("node_ref.h5")).root_attribute("gradients_in_segment"), "0");
   ASSERT_EQ(train(2, common + algorithms + " --overlap none -o " + path("node_none.h5"), "node_none.log"), 0);
   expect_same_curve(reference, losses("node_none.h5"), "shm, shm-seg, hier in mode none, 2 ranks");
   // Each rank its own node: hier's rail carries everything; shm is refused in one line there.
@@ -75,6 +77,7 @@ TEST_F(DataParallel, NodeLocalAlgorithmsFollowTheOneRankCurve) {
           "node_hier2.log"),
       0);
   expect_same_curve(reference, losses("node_hier2.h5"), "hier on 2 nodes");
+  EXPECT_EQ(sp::TraceReader(path("node_hier2.h5")).root_attribute("gradients_in_segment"), "1");
   EXPECT_EQ(run(sp::test::mpirun(2) + keyed + GPT_TRAIN_PATH " -m gpt-micro --synthetic-bytes 100000 -q -s 2 -a shm",
                 "node_shm2.log", /*expect_success=*/false),
             2);

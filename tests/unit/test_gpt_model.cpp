@@ -183,16 +183,40 @@ TEST(GptModel, ForwardBackwardAreDeterministicAndShorterSequencesWork) {
   const double l1 = gpt_forward(m, b.in.data(), b.tg.data(), b.B, b.T);
   gpt_zero_grad(m);
   gpt_backward(m);
-  const std::vector<float> g1 = m.grads;
+  const std::vector<float> g1(m.grads.begin(), m.grads.end());
   const Batch s = random_batch(2, 3, m.config.vocab_size, 5);  // a different shape in between
   gpt_forward(m, s.in.data(), s.tg.data(), s.B, s.T);
   const double l2 = gpt_forward(m, b.in.data(), b.tg.data(), b.B, b.T);
   gpt_zero_grad(m);
   gpt_backward(m);
   EXPECT_EQ(l1, l2);
-  EXPECT_EQ(g1, m.grads);
+  EXPECT_EQ(g1, std::vector<float>(m.grads.begin(), m.grads.end()));
   EXPECT_NEAR(l1, std::log(double(m.config.vocab_size)), 0.1);               // GPT-2 init: near-uniform output
   EXPECT_THROW(gpt_forward(m, b.in.data(), b.tg.data(), 1, 17), sp::Error);  // T > context
+}
+
+// The data-parallel engine moves the gradients into its node segment (shm-seg): backward must
+// then write them there, bit for bit as before, and a copy of the model owns its own.
+TEST(GptModel, GradientsMovedElsewhereAreWhereBackwardWrites) {
+  GPT m = gpt_create(micro(), 5);
+  const Batch b = random_batch(2, 8, m.config.vocab_size, 4);
+  gpt_forward(m, b.in.data(), b.tg.data(), b.B, b.T);
+  gpt_zero_grad(m);
+  gpt_backward(m);
+  const std::vector<float> before(m.grads.begin(), m.grads.end());
+  std::vector<float> home(m.num_parameters, std::nanf(""));
+  gpt_move_gradients(m, home.data());
+  ASSERT_EQ(m.grads.data(), home.data());
+  EXPECT_FALSE(m.grads.owns_memory());
+  EXPECT_EQ(home, before);
+  gpt_zero_grad(m);
+  gpt_forward(m, b.in.data(), b.tg.data(), b.B, b.T);
+  gpt_backward(m);
+  EXPECT_EQ(home, before);
+  const GPT copy = m;
+  EXPECT_TRUE(copy.grads.owns_memory());
+  EXPECT_NE(copy.grads.data(), home.data());
+  EXPECT_EQ(std::vector<float>(copy.grads.begin(), copy.grads.end()), before);
 }
 
 // Fixed seed, synthetic corpus, gpt-micro: 150 AdamW steps of 8 x 16 tokens must bring the

@@ -147,7 +147,7 @@ TEST(ResNetModel, WholeModelGradientCheck) {
   forward(m, b);
   resnet_zero_grad(m);
   resnet_backward(m);
-  const std::vector<float> g1 = m.grads;
+  const std::vector<float> g1(m.grads.begin(), m.grads.end());
   resnet_backward(m);
   for (std::size_t i = 0; i < g1.size(); ++i) ASSERT_NEAR(m.grads[i], 2.0f * g1[i], 1e-5f * (1e-3f + std::fabs(g1[i])));
 }

@@ -182,6 +182,24 @@ TEST(ResNetModel, GradientReadinessCallback) {
   EXPECT_THROW(resnet_backward(m), sp::Error);  // backward needs a training-mode forward
 }
 
+// Gradients moved into the engine's node segment (shm-seg): backward writes them there, bit for bit.
+TEST(ResNetModel, GradientsMovedElsewhereAreWhereBackwardWrites) {
+  ResNet m = resnet_create(tiny(), 3);
+  const Batch b = random_batch(4, 8, 8, 5, 9);
+  forward(m, b);
+  resnet_zero_grad(m);
+  resnet_backward(m);
+  const std::vector<float> before(m.grads.begin(), m.grads.end());
+  std::vector<float> home(m.num_parameters, std::nanf(""));
+  resnet_move_gradients(m, home.data());
+  ASSERT_EQ(m.grads.data(), home.data());
+  EXPECT_EQ(home, before);
+  resnet_zero_grad(m);
+  forward(m, b);
+  resnet_backward(m);
+  EXPECT_EQ(home, before);
+}
+
 // The activation-gradient buffer holds the head's gradients, two block-boundary buffers and one
 // conv-output and one middle buffer, each the largest of its kind, whatever the depth: ResNet-20
 // and ResNet-56 at 2 images of 32 x 32 by hand: head 2 x (10 + 64) = 148, and the four buffers

@@ -35,6 +35,11 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
   const auto [replicated, offset] = replicated_layout(layout, t.replicated_tensors());
   dp::DataParallelEngine engine(run.replicas ? *run.replicas : s, run.plan, t.parameters() + offset,
                                 t.gradients() + offset, replicated, run.start_step + 1, s.comm);
+  // shm-seg and hier reduce buffers in the node segment: with the gradients kept there, no bucket
+  // is copied in or out (a pipeline stage's replicated run is not the whole buffer: it keeps its own).
+  if (float* home = engine.segment_gradients();
+      home && offset == 0 && replicated.tensors.size() == layout.tensors.size())
+    if (t.move_gradients(home)) engine.use_segment_gradients();
   engine.broadcast_parameters();
   t.share_buffers();
 
@@ -42,6 +47,8 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
   if (s.rank == 0) {
     for (const std::string& line : run.header) fmt::print("# {}\n", line);
     fmt::print("# {}\n", engine.overlap_line());
+    if (engine.gradients_in_segment())
+      fmt::print("# gradients: in the node segment, reduced in place by shm-seg and hier\n");
     std::fflush(stdout);
   }
 

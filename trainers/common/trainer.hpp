@@ -35,6 +35,10 @@ class Trainer {
     std::size_t first = 0, end = 0;
   };
   virtual TensorRun replicated_tensors() const { return {0, gradient_layout().tensors.size()}; }
+  // Moves the gradient buffer to home (layout.total_numel() floats that outlive the trainer's use
+  // of them: the engine's node segment, so that shm-seg reads them in place); false if this
+  // trainer keeps its own (the engine then copies each bucket in and out).
+  virtual bool move_gradients(float* /*home*/) { return false; }
 
   // One optimizer step. load(m) puts this rank's micro-batch m in place (a trainer may load the
   // whole step's rows at m = 0); forward(m) returns its loss (this rank's mean); backward ADDS its
@@ -79,17 +83,23 @@ class Trainer {
 template <typename Model>
 class FlatModelTrainer : public Trainer {
  public:
-  FlatModelTrainer(Model& model, coll::GradientLayout (*layout)(const Model&)) : model_(model), layout_(layout) {}
+  FlatModelTrainer(Model& model, coll::GradientLayout (*layout)(const Model&), void (*move_gradients)(Model&, float*))
+      : model_(model), layout_(layout), move_gradients_(move_gradients) {}
 
   float* parameters() override { return model_.params.data(); }
   float* gradients() override { return model_.grads.data(); }
   coll::GradientLayout gradient_layout() const override { return layout_(model_); }
+  bool move_gradients(float* home) override {
+    move_gradients_(model_, home);
+    return true;
+  }
 
  protected:
   Model& model_;
 
  private:
   coll::GradientLayout (*layout_)(const Model&);
+  void (*move_gradients_)(Model&, float*);
 };
 
 // A root attribute of the trace, as the trainer's main declares it.

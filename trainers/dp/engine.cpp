@@ -80,6 +80,16 @@ DataParallelEngine::DataParallelEngine(const Session& session, const DataParalle
   gathers_overlap_ = plan.sharded() && plan.gather_in_next_forward && overlap_.mode != OverlapMode::none;
 }
 
+float* DataParallelEngine::segment_gradients() const {
+  return reducer_ && !plan_.sharded() ? reducer_->segment_gradients() : nullptr;
+}
+
+void DataParallelEngine::use_segment_gradients() {
+  if (!segment_gradients()) fail("DataParallelEngine: no gradient buffer in the node segment to use");
+  reducer_->gradients_moved_to_segment();
+  grads_ = reducer_->segment_gradients();
+}
+
 void DataParallelEngine::complete_parameters() {
   if (reducer_ && reducer_->gathering()) reducer_->gather_until(numel_);
 }

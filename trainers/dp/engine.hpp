@@ -99,6 +99,14 @@ class DataParallelEngine {
   ~DataParallelEngine();
 
   void broadcast_parameters();  // rank 0's parameters to every rank (collective)
+  // Where the trainer may keep its gradients so that algorithms reducing buffers in the node
+  // segment (shm-seg, hier) read them in place: the reducer's segment buffer (numel floats, living
+  // as long as the engine); null when no algorithm of the run needs one, or under --shard, whose
+  // released pages must read back as zeros. After moving them there, the trainer's run calls
+  // use_segment_gradients() before the first step.
+  float* segment_gradients() const;
+  void use_segment_gradients();
+  bool gradients_in_segment() const { return reducer_ && reducer_->gradients_in_segment(); }
   // parameters_read_after: something reads the parameters before the next step's forward
   // (validation, a checkpoint): under --shard the step then completes its all-gather itself.
   StepReport step(int step, bool last_step, const StepFunctions& fn, bool parameters_read_after = true);

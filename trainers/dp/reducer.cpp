@@ -105,6 +105,12 @@ GradientReducer::~GradientReducer() {
   MPI_Comm_free(&comm_);
 }
 
+void GradientReducer::gradients_moved_to_segment() {
+  if (!segment_gradients()) fail("GradientReducer: no gradient buffer in the node segment to move to");
+  if (algorithm_) fail("GradientReducer: gradients moved to the node segment after the first configure");
+  grads_ = segment_gradients();
+}
+
 void GradientReducer::configure(const coll::Algorithm& algorithm, const coll::BucketCap& cap, std::size_t chunk_bytes) {
   std::lock_guard lock(mutex_);
   if (in_step_ || gathering()) fail("GradientReducer::configure inside a step");
@@ -193,13 +199,13 @@ void GradientReducer::start_bucket(std::size_t i) {
   timings_[i].start_s = wall_seconds();
   const BucketSlice& b = buckets_[i];
   if (verify_) std::copy(grads_ + b.offset, grads_ + b.offset + b.numel, snapshot_.begin() + std::ptrdiff_t(b.offset));
-  if (through_arena_) std::copy(grads_ + b.offset, grads_ + b.offset + b.numel, bucket_buffer(i));
+  if (copies_through_arena()) std::copy(grads_ + b.offset, grads_ + b.offset + b.numel, bucket_buffer(i));
 }
 
 void GradientReducer::end_bucket(std::size_t i) {
   const BucketSlice& b = buckets_[i];
   float* p = grads_ + b.offset;
-  if (through_arena_) std::copy(bucket_buffer(i), bucket_buffer(i) + b.numel, p);
+  if (copies_through_arena()) std::copy(bucket_buffer(i), bucket_buffer(i) + b.numel, p);
   // The reduced elements this rank keeps: the bucket, or under --shard its block of it.
   float* kept = shard_ ? grads_ + own_offset(i) : p;
   const std::size_t kept_numel = shard_ ? own_size(i) : b.numel;

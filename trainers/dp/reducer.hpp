@@ -90,7 +90,8 @@ class GradientReducer {
   // algorithms: every algorithm the run will configure; with node-local ones the node's segment
   // is made here (collective; one line on every rank if these ranks cannot run them), with a
   // channel per bucket in flight, and for those whose buffers lie in the segment a copy of the
-  // gradient buffer in its arena: each bucket is copied in when it starts and out when it ends.
+  // gradient buffer in its arena: each bucket is copied in when it starts and out when it ends,
+  // unless the gradients moved there (gradients_moved_to_segment).
   GradientReducer(MPI_Comm comm, float* grads, const coll::GradientLayout& layout, const std::string& backend,
                   const std::vector<std::string>& algorithms = {});
   ~GradientReducer();
@@ -123,6 +124,13 @@ class GradientReducer {
   bool gathering() const { return gather_params_ != nullptr; }
   // Whether the configured algorithm's transport can overlap the all-gathers (progress).
   bool can_overlap_gathers() const { return transport_ && transport_->can_progress(); }
+  // The gradient buffer's place in the node segment's arena (layout.total_numel() floats, living as
+  // long as the reducer), made when an algorithm of the run reduces buffers in the segment; null
+  // otherwise. Once the caller has moved its gradients there (before the first configure) and said
+  // so, every algorithm reduces them in place: no bucket is copied in or out.
+  float* segment_gradients() const { return reinterpret_cast<float*>(arena_grads_.data()); }
+  void gradients_moved_to_segment();
+  bool gradients_in_segment() const { return grads_ != nullptr && grads_ == segment_gradients(); }
   // The algorithm and bucket packing of the following steps (only between steps).
   void configure(const coll::Algorithm& algorithm, const coll::BucketCap& cap, std::size_t chunk_bytes);
   const std::vector<BucketSlice>& buckets() const { return buckets_; }
@@ -183,8 +191,10 @@ class GradientReducer {
   OverlapChoice overlap_choice_;
   int nranks_ = 1;
   float* grads_;
-  coll::TransportBuffer arena_grads_;  // the gradients' copy in the node segment (see the constructor)
-  bool through_arena_ = false;         // the configured algorithm reduces the arena's copy
+  coll::TransportBuffer arena_grads_;  // the gradients' place in the node segment (see the constructor)
+  bool through_arena_ = false;         // the configured algorithm reduces in the arena
+  // through_arena_ with the gradients elsewhere: each bucket is copied in and out.
+  bool copies_through_arena() const { return through_arena_ && !gradients_in_segment(); }
   coll::GradientLayout layout_;
   const coll::Algorithm* algorithm_ = nullptr;
   std::size_t chunk_bytes_ = 1 << 20;

@@ -397,6 +397,12 @@ void gpt_backward_layers(GPT& m, LayerRange r, const ActivationView& a, const Ac
 
 void gpt_zero_grad(GPT& m) { std::fill(m.grads.begin(), m.grads.end(), 0.0f); }
 
+void gpt_move_gradients(GPT& m, float* home) {
+  m.grads.move_to(home);
+  TensorTable grads(m.grads.data());
+  m.g = gpt_parameters(m.config, grads);
+}
+
 double gpt_grad_norm(const GPT& m) { return std::sqrt(k::sum_of_squares(m.grads.data(), m.grads.size())); }
 
 double gpt_clip_grad_norm(GPT& m, double max_norm) {

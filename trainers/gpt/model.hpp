@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "collectives/buckets.hpp"
+#include "trainers/common/flat_buffer.hpp"
 #include "trainers/common/tensor_table.hpp"
 #include "trainers/dp/shard.hpp"
 
@@ -129,7 +130,7 @@ struct GPT {
   std::vector<std::size_t> block_offset;  // first parameter of each block (its table group)
   std::size_t num_parameters = 0;
   std::vector<float> params;  // one allocation, [num_parameters]
-  std::vector<float> grads;   // same layout; zero after gpt_zero_grad
+  train::FlatBuffer grads;    // same layout; zero after gpt_zero_grad (gpt_move_gradients)
   // AdamW first/second moments: empty until the first update or a checkpoint's load (then zeros or
   // the checkpoint's, in the buffer layout), or this rank's shard only under --shard.
   std::vector<float> m, v;
@@ -182,6 +183,9 @@ void gpt_backward_layers(GPT& model, LayerRange range, const ActivationView& a, 
                          const int* inputs, const int* targets, int B, int T,
                          const std::function<void(std::size_t)>& on_grads_ready = {});
 void gpt_zero_grad(GPT& model);
+// Moves model.grads to home (num_parameters floats, outliving the model's use of it: the
+// data-parallel engine's node segment) and points the named views there.
+void gpt_move_gradients(GPT& model, float* home);
 // Global L2 norm of the gradient buffer (accumulated in double).
 double gpt_grad_norm(const GPT& model);
 // Multiplies the gradients by max_norm / norm when norm > max_norm; returns the norm before. (The

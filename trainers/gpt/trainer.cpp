@@ -7,7 +7,7 @@ namespace sp::gpt {
 
 GptTrainer::GptTrainer(const Session& s, const TrainOptions& o, GPT& model, DataLoader& train_loader,
                        DataLoader& val_loader, int B, int T, int micro_batches, const TrainState& state)
-    : FlatModelTrainer(model, gpt_gradient_layout),
+    : FlatModelTrainer(model, gpt_gradient_layout, gpt_move_gradients),
       s_(s),
       o_(o),
       train_loader_(train_loader),

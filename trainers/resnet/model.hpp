@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "collectives/buckets.hpp"
+#include "trainers/common/flat_buffer.hpp"
 #include "trainers/common/tensor_table.hpp"
 #include "trainers/dp/shard.hpp"
 #include "kernels/cnn.hpp"
@@ -91,7 +92,7 @@ struct ResNet {
   std::vector<TensorInfo> buffer_tensors;
   std::size_t num_parameters = 0;
   std::vector<float> params;  // one allocation, [num_parameters]
-  std::vector<float> grads;   // same layout; zero after resnet_zero_grad
+  train::FlatBuffer grads;    // same layout; zero after resnet_zero_grad (resnet_move_gradients)
   // SGD momentum: empty until the first update or a checkpoint's load (then in the buffer layout),
   // or this rank's shard only under --shard (trainers/dp/shard.hpp).
   std::vector<float> momentum;
@@ -165,6 +166,9 @@ double resnet_forward(ResNet& model, const float* images, const int* labels, int
 // from there.
 void resnet_backward(ResNet& model, const std::function<void(std::size_t)>& on_grads_ready = {});
 void resnet_zero_grad(ResNet& model);
+// Moves model.grads to home (num_parameters floats, outliving the model's use of it: the
+// data-parallel engine's node segment); the passes find them there through offsets.
+void resnet_move_gradients(ResNet& model, float* home);
 
 struct SGDParams {
   float lr = 0.1f, momentum = 0.9f, weight_decay = 5e-4f;

@@ -264,4 +264,6 @@ void resnet_backward(ResNet& m, const std::function<void(std::size_t)>& on_grads
 
 void resnet_zero_grad(ResNet& m) { std::fill(m.grads.begin(), m.grads.end(), 0.0f); }
 
+void resnet_move_gradients(ResNet& m, float* home) { m.grads.move_to(home); }
+
 }  // namespace sp::resnet

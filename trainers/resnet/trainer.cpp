@@ -10,7 +10,7 @@ namespace sp::resnet {
 
 ResNetTrainer::ResNetTrainer(const Session& s, const TrainOptions& o, ResNet& model, ImageLoader& train_loader,
                              const ImageSet& test, int B, int micro_batches, int val_n, const TrainState& state)
-    : FlatModelTrainer(model, resnet_gradient_layout),
+    : FlatModelTrainer(model, resnet_gradient_layout, resnet_move_gradients),
       s_(s),
       o_(o),
       train_loader_(train_loader),
