@@ -5,7 +5,8 @@
 #   2. the BLAS core (issue 25 item 3): gpt_train gpt-tiny at 1 rank with the core scaleprobe
 #      chooses beside Cooperlake, SkylakeX and Haswell forced, SP_PASSES (2) interleaved passes;
 #   3. the engine with shm (issue 27): gpt_train gpt-tiny, 8 rows per rank, at N ranks (N = nproc),
-#      cap 25, ring and shm cycled step by step in one run, SP_PASSES runs;
+#      cap 25, ring, shm and shm-seg (the gradients reduced in place in the node segment) cycled
+#      step by step in one run, SP_PASSES runs;
 #   4. p2p_perf at N ranks (N/2 pairs, each on its own cores) on MPI.
 #
 # On the GPU node (repository root; the bundle made here by
@@ -61,10 +62,10 @@ for pass in $(seq 1 "$passes"); do
   done
 done
 
-el "3. engine: ring and shm cycled, $n ranks, cap 25"
+el "3. engine: ring, shm and shm-seg cycled, $n ranks, cap 25"
 for pass in $(seq 1 "$passes"); do
   run "engine_np${n}_p$pass" 90 mpirun -np "$n" --bind-to core --map-by core "$SP_BIN/gpt_train" -m gpt-tiny -B 8 \
-    -s $(( 2 * steps )) --val-batches 0 -a ring,shm --bucket-cap-mb 25 -o "$raw/engine_np${n}_p$pass.h5"
+    -s $(( 3 * steps )) --val-batches 0 -a ring,shm,shm-seg --bucket-cap-mb 25 -o "$raw/engine_np${n}_p$pass.h5"
   grep -E 'ms/iteration' "$raw/engine_np${n}_p$pass.log"
 done
 

@@ -4,7 +4,7 @@
   summaries, no trace (a 16-rank trace is over the 16 MiB a file may bring back); the stored
   campaign's summarize.py reads those tables (a change of the printed table breaks it here);
 - scripts/device/node-extras.sh: without a GPU the GPU part says it is skipped; the BLAS-core,
-  engine (ring and shm) and p2p parts run and leave only the log and the tarball.
+  engine (ring, shm and shm-seg) and p2p parts run and leave only the log and the tarball.
 - scripts/device/node-pipeline.sh: two of its points (a balanced-stage bubble run, a 2x2 hybrid)
   run and come back as traces the campaign reader groups as those pipeline splits, pass 1 of mpirun.
 - scripts/device/node-replay.sh: the calibration ring and the gpt-tiny runs come back as traces
@@ -73,7 +73,7 @@ def test_node_extras_runs_its_parts_here(tmp_path):
     avx512 = "avx512f" in Path("/proc/cpuinfo").read_text().split()
     for part in ("blas_Cooperlake_p1", "blas_SkylakeX_p1"):
         assert f"{part}: exit 0" in log if avx512 else f"{part}: skipped (no AVX-512 here)" in log, log
-    assert "# ring cap 25" in log and "# shm cap 25" in log
+    assert "# ring cap 25" in log and "# shm cap 25" in log and "# shm-seg cap 25" in log
     names = members(out / "node-extras.tgz")
     assert "node-extras/node.txt" in names and "node-extras/raw/engine_np2_p1.h5" in names
 
