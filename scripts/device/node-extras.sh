@@ -1,7 +1,8 @@
 #!/bin/bash
 # The GPU node's short checks beside node-scaling.sh and node-shm.sh, each with its own timeout:
-#   1. the GPU path: test_gpu_reduce, allreduce_perf --backend nccl -a all (1 rank: NCCL refuses two
-#      ranks on one GPU);
+#   1. the GPU path: test_gpu_reduce, allreduce_perf --backend nccl -a all, and collective_perf
+#      --backend nccl -a all -d all for each of the other collectives (issue 29; 1 rank: NCCL refuses
+#      two ranks on one GPU);
 #   2. the BLAS core (issue 25 item 3): gpt_train gpt-tiny at 1 rank with the core scaleprobe
 #      chooses beside Cooperlake, SkylakeX and Haswell forced, SP_PASSES (2) interleaved passes;
 #   3. the engine with shm (issue 27): gpt_train gpt-tiny, 8 rows per rank, at N ranks (N = nproc),
@@ -15,7 +16,7 @@
 # Here, to try it (2 cores, no GPU: part 1 reports it skipped):
 #     OUT=/tmp/node-extras SP_BIN=build/release/bin SP_STEPS=3 scripts/device/node-extras.sh
 # Writes into $OUT: node-extras.tgz (node-extras/: node.txt, raw/ = every run's trace and log) and
-# node-extras.log. No part starts after SP_BUDGET_S (default 100) seconds.
+# node-extras.log. No part starts after SP_BUDGET_S (default 150) seconds.
 set -uo pipefail
 t0=$(date +%s)
 OUT=${OUT:?"OUT: the folder whose files come back"}
@@ -23,7 +24,7 @@ OUT=${OUT:?"OUT: the folder whose files come back"}
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 node_output node-extras
 nvidia-smi -L >>"$OUT/node-extras/node.txt" 2>&1
-budget=${SP_BUDGET_S:-100}
+budget=${SP_BUDGET_S:-150}
 passes=${SP_PASSES:-2}
 steps=${SP_STEPS:-12}
 late() { [ $(( $(date +%s) - t0 )) -ge "$budget" ] && { el "budget spent: $1 not run"; return 0; }; return 1; }
@@ -40,6 +41,10 @@ if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
   [ -x "$gpu_test" ] && run gpu_reduce_test 60 "$gpu_test"
   run nccl_allreduce 90 mpirun -np 1 "$SP_BIN/allreduce_perf" --backend nccl -a all --sizes 8,64K,1M,16M,256M \
     -o "$raw/nccl_allreduce.h5"
+  for c in reduce_scatter all_gather broadcast reduce all_to_all all_to_allv; do
+    run "nccl_$c" 60 mpirun -np 1 "$SP_BIN/collective_perf" --backend nccl -c "$c" -a all -d all \
+      --sizes 8,64K,1M,16M -n 20 -w 5 -o "$raw/nccl_$c.h5"
+  done
 else
   el "no GPU here: part 1 skipped"
 fi
