@@ -7,6 +7,7 @@ times adding up, the loss curve against one rank): tests/mpi/test_pipeline.cpp.
 """
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from helpers import build_dir, need_binary, need_mpirun, run_mpi
@@ -14,7 +15,7 @@ from scaleprobe_analysis.campaign import Options, group_points
 from scaleprobe_analysis.plots import campaign_sections, figures_for
 from scaleprobe_analysis.trace import load_trace
 from scaleprobe_analysis.train_parallelism import comparison_table, config_without_pipeline, groups
-from scaleprobe_analysis.train_pipeline import ideal_bubble, stage_table
+from scaleprobe_analysis.train_pipeline import free_message_replay, ideal_bubble, pipeline_bubble, stage_table
 from scaleprobe_analysis.train_report import report_tables
 from scaleprobe_analysis.train_tables import scaling_groups
 
@@ -61,12 +62,43 @@ def test_stage_table_is_the_median_over_the_later_steps(trace):
     assert ((table["bubble"] >= 0) & (table["bubble"] < 1)).all()
     assert (table["compute_s"] <= table["schedule_s"]).all()
     assert table["ideal_bubble"].tolist() == pytest.approx([0.25, 0.25])
+    assert ((table["bubble_free_messages"] >= 0) & (table["bubble_free_messages"] < 1)).all()
+    # Replayed, no op starts later than it did (the first stage starts first and ends last), so the
+    # whole pipeline's bubble with free messages is at most the measured one.
+    whole = pipeline_bubble(trace)
+    assert 0 < whole["free_messages"] <= whole["measured"] < 1
+    assert whole["closed_form"] == pytest.approx(0.25)
+
+
+def ops_of(order: dict[int, list[str]], forward: float, backward: float) -> pd.DataFrame:
+    """pipeline_ops rows of one step: per stage its ops in order ("f0", "b1", ...), started 1 s apart."""
+    rows = [{"stage": s, "pass": "forward" if op[0] == "f" else "backward", "micro": int(op[1:]), "start_s": float(i),
+             "compute_s": forward if op[0] == "f" else backward} for s, ops in order.items() for i, op in enumerate(ops)]
+    return pd.DataFrame(rows)
+
+
+def test_free_message_replay_gives_balanced_stages_the_closed_form():
+    # GPipe, 2 stages, 2 micro-batches, forward 1 s, backward 2 s: stage 1 runs f0 1-2, f1 2-3, b0 3-5,
+    # b1 5-7; stage 0 f0 0-1, f1 1-2, then waits: b0 5-7, b1 7-9. Stage 0's bubble 3 / 9 = (S-1)/(M+S-1).
+    gpipe = {0: ["f0", "f1", "b0", "b1"], 1: ["f0", "f1", "b0", "b1"]}
+    assert free_message_replay(ops_of(gpipe, 1.0, 2.0), 2) == [(9.0, 6.0), (7.0, 6.0)]
+    # 1F1B, 3 stages, 3 micro-batches: the first stage's bubble is the closed form, 2 / 5.
+    one_f_one_b = {0: ["f0", "f1", "f2", "b0", "b1", "b2"], 1: ["f0", "f1", "b0", "f2", "b1", "b2"],
+                   2: ["f0", "b0", "f1", "b1", "f2", "b2"]}
+    (schedule, compute), *_ = free_message_replay(ops_of(one_f_one_b, 1.0, 1.0), 3)
+    assert 1 - compute / schedule == pytest.approx(ideal_bubble(3, 3))
+
+
+def test_free_message_replay_refuses_an_order_no_stage_could_run():
+    with pytest.raises(ValueError, match="wait on each other"):
+        free_message_replay(ops_of({0: ["b0", "f0"], 1: ["f0", "b0"]}, 1.0, 1.0), 2)
 
 
 def test_report_and_figure_of_a_pipelined_run(trace):
     text = "\n".join(report_tables(trace))
     assert "#### Pipeline schedule (figure: pipeline)" in text
     assert "gpipe, 2 stages × 1 replica(s), 3 micro-batches of 2 rows" in text
+    assert "with free messages, closed form 0.250." in text
     fig = figures_for(trace)["pipeline"]
     ax = fig.axes[0]
     # every forward and backward of the drawn step on each stage, its micro-batch written on it
