@@ -8,6 +8,11 @@
    `stage range` = their least and most. `compute spread` = the most stage compute / the mean - 1
    (how balanced the stages ran). `step_ms` = the slowest rank's step, mean over the steps after the
    first (train_tables.breakdown_table, as the report's "training parallelism" tables).
+   Added 2026-12-01 (train_pipeline.pipeline_bubble): `span bubble` = per step 1 - the stages' mean
+   compute / the longest stage schedule, the median over the steps (what the closed form describes:
+   a stage's own bubble above leaves out the end of the step it did not wait through), and `span,
+   free messages` = the same for the step's ops replayed with their measured compute times and
+   messages that take no time; the difference is what messages cost.
 2. Data parallel, pipeline and hybrid gpt-mini at 4 and 16 ranks (raw/dp_t*, raw/pp*): per split
    step_ms as above, tokens/s = tokens per step / step, vs_dp = the data-parallel step / this one
    (> 1: faster), the bubble and the most activation bytes one stage held (counted by gpt_train),
@@ -19,7 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from scaleprobe_analysis.trace import Trace, load_trace
-from scaleprobe_analysis.train_pipeline import ideal_bubble, stage_table
+from scaleprobe_analysis.train_pipeline import ideal_bubble, pipeline_bubble, stage_table
 from scaleprobe_analysis.train_tables import breakdown_table
 
 RAW = Path("raw")
@@ -55,15 +60,16 @@ print("gpt-tiny `--depth 8` (byte vocabulary), global batch 32 = M micro-batches
       "stage (4 stages of two blocks, 8 of one).")
 print()
 print("| S | M | schedule | rows/micro | step_ms | compute_ms (stage median) | compute spread | bubble "
-      "| stage range | closed form | measured / closed − 1 | within 10 % |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+      "| stage range | closed form | measured / closed − 1 | within 10 % | span bubble | span, free messages "
+      "| span / closed − 1 |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 met = total = 0
 for stages, micro in ((4, 4), (4, 8), (4, 16), (8, 8), (8, 16)):
     for schedule in ("gpipe", "1f1b"):
         trace = traces[f"bubble_s{stages}_m{micro}_{schedule}"]
         assert int(trace.attrs["pipeline_stages"]) == stages and int(trace.attrs["pipeline_micro_batches"]) == micro
         assert trace.attrs["pipeline_schedule"] == schedule
-        table = stage_table(trace)
+        table, span = stage_table(trace), pipeline_bubble(trace)
         bubble, ideal = float(table["bubble"].median()), ideal_bubble(stages, micro)
         rel = bubble / ideal - 1
         spread = float(table["compute_s"].max() / table["compute_s"].mean() - 1)
@@ -72,7 +78,8 @@ for stages, micro in ((4, 4), (4, 8), (4, 16), (8, 8), (8, 16)):
         print(f"| {stages} | {micro} | {schedule} | {int(trace.attrs['pipeline_micro_rows'])} | {step_ms(trace):.1f} "
               f"| {table['compute_s'].median() * 1e3:.1f} | {spread * 100:.1f} % | {bubble:.3f} "
               f"| {table['bubble'].min():.3f}–{table['bubble'].max():.3f} | {ideal:.3f} | {rel * 100:+.0f} % "
-              f"| {'yes' if ok else 'no'} |")
+              f"| {'yes' if ok else 'no'} | {span['measured']:.3f} | {span['free_messages']:.3f} "
+              f"| {(span['measured'] / ideal - 1) * 100:+.0f} % |")
 print()
 print(f"Within 10 % of the closed form: {met} of {total} points.")
 print()
