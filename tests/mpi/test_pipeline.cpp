@@ -125,6 +125,31 @@ class Pipeline : public sp::test::TrainerTest {
       EXPECT_NEAR(bubble[row], 1 - compute_s[row] / schedule_s[row], 1e-12) << what;
     }
   }
+  // The closing line's whole-pipeline bubble: per step 1 - the stages' mean compute / the longest
+  // stage schedule of replica 0 (ranks 0 .. S-1), the median over the steps.
+  void expect_span_bubble_in_log(const std::string& trace, const std::string& log, int stages,
+                                 const std::string& what) {
+    const sp::Table steps = sp::TraceReader(path(trace)).read_table("pipeline");
+    const auto rank = column<std::int64_t>(steps, "rank"), step = column<std::int64_t>(steps, "step");
+    const auto schedule_s = column<double>(steps, "schedule_s"), compute_s = column<double>(steps, "compute_s");
+    std::map<std::int64_t, std::pair<double, double>> per_step;  // step: (span, mean compute)
+    for (std::size_t i = 0; i < rank.size(); ++i)
+      if (rank[i] < stages) {
+        auto& [span, compute] = per_step[step[i]];
+        span = std::max(span, schedule_s[i]);
+        compute += compute_s[i] / stages;
+      }
+    std::vector<double> bubbles;
+    for (const auto& [k, v] : per_step) bubbles.push_back(1 - v.second / v.first);
+    std::sort(bubbles.begin(), bubbles.end());
+    const std::size_t n = bubbles.size();
+    ASSERT_GT(n, 0u) << what;
+    const double median = n % 2 ? bubbles[n / 2] : (bubbles[n / 2 - 1] + bubbles[n / 2]) / 2;
+    const std::string key = "over each step's span ";
+    const std::size_t at = log.find(key);
+    ASSERT_NE(at, std::string::npos) << what;
+    EXPECT_NEAR(std::stod(log.substr(at + key.size())), median, 6e-4) << what;
+  }
   // With one bucket per tensor, each stage's last backward hands its blocks to the replicas'
   // average as they are final: on every rank and step the buckets were not all ready at once.
   void expect_buckets_ready_block_by_block(const std::string& trace, const std::string& what) {
@@ -186,6 +211,7 @@ class Pipeline : public sp::test::TrainerTest {
         const std::string log = read_file(path(name + ".log"));
         EXPECT_NE(log.find("activations held at the peak (counted)"), std::string::npos) << what;
         EXPECT_NE(log.find("pipeline bubble (1 - compute / schedule time"), std::string::npos) << what;
+        expect_span_bubble_in_log(name + ".h5", log, stages, what);
       }
     }
   }

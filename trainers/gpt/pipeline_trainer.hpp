@@ -90,6 +90,7 @@ class PipelineTrainer final : public train::Trainer {
   void progress_sends();
   void scale_gradients(std::size_t from, std::size_t end);  // by 1/M, buffer offsets [from, end)
   double broadcast_from_last(double value);                 // the last stage's value on every stage
+  double span_bubble() const;  // the whole pipeline's bubble over each step's span, median (collective)
   bool wte_on_two_stages() const { return model_.config.tied_lm_head && plan_.stages > 1; }
 
   const TrainOptions& o_;
