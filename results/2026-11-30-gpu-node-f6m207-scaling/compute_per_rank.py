@@ -3,15 +3,16 @@ compute per step (the trace's `iterations` table, `compute_s`: forward, backward
 communication), the median over the run's summarised steps; then across the ranks the least, the
 median and the most of those medians, most / least, and the steadiness of a rank over its own steps
 (the median over ranks of (its most - its least summarised step) / its median).
-    /usr/bin/python3 compute_per_rank.py > compute-per-rank.md"""
+    PYTHONPATH=../../python /usr/bin/python3 compute_per_rank.py > compute-per-rank.md"""
 from pathlib import Path
 
-import h5py
 import numpy as np
+
+from scaleprobe_analysis.h5open import open_h5  # the one safe open
 
 
 def per_rank(path: Path) -> tuple[list[float], float]:
-    with h5py.File(path, "r") as f:
+    with open_h5(path) as f:
         it = {k: f["iterations"][k][()] for k in ("rank", "compute_s", "in_summary")}
     medians, spreads = [], []
     for r in np.unique(it["rank"]):

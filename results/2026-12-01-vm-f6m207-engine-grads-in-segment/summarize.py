@@ -3,11 +3,11 @@ feb808f: the median step (slowest rank), the exposed communication after every p
 no-overlap allreduce of the same buckets (the engine's reference, measured at the run's end) and the
 time advancing buckets inside backward (progress), all from each trace's `cases` table; then
 after / before per pass, and shm-seg / ring in the same run.
-    /usr/bin/python3 summarize.py > summary.md"""
+    PYTHONPATH=../../python /usr/bin/python3 summarize.py > summary.md"""
 import re
 import statistics
 
-import h5py
+from scaleprobe_analysis.h5open import open_h5  # the one safe open
 
 PASSES = (1, 2, 3, 4, 5)
 COLUMNS = (("step", "iteration_median_s"), ("exposed", "exposed_comm_mean_s"),
@@ -16,7 +16,7 @@ COLUMNS = (("step", "iteration_median_s"), ("exposed", "exposed_comm_mean_s"),
 
 
 def cases(name):
-    with h5py.File(f"raw/{name}.h5", "r") as f:
+    with open_h5(f"raw/{name}.h5") as f:
         t = f["cases"]
         keys = [(a.decode(), c.decode()) for a, c in zip(t["algorithm"][:], t["bucket_cap"][:])]
         return {k: {label: float(t[col][i]) for label, col in COLUMNS} for i, k in enumerate(keys)}
