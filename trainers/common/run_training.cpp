@@ -37,8 +37,7 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
                                 t.gradients() + offset, replicated, run.start_step + 1, s.comm);
   // shm-seg and hier reduce buffers in the node segment: with the gradients kept there, no bucket
   // is copied in or out (a pipeline stage's replicated run is not the whole buffer: it keeps its own).
-  if (float* home = engine.segment_gradients();
-      home && offset == 0 && replicated.tensors.size() == layout.tensors.size())
+  if (float* home = engine.segment_gradients(); home && replicated.tensors.size() == layout.tensors.size())
     if (t.move_gradients(home)) engine.use_segment_gradients();
   engine.broadcast_parameters();
   t.share_buffers();
