@@ -22,6 +22,11 @@ constexpr int kActivationTag = 1;
 constexpr int kGradientTag = 2;
 constexpr int kEmbeddingTag = 3;
 constexpr coll::Dtype kF32 = coll::Dtype::f32;
+// drain()'s budget per byte sent, and its cap: the sender's own copy of the message into
+// shared-memory fragments at 2 GB/s, 0.5 ms for gpt-tiny's 1 MiB activation (with it, 2 stages'
+// bubble without single copy is that with it: results/2026-12-01-vm-f6m207-pipeline-receives-ahead).
+constexpr double kDrainSecondsPerByte = 1.0 / 2e9;
+constexpr double kDrainCapSeconds = 1e-3;
 
 }  // namespace
 
@@ -82,9 +87,15 @@ PipelineTrainer::PipelineTrainer(const TrainOptions& o, const PipelinePlan& plan
     slot.acts.assign(numel, 0.0f);
     slot.a = gpt_activation_view(c, plan.micro_rows, T, range_, slot.acts.data());
   }
+  if (!plan.first()) {
+    spare_input_.assign(boundary_numel_, 0.0f);
+    for (Slot& slot : slots_) free_inputs_.push_back(input_of(slot));
+    free_inputs_.push_back(spare_input_.data());
+  }
   grad_acts_.assign(gpt_gradient_numel(c, plan.micro_rows, T, range_), 0.0f);
   ga_ = gpt_gradient_view(c, plan.micro_rows, T, range_, grad_acts_.data());
   grad_out_.assign(2, std::vector<float>(boundary_numel_));
+  drain_s_ = std::min(kDrainCapSeconds, double(boundary_numel_ * sizeof(float)) * kDrainSecondsPerByte);
   grad_sent_.resize(2);
   act_sent_.resize(std::size_t(plan.micro_batches));
   tensors_ = gpt_range_tensors(model, range_);
@@ -116,22 +127,26 @@ void PipelineTrainer::backward(const dp::GradReadyFn&) {
   fail("a pipeline stage runs its step through schedule(), not backward()");
 }
 
-double PipelineTrainer::forward_micro(Slot& slot, const int* inputs, const int* targets, coll::Request* pending,
-                                      OpTimes& times) {
+double PipelineTrainer::forward_micro(Slot& slot, const int* inputs, const int* targets, coll::Request* posted,
+                                      coll::Request* pending, OpTimes& times) {
   const double t0 = wall_seconds();
-  if (!plan_.first())
+  if (posted != nullptr)
+    transport_->wait(*posted);
+  else if (!plan_.first())
     transport_->recv(slot.a.h[std::size_t(range_.first) - 1].residual3, boundary_numel_, kF32, plan_.stage - 1,
                      kActivationTag);
   const double t1 = wall_seconds();
   const double loss = gpt_forward_layers(model_, range_, slot.a, inputs, targets, plan_.micro_rows, T_,
-                                         [this](std::size_t) { progress_sends(); });
+                                         [this](std::size_t) { progress_messages(); });
   const double t2 = wall_seconds();
   if (!plan_.last()) {
     const float* out = slot.a.h[std::size_t(range_.end) - 1].residual3;
-    if (pending)
+    if (pending) {
       *pending = transport_->post_send(out, boundary_numel_, kF32, plan_.stage + 1, kActivationTag);
-    else
+      drain(*pending);
+    } else {
       transport_->send(out, boundary_numel_, kF32, plan_.stage + 1, kActivationTag);
+    }
   }
   times = {t1 - t0, t2 - t1, wall_seconds() - t2};
   return loss;
@@ -146,12 +161,17 @@ void PipelineTrainer::backward_micro(int micro, Slot& slot, OpTimes& times, cons
   if (!plan_.last()) {
     transport_->wait(act_sent_[std::size_t(micro)]);  // the slot's output is read again after this backward
     t1 = wall_seconds();
-    transport_->recv(dres, boundary_numel_, kF32, plan_.stage + 1, kGradientTag);
+    if (grad_recv_micro_ == micro) {
+      transport_->wait(grad_recv_);
+      grad_recv_micro_ = -1;
+    } else {
+      transport_->recv(dres, boundary_numel_, kF32, plan_.stage + 1, kGradientTag);
+    }
   }
   const double t2 = wall_seconds();
   gpt_backward_layers(model_, range_, slot.a, ga_, inputs_of(micro), targets_of(micro), plan_.micro_rows, T_,
                       [&](std::size_t watermark) {
-                        progress_sends();
+                        progress_messages();
                         if (on_final) on_final(watermark);
                       });
   const double t3 = wall_seconds();
@@ -161,14 +181,46 @@ void PipelineTrainer::backward_micro(int micro, Slot& slot, OpTimes& times, cons
     transport_->wait(grad_sent_[k]);
     std::copy(dres, dres + boundary_numel_, grad_out_[k].data());
     grad_sent_[k] = transport_->post_send(grad_out_[k].data(), boundary_numel_, kF32, plan_.stage - 1, kGradientTag);
+    drain(grad_sent_[k]);
   }
   times = {t2 - t1, t3 - t2, (t1 - t0) + (wall_seconds() - t3)};
 }
 
-void PipelineTrainer::progress_sends() {
+void PipelineTrainer::post_receives(std::size_t next) {
+  // Messages of one tag between two stages match in the order they were posted: one receive per
+  // direction at a time, in the program's order, keeps each micro-batch's message in its buffer.
+  bool forward_seen = false, backward_seen = false;
+  for (std::size_t i = next; i < program_.size() && !(forward_seen && backward_seen); ++i) {
+    const PipelineOp& op = program_[i];
+    if (op.forward && !forward_seen) {
+      forward_seen = true;
+      if (plan_.first() || act_recv_micro_ >= 0 || free_inputs_.empty()) continue;
+      act_recv_into_ = free_inputs_.back();
+      free_inputs_.pop_back();
+      act_recv_ = transport_->post_recv(act_recv_into_, boundary_numel_, kF32, plan_.stage - 1, kActivationTag);
+      act_recv_micro_ = op.micro;
+    } else if (!op.forward && !backward_seen) {
+      backward_seen = true;
+      if (plan_.last() || grad_recv_micro_ >= 0) continue;
+      grad_recv_ = transport_->post_recv(ga_.h[std::size_t(range_.end) - 1].residual3, boundary_numel_, kF32,
+                                         plan_.stage + 1, kGradientTag);
+      grad_recv_micro_ = op.micro;
+    }
+  }
+}
+
+void PipelineTrainer::drain(coll::Request& sent) {
+  if (!transport_->can_progress()) return;
+  const double until = wall_seconds() + drain_s_;
+  while (!transport_->test(sent) && wall_seconds() < until) {}
+}
+
+void PipelineTrainer::progress_messages() {
   if (!transport_->can_progress()) return;  // a transport with its own I/O thread moves them itself
   for (coll::Request& sent : act_sent_) transport_->test(sent);
   for (coll::Request& sent : grad_sent_) transport_->test(sent);
+  transport_->test(act_recv_);
+  transport_->test(grad_recv_);
 }
 
 void PipelineTrainer::scale_gradients(std::size_t from, std::size_t end) {
@@ -211,6 +263,7 @@ dp::ScheduledStep PipelineTrainer::schedule(const dp::GradReadyFn& on_ready) {
   for (std::size_t i = 0; i < program_.size(); ++i)
     if (!program_[i].forward) last_backward = i;
   const double step_start = wall_seconds();
+  post_receives(0);
   for (std::size_t i = 0; i < program_.size(); ++i) {
     const PipelineOp& op = program_[i];
     const std::size_t m = std::size_t(op.micro);
@@ -220,7 +273,18 @@ dp::ScheduledStep PipelineTrainer::schedule(const dp::GradReadyFn& on_ready) {
       if (free_slots.empty()) fail("pipeline stage {}: no activation slot left for micro-batch {}", plan_.stage, m);
       slot_of[m] = free_slots.back();
       free_slots.pop_back();
-      loss_sum += forward_micro(slots_[slot_of[m]], inputs_of(op.micro), targets_of(op.micro), &act_sent_[m], times);
+      Slot& slot = slots_[slot_of[m]];
+      coll::Request* posted = nullptr;  // its receive, posted ahead into an input buffer
+      if (act_recv_micro_ == op.micro) {
+        input_of(slot) = act_recv_into_;
+        posted = &act_recv_;
+        act_recv_micro_ = -1;
+      } else if (!plan_.first()) {  // received blocking, into a free input buffer
+        if (free_inputs_.empty()) fail("pipeline stage {}: no input buffer left for micro-batch {}", plan_.stage, m);
+        input_of(slot) = free_inputs_.back();
+        free_inputs_.pop_back();
+      }
+      loss_sum += forward_micro(slot, inputs_of(op.micro), targets_of(op.micro), posted, &act_sent_[m], times);
       peak = std::max(peak, ++held);
       r.forward_s += wall_seconds() - wall0;
       r.forward_cpu_s += thread_cpu_seconds() - cpu0;
@@ -232,8 +296,10 @@ dp::ScheduledStep PipelineTrainer::schedule(const dp::GradReadyFn& on_ready) {
         times.send_s += handing_s;
       }
       free_slots.push_back(slot_of[m]);
+      if (!plan_.first()) free_inputs_.push_back(input_of(slots_[slot_of[m]]));
       --held;
     }
+    post_receives(i + 1);
     computing += times.compute_s;
     op_step_.push_back(next_step_);
     op_micro_.push_back(op.micro);
@@ -245,6 +311,8 @@ dp::ScheduledStep PipelineTrainer::schedule(const dp::GradReadyFn& on_ready) {
   }
   for (coll::Request& sent : grad_sent_) transport_->wait(sent);
   for (coll::Request& sent : act_sent_) transport_->wait(sent);
+  if (act_recv_micro_ >= 0 || grad_recv_micro_ >= 0)
+    fail("pipeline stage {}: a receive posted ahead was not taken by the step", plan_.stage);
   const double schedule_s = wall_seconds() - step_start;
   if (final_from != run_begin_) fail("pipeline stage {}: its last backward left gradients unscaled", plan_.stage);
   if (wte_on_two_stages() && plan_.last()) {  // the head's share of wte to the embedding's stage
@@ -303,7 +371,7 @@ train::Validation PipelineTrainer::validate() {
     for (int m = 0; m < M; ++m) {
       const std::size_t at = std::size_t(m) * micro_numel_;
       OpTimes untraced;
-      batch += forward_micro(slots_.front(), in.data() + at, tg.data() + at, nullptr, untraced);
+      batch += forward_micro(slots_.front(), in.data() + at, tg.data() + at, nullptr, nullptr, untraced);
     }
     sum += batch / M;
   }

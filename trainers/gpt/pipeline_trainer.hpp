@@ -78,16 +78,30 @@ class PipelineTrainer final : public train::Trainer {
   };
   const int* inputs_of(int micro) const { return inputs_.data() + std::size_t(micro) * micro_numel_; }
   const int* targets_of(int micro) const { return targets_.data() + std::size_t(micro) * micro_numel_; }
-  // Receives the micro-batch's input (after the first stage), runs the blocks and sends the output
-  // on (before the last stage; left in flight in `pending`, else blocking); the loss on the last stage.
-  double forward_micro(Slot& slot, const int* inputs, const int* targets, coll::Request* pending, OpTimes& times);
+  // Receives the micro-batch's input (after the first stage; completes `posted` when the receive was
+  // posted ahead, else receives blocking), runs the blocks and sends the output on (before the last
+  // stage; left in flight in `pending`, else blocking); the loss on the last stage.
+  double forward_micro(Slot& slot, const int* inputs, const int* targets, coll::Request* posted, coll::Request* pending,
+                       OpTimes& times);
   // on_final: gpt_backward_layers' readiness hook (the step's last backward only).
   void backward_micro(int micro, Slot& slot, OpTimes& times, const dp::GradReadyFn& on_final);
-  // Tests the sends in flight, between the layers' kernels: an MPI library without single-copy
-  // transfers moves a large message a few fragments per call, so a send left alone while the
-  // stage computes arrived only at its next receive (the GPU node: a neighbour waited out whole
-  // forwards, results/2026-11-30-gpu-node-f6m207-pipeline).
-  void progress_sends();
+  // Posts the receives of the step's next forward and next backward (program_ from index `next`)
+  // as soon as a buffer is free for them: the forward's into a free input buffer, the backward's
+  // into the gradient buffer between backwards. A receive posted only when the stage reaches it
+  // lets a large message start moving only then (the fragment path below).
+  void post_receives(std::size_t next);
+  // Where a slot's forward reads its input (after the first stage): one of the input buffers.
+  float*& input_of(Slot& slot) const { return slot.a.h[std::size_t(range_.first) - 1].residual3; }
+  // Tests the sends and receives in flight, between the layers' kernels: an MPI library without
+  // single-copy transfers moves a large message a few fragments per call, so a send left alone
+  // while the stage computes arrived only at its next receive (the GPU node: a neighbour waited out
+  // whole forwards, results/2026-11-30-gpu-node-f6m207-pipeline).
+  void progress_messages();
+  // Tests a send just posted until it completes or drain_s_ has passed: without single-copy
+  // transfers a large message moves only after the receiver's acknowledgement, and then by the
+  // sender's copies into shared-memory fragments; left to the hooks between kernels, each of those
+  // waits for the next hook, while a neighbour waiting for the message spins idle.
+  void drain(coll::Request& sent);
   void scale_gradients(std::size_t from, std::size_t end);  // by 1/M, buffer offsets [from, end)
   double broadcast_from_last(double value);                 // the last stage's value on every stage
   double span_bubble() const;  // the whole pipeline's bubble over each step's span, median (collective)
@@ -112,6 +126,17 @@ class PipelineTrainer final : public train::Trainer {
   ActivationView ga_;
   std::vector<std::vector<float>> grad_out_;  // gradients sent back, double-buffered
   std::vector<coll::Request> grad_sent_, act_sent_;
+  // The input buffers (after the first stage): each slot's own and one spare, so the next forward's
+  // receive can be posted while every slot holds a micro-batch (1F1B's later stages hold one). A
+  // held slot's view points at the buffer its input came in; the others are free_inputs_.
+  std::vector<float> spare_input_;
+  std::vector<float*> free_inputs_;
+  // The receives posted ahead (post_receives), at most one per direction, for these micro-batches
+  // (-1: none); the forward's into act_recv_into_.
+  coll::Request act_recv_, grad_recv_;
+  int act_recv_micro_ = -1, grad_recv_micro_ = -1;
+  float* act_recv_into_ = nullptr;
+  double drain_s_ = 0;                       // drain()'s budget per send
   std::vector<std::size_t> tensors_;         // this stage's parameter tensors
   TensorRun replicated_;                     // those its replicas average (all but the last stage's tied wte)
   std::size_t run_begin_ = 0, run_end_ = 0;  // the buffer offsets of replicated_
