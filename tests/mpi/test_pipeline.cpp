@@ -126,7 +126,8 @@ class Pipeline : public sp::test::TrainerTest {
     }
   }
   // The closing line's whole-pipeline bubble: per step 1 - the stages' mean compute / the longest
-  // stage schedule of replica 0 (ranks 0 .. S-1), the median over the steps.
+  // stage schedule of replica 0 (ranks 0 .. S-1), the median over the steps after the first (the
+  // report's summarised steps), or over the only one.
   void expect_span_bubble_in_log(const std::string& trace, const std::string& log, int stages,
                                  const std::string& what) {
     const sp::Table steps = sp::TraceReader(path(trace)).read_table("pipeline");
@@ -139,6 +140,7 @@ class Pipeline : public sp::test::TrainerTest {
         span = std::max(span, schedule_s[i]);
         compute += compute_s[i] / stages;
       }
+    if (per_step.size() > 1) per_step.erase(per_step.begin());
     std::vector<double> bubbles;
     for (const auto& [k, v] : per_step) bubbles.push_back(1 - v.second / v.first);
     std::sort(bubbles.begin(), bubbles.end());

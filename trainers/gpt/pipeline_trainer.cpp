@@ -424,8 +424,9 @@ std::vector<std::string> PipelineTrainer::report(TraceWriter& trace) {
   for (int s = 0; s < plan_.stages; ++s)
     stages += fmt::format("{}stage {} {} micro-batch(es) {:.1f} KiB", s == 0 ? "" : ", ", s, all[2 * std::size_t(s)],
                           double(all[2 * std::size_t(s) + 1]) / 1024.0);
-  // And each stage's median bubble over the steps.
-  const double my_bubble = bubble_.empty() ? 0.0 : summarize(bubble_).median;
+  // And each stage's median bubble over the summarised steps.
+  const std::vector<double> summarised(bubble_.begin() + std::ptrdiff_t(first_summarised_step()), bubble_.end());
+  const double my_bubble = summarised.empty() ? 0.0 : summarize(summarised).median;
   std::vector<double> bubbles(std::size_t(plan_.stages));
   SP_MPI_CHECK(MPI_Gather(&my_bubble, 1, MPI_DOUBLE, bubbles.data(), 1, MPI_DOUBLE, 0, comm_));
   std::string bubble_text;
@@ -434,13 +435,14 @@ std::vector<std::string> PipelineTrainer::report(TraceWriter& trace) {
   const int S = plan_.stages, M = plan_.micro_batches;
   return {fmt::format("pipeline ({}, {} micro-batches of {} rows): activations held at the peak (counted): {}",
                       schedule_name(plan_.schedule), M, plan_.micro_rows, stages),
-          fmt::format("pipeline bubble (1 - compute / schedule time, median over steps): {}; the whole pipeline "
-                      "over each step's span {:.3f}; balanced stages' ideal (S - 1) / (M + S - 1) = {:.3f}",
+          fmt::format("pipeline bubble (1 - compute / schedule time, median over the summarised steps): {}; the "
+                      "whole pipeline over each step's span {:.3f}; balanced stages' ideal (S - 1) / (M + S - 1) = "
+                      "{:.3f}",
                       bubble_text, span_bubble(), double(S - 1) / double(M + S - 1))};
 }
 
 // Per step, 1 - the stages' mean compute / the longest stage schedule (the step's span: the first
-// stage starts first and ends last), the median over the steps; on rank 0 of the stage
+// stage starts first and ends last), the median over the summarised steps; on rank 0 of the stage
 // communicator (collective over it). This is what the closed form describes: a later stage's own
 // schedule ends before the step does, so its own bubble sits below the closed form even when the
 // stages are balanced and messages are free.
@@ -452,7 +454,7 @@ double PipelineTrainer::span_bubble() const {
   SP_MPI_CHECK(
       MPI_Gather(mine.data(), int(mine.size()), MPI_DOUBLE, all.data(), int(mine.size()), MPI_DOUBLE, 0, comm_));
   std::vector<double> per_step;
-  for (std::size_t i = 0; i < steps; ++i) {
+  for (std::size_t i = first_summarised_step(); i < steps; ++i) {
     double span = 0, compute = 0;
     for (std::size_t s = 0; s < std::size_t(plan_.stages); ++s) {
       span = std::max(span, all[s * mine.size() + 2 * i]);

@@ -105,6 +105,9 @@ class PipelineTrainer final : public train::Trainer {
   void scale_gradients(std::size_t from, std::size_t end);  // by 1/M, buffer offsets [from, end)
   double broadcast_from_last(double value);                 // the last stage's value on every stage
   double span_bubble() const;  // the whole pipeline's bubble over each step's span, median (collective)
+  // The closing lines' steps, as the report's: those after this run's first (which warms the caches),
+  // or the only one.
+  std::size_t first_summarised_step() const { return bubble_.size() > 1 ? 1 : 0; }
   bool wte_on_two_stages() const { return model_.config.tied_lm_head && plan_.stages > 1; }
 
   const TrainOptions& o_;
