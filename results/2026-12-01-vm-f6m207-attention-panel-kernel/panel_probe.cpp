@@ -50,12 +50,23 @@ static void panel(int M, int K, float alpha, const float* A, long ars, long aks,
   const float* a = A + i * ars;
   float* c = C + i * ldc;
   switch (M - i) {
-    case 5: tile<5, NV>(K, alpha, a, ars, aks, B, ldb, beta, c, ldc); break;
-    case 4: tile<4, NV>(K, alpha, a, ars, aks, B, ldb, beta, c, ldc); break;
-    case 3: tile<3, NV>(K, alpha, a, ars, aks, B, ldb, beta, c, ldc); break;
-    case 2: tile<2, NV>(K, alpha, a, ars, aks, B, ldb, beta, c, ldc); break;
-    case 1: tile<1, NV>(K, alpha, a, ars, aks, B, ldb, beta, c, ldc); break;
-    default: break;
+    case 5:
+      tile<5, NV>(K, alpha, a, ars, aks, B, ldb, beta, c, ldc);
+      break;
+    case 4:
+      tile<4, NV>(K, alpha, a, ars, aks, B, ldb, beta, c, ldc);
+      break;
+    case 3:
+      tile<3, NV>(K, alpha, a, ars, aks, B, ldb, beta, c, ldc);
+      break;
+    case 2:
+      tile<2, NV>(K, alpha, a, ars, aks, B, ldb, beta, c, ldc);
+      break;
+    case 1:
+      tile<1, NV>(K, alpha, a, ars, aks, B, ldb, beta, c, ldc);
+      break;
+    default:
+      break;
   }
 }
 
@@ -64,10 +75,18 @@ static void panel_gemm(int M, int N, int K, float alpha, const float* A, long ar
                        float beta, float* C, long ldc) {
   for (int j = 0; j < N; j += 64) {
     switch ((N - j < 64 ? N - j : 64) / 16) {
-      case 4: panel<4>(M, K, alpha, A, ars, aks, B + j, ldb, beta, C + j, ldc); break;
-      case 3: panel<3>(M, K, alpha, A, ars, aks, B + j, ldb, beta, C + j, ldc); break;
-      case 2: panel<2>(M, K, alpha, A, ars, aks, B + j, ldb, beta, C + j, ldc); break;
-      default: panel<1>(M, K, alpha, A, ars, aks, B + j, ldb, beta, C + j, ldc); break;
+      case 4:
+        panel<4>(M, K, alpha, A, ars, aks, B + j, ldb, beta, C + j, ldc);
+        break;
+      case 3:
+        panel<3>(M, K, alpha, A, ars, aks, B + j, ldb, beta, C + j, ldc);
+        break;
+      case 2:
+        panel<2>(M, K, alpha, A, ars, aks, B + j, ldb, beta, C + j, ldc);
+        break;
+      default:
+        panel<1>(M, K, alpha, A, ars, aks, B + j, ldb, beta, C + j, ldc);
+        break;
     }
   }
 }
@@ -125,8 +144,8 @@ int main() {
     for (int r = 0; r < repetitions; r++) {
       const double lib = gflops(cases[c].flop, calls, [&] { library(c); });
       const double ker = gflops(cases[c].flop, calls, [&] { kernel(c); });
-      std::printf("  repetition %d: dnnl_sgemm %.1f GFLOP/s, kernel %.1f GFLOP/s, kernel / library %.3f\n", r + 1,
-                  lib, ker, ker / lib);
+      std::printf("  repetition %d: dnnl_sgemm %.1f GFLOP/s, kernel %.1f GFLOP/s, kernel / library %.3f\n", r + 1, lib,
+                  ker, ker / lib);
     }
   }
 }
