@@ -95,7 +95,6 @@ PipelineTrainer::PipelineTrainer(const TrainOptions& o, const PipelinePlan& plan
   grad_acts_.assign(gpt_gradient_numel(c, plan.micro_rows, T, range_), 0.0f);
   ga_ = gpt_gradient_view(c, plan.micro_rows, T, range_, grad_acts_.data());
   grad_out_.assign(2, std::vector<float>(boundary_numel_));
-  drain_s_ = std::min(kDrainCapSeconds, double(boundary_numel_ * sizeof(float)) * kDrainSecondsPerByte);
   grad_sent_.resize(2);
   act_sent_.resize(std::size_t(plan.micro_batches));
   tensors_ = gpt_range_tensors(model, range_);
@@ -133,8 +132,7 @@ double PipelineTrainer::forward_micro(Slot& slot, const int* inputs, const int* 
   if (posted != nullptr)
     transport_->wait(*posted);
   else if (!plan_.first())
-    transport_->recv(slot.a.h[std::size_t(range_.first) - 1].residual3, boundary_numel_, kF32, plan_.stage - 1,
-                     kActivationTag);
+    transport_->recv(input_of(slot), boundary_numel_, kF32, plan_.stage - 1, kActivationTag);
   const double t1 = wall_seconds();
   const double loss = gpt_forward_layers(model_, range_, slot.a, inputs, targets, plan_.micro_rows, T_,
                                          [this](std::size_t) { progress_messages(); });
@@ -155,18 +153,16 @@ double PipelineTrainer::forward_micro(Slot& slot, const int* inputs, const int* 
 void PipelineTrainer::backward_micro(int micro, Slot& slot, OpTimes& times, const dp::GradReadyFn& on_final) {
   // The residual stream's gradient: received from the next stage into the buffer backward updates
   // in place, which then holds the gradient of this stage's input.
-  float* dres = ga_.h[std::size_t(range_.end) - 1].residual3;
+  float* dres = output_gradient();
   const double t0 = wall_seconds();
   double t1 = t0;
   if (!plan_.last()) {
     transport_->wait(act_sent_[std::size_t(micro)]);  // the slot's output is read again after this backward
     t1 = wall_seconds();
-    if (grad_recv_micro_ == micro) {
-      transport_->wait(grad_recv_);
-      grad_recv_micro_ = -1;
-    } else {
-      transport_->recv(dres, boundary_numel_, kF32, plan_.stage + 1, kGradientTag);
-    }
+    if (grad_recv_micro_ != micro)
+      fail("pipeline stage {}: micro-batch {}'s gradient was not posted ahead", plan_.stage, micro);
+    transport_->wait(grad_recv_);  // posted ahead into dres (post_receives)
+    grad_recv_micro_ = -1;
   }
   const double t2 = wall_seconds();
   gpt_backward_layers(model_, range_, slot.a, ga_, inputs_of(micro), targets_of(micro), plan_.micro_rows, T_,
@@ -202,8 +198,7 @@ void PipelineTrainer::post_receives(std::size_t next) {
     } else if (!op.forward && !backward_seen) {
       backward_seen = true;
       if (plan_.last() || grad_recv_micro_ >= 0) continue;
-      grad_recv_ = transport_->post_recv(ga_.h[std::size_t(range_.end) - 1].residual3, boundary_numel_, kF32,
-                                         plan_.stage + 1, kGradientTag);
+      grad_recv_ = transport_->post_recv(output_gradient(), boundary_numel_, kF32, plan_.stage + 1, kGradientTag);
       grad_recv_micro_ = op.micro;
     }
   }
@@ -211,7 +206,8 @@ void PipelineTrainer::post_receives(std::size_t next) {
 
 void PipelineTrainer::drain(coll::Request& sent) {
   if (!transport_->can_progress()) return;
-  const double until = wall_seconds() + drain_s_;
+  const double budget = std::min(kDrainCapSeconds, double(boundary_numel_ * sizeof(float)) * kDrainSecondsPerByte);
+  const double until = wall_seconds() + budget;
   while (!transport_->test(sent) && wall_seconds() < until) {}
 }
 
@@ -274,15 +270,13 @@ dp::ScheduledStep PipelineTrainer::schedule(const dp::GradReadyFn& on_ready) {
       slot_of[m] = free_slots.back();
       free_slots.pop_back();
       Slot& slot = slots_[slot_of[m]];
-      coll::Request* posted = nullptr;  // its receive, posted ahead into an input buffer
-      if (act_recv_micro_ == op.micro) {
+      coll::Request* posted = nullptr;  // its receive, posted ahead into an input buffer (post_receives)
+      if (!plan_.first()) {
+        if (act_recv_micro_ != op.micro)
+          fail("pipeline stage {}: micro-batch {}'s activation was not posted ahead", plan_.stage, m);
         input_of(slot) = act_recv_into_;
         posted = &act_recv_;
         act_recv_micro_ = -1;
-      } else if (!plan_.first()) {  // received blocking, into a free input buffer
-        if (free_inputs_.empty()) fail("pipeline stage {}: no input buffer left for micro-batch {}", plan_.stage, m);
-        input_of(slot) = free_inputs_.back();
-        free_inputs_.pop_back();
       }
       loss_sum += forward_micro(slot, inputs_of(op.micro), targets_of(op.micro), posted, &act_sent_[m], times);
       peak = std::max(peak, ++held);

@@ -86,21 +86,26 @@ class PipelineTrainer final : public train::Trainer {
   // on_final: gpt_backward_layers' readiness hook (the step's last backward only).
   void backward_micro(int micro, Slot& slot, OpTimes& times, const dp::GradReadyFn& on_final);
   // Posts the receives of the step's next forward and next backward (program_ from index `next`)
-  // as soon as a buffer is free for them: the forward's into a free input buffer, the backward's
-  // into the gradient buffer between backwards. A receive posted only when the stage reaches it
-  // lets a large message start moving only then (the fragment path below).
+  // as soon as a buffer is free for them — within a step always, there being slots + 1 input
+  // buffers: the forward's into a free input buffer, the backward's into the gradient buffer
+  // between backwards. A receive posted only when the stage reaches it lets a large message start
+  // moving only then (the fragment path below).
   void post_receives(std::size_t next);
   // Where a slot's forward reads its input (after the first stage): one of the input buffers.
   float*& input_of(Slot& slot) const { return slot.a.h[std::size_t(range_.first) - 1].residual3; }
+  // The gradient of the stage's output, received from the next stage (before the last stage);
+  // backward updates it in place into the gradient of the stage's input.
+  float* output_gradient() const { return ga_.h[std::size_t(range_.end) - 1].residual3; }
   // Tests the sends and receives in flight, between the layers' kernels: an MPI library without
   // single-copy transfers moves a large message a few fragments per call, so a send left alone
   // while the stage computes arrived only at its next receive (the GPU node: a neighbour waited out
   // whole forwards, results/2026-11-30-gpu-node-f6m207-pipeline).
   void progress_messages();
-  // Tests a send just posted until it completes or drain_s_ has passed: without single-copy
-  // transfers a large message moves only after the receiver's acknowledgement, and then by the
-  // sender's copies into shared-memory fragments; left to the hooks between kernels, each of those
-  // waits for the next hook, while a neighbour waiting for the message spins idle.
+  // Tests a send just posted until it completes or its budget (kDrainSecondsPerByte) has passed:
+  // without single-copy transfers a large message moves only after the receiver's acknowledgement,
+  // and then by the sender's copies into shared-memory fragments; left to the hooks between
+  // kernels, each of those waits for the next hook, while a neighbour waiting for the message spins
+  // idle.
   void drain(coll::Request& sent);
   void scale_gradients(std::size_t from, std::size_t end);  // by 1/M, buffer offsets [from, end)
   double broadcast_from_last(double value);                 // the last stage's value on every stage
@@ -139,7 +144,6 @@ class PipelineTrainer final : public train::Trainer {
   coll::Request act_recv_, grad_recv_;
   int act_recv_micro_ = -1, grad_recv_micro_ = -1;
   float* act_recv_into_ = nullptr;
-  double drain_s_ = 0;                       // drain()'s budget per send
   std::vector<std::size_t> tensors_;         // this stage's parameter tensors
   TensorRun replicated_;                     // those its replicas average (all but the last stage's tied wte)
   std::size_t run_begin_ = 0, run_end_ = 0;  // the buffer offsets of replicated_
