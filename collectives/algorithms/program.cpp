@@ -123,6 +123,11 @@ void ProgramBuilder::wait_signals(int k) {
 
 void ProgramBuilder::wait_previous_runs() { add({ActionKind::wait_signals, -1, -1, {}, {}}); }
 
+void ProgramBuilder::wait_input(std::size_t offset) {
+  add({ActionKind::wait_input, -1, -1, recv_buffer(offset, p_.shape.count - std::min(offset, p_.shape.count)), {}});
+  p_.waits_input = true;
+}
+
 void ProgramBuilder::append(const Program& sub, std::size_t recv_offset) {
   if (std::size_t(p_.slots) != free_slots_.size()) fail("a program appended while requests are in flight");
   if (sub.signals > 0) fail("a node-local program appended to another");
@@ -238,6 +243,10 @@ void run_blocking(const Program& p, const Bindings& b, Transport& t) {
       case ActionKind::wait_signals:
         seg->wait_all(base + std::uint64_t(x.slot + 1), b.channel);
         break;
+      case ActionKind::wait_input:
+        if (!b.input_final(x.a.offset))
+          fail("a blocking run reached input from element {} that is not final yet", x.a.offset);
+        break;
       case ActionKind::reduce:  // no default: the compiler names a kind a switch misses
       case ActionKind::copy:
       case ActionKind::scale:
@@ -341,6 +350,9 @@ bool ProgressedRun::advance(bool poll) {
       case ActionKind::wait_signals:
         if (!bind_.segment->all_reached(signal_base_ + std::uint64_t(x.slot + 1), bind_.channel)) return false;
         ++events_;
+        break;
+      case ActionKind::wait_input:
+        if (!bind_.input_final(x.a.offset)) return false;
         break;
       case ActionKind::reduce:
       case ActionKind::copy:

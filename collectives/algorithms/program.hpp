@@ -50,6 +50,7 @@ enum class ActionKind : std::uint8_t {
   library_collective,  // the library's own call of the shape's collective, b (send) into a (recv)
   signal,              // this rank gives its signal number `slot` of the run (node segment counter)
   wait_signals,        // until every local rank has given its signal number `slot`
+  wait_input,          // until this rank's input from element a.offset on is final (Bindings::input)
 };
 
 struct Action {
@@ -102,6 +103,7 @@ struct Program {
   int slots = 0;                     // request slots the actions use
   std::size_t scratch_elements = 0;
   int signals = 0;               // signal actions (a node-local program's synchronisation)
+  bool waits_input = false;      // has wait_input actions: can start before its input is final
   bool scales = false;           // its result comes out times Bindings::scale (Shape::scaled)
   std::size_t messages() const;  // sends and receives (a sendrecv counts two)
 };
@@ -150,6 +152,10 @@ class ProgramBuilder {
   void wait_signals(int k);
   // Waits until every local rank has finished the runs before this one (no signal of its own).
   void wait_previous_runs();
+  // Waits until this rank's input from element offset to the end is final. A program that
+  // consumes its input from the end, as backward produces gradients, can then start on a buffer
+  // still being written (the data-parallel engine's streamed buckets); unbound, it waits for nothing.
+  void wait_input(std::size_t offset);
   // Appends program sub (built for a shape of its own, on the same transport) as steps of this
   // one, its receive buffer being this one's from element recv_offset: a schedule run on one slice
   // of the buffer. Its messages take this program's tag; no request of this one may be in flight.
@@ -182,9 +188,16 @@ struct Bindings {
   NodeSegment* segment = nullptr;  // a node-local program's (Program::signals > 0)
   int channel = 0;                 // of the segment: its counters and staging for this run
   double scale = 1.0;              // a scaled program's factor (1: its scale actions do nothing)
+  // Where the caller's input is final (wait_input): every element at offset >= *input_final_from
+  // of a buffer in which this call's input starts at input_offset. Read by the thread running the
+  // program, which must be the one that moves it (the engine's compute thread); null: all final.
+  const std::size_t* input_final_from = nullptr;
+  std::size_t input_offset = 0;
+  bool input_final(std::size_t offset) const { return !input_final_from || *input_final_from <= input_offset + offset; }
 };
 
-// Runs every action in order, waiting where the program waits.
+// Runs every action in order, waiting where the program waits. A wait_input on input that is not
+// final fails (the thread that would make it final is the one blocked here).
 void run_blocking(const Program& p, const Bindings& b, Transport& t);
 
 // Runs a program in slices: advance() does every action it can without blocking and returns;

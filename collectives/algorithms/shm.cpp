@@ -75,11 +75,15 @@ Program plan_shm(const Shape& s) {
 // The zero-copy placement: send and receive buffers already lie in every rank's arena of the
 // segment (the harness or the data-parallel engine allocated them there), so no staging: each rank
 // reduces its slice of a chunk out of every rank's input into its own receive buffer, then copies
-// the other slices from their owners' receive buffers. Signals: every input written (the call
-// begins), one per chunk (its slices reduced), and every rank done reading (the call ends — the
-// caller may overwrite its buffers once it returns). Memory traffic per rank and byte of the
-// message: reduce (p-1)/p x (2 reads + 1 write), gather (p-1)/p x (1 read + 1 write) — 5(p-1)/p
-// bytes moved per byte, no copy-in or copy-out (out of place adds 2/p for the own slice).
+// the other slices from their owners' receive buffers. Chunks go from the end of the buffer to its
+// start, the order in which backward finishes gradients, and each waits for this rank's input of
+// it (wait_input): the engine starts such a bucket while backward still writes it (a streamed
+// bucket) and reduces each chunk once every rank's copy of it is final. Signals: every rank's first
+// chunk final; one per chunk (its slices reduced and every rank's next chunk final); every rank
+// done reading (the call ends — the caller may overwrite its buffers once it returns). Memory
+// traffic per rank and byte of the message: reduce (p-1)/p x (2 reads + 1 write), gather (p-1)/p x
+// (1 read + 1 write) — 5(p-1)/p bytes moved per byte, no copy-in or copy-out (out of place adds 2/p
+// for the own slice).
 Program plan_shm_in_segment(const Shape& s) {
   ProgramBuilder b(s, 0);
   if (nothing_to_share(b)) return b.finish();
@@ -87,12 +91,15 @@ Program plan_shm_in_segment(const Shape& s) {
   // No staging to fit: chunks only bound how far ranks run apart; fewer signals pay off up to 1 MiB
   // (16-64 MiB messages, results/2026-11-26-vm-f26m2-shm-chunks).
   const std::size_t chunk = b.segment_elements((std::size_t(1) << 20) / size_of(s.dtype));
+  const std::size_t chunks = (n + chunk - 1) / chunk;
+  auto chunk_offset = [&](std::size_t j) { return (chunks - 1 - j) * chunk; };  // the j-th processed
   auto input_of = [&](std::size_t q, std::size_t off, std::size_t len) {
     return s.in_place ? b.recv_buffer_of(int(q), off, len) : b.send_buffer_of(int(q), off, len);
   };
-  b.wait_signals(b.signal());  // every rank's input is in place
-  for (std::size_t off = 0; off < n; off += chunk) {
-    const std::size_t len = std::min(chunk, n - off);
+  b.wait_input(chunk_offset(0));
+  b.wait_signals(b.signal());  // every rank's first chunk is final
+  for (std::size_t j = 0; j < chunks; ++j) {
+    const std::size_t off = chunk_offset(j), len = std::min(chunk, n - off);
     const Blocks slices{len, P};
     const std::size_t mine = off + slices.begin(r), count = slices.size(r);
     b.step();
@@ -102,7 +109,8 @@ Program plan_shm_in_segment(const Shape& s) {
       b.scale(b.recv_buffer(mine, count));
     }
     b.step();
-    b.wait_signals(b.signal());  // every slice of this chunk reduced
+    if (j + 1 < chunks) b.wait_input(chunk_offset(j + 1));
+    b.wait_signals(b.signal());  // every slice of this chunk reduced, every rank's next chunk final
     for (std::size_t k = 1; k < P; ++k) {
       const std::size_t q = (r + k) % P, at = off + slices.begin(q);
       if (slices.size(q) > 0) b.copy(b.recv_buffer(at, slices.size(q)), b.recv_buffer_of(int(q), at, slices.size(q)));

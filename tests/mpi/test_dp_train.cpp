@@ -56,19 +56,36 @@ TEST_F(DataParallel, StrongScalingFollowsTheOneRankCurveForEveryAlgorithmAndCap)
 // The node-local algorithms in the engine: buckets in flight at once on their own channels of the
 // node segment (progress, 3 ranks) and blocking (none, 2 ranks), every algorithm on the gradients
 // kept in the segment's arena (shm-seg and hier reduce them in place), hier also across 2 nodes of
-// one rank (node keys); every step verified against MPI_Allreduce.
+// one rank (node keys); every step verified against MPI_Allreduce. In progress mode shm-seg's
+// buckets stream (4 KiB chunks: many per bucket): they start before backward has finished them.
 TEST_F(DataParallel, NodeLocalAlgorithmsFollowTheOneRankCurve) {
   const std::string common = "-s 6 --global-batch 12 --bucket-cap-mb tensor,25 --verify-steps 6 --check-sync-every 1";
   ASSERT_EQ(train(1, common + " -a ring -o " + path("node_ref.h5"), "node_ref.log"), 0);
   const std::vector<double> reference = losses("node_ref.h5");
   const std::string algorithms = " -a shm,shm-seg,hier";
-  ASSERT_EQ(train(3, common + algorithms + " -o " + path("node_p3.h5"), "node_p3.log"), 0);
+  ASSERT_EQ(train(3, common + algorithms + " --chunk-kib 4 -o " + path("node_p3.h5"), "node_p3.log"), 0);
   expect_same_curve(reference, losses("node_p3.h5"), "shm, shm-seg, hier in progress mode, 3 ranks");
-  EXPECT_EQ(sp::TraceReader(path("node_p3.h5")).root_attribute("overlap_mode"), "progress");
-  EXPECT_EQ(sp::TraceReader(path("node_p3.h5")).root_attribute("gradients_in_segment"), "1");
+  const sp::TraceReader p3(path("node_p3.h5"));
+  EXPECT_EQ(p3.root_attribute("overlap_mode"), "progress");
+  EXPECT_EQ(p3.root_attribute("gradients_in_segment"), "1");
+  {
+    using sp::test::column;
+    const sp::Table cases = p3.read_table("cases"), buckets = p3.read_table("buckets");
+    const auto algorithm = column<std::string>(cases, "algorithm");
+    const auto case_id = column<std::int64_t>(buckets, "case");
+    const auto ready = column<double>(buckets, "ready_s"), start = column<double>(buckets, "start_s");
+    std::map<std::string, int> started_before_ready;
+    for (std::size_t i = 0; i < case_id.size(); ++i)
+      started_before_ready[algorithm.at(std::size_t(case_id[i]))] += start[i] < ready[i];
+    EXPECT_GT(started_before_ready["shm-seg"], 0);  // streamed
+    EXPECT_EQ(started_before_ready["shm"], 0);
+    EXPECT_EQ(started_before_ready["hier"], 0);
+  }
   EXPECT_EQ(sp::TraceReader(path("node_ref.h5")).root_attribute("gradients_in_segment"), "0");
   ASSERT_EQ(train(2, common + algorithms + " --overlap none -o " + path("node_none.h5"), "node_none.log"), 0);
   expect_same_curve(reference, losses("node_none.h5"), "shm, shm-seg, hier in mode none, 2 ranks");
+  EXPECT_EQ(p3.root_attribute("buckets_stream"), "1");
+  EXPECT_EQ(sp::TraceReader(path("node_none.h5")).root_attribute("buckets_stream"), "0");
   // Each rank its own node: hier's rail carries everything; shm is refused in one line there.
   const std::string keyed = "bash -c 'SCALEPROBE_NODE_KEY=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}} exec \"$0\" \"$@\"' ";
   ASSERT_EQ(

@@ -47,7 +47,9 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
     for (const std::string& line : run.header) fmt::print("# {}\n", line);
     fmt::print("# {}\n", engine.overlap_line());
     if (engine.gradients_in_segment())
-      fmt::print("# gradients: in the node segment, reduced in place by shm-seg and hier\n");
+      fmt::print(
+          "# gradients: in the node segment, reduced in place by shm-seg and hier{}\n",
+          engine.buckets_stream() ? "; shm-seg's buckets stream (each chunk reduced once every rank finished it)" : "");
     std::fflush(stdout);
   }
 

@@ -76,7 +76,10 @@ DataParallelEngine::DataParallelEngine(const Session& session, const DataParalle
   fail_together(session.comm, overlap_.error, /*usage=*/true);
   if (overlap_.mode == OverlapMode::thread && session.size > 1 && session.thread_level < MPI_THREAD_SERIALIZED)
     fail("--overlap thread needs MPI_THREAD_SERIALIZED, MPI provides level {}", session.thread_level);
-  if (reducer_) reducer_->set_overlap(overlap_);
+  if (reducer_) {
+    reducer_->set_overlap(overlap_);
+    reducer_->set_streaming(plan.stream_buckets);
+  }
   gathers_overlap_ = plan.sharded() && plan.gather_in_next_forward && overlap_.mode != OverlapMode::none;
 }
 
@@ -372,7 +375,7 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
       r.comm_s += t.end_s - t.start_s;
       r.peers_s += t.peers_s;
       r.transfer_s += t.end_s - t.start_s - t.peers_s;
-      r.queued_s += t.start_s - t.ready_s;
+      r.queued_s += std::max(0.0, t.start_s - t.ready_s);  // a streamed bucket starts before it is ready
       row.comm_cpu_s += t.cpu_s;
     }
   }

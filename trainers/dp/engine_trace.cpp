@@ -72,6 +72,7 @@ void DataParallelEngine::write_trace(TraceWriter& trace) {
   trace.set_attribute("num_cases", std::int64_t(plan_.cases.size()));
   trace.set_attribute("gradient_numel", std::int64_t(numel_));
   trace.set_attribute("gradients_in_segment", std::int64_t(gradients_in_segment() ? 1 : 0));
+  trace.set_attribute("buckets_stream", std::int64_t(buckets_stream() ? 1 : 0));
   trace.set_attribute("communication", communication_description());
   trace.set_attribute("shard", plan_.shard);
   // Elements each rank updates and keeps optimizer state for (the largest and smallest share).

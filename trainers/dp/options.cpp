@@ -41,6 +41,10 @@ void add_data_parallel_options(CLI::App& app, DataParallelOptions& o) {
          "--comm-core", o.comm_core,
          "the CPU of the communication thread (--overlap thread): one of this rank's, in no other local rank's binding")
       ->check(CLI::Range(0, 1 << 16));
+  app.add_flag("--no-stream-buckets", o.no_stream_buckets,
+               "progress mode, gradients in the node segment: shm-seg's buckets start only once backward has "
+               "finished them, as every other algorithm's (by default they stream: each chunk is reduced as soon "
+               "as every rank has finished it)");
   app.add_flag("--no-comm", o.no_comm,
                "no gradient communication: every rank trains alone on its own batches (the same-load baseline of a "
                "data-parallel run; the ranks' models diverge)");
@@ -140,6 +144,7 @@ DataParallelPlan make_plan(const DataParallelOptions& o, int batch, int nranks) 
     throw UsageError(fmt::format("--no-overlap and --overlap {} contradict each other", o.overlap));
   p.overlap = o.no_overlap ? "none" : o.overlap;
   p.comm_core = o.comm_core;
+  p.stream_buckets = !o.no_stream_buckets;
   p.no_comm = o.no_comm;
   if (o.no_comm && o.local_sgd > 0) throw UsageError("--no-comm and --local-sgd exclude each other");
   p.chunk_bytes = std::size_t(o.chunk_kib) * 1024;

@@ -20,6 +20,7 @@ struct DataParallelOptions {
   bool no_overlap = false;       // the old spelling of --overlap none
   std::string overlap = "auto";  // auto, progress, thread, none (trainers/dp/overlap.hpp)
   int comm_core = -1;
+  bool no_stream_buckets = false;
   bool no_comm = false;
   std::string scaling;   // "strong": --batch is the global batch; "weak": per rank; "": --global-batch decides
   int global_batch = 0;  // > 0: strong scaling (fixed global batch split across ranks)
@@ -32,7 +33,8 @@ struct DataParallelOptions {
   std::string shard_gather = "next-forward";  // next-forward, after-update
 };
 
-// Adds --algorithm, --backend, --bucket-cap-mb, --chunk-kib, --overlap (--no-overlap), --comm-core, --no-comm,
+// Adds --algorithm, --backend, --bucket-cap-mb, --chunk-kib, --overlap (--no-overlap), --comm-core,
+// --no-stream-buckets, --no-comm,
 // --scaling, --global-batch, --accum-steps, --local-sgd, --verify-steps, --check-sync-every, --inject-fault,
 // --shard, --shard-gather.
 void add_data_parallel_options(CLI::App& app, DataParallelOptions& o);
@@ -58,6 +60,9 @@ struct DataParallelPlan {
   bool no_comm = false;          // every rank trains alone: the no-communication baseline
   std::string overlap = "auto";  // as requested; the engine resolves it (overlap.hpp)
   int comm_core = -1;
+  // Progress mode with the gradients in the node segment: shm-seg's buckets start while backward
+  // still writes them (trainers/dp/reducer.hpp); false (--no-stream-buckets): once it has finished them.
+  bool stream_buckets = true;
   std::size_t chunk_bytes = 1 << 20;
   int verify_steps = 1;
   int check_sync_every = 0;

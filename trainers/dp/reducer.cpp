@@ -162,11 +162,33 @@ void GradientReducer::begin(float scale, bool overlap, bool verify) {
   verify_ = verify;
   if (verify) snapshot_.assign(layout_.total_numel(), 0.0);
   produced_ = 0;
+  final_from_ = layout_.total_numel();
+  streams_ = overlap_ && streams();
   in_step_ = true;
+}
+
+bool GradientReducer::streams() const {
+  return streaming_allowed_ && overlap_choice_.mode == OverlapMode::progress && gradients_in_segment() &&
+         through_arena_ && !shard_ && !programs_.empty() && programs_.front().waits_input;
+}
+
+void GradientReducer::gradients_final_from(std::size_t offset) {
+  if (offset >= final_from_) return;
+  // The verification's copy of the inputs, taken as they become final: a streamed bucket reduces
+  // its first chunks in place before its last ones are written.
+  if (verify_) std::copy(grads_ + offset, grads_ + final_from_, snapshot_.begin() + std::ptrdiff_t(offset));
+  final_from_ = offset;
+}
+
+bool GradientReducer::can_start(std::size_t i) const {
+  if (i < produced_) return true;
+  // A streamed bucket once its last chunk may be final: its program waits for each chunk's input.
+  return streamed(i) && final_from_ < buckets_[i].offset + buckets_[i].numel;
 }
 
 void GradientReducer::grads_ready(std::size_t offset) {
   if (!in_step_) return;  // a backward that does not synchronise (accumulation, local SGD)
+  gradients_final_from(offset);
   std::size_t k = produced_;
   while (k < buckets_.size() && buckets_[k].offset >= offset) ++k;
   if (k > produced_) {
@@ -176,7 +198,8 @@ void GradientReducer::grads_ready(std::size_t offset) {
   }
   if (!overlap_) return;
   if (overlap_choice_.mode == OverlapMode::progress) {
-    if (finished_ == produced_) return;  // nothing to start or advance
+    if (finished_ == produced_ && !(streams_ && finished_ < buckets_.size() && can_start(finished_)))
+      return;  // nothing to start or advance
     const double c0 = thread_cpu_seconds(), t0 = wall_seconds();
     advance_in_flight();
     progress_s_ += wall_seconds() - t0;
@@ -198,7 +221,6 @@ float* GradientReducer::bucket_buffer(std::size_t i) const {
 void GradientReducer::start_bucket(std::size_t i) {
   timings_[i].start_s = wall_seconds();
   const BucketSlice& b = buckets_[i];
-  if (verify_) std::copy(grads_ + b.offset, grads_ + b.offset + b.numel, snapshot_.begin() + std::ptrdiff_t(b.offset));
   if (copies_through_arena()) std::copy(grads_ + b.offset, grads_ + b.offset + b.numel, bucket_buffer(i));
 }
 
@@ -225,6 +247,10 @@ coll::Bindings GradientReducer::bind_bucket(std::size_t i, coll::Workspace& ws) 
   float* p = bucket_buffer(i);
   coll::Bindings bound = ws.bind(programs_[i], p, shard_ ? grads_ + own_offset(i) : p, *transport_);
   bound.scale = scale_;
+  if (streamed(i)) {
+    bound.input_final_from = &final_from_;
+    bound.input_offset = buckets_[i].offset;
+  }
   return bound;
 }
 
@@ -248,7 +274,7 @@ void GradientReducer::advance_in_flight() {
     while (finished_ < started_ && runs_[finished_ % kInFlight].done()) ++finished_;
   };
   settle();
-  while (started_ < produced_ && started_ < finished_ + kInFlight) {
+  while (started_ < buckets_.size() && started_ < finished_ + kInFlight && can_start(started_)) {
     const std::size_t i = started_++;
     start_bucket(i);
     runs_[i % kInFlight].start(programs_[i], bind_bucket(i, slot_workspace_[i % kInFlight]), *transport_);
@@ -262,6 +288,7 @@ double GradientReducer::finish() {
   const double t0 = wall_seconds();
   for (std::size_t j = produced_; j < buckets_.size(); ++j) timings_[j].ready_s = t0;
   produced_ = buckets_.size();
+  gradients_final_from(0);
   double waited = 0;
   try {
     waited = !overlap_                                       ? finish_blocking(t0)

@@ -16,6 +16,11 @@
 //    blocking (at most kInFlight at a time, each with its own tags and scratch). The time inside
 //    those calls is communication, never compute: progress_s() reports it so the engine can move
 //    it out of backward. MPI then needs only MPI_THREAD_FUNNELED.
+//    Streamed buckets: with the gradients in the node segment, a program that waits for its input
+//    chunk by chunk (shm-seg's, collectives/algorithms/shm.cpp) starts as soon as its bucket's
+//    last gradients are final and reduces each chunk once every rank has finished it, so only the
+//    chunks backward finishes last are left for finish(). Such a bucket starts before it is ready
+//    (BucketTiming::start_s < ready_s).
 //  - thread: a communication thread takes the ready buckets one after the other. MPI libraries
 //    busy-poll while a blocking call waits, so each bucket starts with a handshake, an
 //    MPI_Ibarrier polled every 50 us with sleeps between, and the blocking program then runs with
@@ -66,7 +71,7 @@ std::vector<BucketSlice> bucket_slices(const coll::GradientLayout& layout, const
 // Times of one bucket in one step, on this rank's clock (wall_seconds()).
 struct BucketTiming {
   double ready_s = 0;  // backward produced its last gradient
-  double start_s = 0;  // its allreduce started (thread: the handshake, then the allreduce)
+  double start_s = 0;  // its allreduce started (thread: the handshake, then the allreduce; streamed: before ready)
   double peers_s = 0;  // thread: of end - start, waiting in the handshake until every rank had it ready
   double end_s = 0;    // allreduce and scaling done
   double cpu_s = 0;    // CPU time spent on it (thread: the thread's; progress: the calls that advanced it)
@@ -101,6 +106,10 @@ class GradientReducer {
   // How the following steps overlap (once, before the first step; the default is progress): thread
   // starts the communication thread, bound as the choice says, and binds this thread to the rest.
   void set_overlap(const OverlapChoice& overlap);
+  // Whether buckets may stream (see the header; the default is yes). Only between steps.
+  void set_streaming(bool allowed) { streaming_allowed_ = allowed; }
+  // Whether the configured algorithm's buckets stream in the following steps.
+  bool streams() const;
   const OverlapChoice& overlap() const { return overlap_choice_; }
   // --shard (shard.hpp): from the next configure on, bucket i is reduce-scattered into this rank's
   // block (in place, scaled) instead of allreduced, and gather_parameters all-gathers the
@@ -174,6 +183,11 @@ class GradientReducer {
   // --shard: this rank's block of bucket i (where its reduce-scatter leaves the result).
   std::size_t own_offset(std::size_t i) const;
   std::size_t own_size(std::size_t i) const;
+  // Every gradient at offset >= offset is final (the watermark streamed buckets wait on).
+  void gradients_final_from(std::size_t offset);
+  // Progress mode: whether bucket i may start now (it is ready, or streamed and partly final).
+  bool can_start(std::size_t i) const;
+  bool streamed(std::size_t i) const { return streams_ && programs_[i].waits_input; }
   void advance_in_flight();          // progress mode
   void start_gather(std::size_t k);  // the k-th all-gather in forward order (bucket n - 1 - k)
   double finish_progress(double t0);
@@ -211,6 +225,12 @@ class GradientReducer {
   bool overlap_ = true, verify_ = false, corrupt_next_ = false;
   std::vector<double> snapshot_;  // pre-reduction gradients of a verified step
   std::size_t produced_ = 0;      // buckets backward has completed (main thread only)
+  std::size_t final_from_ = 0;    // gradients at offsets >= it are final (main thread only)
+  // This step streams: progress mode with the gradients in the node segment, where a program that
+  // waits for its input (shm-seg's) starts once its bucket's last chunk is final and reduces each
+  // chunk as every rank finishes it, not when the whole bucket is.
+  bool streams_ = false;
+  bool streaming_allowed_ = true;
   // Progress mode: buckets [0, finished_) are done; [finished_, started_) are in flight.
   std::size_t started_ = 0, finished_ = 0;
   // Overlapped all-gathers: the parameters they fill, and [gathered_, gathers_started_) in flight

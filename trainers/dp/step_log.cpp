@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <utility>
@@ -68,8 +69,9 @@ StepLog::BucketColumns::BucketColumns(Table& t)
                       "backward finished the bucket's last gradient (rank-local clock, as samples.start_s)")),
       start_s(t.reals("start_s", "s", "its allreduce started (thread mode: the handshake before it)")),
       end_s(t.reals("end_s", "s", "its allreduce (and averaging) finished")),
-      queued_s(
-          t.reals("queued_s", "s", "start_s - ready_s: ready, but not started (the thread busy, or no slot free)")),
+      queued_s(t.reals("queued_s", "s",
+                       "start_s - ready_s, at least 0: ready, but not started (the thread busy, or no slot free); a "
+                       "streamed bucket starts before it is ready")),
       peers_s(t.reals("peers_s", "s", "of end_s - start_s: handshake wait until every rank had the bucket ready")),
       transfer_s(t.reals("transfer_s", "s", "end_s - start_s - peers_s: the allreduce call itself (and the scaling)")),
       cpu_s(t.reals("cpu_s", "s",
@@ -96,7 +98,7 @@ void StepLog::add_bucket(int case_id, int step, std::size_t index, const BucketS
   bk_.ready_s.push_back(t.ready_s);
   bk_.start_s.push_back(t.start_s);
   bk_.end_s.push_back(t.end_s);
-  bk_.queued_s.push_back(t.start_s - t.ready_s);
+  bk_.queued_s.push_back(std::max(0.0, t.start_s - t.ready_s));
   bk_.peers_s.push_back(t.peers_s);
   bk_.transfer_s.push_back(busy - t.peers_s);
   bk_.cpu_s.push_back(t.cpu_s);
