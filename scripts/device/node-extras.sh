@@ -7,7 +7,8 @@
 #      chooses beside Cooperlake, SkylakeX and Haswell forced, SP_PASSES (2) interleaved passes;
 #   3. the engine with shm (issue 27): gpt_train gpt-tiny, 8 rows per rank, at N ranks (N = nproc),
 #      cap 25, ring, shm and shm-seg (the gradients reduced in place in the node segment) cycled
-#      step by step in one run, SP_PASSES runs;
+#      step by step in one run, SP_PASSES runs each with shm-seg's buckets streamed (the default)
+#      and with --no-stream-buckets, in alternating order;
 #   4. p2p_perf at N ranks (N/2 pairs, each on its own cores) on MPI.
 #
 # On the GPU node (repository root; the bundle made here by
@@ -67,11 +68,17 @@ for pass in $(seq 1 "$passes"); do
   done
 done
 
-el "3. engine: ring, shm and shm-seg cycled, $n ranks, cap 25"
+el "3. engine: ring, shm and shm-seg cycled, $n ranks, cap 25, shm-seg streamed and not"
 for pass in $(seq 1 "$passes"); do
-  run "engine_np${n}_p$pass" 90 mpirun -np "$n" --bind-to core --map-by core "$SP_BIN/gpt_train" -m gpt-tiny -B 8 \
-    -s $(( 3 * steps )) --val-batches 0 -a ring,shm,shm-seg --bucket-cap-mb 25 -o "$raw/engine_np${n}_p$pass.h5"
-  grep -E 'ms/iteration' "$raw/engine_np${n}_p$pass.log"
+  sides="stream nostream"; [ $(( pass % 2 )) -eq 0 ] && sides="nostream stream"
+  for side in $sides; do
+    flag=""; name="engine_np${n}_p$pass"
+    [ "$side" = nostream ] && flag="--no-stream-buckets" && name="engine_nostream_np${n}_p$pass"
+    # shellcheck disable=SC2086  # $flag: none or one flag
+    run "$name" 90 mpirun -np "$n" --bind-to core --map-by core "$SP_BIN/gpt_train" -m gpt-tiny -B 8 \
+      -s $(( 3 * steps )) --val-batches 0 -a ring,shm,shm-seg --bucket-cap-mb 25 $flag -o "$raw/$name.h5"
+    grep -E 'ms/iteration' "$raw/$name.log"
+  done
 done
 
 el "4. p2p_perf, $n ranks"
