@@ -50,7 +50,7 @@ enum class ActionKind : std::uint8_t {
   library_collective,  // the library's own call of the shape's collective, b (send) into a (recv)
   signal,              // this rank gives its signal number `slot` of the run (node segment counter)
   wait_signals,        // until every local rank has given its signal number `slot`
-  wait_input,          // until this rank's input from element a.offset on is final (Bindings::input)
+  wait_input,          // until this rank's input from element a.offset on is final (Bindings::input_final)
 };
 
 struct Action {

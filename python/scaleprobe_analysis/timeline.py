@@ -23,10 +23,12 @@ A kind's module can lay its events out its own way (``timeline_events``, see ``k
 wait, optimizer, average, validation; every sample except the ``allreduce`` rows) and ``tid 2r+1``
 its communication thread with one complete event ``bucket N`` per row of the ``buckets``
 table (start → end; args step, case, algorithm, cap, offset, numel, tensors, ready_s,
-queued_us = start − ready, cpu_s). Each bucket's moment of readiness (backward finished its
-last gradient) is an instant event ``bucket N ready`` on the communication thread plus a flow
-arrow from the main thread (inside ``backward``) to the allreduce, so Perfetto shows how the
-allreduces overlap backward. Both threads of a rank share the rank's clock and origin. The
+queued_us = start − ready, never negative, cpu_s). Each bucket's moment of readiness (backward
+finished its last gradient) is an instant event ``bucket N ready`` on the communication thread
+plus a flow arrow from the main thread (inside ``backward``) to the allreduce, so Perfetto shows
+how the allreduces overlap backward; a streamed bucket (``shm-seg``'s, which starts before it is
+ready) has arg ``streamed`` and its ready instant inside its span, without an arrow. Both
+threads of a rank share the rank's clock and origin. The
 ``--max-events`` cap counts samples (each bucket's allreduce is one) and keeps whole steps;
 the ready instant and the two flow events of a bucket come on top.
 

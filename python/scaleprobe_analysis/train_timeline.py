@@ -139,8 +139,13 @@ def timeline_events(trace: Trace, pid: int, samples: pd.DataFrame) -> list[dict]
         args = {"case": int(b.case), "step": int(b.step), "bucket": int(b.bucket), **args_of.get(int(b.case), {}),
                 "offset": int(b.offset), "numel": int(b.numel), "tensors": int(b.tensors),
                 "ready_s": float(b.ready_s), "start_s": float(b.start_s), "end_s": float(b.end_s),
-                "queued_us": float((b.start_s - b.ready_s) * 1e6), "wall_s": float(b.end_s - b.start_s),
+                "queued_us": float(max(0.0, b.start_s - b.ready_s) * 1e6), "wall_s": float(b.end_s - b.start_s),
                 "cpu_s": float(b.cpu_s)}
+        # A streamed bucket (the trace's buckets_stream) started before backward finished it: its
+        # ready instant falls inside its span, and no arrow is drawn back in time.
+        streamed = b.start_s < b.ready_s
+        if streamed:
+            args["streamed"] = True
         main, comm, flow = per * int(b.rank), per * int(b.rank) + 1 + int(lane), pid * 100_000_000 + k
         timed.append((comm, ts, -dur, {"ph": "X", "pid": pid, "tid": comm, "cat": "bucket_allreduce", "name": name,
                                        "ts": round(float(ts), 4), "dur": round(float(dur), 4), "args": args}))
@@ -148,6 +153,8 @@ def timeline_events(trace: Trace, pid: int, samples: pd.DataFrame) -> list[dict]
                                          "name": f"{name} ready", "ts": round(float(ready), 4),
                                          "args": {"step": int(b.step), "bucket": int(b.bucket),
                                                   "queued_us": args["queued_us"]}}))
+        if streamed:
+            continue
         timed.append((main, ready, 0.0, {"ph": "s", "pid": pid, "tid": main, "cat": "bucket_ready", "id": flow,
                                          "name": f"{name} ready → allreduce", "ts": round(float(ready), 4)}))
         timed.append((comm, ts, 0.0, {"ph": "f", "bp": "e", "pid": pid, "tid": comm, "cat": "bucket_ready", "id": flow,

@@ -135,3 +135,19 @@ def test_buckets_in_flight_at_once_get_a_second_track(train_campaign):
     assert list(lanes) == [0, 1, 1, 0, 0] and count == 2
     thread = dataclasses.replace(trace, attrs={**trace.attrs, "overlap_mode": "thread"})
     assert train_timeline.bucket_lanes(thread, buckets)[1] == 1  # the communication thread: one track, as recorded
+
+
+def test_a_streamed_bucket_has_no_arrow_back_in_time(train_campaign):
+    """shm-seg's streamed buckets start before backward finished them: flagged, queued 0, no flow arrow."""
+    trace = load_trace(train_campaign / "strong" / "np2.h5")
+    buckets = trace.table("buckets").copy()
+    first = buckets.index[0]
+    buckets.loc[first, "start_s"] = buckets.loc[first, "ready_s"] - 1e-3  # as a streamed bucket records it
+    streamed = dataclasses.replace(trace, tables={**trace.tables, "buckets": buckets})
+    events = train_timeline.timeline_events(streamed, 0, streamed.table("samples"))
+    spans = [e for e in events if e["ph"] == "X" and e["cat"] == "bucket_allreduce"]
+    flagged = [e for e in spans if e["args"].get("streamed")]
+    assert len(flagged) == 1 and flagged[0]["args"]["queued_us"] == 0
+    assert all(e["args"]["queued_us"] >= 0 for e in spans)
+    flows = [e for e in events if e["ph"] in ("s", "f")]
+    assert len(flows) == 2 * (len(spans) - 1)  # every other bucket keeps its arrow
