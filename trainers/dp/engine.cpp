@@ -375,7 +375,7 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
       r.comm_s += t.end_s - t.start_s;
       r.peers_s += t.peers_s;
       r.transfer_s += t.end_s - t.start_s - t.peers_s;
-      r.queued_s += std::max(0.0, t.start_s - t.ready_s);  // a streamed bucket starts before it is ready
+      r.queued_s += t.queued_s();
       row.comm_cpu_s += t.cpu_s;
     }
   }

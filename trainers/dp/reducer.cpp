@@ -163,13 +163,12 @@ void GradientReducer::begin(float scale, bool overlap, bool verify) {
   if (verify) snapshot_.assign(layout_.total_numel(), 0.0);
   produced_ = 0;
   final_from_ = layout_.total_numel();
-  streams_ = overlap_ && streams();
+  streams_ = overlap_ && may_stream() && through_arena_ && !programs_.empty() && programs_.front().waits_input;
   in_step_ = true;
 }
 
-bool GradientReducer::streams() const {
-  return streaming_allowed_ && overlap_choice_.mode == OverlapMode::progress && gradients_in_segment() &&
-         through_arena_ && !shard_ && !programs_.empty() && programs_.front().waits_input;
+bool GradientReducer::may_stream() const {
+  return streaming_allowed_ && overlap_choice_.mode == OverlapMode::progress && gradients_in_segment() && !shard_;
 }
 
 void GradientReducer::gradients_final_from(std::size_t offset) {
@@ -198,8 +197,7 @@ void GradientReducer::grads_ready(std::size_t offset) {
   }
   if (!overlap_) return;
   if (overlap_choice_.mode == OverlapMode::progress) {
-    if (finished_ == produced_ && !(streams_ && finished_ < buckets_.size() && can_start(finished_)))
-      return;  // nothing to start or advance
+    if (finished_ == buckets_.size() || !can_start(finished_)) return;  // nothing to start or advance
     const double c0 = thread_cpu_seconds(), t0 = wall_seconds();
     advance_in_flight();
     progress_s_ += wall_seconds() - t0;

@@ -75,6 +75,8 @@ struct BucketTiming {
   double peers_s = 0;  // thread: of end - start, waiting in the handshake until every rank had it ready
   double end_s = 0;    // allreduce and scaling done
   double cpu_s = 0;    // CPU time spent on it (thread: the thread's; progress: the calls that advanced it)
+  // Ready but not started; 0 for a streamed bucket, which starts before it is ready.
+  double queued_s() const { return start_s > ready_s ? start_s - ready_s : 0.0; }
 };
 
 // The wait after backward of the last finish(), split (see the header).
@@ -108,8 +110,9 @@ class GradientReducer {
   void set_overlap(const OverlapChoice& overlap);
   // Whether buckets may stream (see the header; the default is yes). Only between steps.
   void set_streaming(bool allowed) { streaming_allowed_ = allowed; }
-  // Whether the configured algorithm's buckets stream in the following steps.
-  bool streams() const;
+  // Whether the buckets of an algorithm whose program waits for its input (shm-seg's) stream:
+  // allowed, progress mode, the gradients in the node segment, not --shard.
+  bool may_stream() const;
   const OverlapChoice& overlap() const { return overlap_choice_; }
   // --shard (shard.hpp): from the next configure on, bucket i is reduce-scattered into this rank's
   // block (in place, scaled) instead of allreduced, and gather_parameters all-gathers the

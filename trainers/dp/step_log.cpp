@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <limits>
 #include <string>
 #include <utility>
@@ -98,7 +97,7 @@ void StepLog::add_bucket(int case_id, int step, std::size_t index, const BucketS
   bk_.ready_s.push_back(t.ready_s);
   bk_.start_s.push_back(t.start_s);
   bk_.end_s.push_back(t.end_s);
-  bk_.queued_s.push_back(std::max(0.0, t.start_s - t.ready_s));
+  bk_.queued_s.push_back(t.queued_s());
   bk_.peers_s.push_back(t.peers_s);
   bk_.transfer_s.push_back(busy - t.peers_s);
   bk_.cpu_s.push_back(t.cpu_s);
