@@ -244,8 +244,14 @@ void run_blocking(const Program& p, const Bindings& b, Transport& t) {
         seg->wait_all(base + std::uint64_t(x.slot + 1), b.channel);
         break;
       case ActionKind::wait_input:
-        if (!b.input_final(x.a.offset))
+        if (b.input_final(x.a.offset)) break;
+        if (!b.input_written_elsewhere)
           fail("a blocking run reached input from element {} that is not final yet", x.a.offset);
+        // Sleeps until the writer moves the watermark (it notifies each move; wait(seen) returns at
+        // once if it moved since it was read): no polling, so a writer sharing this core loses nothing.
+        for (std::size_t seen = b.input_final_from->load(std::memory_order_acquire); seen > b.input_offset + x.a.offset;
+             seen = b.input_final_from->load(std::memory_order_acquire))
+          b.input_final_from->wait(seen, std::memory_order_acquire);
         break;
       case ActionKind::reduce:  // no default: the compiler names a kind a switch misses
       case ActionKind::copy:

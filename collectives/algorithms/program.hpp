@@ -14,6 +14,7 @@
 // every call of the same shape (the timed loop builds it once).
 #pragma once
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -189,15 +190,22 @@ struct Bindings {
   int channel = 0;                 // of the segment: its counters and staging for this run
   double scale = 1.0;              // a scaled program's factor (1: its scale actions do nothing)
   // Where the caller's input is final (wait_input): every element at offset >= *input_final_from
-  // of a buffer in which this call's input starts at input_offset. Read by the thread running the
-  // program, which must be the one that moves it (the engine's compute thread); null: all final.
-  const std::size_t* input_final_from = nullptr;
+  // of a buffer in which this call's input starts at input_offset; null: all final. Its writer
+  // stores it with release order after writing the input, then notify_all()s it (a blocking run
+  // waits on it). input_written_elsewhere: another thread
+  // moves it (the engine's compute thread while a communication thread runs the program), so a
+  // blocking run waits for it; otherwise only the thread running the program could, and a
+  // blocking run that reaches input not yet final fails.
+  const std::atomic<std::size_t>* input_final_from = nullptr;
   std::size_t input_offset = 0;
-  bool input_final(std::size_t offset) const { return !input_final_from || *input_final_from <= input_offset + offset; }
+  bool input_written_elsewhere = false;
+  bool input_final(std::size_t offset) const {
+    return !input_final_from || input_final_from->load(std::memory_order_acquire) <= input_offset + offset;
+  }
 };
 
 // Runs every action in order, waiting where the program waits. A wait_input on input that is not
-// final fails (the thread that would make it final is the one blocked here).
+// final waits for another thread to make it so (Bindings::input_written_elsewhere), else fails.
 void run_blocking(const Program& p, const Bindings& b, Transport& t);
 
 // Runs a program in slices: advance() does every action it can without blocking and returns;

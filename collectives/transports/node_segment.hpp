@@ -1,11 +1,11 @@
 // The shared memory of the ranks on one node, for the node-local allreduce (shm.cpp): one POSIX
-// shared-memory segment mapped by every local rank, each rank owning one part — a cache line of
-// its progress counter, its staging slots, then its arena: buffers the caller places in shared
-// memory (the zero-copy placement), allocated symmetrically — every local rank allocates the same
-// sizes in the same order, so a buffer sits at the same offset in every rank's arena and a program
-// finds a peer's copy of it (peer_address). Programs (program.hpp) read and write any local
-// rank's part through segment spans and synchronise through the counters (signal / wait_signals):
-// no MPI call after set-up.
+// shared-memory segment mapped by every local rank, each rank owning one part — its counters (one
+// per channel and a mark, each on its own cache lines), its staging slots, then its arena: buffers
+// the caller places in shared memory (the zero-copy placement), allocated symmetrically — every
+// local rank allocates the same sizes in the same order, so a buffer sits at the same offset in
+// every rank's arena and a program finds a peer's copy of it (peer_address). Programs (program.hpp)
+// read and write any local rank's part through segment spans and synchronise through the counters
+// (signal / wait_signals): no MPI call after set-up.
 //
 // Set-up is collective over the communicator (MPI is used there only): the local ranks are the
 // ranks of one shared-memory domain (MPI_COMM_TYPE_SHARED) with the same node key — the integer
@@ -88,12 +88,27 @@ class NodeSegment {
     counter(local_rank_, channel).store(value, std::memory_order_release);
   }
 
+  // A counter per local rank outside every channel, for a rendezvous of the caller's own that no
+  // program's signals may disturb (the data-parallel engine: how many backwards this rank has
+  // ended). mark(v) sets this rank's to v (release); all_marked(v): every local rank's has reached v.
+  void mark(std::uint64_t value) const { mark_counter(local_rank_).store(value, std::memory_order_release); }
+  bool all_marked(std::uint64_t value) const {
+    for (int r = 0; r < local_size_; ++r)
+      if (mark_counter(r).load(std::memory_order_acquire) < value) return false;
+    return true;
+  }
+
   // Where the segment lives and its name's prefix (tests of leftovers).
   static std::string directory();
 
  private:
   NodeSegment() = default;
-  std::size_t header_bytes() const { return std::size_t(channels_) * kCounterBytes; }
+  // The channels' counters, then the mark counter, each on its own cache lines.
+  std::size_t header_bytes() const { return std::size_t(channels_ + 1) * kCounterBytes; }
+  std::atomic<std::uint64_t>& mark_counter(int r) const {
+    return *reinterpret_cast<std::atomic<std::uint64_t>*>(base_ + std::size_t(r) * part_bytes_ +
+                                                          std::size_t(channels_) * kCounterBytes);
+  }
   std::byte* arena(int r) const { return staging(r, channels_); }
   static void release(void* p) noexcept;
   std::byte* base_ = nullptr;

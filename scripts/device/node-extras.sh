@@ -9,6 +9,8 @@
 #      cap 25, ring, shm and shm-seg (the gradients reduced in place in the node segment) cycled
 #      step by step in one run, SP_PASSES runs each with shm-seg's buckets streamed (the default)
 #      and with --no-stream-buckets, in alternating order;
+#  3b. the same in thread mode: N/2 ranks bound to two cores each (the communication thread on the
+#      second), ring and shm-seg, streamed and not;
 #   4. p2p_perf at N ranks (N/2 pairs, each on its own cores) on MPI.
 #
 # On the GPU node (repository root; the bundle made here by
@@ -78,6 +80,20 @@ for pass in $(seq 1 "$passes"); do
     run "$name" 90 mpirun -np "$n" --bind-to core --map-by core "$SP_BIN/gpt_train" -m gpt-tiny -B 8 \
       -s $(( 3 * steps )) --val-batches 0 -a ring,shm,shm-seg --bucket-cap-mb 25 $flag -o "$raw/$name.h5"
     grep -E 'ms/iteration' "$raw/$name.log"
+  done
+done
+
+half=$(( n / 2 ))
+el "3b. engine in thread mode: $half ranks with two cores each (the second the communication thread's), ring and shm-seg"
+for pass in $(seq 1 "$passes"); do
+  sides="stream nostream"; [ $(( pass % 2 )) -eq 0 ] && sides="nostream stream"
+  for side in $sides; do
+    flag=""; name="thread_np${half}_p$pass"
+    [ "$side" = nostream ] && flag="--no-stream-buckets" && name="thread_nostream_np${half}_p$pass"
+    # shellcheck disable=SC2086  # $flag: none or one flag
+    run "$name" 90 mpirun -np "$half" --map-by slot:PE=2 --bind-to core "$SP_BIN/gpt_train" -m gpt-tiny -B 8 \
+      -s $(( 2 * steps )) --val-batches 0 --overlap thread -a ring,shm-seg --bucket-cap-mb 25 $flag -o "$raw/$name.h5"
+    grep -E 'overlap:|ms/iteration' "$raw/$name.log"
   done
 done
 

@@ -56,8 +56,9 @@ TEST_F(DataParallel, StrongScalingFollowsTheOneRankCurveForEveryAlgorithmAndCap)
 // The node-local algorithms in the engine: buckets in flight at once on their own channels of the
 // node segment (progress, 3 ranks) and blocking (none, 2 ranks), every algorithm on the gradients
 // kept in the segment's arena (shm-seg and hier reduce them in place), hier also across 2 nodes of
-// one rank (node keys); every step verified against MPI_Allreduce. In progress mode shm-seg's
-// buckets stream (4 KiB chunks: many per bucket): they start before backward has finished them.
+// one rank (node keys); every step verified against MPI_Allreduce. In progress mode (3 ranks) and
+// in thread mode (2 ranks on Gloo) shm-seg's buckets stream (4 KiB chunks: many per bucket): they
+// start before backward has finished them.
 TEST_F(DataParallel, NodeLocalAlgorithmsFollowTheOneRankCurve) {
   const std::string common = "-s 6 --global-batch 12 --bucket-cap-mb tensor,25 --verify-steps 6 --check-sync-every 1";
   ASSERT_EQ(train(1, common + " -a ring -o " + path("node_ref.h5"), "node_ref.log"), 0);
@@ -86,6 +87,24 @@ TEST_F(DataParallel, NodeLocalAlgorithmsFollowTheOneRankCurve) {
   ASSERT_EQ(train(2, common + algorithms + " --overlap none -o " + path("node_none.h5"), "node_none.log"), 0);
   expect_same_curve(reference, losses("node_none.h5"), "shm, shm-seg, hier in mode none, 2 ranks");
   EXPECT_EQ(sp::TraceReader(path("node_none.h5")).root_attribute("buckets_stream"), "0");
+#ifdef SCALEPROBE_HAVE_GLOO
+  // Thread mode (on Gloo, which allows it on one core per rank): the thread waits for each chunk.
+  ASSERT_EQ(train(2, common + " -a shm-seg --backend gloo --overlap thread --chunk-kib 4 -o " + path("node_thread.h5"),
+                  "node_thread.log"),
+            0);
+  expect_same_curve(reference, losses("node_thread.h5"), "shm-seg in thread mode, 2 ranks");
+  const sp::TraceReader thread(path("node_thread.h5"));
+  EXPECT_EQ(thread.root_attribute("overlap_mode"), "thread");
+  EXPECT_EQ(thread.root_attribute("buckets_stream"), "1");
+  {
+    const sp::Table buckets = thread.read_table("buckets");
+    const auto ready = sp::test::column<double>(buckets, "ready_s"),
+               start = sp::test::column<double>(buckets, "start_s");
+    std::size_t early = 0;
+    for (std::size_t i = 0; i < ready.size(); ++i) early += start[i] < ready[i];
+    EXPECT_GT(early, 0u);  // streamed
+  }
+#endif
   // Each rank its own node: hier's rail carries everything; shm is refused in one line there.
   const std::string keyed = "bash -c 'SCALEPROBE_NODE_KEY=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}} exec \"$0\" \"$@\"' ";
   ASSERT_EQ(
@@ -193,6 +212,44 @@ TEST_F(DataParallel, EveryOverlapModeTrainsAlike) {
   const std::string log = read_file(path("thread2.log"));
   EXPECT_NE(log.find("--overlap thread on mpi needs a spare core"), std::string::npos) << log;
   EXPECT_FALSE(fs::exists(path("thread2.h5")));
+}
+
+// A straggler (--inject-fault slow:1:3: rank 1 stalls 0.3 s inside step 3's backward, after its
+// first gradients are final) is what the exposed wait's split calls waiting for peers, in every way
+// a mode learns that every rank is ready: the nonblocking barrier (progress), the barrier (none),
+// the thread's handshakes and, when shm-seg's buckets stream in thread mode (their handshakes pass
+// before the stall), the ranks' marks in the node segment.
+TEST_F(DataParallel, AStragglersDelayIsWaitingForPeers) {
+  const std::string common = "-s 4 --global-batch 12 --bucket-cap-mb 25 --chunk-kib 4 --inject-fault slow:1:3 ";
+  std::vector<std::pair<std::string, std::string>> runs{{"slow_progress", "-a ring"},
+                                                        {"slow_none", "-a ring --overlap none"}};
+#ifdef SCALEPROBE_HAVE_GLOO
+  runs.push_back({"slow_thread", "-a ring --backend gloo --overlap thread"});
+  runs.push_back({"slow_thread_stream", "-a shm-seg --backend gloo --overlap thread"});
+#endif
+  for (const auto& [name, args] : runs) {
+    ASSERT_EQ(train(2, common + args + " -o " + path(name + ".h5"), name + ".log"), 0);
+    const sp::TraceReader r(path(name + ".h5"));
+    if (name == "slow_thread_stream") {
+      EXPECT_EQ(r.root_attribute("buckets_stream"), "1");
+    }
+    const sp::Table it = r.read_table("iterations");
+    const auto rank = sp::test::column<std::int64_t>(it, "rank"), step = sp::test::column<std::int64_t>(it, "step");
+    const auto peers = sp::test::column<double>(it, "exposed_wait_peers_s");
+    const auto after = sp::test::column<double>(it, "exposed_after_ready_s");
+    int checked = 0;
+    for (std::size_t i = 0; i < it.rows(); ++i) {
+      if (step[i] != 3) continue;
+      ++checked;
+      if (rank[i] == 0) {  // it waited the stall out
+        EXPECT_GT(peers[i], 0.25) << name;
+        EXPECT_LT(after[i], 0.1) << name;
+      } else {
+        EXPECT_LT(peers[i], 0.1) << name;
+      }
+    }
+    EXPECT_EQ(checked, 2) << name;
+  }
 }
 
 TEST_F(DataParallel, LocalSgdAveragesExactlyAndEndsInSync) {

@@ -264,7 +264,10 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
     }
     record(Phase::backward, backward);
   };
-  const GradReadyFn ready = [this](std::size_t offset) { reducer_->grads_ready(offset); };
+  const GradReadyFn ready = [this, step](std::size_t offset) {
+    reducer_->grads_ready(offset);
+    if (fault_) fault_->in_backward(step);
+  };
   const GradReadyFn ignore = [](std::size_t) {};
   double loss_sum = 0;
   // --shard: the previous update's all-gathers, completed as forward needs the parameters; the

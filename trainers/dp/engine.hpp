@@ -107,8 +107,8 @@ class DataParallelEngine {
   float* segment_gradients() const;
   void use_segment_gradients();
   bool gradients_in_segment() const { return reducer_ && reducer_->gradients_in_segment(); }
-  // shm-seg's buckets stream in this run (reducer.hpp: progress mode, the gradients in the node
-  // segment, not --shard, not --no-stream-buckets).
+  // shm-seg's buckets stream in this run (reducer.hpp: progress or thread mode, the gradients in
+  // the node segment, not --shard, not --no-stream-buckets).
   bool buckets_stream() const { return reducer_ && reducer_->may_stream(); }
   // parameters_read_after: something reads the parameters before the next step's forward
   // (validation, a checkpoint): under --shard the step then completes its all-gather itself.

@@ -1,6 +1,7 @@
 #include "trainers/dp/fault.hpp"
 
 #include <cstdlib>
+#include <thread>
 
 #include "core/run/error.hpp"
 #include "core/run/log.hpp"
@@ -8,7 +9,14 @@
 namespace sp::dp {
 
 void FaultInjector::before_step(int step, GradientReducer& reducer) const {
-  if (step == fault_.step && fault_.kind == Fault::Kind::corrupt) reducer.inject_corruption();
+  if (step != fault_.step) return;
+  if (fault_.kind == Fault::Kind::corrupt) reducer.inject_corruption();
+}
+
+void FaultInjector::in_backward(int step) const {
+  if (step != fault_.step || fault_.kind != Fault::Kind::slow || stalled_) return;
+  stalled_ = true;
+  std::this_thread::sleep_for(kStragglerDelay);
 }
 
 void FaultInjector::after_backward(int step, int rank) const {

@@ -42,7 +42,7 @@ void add_data_parallel_options(CLI::App& app, DataParallelOptions& o) {
          "the CPU of the communication thread (--overlap thread): one of this rank's, in no other local rank's binding")
       ->check(CLI::Range(0, 1 << 16));
   app.add_flag("--no-stream-buckets", o.no_stream_buckets,
-               "progress mode, gradients in the node segment: shm-seg's buckets start only once backward has "
+               "gradients in the node segment, progress or thread mode: shm-seg's buckets start only once backward has "
                "finished them, as every other algorithm's (by default they stream: each chunk is reduced as soon "
                "as every rank has finished it)");
   app.add_flag("--no-comm", o.no_comm,
@@ -80,9 +80,10 @@ void add_data_parallel_options(CLI::App& app, DataParallelOptions& o) {
     CLI::Option* opt = app.add_option(c.flag, o.*c.value, c.help)->check(CLI::Range(c.min, c.max));
     if (o.*c.value != 0) opt->capture_default_str();
   }
-  app.add_option("--inject-fault", o.inject_fault,
-                 "testing: KIND:RANK:STEP with KIND exit (process dies), error (rank fails) or corrupt "
-                 "(wrong gradient after the allreduce)");
+  app.add_option(
+      "--inject-fault", o.inject_fault,
+      "testing: KIND:RANK:STEP with KIND exit (process dies), error (rank fails), corrupt "
+      "(wrong gradient after the allreduce) or slow (the rank stalls 0.3 s inside its backward: a straggler)");
   app.add_option("--shard", o.shard,
                  "sharded data parallelism: optimizer (ZeRO-1): gradient buckets reduce-scattered (ring), each "
                  "rank's optimizer state and update for its blocks only, parameters all-gathered after the update; "
@@ -110,7 +111,7 @@ Fault parse_fault(const std::string& text) {
     pos = colon + 1;
   }
   auto bad = [&] {
-    return UsageError(fmt::format("--inject-fault '{}': expected KIND:RANK:STEP, KIND exit|error|corrupt", text));
+    return UsageError(fmt::format("--inject-fault '{}': expected KIND:RANK:STEP, KIND exit|error|corrupt|slow", text));
   };
   if (parts.size() != 3) throw bad();
   if (parts[0] == "exit")
@@ -119,6 +120,8 @@ Fault parse_fault(const std::string& text) {
     f.kind = Fault::Kind::error;
   else if (parts[0] == "corrupt")
     f.kind = Fault::Kind::corrupt;
+  else if (parts[0] == "slow")
+    f.kind = Fault::Kind::slow;
   else
     throw bad();
   try {

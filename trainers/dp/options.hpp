@@ -45,7 +45,7 @@ struct ReductionCase {
 };
 
 struct Fault {
-  enum class Kind { none, exit, error, corrupt } kind = Kind::none;
+  enum class Kind { none, exit, error, corrupt, slow } kind = Kind::none;
   int rank = -1;
   int step = -1;
 };
@@ -60,8 +60,9 @@ struct DataParallelPlan {
   bool no_comm = false;          // every rank trains alone: the no-communication baseline
   std::string overlap = "auto";  // as requested; the engine resolves it (overlap.hpp)
   int comm_core = -1;
-  // Progress mode with the gradients in the node segment: shm-seg's buckets start while backward
-  // still writes them (trainers/dp/reducer.hpp); false (--no-stream-buckets): once it has finished them.
+  // Progress or thread mode with the gradients in the node segment: shm-seg's buckets start
+  // while backward still writes them (trainers/dp/reducer.hpp); false (--no-stream-buckets):
+  // once it has finished them.
   bool stream_buckets = true;
   std::size_t chunk_bytes = 1 << 20;
   int verify_steps = 1;

@@ -162,27 +162,31 @@ void GradientReducer::begin(float scale, bool overlap, bool verify) {
   verify_ = verify;
   if (verify) snapshot_.assign(layout_.total_numel(), 0.0);
   produced_ = 0;
-  final_from_ = layout_.total_numel();
+  final_from_.store(layout_.total_numel(), std::memory_order_relaxed);
   streams_ = overlap_ && may_stream() && through_arena_ && !programs_.empty() && programs_.front().waits_input;
   in_step_ = true;
 }
 
 bool GradientReducer::may_stream() const {
-  return streaming_allowed_ && overlap_choice_.mode == OverlapMode::progress && gradients_in_segment() && !shard_;
+  const bool mode = overlap_choice_.mode == OverlapMode::progress || overlap_choice_.mode == OverlapMode::thread;
+  return streaming_allowed_ && mode && gradients_in_segment() && !shard_;
 }
 
 void GradientReducer::gradients_final_from(std::size_t offset) {
-  if (offset >= final_from_) return;
+  const std::size_t before = final_from_.load(std::memory_order_relaxed);  // this thread's own store
+  if (offset >= before) return;
   // The verification's copy of the inputs, taken as they become final: a streamed bucket reduces
   // its first chunks in place before its last ones are written.
-  if (verify_) std::copy(grads_ + offset, grads_ + final_from_, snapshot_.begin() + std::ptrdiff_t(offset));
-  final_from_ = offset;
+  if (verify_) std::copy(grads_ + offset, grads_ + before, snapshot_.begin() + std::ptrdiff_t(offset));
+  final_from_.store(offset, std::memory_order_release);
+  final_from_.notify_all();  // a communication thread inside a streamed bucket's program waits on it
+  if (offset == 0 && transports_.node) transports_.node->mark(++backwards_ended_);
 }
 
 bool GradientReducer::can_start(std::size_t i) const {
   if (i < produced_) return true;
   // A streamed bucket once its last chunk may be final: its program waits for each chunk's input.
-  return streamed(i) && final_from_ < buckets_[i].offset + buckets_[i].numel;
+  return streamed(i) && final_from_.load(std::memory_order_relaxed) < buckets_[i].offset + buckets_[i].numel;
 }
 
 void GradientReducer::grads_ready(std::size_t offset) {
@@ -204,6 +208,8 @@ void GradientReducer::grads_ready(std::size_t offset) {
     progress_cpu_s_ += thread_cpu_seconds() - c0;
     return;
   }
+  // Thread mode: a streamed bucket may go to the thread once its last gradients are final.
+  if (streams_ && k < buckets_.size() && can_start(k)) ++k;
   if (k == num_ready_) return;
   {
     std::lock_guard lock(mutex_);
@@ -248,6 +254,7 @@ coll::Bindings GradientReducer::bind_bucket(std::size_t i, coll::Workspace& ws) 
   if (streamed(i)) {
     bound.input_final_from = &final_from_;
     bound.input_offset = buckets_[i].offset;
+    bound.input_written_elsewhere = overlap_choice_.mode == OverlapMode::thread;
   }
   return bound;
 }
@@ -342,15 +349,28 @@ double GradientReducer::finish_thread(double t0) {
   std::unique_lock lock(mutex_);
   num_ready_ = buckets_.size();
   cv_.notify_all();
-  cv_.wait(lock, [&] { return num_done_ == buckets_.size() || error_; });
+  auto done = [&] { return num_done_ == buckets_.size() || error_; };
+  // A streamed bucket passes its handshake before its gradients are all final, so the handshakes
+  // no longer tell when the slowest rank had them ready: the ranks' marks in the node segment do
+  // (set as each rank's last gradients become final), polled every 50 us while the thread works.
+  double all_ready = t0;
+  if (streams_) {
+    while (!done() && !transports_.node->all_marked(backwards_ended_))
+      cv_.wait_for(lock, std::chrono::microseconds(50));
+    all_ready = wall_seconds();
+  }
+  cv_.wait(lock, done);
   if (error_) std::rethrow_exception(error_);
   const double t_end = wall_seconds();
-  // The thread waited for peers in its handshakes; the part of those waits after t0 is the wait
-  // for the slowest backward (the handshakes are one after the other, so the parts add up).
-  double peers = 0;
-  for (const BucketTiming& t : timings_)
-    peers += std::max(0.0, std::min(t.start_s + t.peers_s, t_end) - std::max(t.start_s, t0));
-  peers = std::min(peers, t_end - t0);
+  double peers = std::min(all_ready, t_end) - t0;
+  if (!streams_) {
+    // The thread waited for peers in its handshakes; the part of those waits after t0 is the wait
+    // for the slowest backward (the handshakes are one after the other, so the parts add up).
+    peers = 0;
+    for (const BucketTiming& t : timings_)
+      peers += std::max(0.0, std::min(t.start_s + t.peers_s, t_end) - std::max(t.start_s, t0));
+    peers = std::min(peers, t_end - t0);
+  }
   exposed_ = {t_end - t0, peers, t_end - t0 - peers};
   return exposed_.total_s;
 }

@@ -20,7 +20,8 @@
 //    chunk by chunk (shm-seg's, collectives/algorithms/shm.cpp) starts as soon as its bucket's
 //    last gradients are final and reduces each chunk once every rank has finished it, so only the
 //    chunks backward finishes last are left for finish(). Such a bucket starts before it is ready
-//    (BucketTiming::start_s < ready_s).
+//    (BucketTiming::start_s < ready_s). Thread mode streams too: the thread takes such a bucket
+//    once its last gradients are final and waits inside the program for each chunk.
 //  - thread: a communication thread takes the ready buckets one after the other. MPI libraries
 //    busy-poll while a blocking call waits, so each bucket starts with a handshake, an
 //    MPI_Ibarrier polled every 50 us with sleeps between, and the blocking program then runs with
@@ -34,13 +35,16 @@
 // communication. How "every rank ended" is known without comparing clocks across nodes: a
 // nonblocking barrier entered when backward ends and tested while finish() waits (progress), a
 // barrier before the buckets (none), or the handshakes the thread waits in after backward ended
-// (thread: the time they overlap the wait).
+// (thread: the time they overlap the wait; when the buckets stream, whose handshakes pass before
+// their gradients are final, a mark per rank in the node segment set when its last are).
 #pragma once
 #include <mpi.h>
 
 #include <array>
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <mutex>
 #include <string>
@@ -111,7 +115,7 @@ class GradientReducer {
   // Whether buckets may stream (see the header; the default is yes). Only between steps.
   void set_streaming(bool allowed) { streaming_allowed_ = allowed; }
   // Whether the buckets of an algorithm whose program waits for its input (shm-seg's) stream:
-  // allowed, progress mode, the gradients in the node segment, not --shard.
+  // allowed, progress or thread mode, the gradients in the node segment, not --shard.
   bool may_stream() const;
   const OverlapChoice& overlap() const { return overlap_choice_; }
   // --shard (shard.hpp): from the next configure on, bucket i is reduce-scattered into this rank's
@@ -228,10 +232,15 @@ class GradientReducer {
   bool overlap_ = true, verify_ = false, corrupt_next_ = false;
   std::vector<double> snapshot_;  // pre-reduction gradients of a verified step
   std::size_t produced_ = 0;      // buckets backward has completed (main thread only)
-  std::size_t final_from_ = 0;    // gradients at offsets >= it are final (main thread only)
-  // This step streams: progress mode with the gradients in the node segment, where a program that
-  // waits for its input (shm-seg's) starts once its bucket's last chunk is final and reduces each
-  // chunk as every rank finishes it, not when the whole bucket is.
+  // Gradients at offsets >= it are final: written by the main thread only (release order after
+  // the gradients), read by the programs of streamed buckets (thread mode: on the other thread).
+  std::atomic<std::size_t> final_from_{0};
+  // Steps whose gradients have all become final so far, the same count on every rank: with a node
+  // segment each is marked there as it happens (finish_thread's split).
+  std::uint64_t backwards_ended_ = 0;
+  // This step streams: progress or thread mode with the gradients in the node segment, where a
+  // program that waits for its input (shm-seg's) starts once its bucket's last chunk is final and
+  // reduces each chunk as every rank finishes it, not when the whole bucket is.
   bool streams_ = false;
   bool streaming_allowed_ = true;
   // Progress mode: buckets [0, finished_) are done; [finished_, started_) are in flight.
@@ -245,8 +254,10 @@ class GradientReducer {
 
   std::mutex mutex_;
   std::condition_variable cv_;
-  std::size_t num_ready_ = 0;  // buckets [0, num_ready_) may be reduced (guarded by mutex_)
-  std::size_t num_done_ = 0;   // buckets [0, num_done_) are reduced (guarded by mutex_)
+  // Buckets [0, num_ready_) may be reduced (guarded by mutex_); streaming, the last of them may
+  // still be partly written (its program waits for each chunk).
+  std::size_t num_ready_ = 0;
+  std::size_t num_done_ = 0;  // buckets [0, num_done_) are reduced (guarded by mutex_)
   bool in_step_ = false, stop_ = false, busy_ = false;
   std::exception_ptr error_;
   std::thread thread_;  // thread mode only
