@@ -4,7 +4,7 @@
   summaries, no trace (a 16-rank trace is over the 16 MiB a file may bring back); the stored
   campaign's summarize.py reads those tables (a change of the printed table breaks it here);
 - scripts/device/node-extras.sh: without a GPU the GPU part says it is skipped; the BLAS-core,
-  engine (ring, shm and shm-seg) and p2p parts run and leave only the log and the tarball.
+  engine (ring, shm and shm-seg; progress and thread mode) and p2p parts run and leave only the log and the tarball.
 - scripts/device/node-pipeline.sh: two of its points (a balanced-stage bubble run, a 2x2 hybrid)
   run and come back as traces the campaign reader groups as those pipeline splits, pass 1 of mpirun.
 - scripts/device/node-replay.sh: the calibration ring and the gpt-tiny runs come back as traces
@@ -68,7 +68,8 @@ def test_node_extras_runs_its_parts_here(tmp_path):
     log = (out / "node-extras.log").read_text()
     has_gpu = shutil.which("nvidia-smi") is not None and "no GPU here" not in log
     assert has_gpu or "no GPU here: part 1 skipped" in log
-    for part in ("blas_chosen_p1", "blas_Haswell_p1", "engine_np2_p1", "p2p_np2"):
+    for part in ("blas_chosen_p1", "blas_Haswell_p1", "engine_np2_p1", "thread_np1_p1", "thread_nostream_np1_p1",
+                 "p2p_np2"):
         assert f"{part}: exit 0" in log, log
     avx512 = "avx512f" in Path("/proc/cpuinfo").read_text().split()
     for part in ("blas_Cooperlake_p1", "blas_SkylakeX_p1"):
