@@ -70,32 +70,32 @@ for pass in $(seq 1 "$passes"); do
   done
 done
 
-el "3. engine: ring, shm and shm-seg cycled, $n ranks, cap 25, shm-seg streamed and not"
-for pass in $(seq 1 "$passes"); do
-  sides="stream nostream"; [ $(( pass % 2 )) -eq 0 ] && sides="nostream stream"
-  for side in $sides; do
-    flag=""; name="engine_np${n}_p$pass"
-    [ "$side" = nostream ] && flag="--no-stream-buckets" && name="engine_nostream_np${n}_p$pass"
-    # shellcheck disable=SC2086  # $flag: none or one flag
-    run "$name" 90 mpirun -np "$n" --bind-to core --map-by core "$SP_BIN/gpt_train" -m gpt-tiny -B 8 \
-      -s $(( 3 * steps )) --val-batches 0 -a ring,shm,shm-seg --bucket-cap-mb 25 $flag -o "$raw/$name.h5"
-    grep -E 'ms/iteration' "$raw/$name.log"
+# The engine at cap 25 with shm-seg's buckets streamed (the default) and with --no-stream-buckets,
+# in alternating order from pass to pass:
+#   stream_sides STEM RANKS STEPS MPIRUN_OPTION... -- GPT_TRAIN_OPTION...
+stream_sides() {
+  local stem=$1 ranks=$2 run_steps=$3 pass side sides name
+  shift 3
+  local -a launch=() flag
+  while [ "$1" != -- ]; do launch+=("$1"); shift; done
+  shift
+  for pass in $(seq 1 "$passes"); do
+    sides="stream nostream"; [ $(( pass % 2 )) -eq 0 ] && sides="nostream stream"
+    for side in $sides; do
+      flag=(); name="${stem}_np${ranks}_p$pass"
+      [ "$side" = nostream ] && flag=(--no-stream-buckets) && name="${stem}_nostream_np${ranks}_p$pass"
+      run "$name" 90 mpirun -np "$ranks" "${launch[@]}" "$SP_BIN/gpt_train" -m gpt-tiny -B 8 -s "$run_steps" \
+        --val-batches 0 --bucket-cap-mb 25 "$@" "${flag[@]}" -o "$raw/$name.h5"
+      grep -E 'overlap:|ms/iteration' "$raw/$name.log"
+    done
   done
-done
+}
 
+el "3. engine: ring, shm and shm-seg cycled, $n ranks, cap 25, shm-seg streamed and not"
+stream_sides engine "$n" $(( 3 * steps )) --bind-to core --map-by core -- -a ring,shm,shm-seg
 half=$(( n / 2 ))
 el "3b. engine in thread mode: $half ranks with two cores each (the second the communication thread's), ring and shm-seg"
-for pass in $(seq 1 "$passes"); do
-  sides="stream nostream"; [ $(( pass % 2 )) -eq 0 ] && sides="nostream stream"
-  for side in $sides; do
-    flag=""; name="thread_np${half}_p$pass"
-    [ "$side" = nostream ] && flag="--no-stream-buckets" && name="thread_nostream_np${half}_p$pass"
-    # shellcheck disable=SC2086  # $flag: none or one flag
-    run "$name" 90 mpirun -np "$half" --map-by slot:PE=2 --bind-to core "$SP_BIN/gpt_train" -m gpt-tiny -B 8 \
-      -s $(( 2 * steps )) --val-batches 0 --overlap thread -a ring,shm-seg --bucket-cap-mb 25 $flag -o "$raw/$name.h5"
-    grep -E 'overlap:|ms/iteration' "$raw/$name.log"
-  done
-done
+stream_sides thread "$half" $(( 2 * steps )) --map-by slot:PE=2 --bind-to core -- --overlap thread -a ring,shm-seg
 
 el "4. p2p_perf, $n ranks"
 [ $(( n % 2 )) -eq 0 ] && run "p2p_np$n" 60 mpirun -np "$n" --bind-to core --map-by core "$SP_BIN/p2p_perf" \
