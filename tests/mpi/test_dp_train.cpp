@@ -23,6 +23,7 @@
 #include "tests/lib/optional_part.hpp"
 #include "tests/lib/trainer_test.hpp"
 #include "tests/mpi/dp_fixture.hpp"
+#include "trainers/dp/fault.hpp"
 #include "trainers/dp/reducer.hpp"
 
 namespace fs = std::filesystem;
@@ -236,19 +237,18 @@ TEST_F(DataParallel, AStragglersDelayIsWaitingForPeers) {
     const sp::Table it = r.read_table("iterations");
     const auto rank = sp::test::column<std::int64_t>(it, "rank"), step = sp::test::column<std::int64_t>(it, "step");
     const auto peers = sp::test::column<double>(it, "exposed_wait_peers_s");
-    const auto after = sp::test::column<double>(it, "exposed_after_ready_s");
+    // Step 3's waits for peers on the fast rank (0) and on the straggler (1). Bounds loose enough
+    // for a loaded machine, where the allreduce after all are ready can take a tenth of a second.
+    double fast = -1, slow = -1;
     int checked = 0;
     for (std::size_t i = 0; i < it.rows(); ++i) {
       if (step[i] != 3) continue;
       ++checked;
-      if (rank[i] == 0) {  // it waited the stall out
-        EXPECT_GT(peers[i], 0.25) << name;
-        EXPECT_LT(after[i], 0.1) << name;
-      } else {
-        EXPECT_LT(peers[i], 0.1) << name;
-      }
+      (rank[i] == 0 ? fast : slow) = peers[i];
     }
     EXPECT_EQ(checked, 2) << name;
+    EXPECT_GT(fast, 0.5 * std::chrono::duration<double>(sp::dp::kStragglerDelay).count()) << name;
+    EXPECT_LT(slow, fast / 2) << name;
   }
 }
 
