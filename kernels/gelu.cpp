@@ -33,12 +33,13 @@ inline float gelu_sigmoid(float x) {
   return 1.0f / (1.0f + exp_clamped(__builtin_fminf(__builtin_fmaxf(minus_2u, -kExpClamp), kExpClamp)));
 }
 
-// GELU'(x) = d/dx [x s(2u)] = s + x s (1 - s) d(2u)/dx, s = sigmoid(2u): both backward loops'.
-inline float gelu_derivative(float x) {
-  const float s = gelu_sigmoid(x);
+// GELU'(x) = d/dx [x s(2u)] = s + x s (1 - s) d(2u)/dx, given s = sigmoid(2u(x)).
+inline float gelu_slope(float x, float s) {
   const float d2u_dx = 2.0f * kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * x * x);
   return s + x * s * (1.0f - s) * d2u_dx;
 }
+
+inline float gelu_derivative(float x) { return gelu_slope(x, gelu_sigmoid(x)); }
 
 // Accumulate is a template parameter: with a run-time `accumulate ? dinp[i] : 0` in the loop GCC 12
 // does not vectorise it at all.
@@ -69,22 +70,23 @@ void gelu_bias_forward(float* out, float* inp, const float* bias, std::size_t ro
 #pragma omp simd
     for (std::size_t c = 0; c < columns; c++) {
       const float h = x[c] + bias[c];
-      x[c] = h;
-      y[c] = h * gelu_sigmoid(h);
+      const float s = gelu_sigmoid(h);
+      x[c] = gelu_slope(h, s);
+      y[c] = h * s;
     }
   }
 }
 
-void gelu_backward_rows(float* dinp, float* column_sums, const float* inp, const float* dout, std::size_t rows,
+void gelu_backward_rows(float* dinp, float* column_sums, const float* slope, const float* dout, std::size_t rows,
                         std::size_t columns) {
   for (std::size_t c = 0; c < columns; c++) column_sums[c] = 0.0f;
   for (std::size_t r = 0; r < rows; r++) {
-    const float* x_row = inp + r * columns;
+    const float* slope_row = slope + r * columns;
     const float* dy_row = dout + r * columns;
     float* dx_row = dinp + r * columns;
 #pragma omp simd
     for (std::size_t c = 0; c < columns; c++) {
-      const float grad = gelu_derivative(x_row[c]) * dy_row[c];
+      const float grad = slope_row[c] * dy_row[c];
       dx_row[c] = grad;
       column_sums[c] += grad;
     }

@@ -104,9 +104,9 @@ void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t
   chosen().gelu_backward(dinp, inp, dout, N, accumulate);
 }
 
-void gelu_backward_rows(float* dinp, float* column_sums, const float* inp, const float* dout, std::size_t rows,
+void gelu_backward_rows(float* dinp, float* column_sums, const float* slope, const float* dout, std::size_t rows,
                         std::size_t columns) {
-  chosen().gelu_backward_rows(dinp, column_sums, inp, dout, rows, columns);
+  chosen().gelu_backward_rows(dinp, column_sums, slope, dout, rows, columns);
 }
 
 void softmax_causal_rows(float* p, int T, int t_begin, int t_end) {

@@ -37,17 +37,18 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
 // ---- GELU, tanh approximation (as in GPT-2) ----
 // out, inp: [N]   out = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))   out may alias inp.
 void gelu_forward(float* out, const float* inp, size_t N);
-// After a linear layer without its bias, in one pass: inp [rows, columns] += bias [columns] per
-// row, in place (the pre-activation the backward reads), then out = GELU(inp); out must not
-// alias inp. Bit for bit the same as the add followed by gelu_forward.
+// After a linear layer without its bias, in one pass: with h = inp + bias [columns] per row,
+// out = GELU(h) (bit for bit the add followed by gelu_forward) and inp [rows, columns] is
+// overwritten with GELU's slope gelu'(h), all the backward needs: it then multiplies, with no exp
+// to evaluate again. out must not alias inp.
 void gelu_bias_forward(float* out, float* inp, const float* bias, size_t rows, int columns);
 // dinp [N] += gelu'(inp) * dout (= when accumulate is false).   inp, dout: [N]
 void gelu_backward(float* dinp, const float* inp, const float* dout, size_t N, bool accumulate = true);
-// The backward of gelu_bias_forward: dinp [rows, columns] = gelu'(inp) * dout (written), and
-// dbias [columns] += its column sums (the linear layer's bias gradient, taken in the same pass:
-// column_blocks.hpp's row blocks, so the sums do not depend on the thread count). dinp may alias
-// dout (in place).
-void gelu_bias_backward(float* dinp, float* dbias, const float* inp, const float* dout, size_t rows, int columns);
+// The backward of gelu_bias_forward: dinp [rows, columns] = slope * dout (written), slope being
+// what the forward left in its inp, and dbias [columns] += its column sums (the linear layer's bias
+// gradient, taken in the same pass: column_blocks.hpp's row blocks, so the sums do not depend on
+// the thread count). dinp may alias dout (in place).
+void gelu_bias_backward(float* dinp, float* dbias, const float* slope, const float* dout, size_t rows, int columns);
 
 // ---- residual add ----
 // out, a, b: [N]   out = a + b   (out may alias a or b)

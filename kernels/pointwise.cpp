@@ -17,7 +17,7 @@ void gelu_forward(float* out, const float* inp, size_t N) {
 
 void gelu_bias_forward(float* out, float* inp, const float* bias, size_t rows, int columns) {
   const double N = double(rows) * columns;
-  profile::Scope scope("gelu_forward", 10.0 * N, 12.0 * N + 4.0 * columns);
+  profile::Scope scope("gelu_forward", 16.0 * N, 12.0 * N + 4.0 * columns);
   detail::gelu_bias_forward(out, inp, bias, rows, static_cast<size_t>(columns));
 }
 
@@ -26,15 +26,15 @@ void gelu_backward(float* dinp, const float* inp, const float* dout, size_t N, b
   detail::gelu_backward(dinp, inp, dout, N, accumulate);
 }
 
-void gelu_bias_backward(float* dinp, float* dbias, const float* inp, const float* dout, size_t rows, int columns) {
+void gelu_bias_backward(float* dinp, float* dbias, const float* slope, const float* dout, size_t rows, int columns) {
   const double N = double(rows) * columns;
-  profile::Scope scope("gelu_backward", 17.0 * N, 12.0 * N + 8.0 * columns);
+  profile::Scope scope("gelu_backward", 2.0 * N, 12.0 * N + 8.0 * columns);
   const RowBlocks blocks(static_cast<int>(rows));
   std::vector<float> partial((size_t)blocks.count * columns);
 #pragma omp parallel for
   for (int blk = 0; blk < blocks.count; blk++) {
     const size_t at = (size_t)blocks.begin(blk) * columns;
-    detail::gelu_backward_rows(dinp + at, partial.data() + (size_t)blk * columns, inp + at, dout + at,
+    detail::gelu_backward_rows(dinp + at, partial.data() + (size_t)blk * columns, slope + at, dout + at,
                                static_cast<size_t>(blocks.end(blk) - blocks.begin(blk)), static_cast<size_t>(columns));
   }
   add_block_partials(dbias, partial.data(), blocks.count, static_cast<size_t>(columns), columns);

@@ -20,8 +20,9 @@ namespace sp::kernels::detail {
   void gelu_forward(float* out, const float* inp, std::size_t N);                                                    \
   void gelu_bias_forward(float* out, float* inp, const float* bias, std::size_t rows, std::size_t columns);          \
   void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t N, bool accumulate);              \
-  /* rows x columns of GELU's backward, written, and their column sums (written, serial) */                          \
-  void gelu_backward_rows(float* dinp, float* column_sums, const float* inp, const float* dout, std::size_t rows,    \
+  /* rows x columns of GELU's backward from gelu_bias_forward's slopes, written, and their column */                 \
+  /* sums (written, serial) */                                                                                       \
+  void gelu_backward_rows(float* dinp, float* column_sums, const float* slope, const float* dout, std::size_t rows,  \
                           std::size_t columns);                                                                      \
   /* softmax.cpp: rows [t_begin, t_end) of a T x T score matrix, softmax over t2 <= t, 0 after */                    \
   void softmax_causal_rows(float* p, int T, int t_begin, int t_end);                                                 \
@@ -40,7 +41,7 @@ SP_KERNEL_VARIANT_API
 void gelu_forward(float* out, const float* inp, std::size_t N);
 void gelu_bias_forward(float* out, float* inp, const float* bias, std::size_t rows, std::size_t columns);
 void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t N, bool accumulate);
-void gelu_backward_rows(float* dinp, float* column_sums, const float* inp, const float* dout, std::size_t rows,
+void gelu_backward_rows(float* dinp, float* column_sums, const float* slope, const float* dout, std::size_t rows,
                         std::size_t columns);
 // The chosen variant's causal softmax rows and their backward (attention.cpp).
 void softmax_causal_rows(float* p, int T, int t_begin, int t_end);

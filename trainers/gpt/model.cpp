@@ -307,7 +307,7 @@ double gpt_forward_layers(const GPT& m, LayerRange r, const ActivationView& a, c
                                   T, C);
     k::matmul_forward(x.fch, x.ln2, w.fcw, nullptr, B, T, C, 4 * C);
     need_below(block_end);
-    k::gelu_bias_forward(x.fch_gelu, x.fch, w.fcb, BT, 4 * C);
+    k::gelu_bias_forward(x.fch_gelu, x.fch, w.fcb, BT, 4 * C);  // fch: GELU's slope from here on
     k::matmul_residual_forward(x.residual3, x.fch_gelu, w.fcprojw, w.fcprojb, x.residual2, B, T, 4 * C, C);
     residual = x.residual3;
   }
@@ -377,7 +377,7 @@ void gpt_backward_layers(GPT& m, LayerRange r, const ActivationView& a, const Ac
     // fc's and qkv's bias gradients are taken in GELU's and attention's backward passes (as their
     // biases were added in the forward's), not in a pass of their own over the GEMMs' dout.
     // GELU's backward runs in place over its output's gradient (each element read, then written
-    // back: no second 4C-wide buffer to miss in cache).
+    // back: no second 4C-wide buffer to miss in cache), multiplying by the slope the forward left.
     k::gelu_bias_backward(dx.fch_gelu, dw.fcb, x.fch, dx.fch_gelu, BT, 4 * C);
     k::matmul_backward(dx.ln2, dw.fcw, nullptr, dx.fch_gelu, x.ln2, w.fcw, B, T, C, 4 * C, false);
     progress();

@@ -91,7 +91,7 @@ struct ActivationView {
     float* att;                        // [B, NH, T, T] softmax probabilities
     float* residual2;                  // [B, T, C]    x + attn.c_proj(atty)
     float *ln2, *ln2_mean, *ln2_rstd;  // [B,T,C], [B,T], [B,T]
-    float *fch, *fch_gelu;             // [B, T, 4C]
+    float *fch, *fch_gelu;             // [B, T, 4C]   c_fc's output, then GELU's slope there; GELU
     float* residual3;                  // [B, T, C]    block output: residual2 + mlp.c_proj(...)
   };
   std::vector<Layer> h;
