@@ -1,5 +1,5 @@
 // Chooses the instruction-set variant of the kernels that have several (kernels/variants.hpp:
-// the direct convolution, GELU, attention's softmax) once, on first use:
+// the direct convolution, GELU, layer norm's rows, attention's softmax) once, on first use:
 // SCALEPROBE_KERNEL_ISA if set, else the widest variant the CPU runs. Compiled with the build's
 // baseline flags like the rest, and the only place that names the variants.
 #include <cstdint>
@@ -23,6 +23,8 @@ struct Variant {
   decltype(&detail::baseline::gelu_bias_forward) gelu_bias_forward;
   decltype(&detail::baseline::gelu_backward) gelu_backward;
   decltype(&detail::baseline::gelu_backward_rows) gelu_backward_rows;
+  decltype(&detail::baseline::layernorm_forward_rows) layernorm_forward_rows;
+  decltype(&detail::baseline::layernorm_backward_rows) layernorm_backward_rows;
   decltype(&detail::baseline::softmax_causal_rows) softmax_causal_rows;
   decltype(&detail::baseline::softmax_causal_rows_backward) softmax_causal_rows_backward;
 };
@@ -37,12 +39,14 @@ const Variant kVariants[] = {
 #if defined(SP_KERNELS_HAVE_X86_64_V4)
     {"x86-64-v4", cpu_runs_v4, detail::x86_64_v4::conv2d_direct_forward, detail::x86_64_v4::conv2d_direct_backward,
      detail::x86_64_v4::gelu_forward, detail::x86_64_v4::gelu_bias_forward, detail::x86_64_v4::gelu_backward,
-     detail::x86_64_v4::gelu_backward_rows, detail::x86_64_v4::softmax_causal_rows,
+     detail::x86_64_v4::gelu_backward_rows, detail::x86_64_v4::layernorm_forward_rows,
+     detail::x86_64_v4::layernorm_backward_rows, detail::x86_64_v4::softmax_causal_rows,
      detail::x86_64_v4::softmax_causal_rows_backward},
 #endif
     {"baseline", always, detail::baseline::conv2d_direct_forward, detail::baseline::conv2d_direct_backward,
      detail::baseline::gelu_forward, detail::baseline::gelu_bias_forward, detail::baseline::gelu_backward,
-     detail::baseline::gelu_backward_rows, detail::baseline::softmax_causal_rows,
+     detail::baseline::gelu_backward_rows, detail::baseline::layernorm_forward_rows,
+     detail::baseline::layernorm_backward_rows, detail::baseline::softmax_causal_rows,
      detail::baseline::softmax_causal_rows_backward},
 };
 
@@ -107,6 +111,17 @@ void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t
 void gelu_backward_rows(float* dinp, float* column_sums, const float* slope, const float* dout, std::size_t rows,
                         std::size_t columns) {
   chosen().gelu_backward_rows(dinp, column_sums, slope, dout, rows, columns);
+}
+
+void layernorm_forward_rows(float* out, float* mean, float* rstd, const float* inp, const float* weight,
+                            const float* bias, int row_begin, int row_end, int C) {
+  chosen().layernorm_forward_rows(out, mean, rstd, inp, weight, bias, row_begin, row_end, C);
+}
+
+void layernorm_backward_rows(float* dinp, float* part_dw, float* part_db, const float* dout, const float* inp,
+                             const float* weight, const float* mean, const float* rstd, int row_begin, int row_end,
+                             int C) {
+  chosen().layernorm_backward_rows(dinp, part_dw, part_db, dout, inp, weight, mean, rstd, row_begin, row_end, C);
 }
 
 void softmax_causal_rows(float* p, int T, int t_begin, int t_end) {
