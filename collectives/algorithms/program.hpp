@@ -192,10 +192,9 @@ struct Bindings {
   // Where the caller's input is final (wait_input): every element at offset >= *input_final_from
   // of a buffer in which this call's input starts at input_offset; null: all final. Its writer
   // stores it with release order after writing the input, then notify_all()s it (a blocking run
-  // waits on it). input_written_elsewhere: another thread
-  // moves it (the engine's compute thread while a communication thread runs the program), so a
-  // blocking run waits for it; otherwise only the thread running the program could, and a
-  // blocking run that reaches input not yet final fails.
+  // waits on it). input_written_elsewhere: another thread moves it (the engine's compute thread
+  // while a communication thread runs the program), so a blocking run waits for it; otherwise only
+  // the thread running the program could, and a blocking run that reaches input not yet final fails.
   const std::atomic<std::size_t>* input_final_from = nullptr;
   std::size_t input_offset = 0;
   bool input_written_elsewhere = false;

@@ -89,8 +89,9 @@ class NodeSegment {
   }
 
   // A counter per local rank outside every channel, for a rendezvous of the caller's own that no
-  // program's signals may disturb (the data-parallel engine: how many backwards this rank has
-  // ended). mark(v) sets this rank's to v (release); all_marked(v): every local rank's has reached v.
+  // program's signals may disturb (the data-parallel engine: for how many steps this rank's
+  // gradients have all been final). mark(v) sets this rank's to v (release); all_marked(v): every
+  // local rank's has reached v.
   void mark(std::uint64_t value) const { mark_counter(local_rank_).store(value, std::memory_order_release); }
   bool all_marked(std::uint64_t value) const {
     for (int r = 0; r < local_size_; ++r)

@@ -180,7 +180,7 @@ void GradientReducer::gradients_final_from(std::size_t offset) {
   if (verify_) std::copy(grads_ + offset, grads_ + before, snapshot_.begin() + std::ptrdiff_t(offset));
   final_from_.store(offset, std::memory_order_release);
   final_from_.notify_all();  // a communication thread inside a streamed bucket's program waits on it
-  if (offset == 0 && transports_.node) transports_.node->mark(++backwards_ended_);
+  if (offset == 0 && transports_.node) transports_.node->mark(++steps_all_final_);
 }
 
 bool GradientReducer::can_start(std::size_t i) const {
@@ -355,7 +355,7 @@ double GradientReducer::finish_thread(double t0) {
   // (set as each rank's last gradients become final), polled every 50 us while the thread works.
   double all_ready = t0;
   if (streams_) {
-    while (!done() && !transports_.node->all_marked(backwards_ended_))
+    while (!done() && !transports_.node->all_marked(steps_all_final_))
       cv_.wait_for(lock, std::chrono::microseconds(50));
     all_ready = wall_seconds();
   }

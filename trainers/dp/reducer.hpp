@@ -237,7 +237,7 @@ class GradientReducer {
   std::atomic<std::size_t> final_from_{0};
   // Steps whose gradients have all become final so far, the same count on every rank: with a node
   // segment each is marked there as it happens (finish_thread's split).
-  std::uint64_t backwards_ended_ = 0;
+  std::uint64_t steps_all_final_ = 0;
   // This step streams: progress or thread mode with the gradients in the node segment, where a
   // program that waits for its input (shm-seg's) starts once its bucket's last chunk is final and
   // reduces each chunk as every rank finishes it, not when the whole bucket is.
