@@ -13,7 +13,7 @@ void FaultInjector::before_step(int step, GradientReducer& reducer) const {
   if (fault_.kind == Fault::Kind::corrupt) reducer.inject_corruption();
 }
 
-void FaultInjector::in_backward(int step) const {
+void FaultInjector::in_backward(int step) {
   if (step != fault_.step || fault_.kind != Fault::Kind::slow || stalled_) return;
   stalled_ = true;
   std::this_thread::sleep_for(kStragglerDelay);

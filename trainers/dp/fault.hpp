@@ -21,13 +21,13 @@ class FaultInjector {
   void before_step(int step, GradientReducer& reducer) const;
   // Backward's gradient hook, after the reducer's: a slow fault stalls at the step's first call,
   // when the first gradients are final (a streamed bucket has started).
-  void in_backward(int step) const;
+  void in_backward(int step);
   // After the backward passes, while peers may be inside the step's allreduces: exit or fail.
   void after_backward(int step, int rank) const;
 
  private:
   Fault fault_;
-  mutable bool stalled_ = false;
+  bool stalled_ = false;  // in_backward has stalled once
 };
 
 }  // namespace sp::dp

@@ -168,8 +168,7 @@ void GradientReducer::begin(float scale, bool overlap, bool verify) {
 }
 
 bool GradientReducer::may_stream() const {
-  const bool mode = overlap_choice_.mode == OverlapMode::progress || overlap_choice_.mode == OverlapMode::thread;
-  return streaming_allowed_ && mode && gradients_in_segment() && !shard_;
+  return streaming_allowed_ && overlap_choice_.mode != OverlapMode::none && gradients_in_segment() && !shard_;
 }
 
 void GradientReducer::gradients_final_from(std::size_t offset) {
@@ -362,17 +361,18 @@ double GradientReducer::finish_thread(double t0) {
   cv_.wait(lock, done);
   if (error_) std::rethrow_exception(error_);
   const double t_end = wall_seconds();
-  double peers = std::min(all_ready, t_end) - t0;
-  if (!streams_) {
-    // The thread waited for peers in its handshakes; the part of those waits after t0 is the wait
-    // for the slowest backward (the handshakes are one after the other, so the parts add up).
-    peers = 0;
-    for (const BucketTiming& t : timings_)
-      peers += std::max(0.0, std::min(t.start_s + t.peers_s, t_end) - std::max(t.start_s, t0));
-    peers = std::min(peers, t_end - t0);
-  }
+  const double peers = streams_ ? std::min(all_ready, t_end) - t0 : handshake_waits_after(t0, t_end);
   exposed_ = {t_end - t0, peers, t_end - t0 - peers};
   return exposed_.total_s;
+}
+
+// The thread waited for peers in its handshakes; the part of those waits in [t0, t_end] is the
+// wait for the slowest backward (the handshakes are one after the other, so the parts add up).
+double GradientReducer::handshake_waits_after(double t0, double t_end) const {
+  double peers = 0;
+  for (const BucketTiming& t : timings_)
+    peers += std::max(0.0, std::min(t.start_s + t.peers_s, t_end) - std::max(t.start_s, t0));
+  return std::min(peers, t_end - t0);
 }
 
 void GradientReducer::communication_loop() {

@@ -199,6 +199,7 @@ class GradientReducer {
   void start_gather(std::size_t k);  // the k-th all-gather in forward order (bucket n - 1 - k)
   double finish_progress(double t0);
   double finish_blocking(double t0);
+  double handshake_waits_after(double t0, double t_end) const;  // finish_thread, unstreamed
   double finish_thread(double t0);
   void communication_loop();
 
