@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import re
 import shlex
 import shutil
@@ -194,8 +195,12 @@ SCALING_NOTE = (" The scaling runs are timings only: each side starts from its o
                 "CPUs (`raw/binding_np<n>.log`).")
 
 
-def readme(root: Path, profile: str, argv: list[str], seconds: float, load: tuple[str, str]) -> str:
+def readme(root: Path, profile: str, argv: list[str], seconds: float, load: tuple[str, str],
+           blas: tuple[str, str] | None = None) -> str:
     trace, ident = provenance_lines(root)
+    if blas:
+        ident += (f"\n\nOpenBLAS core: `OPENBLAS_CORETYPE={blas[0]}` set by bench-peers for every run of both sides, "
+                  f"the core the trainers chose on this CPU ({blas[1]}; `raw/blas_probe.log`).")
     torch = ("PyTorch's build configuration: `raw/torch_config.txt`. Kernel-relevant variables of every "
              "PyTorch pair were identical (checked).\n\n") if (root / "raw" / "torch_config.txt").exists() else ""
     return (f"# Peer comparisons, profile `{profile}`\n\nMade by `{shlex.join(argv)}` in {seconds / 60:.1f} min "
@@ -267,6 +272,9 @@ def main(argv: list[str] | None = None) -> int:
                   Path(a.native_build_dir).resolve() if a.native_build_dir else None)
     load0, t0 = Path("/proc/loadavg").read_text().split()[0], time.monotonic()
     try:
+        blas = runs.blas_core_for_both_sides(ctx)
+        if blas:  # every run from here on, ours and PyTorch's, on the core the trainers chose
+            os.environ["OPENBLAS_CORETYPE"] = blas[0]
         if "scaling" in only:  # the CPUs mpirun binds each rank count to: the DDP workers get the same
             plan["scaling"]["bindings"] = {str(n): scaling.probe_binding(ctx, n) for n in plan["scaling"]["ranks"]}
         inits = make_inits(ctx, plan, only)
@@ -288,5 +296,5 @@ def main(argv: list[str] | None = None) -> int:
     (work / "plan.json").write_text(json.dumps({"profile": a.profile, "plan": plan, "only": sorted(only)}, indent=1))
     load1 = Path("/proc/loadavg").read_text().split()[0]
     (work / "README.md").write_text(readme(work, a.profile, ["scripts/bench-peers", *argv], time.monotonic() - t0,
-                                           (load0, load1)))
+                                           (load0, load1), blas))
     return finish(work, out)

@@ -217,6 +217,25 @@ def weights_fingerprint(init: Path) -> str:
     return digest.hexdigest()
 
 
+def blas_core_for_both_sides(ctx: Context) -> tuple[str, str] | None:
+    """The OpenBLAS core both sides of every comparison must run when the trainers would choose one
+    OpenBLAS did not detect: (core, the trainer's reason), else None. A trainer whose OpenBLAS
+    detects a generic core on a newer CPU starts again with OPENBLAS_CORETYPE set (kernels/blas_core.hpp);
+    a PyTorch peer on the same OpenBLAS would keep the generic core, so the caller exports the core
+    for both. None when the caller set OPENBLAS_CORETYPE (both sides get it already) or OpenBLAS's own
+    detection stands. The probe's log stays in raw/ (blas_probe.log)."""
+    if os.environ.get("OPENBLAS_CORETYPE"):
+        return None
+    from scaleprobe_analysis.trace import load_trace
+    trace = ctx.raw / "blas_probe.h5"
+    run([ctx.binary("gpt"), "-m", "gpt-micro", "-s", "1", "--val-batches", "0", "-q", "-o", str(trace)],
+        trace.with_suffix(".log"), threads_env(1))
+    attrs = load_trace(trace).attrs
+    trace.unlink()  # not one of the campaign's runs
+    core, reason = str(attrs.get("blas_core", "")), str(attrs.get("blas_core_reason", ""))
+    return (core, reason) if core and reason.startswith("chosen by scaleprobe") else None
+
+
 def trainer_run(ctx: Context, kind: str, cfg: dict, threads: int, tag: str, init: Path) -> Path:
     """One 1-rank trainer run from init (--init-from); returns its trace."""
     trace = ctx.raw / f"{tag}.h5"

@@ -8,6 +8,7 @@
 - a real end-to-end run (allreduce only, one pass) writes a complete campaign folder, and bad
   command lines are one-line errors; so does one of the gloo comparison;
 - the initial weights' fingerprint is reproducible from the recorded command;
+- where the trainers choose an OpenBLAS core OpenBLAS did not detect, both sides run it;
 - the isa comparison pairs two builds.
 The scaling comparison and the GPU node's tarball: test_bench_peers_scaling.py.
 """
@@ -175,6 +176,25 @@ def test_initial_weights_fingerprint_is_reproducible(tmp_path):
     line = (tmp_path / "initial_weights.tsv").read_text().splitlines()[1].split("\t")
     assert line[0] == "gpt" and line[1] == digest and "--save-init" in line[2]
     assert not second.exists()
+
+
+def test_both_sides_get_the_core_the_trainers_choose(tmp_path, monkeypatch):
+    """Where OpenBLAS detects a generic core (made to, with SCALEPROBE_TEST_BLAS_DETECTED) the trainer
+    starts again on the CPU's best core; bench-peers then exports that core for both sides (a PyTorch
+    peer on the same OpenBLAS would stay generic), and leaves a caller's OPENBLAS_CORETYPE alone."""
+    need_binary(build_dir() / "trainers" / "gpt" / "gpt_train")
+    flags = Path("/proc/cpuinfo").read_text().split()
+    if not {"avx2", "fma"} <= set(flags):
+        pytest.skip("below AVX2 + FMA the trainers keep OpenBLAS's core")
+    ctx = runs.Context(build_dir(), tmp_path)
+    monkeypatch.delenv("OPENBLAS_CORETYPE", raising=False)
+    monkeypatch.delenv("SCALEPROBE_BLAS_CORE_DETECTED", raising=False)
+    monkeypatch.setenv("SCALEPROBE_TEST_BLAS_DETECTED", "Prescott")
+    core, reason = runs.blas_core_for_both_sides(ctx)
+    assert core in ("Cooperlake", "SkylakeX", "Zen", "Haswell") and "detected Prescott" in reason, (core, reason)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blas_probe.log"]
+    monkeypatch.setenv("OPENBLAS_CORETYPE", core)
+    assert runs.blas_core_for_both_sides(ctx) is None
 
 
 def test_overlap_table_reads_every_multi_rank_pass():
