@@ -243,11 +243,11 @@ def status_lines(scan: CampaignScan) -> list[str]:
         lines += ["Machines (the `cpu_*`, cache and memory keys of `/provenance`):", "", markdown_table(table), ""]
     envs: dict[tuple, list[str]] = {}
     for t in scan.campaign.traces:
-        envs.setdefault(tuple(t.kernel_env.items()), []).append(trace_stem(scan.root, t))
+        envs.setdefault(tuple(t.launch_kernel_env.items()), []).append(trace_stem(scan.root, t))
     if len(envs) > 1:
-        lines += [f"> **Warning:** the traces ran under {len(envs)} different kernel-relevant environments "
-                  "(OMP_*, OPENBLAS_*, MKL_*, KMP_*, GOMP_*, ONEDNN_*/DNNL_* variables), so their kernels may "
-                  "differ:", ""]
+        lines += [f"> **Warning:** the traces were launched under {len(envs)} different kernel-relevant "
+                  "environments (OMP_*, OPENBLAS_*, MKL_*, KMP_*, GOMP_*, ONEDNN_*/DNNL_* variables; not counting "
+                  "the OpenBLAS core a trainer chose itself, its `blas_core`), so their kernels may differ:", ""]
         rows = [{"environment": " ".join(f"{k}={v}" for k, v in env) or "(none set)", "traces": len(stems),
                  "e.g.": stems[0]} for env, stems in sorted(envs.items())]
         lines += [markdown_table(pd.DataFrame(rows)), ""]

@@ -106,8 +106,19 @@ class Trace:
 
     @property
     def kernel_env(self) -> dict[str, str]:
-        """The environment variables that change which kernels run or how many threads they use."""
+        """The environment variables that change which kernels run or how many threads they use, as
+        the process ran with them (with the OpenBLAS core a trainer set itself)."""
         return {k: str(v) for k, v in sorted(self.env.items()) if k.startswith(KERNEL_ENV_PREFIXES)}
+
+    @property
+    def launch_kernel_env(self) -> dict[str, str]:
+        """kernel_env as the run was launched: without OPENBLAS_CORETYPE where the program set it
+        itself (it then also set SCALEPROBE_BLAS_CORE_DETECTED, kernels/blas.hpp; its choice is the
+        blas_core attribute). Runs launched alike can differ here only by what the user set."""
+        env = self.kernel_env
+        if "SCALEPROBE_BLAS_CORE_DETECTED" in self.env:
+            env.pop("OPENBLAS_CORETYPE", None)
+        return env
 
     @property
     def simulated(self) -> bool:

@@ -12,12 +12,14 @@ import numpy as np
 import pytest
 
 from grid import FAILED_LOG, MANIFEST_COLUMNS, PASSES, write_manifest
-from helpers import edit_h5, markdown_rows, run_cli
+from helpers import REPO, edit_h5, markdown_rows, run_cli
 from scaleprobe_analysis import allreduce, bucket_sweep
 from scaleprobe_analysis.campaign import (Options, cross_point_sweeps, group_points, load_campaign, split_case_options,
                                           sweeps)
 from scaleprobe_analysis.campaign_status import scan_campaign
 from scaleprobe_analysis.trace import TraceError, load_trace
+
+DATA = REPO / "tests" / "data"
 
 BAD = {"allreduce_N4_t1_c1_mpirun": "failed", "allreduce_N8_t1_c1_mpirun": "missing",
        "allreduce_N1_t1_c2_mpirun": "incomplete", "allreduce_N2_t1_c2_mpirun": "unreadable"}
@@ -241,3 +243,27 @@ def test_points_that_differ_in_case_options_share_one_sweep(grid_campaign, tmp_p
 ])
 def test_case_options_are_split_from_the_command(bench, config, common, cases):
     assert split_case_options(bench, config) == (common, cases)
+
+
+def test_a_trainers_own_blas_core_is_not_a_different_environment(tmp_path):
+    """The report warns when runs were launched under different kernel variables; the OpenBLAS core
+    a trainer set itself (OPENBLAS_CORETYPE with SCALEPROBE_BLAS_CORE_DETECTED beside it) is not
+    one: the same run launched where OpenBLAS detects its core warns of nothing, a core the user set does."""
+    from scaleprobe_analysis.campaign_status import status_lines
+    chosen = tmp_path / "c" / "chosen.h5"
+    chosen.parent.mkdir()
+    shutil.copy(DATA / "train-gpt-micro-thread-1rank.h5", chosen)
+    assert load_trace(chosen).env.get("SCALEPROBE_BLAS_CORE_DETECTED") and load_trace(chosen).kernel_env.get(
+        "OPENBLAS_CORETYPE")
+    detected = shutil.copy(chosen, tmp_path / "c" / "detected.h5")
+    with edit_h5(detected) as f:
+        for name in ("SCALEPROBE_BLAS_CORE_DETECTED", "OPENBLAS_CORETYPE"):
+            del f["provenance/env"].attrs[name]
+
+    def warning(folder):
+        return [line for line in status_lines(scan_campaign(folder)) if "launched under" in line]
+
+    assert warning(tmp_path / "c") == []
+    with edit_h5(detected) as f:
+        f["provenance/env"].attrs["OPENBLAS_CORETYPE"] = "Haswell"
+    assert len(warning(tmp_path / "c")) == 1
