@@ -146,6 +146,27 @@ def colour(k: int) -> str:
     return COLOURS[k % len(COLOURS)]
 
 
+def _wrap_wide_axis_labels(fig: Figure) -> bool:
+    """Breaks an x label that runs off the figure's edge (a long label under axes narrowed by a legend
+    outside them) into lines about its axes' width; True when one changed."""
+    renderer = fig.canvas.get_renderer()
+    changed = False
+    for ax in fig.axes:
+        label = ax.xaxis.label
+        text = label.get_text()
+        if not (ax.get_visible() and label.get_visible() and text):
+            continue
+        box, room = label.get_window_extent(renderer), ax.get_window_extent(renderer).width
+        width = box.width
+        if (box.x0 < 0 or box.x1 > fig.bbox.x1) and width > room > 0:
+            chars = max(12, int(len(text.replace("\n", " ")) * room / width))
+            wrapped = "\n".join(textwrap.wrap(text.replace("\n", " "), chars))
+            if wrapped != text:
+                label.set_text(wrapped)
+                changed = True
+    return changed
+
+
 def save_figure(fig: Figure, out_dir: Path, stem: str) -> list[Path]:
     """Write ``<stem>.png`` and ``<stem>.svg`` into ``out_dir`` (deterministic, atomic); return the paths."""
     out_dir = Path(out_dir)
@@ -159,6 +180,9 @@ def save_figure(fig: Figure, out_dir: Path, stem: str) -> list[Path]:
             # as a full draw would, without drawing them (faster; the same bytes come out).
             for _ in range(2):
                 fig.get_layout_engine().execute(fig)
+            if _wrap_wide_axis_labels(fig):  # then lay out again around the labels' new lines
+                for _ in range(2):
+                    fig.get_layout_engine().execute(fig)
             # ... and keep that layout for both files: no layout engine at all (None, whatever the
             # rc says), as savefig draws the figure once more before printing whenever one is set,
             # even a placeholder ("none"); that draw changed nothing, and cost as much as the print.
