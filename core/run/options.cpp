@@ -60,8 +60,10 @@ bool RunOptions::parse(const Session& s, const std::string& description,
 }
 
 void RunOptions::add_to(CLI::App& app) {
-  app.add_option("-n,--iters", iters, "timed iterations per case (0 = adapt to size)")
-      ->check(CLI::Range(0, 100000000))
+  // Every timed iteration is a row of the trace, held per rank until the run ends (about 80 bytes
+  // with its sample): 10^6 per case keeps a rank's samples of one case under 100 MB.
+  app.add_option("-n,--iters", iters, "timed iterations per case (0 = adapt to size; at most 1000000)")
+      ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   app.add_option("-w,--warmup,--warmup_iters", warmup, "untimed warm-up iterations per case (-1 = adapt)")
       ->check(CLI::Range(-1, 1000000))

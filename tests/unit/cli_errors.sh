@@ -12,6 +12,7 @@ expect_error "unknown suffix"            $A -e 64Q
 expect_error "larger than maximum"       $A -b 1M -e 1K
 expect_error "factor must be greater"    $A -f 1
 expect_error "--iters"                   $A -n -3
+expect_error "--iters"                   $A -n 1000001   # each iteration is a trace row held per rank
 expect_error "--warmup"                  $A -w -5
 expect_error "--sync"                    $A --sync sometimes
 expect_error "unknown algorithm 'foo'"   $A -a ring,foo
