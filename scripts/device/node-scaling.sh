@@ -19,8 +19,7 @@
 # about SP_BUDGET_S (default 235) + 30 s; every run has its own timeout (SP_RUN_TIMEOUT_S, 90 s),
 # none runs past the budget, and the driver as a whole is killed 30 s after it.
 # Knobs: SP_RANKS (auto), SP_PASSES (2), SP_STEPS (5 summarised steps per run), SP_BUDGET_S,
-# SP_PYTHON (python3: the one with torch), OPENBLAS_CORETYPE (else chosen below when the programs'
-# OpenBLAS falls back to a generic core on this CPU); for tests: SP_MODELS (gpt,resnet) and
+# SP_PYTHON (python3: the one with torch), OPENBLAS_CORETYPE (else the programs' own choice, set for both sides); for tests: SP_MODELS (gpt,resnet) and
 # SP_SIZES (e.g. "gpt=gpt-micro:2": another model and batch per rank).
 set -uo pipefail
 t0=$(date +%s)
@@ -59,29 +58,19 @@ torch_version=$(LD_LIBRARY_PATH=$peer_ld timeout 60 "$PY" -c 'import torch, sys;
 } > "$work/node.txt"
 cat "$work/node.txt"
 
-# The trainers' BLAS: the bundle's OpenBLAS picks its generic Prescott kernels on a CPU newer than
-# it knows unless OPENBLAS_CORETYPE is set (PyTorch's GEMMs do not go through it). If the
-# programs report a generic core and the user set none, choose one from the CPU's flags.
-blas_core() {
-  timeout 60 mpirun -np 1 "$SP_BIN/gpt_train" -m gpt-micro -s 1 --val-batches 0 -o "$work/blas_probe.h5" 2>&1 |
-    sed -n 's/.*core=\([A-Za-z0-9_]*\).*/\1/p' | head -1
-}
-core=$(blas_core)
-choice="the programs' own ($core)"
-if [ -z "${OPENBLAS_CORETYPE:-}" ] && [[ "$core" =~ ^(Prescott|Core2|Penryn|Dunnington|Nehalem|Atom|Katmai|Coppermine|Northwood|Banias|unknown|)$ ]]; then
-  flags=$(grep -m1 '^flags' /proc/cpuinfo)
-  pick=
-  case " $flags " in
-    *" avx512_bf16 "*) pick=Cooperlake ;;
-    *" avx512f "*) pick=SkylakeX ;;
-    *" avx2 "*) pick=Haswell ;;
-  esac
-  if [ -n "$pick" ]; then
-    export OPENBLAS_CORETYPE=$pick
-    choice="OPENBLAS_CORETYPE=$pick set here (the programs reported core=${core:-?}); now core=$(blas_core)"
-  fi
-elif [ -n "${OPENBLAS_CORETYPE:-}" ]; then
+# The trainers' BLAS core: where the bundle's OpenBLAS detects a generic core on this CPU the
+# programs start again on the best one themselves (kernels/blas_core.hpp); that core is then set for
+# every run here, so a PyTorch peer whose GEMMs go through the same OpenBLAS (Debian's torch) runs
+# it too, as scripts/bench-peers does.
+probe=$(timeout 60 mpirun -np 1 "$SP_BIN/gpt_train" -m gpt-micro -s 1 --val-batches 0 -o "$work/blas_probe.h5" 2>&1)
+core=$(sed -n 's/.*core=\([A-Za-z0-9_]*\).*/\1/p' <<<"$probe" | head -1)
+if [ -n "${OPENBLAS_CORETYPE:-}" ]; then
   choice="OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE set by the caller (core=$core)"
+elif [ -n "$core" ] && grep -q "core=$core (chosen by scaleprobe" <<<"$probe"; then
+  export OPENBLAS_CORETYPE=$core
+  choice="OPENBLAS_CORETYPE=$core set here for both sides, the programs' choice ($(grep -o 'chosen by scaleprobe[^)]*' <<<"$probe" | head -1))"
+else
+  choice="the programs' own ($core)"
 fi
 rm -f "$work/blas_probe.h5"
 echo "blas: $choice" >> "$work/node.txt"
