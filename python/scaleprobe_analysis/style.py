@@ -157,10 +157,9 @@ def _wrap_wide_axis_labels(fig: Figure) -> bool:
         if not (ax.get_visible() and label.get_visible() and text):
             continue
         box, room = label.get_window_extent(renderer), ax.get_window_extent(renderer).width
-        width = box.width
-        if (box.x0 < 0 or box.x1 > fig.bbox.x1) and width > room > 0:
-            chars = max(12, int(len(text.replace("\n", " ")) * room / width))
-            wrapped = "\n".join(textwrap.wrap(text.replace("\n", " "), chars))
+        if (box.x0 < 0 or box.x1 > fig.bbox.x1) and box.width > room > 0:
+            words = text.replace("\n", " ")
+            wrapped = "\n".join(textwrap.wrap(words, max(12, int(len(words) * room / box.width))))
             if wrapped != text:
                 label.set_text(wrapped)
                 changed = True

@@ -19,8 +19,9 @@
 # about SP_BUDGET_S (default 235) + 30 s; every run has its own timeout (SP_RUN_TIMEOUT_S, 90 s),
 # none runs past the budget, and the driver as a whole is killed 30 s after it.
 # Knobs: SP_RANKS (auto), SP_PASSES (2), SP_STEPS (5 summarised steps per run), SP_BUDGET_S,
-# SP_PYTHON (python3: the one with torch), OPENBLAS_CORETYPE (else the programs' own choice, set for both sides); for tests: SP_MODELS (gpt,resnet) and
-# SP_SIZES (e.g. "gpt=gpt-micro:2": another model and batch per rank).
+# SP_PYTHON (python3: the one with torch), OPENBLAS_CORETYPE (else the programs' own choice, set
+# for both sides); for tests: SP_MODELS (gpt,resnet) and SP_SIZES (e.g. "gpt=gpt-micro:2": another
+# model and batch per rank).
 set -uo pipefail
 t0=$(date +%s)
 OUT=${OUT:?"OUT: the folder whose files come back"}
