@@ -329,12 +329,13 @@ StepReport DataParallelEngine::run_step(int step, bool last_step, const StepFunc
   if (fault_) fault_->after_backward(step, session_.rank);
   if (sync) {
     // Without synchronisation, accumulation scales by 1/k here instead of in the reducer.
-    timed(Phase::wait, [&] { r.exposed_s = reducer_->finish(); });
+    // Added to, not set: forward may already have counted the all-gathers it completed (--shard).
+    timed(Phase::wait, [&] { r.exposed_s += reducer_->finish(); });
     // What the step's gradients hold of memory once reduced (under --shard gradients this rank's
     // blocks and the pages they share with the released rest).
     if (shard_.sharded()) gradient_resident_max_ = std::max(gradient_resident_max_, resident_bytes(grads_, numel_));
     r.exposed_peers_s = reducer_->exposed().peers_s;
-    r.exposed_after_ready_s = reducer_->exposed().after_ready_s;
+    r.exposed_after_ready_s += reducer_->exposed().after_ready_s;
     if (verify) reducer_->verify();  // outside the timed phases; verified steps are not summarised
   } else if (plan_.accum_steps > 1) {
     const float scale = 1.0f / float(plan_.accum_steps);
