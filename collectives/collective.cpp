@@ -21,6 +21,17 @@ constexpr std::array kCollectives{
 
 std::byte* at(void* buf, std::size_t i, Dtype d) { return static_cast<std::byte*>(buf) + i * size_of(d); }
 
+// The name folded so that the peers' spellings match ours: nccl-tests' all_reduce and alltoall,
+// OSU's allgather and bcast, IMB's Reduce_scatter_block and Alltoallv (case, '_' and '-' ignored).
+std::string folded(std::string_view name) {
+  std::string f;
+  for (char ch : name)
+    if (ch != '_' && ch != '-') f += static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
+  if (f == "bcast") return "broadcast";
+  if (f == "reducescatterblock") return "reducescatter";
+  return f;
+}
+
 }  // namespace
 
 double CollectiveInfo::busbw_factor(int n) const {
@@ -39,8 +50,9 @@ double CollectiveInfo::busbw_factor(int n) const {
 const CollectiveInfo& info(Collective c) { return kCollectives[static_cast<std::size_t>(c)]; }
 
 const CollectiveInfo& find_collective(std::string_view name) {
+  const std::string wanted = folded(name);
   for (const CollectiveInfo& c : kCollectives)
-    if (c.name == name) return c;
+    if (folded(c.name) == wanted) return c;
   fail("unknown collective '{}' (choose {})", name, collective_names());
 }
 

@@ -209,7 +209,10 @@ Table sweep_ranks_row(const CopyBandwidth& local) {
 
 void SweepOptions::add_collective_to(CLI::App& app) {
   add_to(app);
-  app.add_option("-c,--collective", collective_flag, "the collective: " + collective_names())->capture_default_str();
+  app.add_option("-c,--collective", collective_flag,
+                 "the collective: " + collective_names() +
+                     " (case, '_' and '-' ignored; bcast and IMB's Reduce_scatter_block accepted)")
+      ->capture_default_str();
   app.add_option("--root", root, "root rank of broadcast and reduce")->capture_default_str();
   app.add_option("--imbalance", imbalance,
                  "all_to_allv: rank j receives floor(size/p x w_j) from every rank, w_j from "

@@ -1,6 +1,6 @@
 // The harness's pure parts, without MPI: the verification pattern at rank counts too large to
 // launch here (no two ranks alike, no short period, every sum exact in its dtype, up to 1024
-// ranks) and the iteration counts chosen from the message size.
+// ranks), the iteration counts chosen from the message size and the collectives' names.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -10,6 +10,8 @@
 
 #include "collectives/bf16.hpp"
 #include "collectives/bench/harness.hpp"
+#include "collectives/collective.hpp"
+#include "core/run/error.hpp"
 
 using namespace sp::coll;
 // The generator itself, at rank counts too large to launch here (up to 1024).
@@ -107,4 +109,19 @@ TEST(Harness, IterationCountsAdaptToSize) {
   EXPECT_EQ(auto_iters(1u << 30), 10);
   EXPECT_EQ(auto_warmup(1000), 100);
   EXPECT_EQ(auto_warmup(10), 2);
+}
+
+// -c takes the peers' spellings (nccl-tests, OSU, IMB) and resolves each to one of ours.
+TEST(Harness, CollectiveNamesTakeThePeersSpellings) {
+  EXPECT_EQ(find_collective("all_to_all").id, Collective::all_to_all);
+  EXPECT_EQ(find_collective("alltoall").id, Collective::all_to_all);          // nccl-tests, OSU
+  EXPECT_EQ(find_collective("Alltoallv").id, Collective::all_to_allv);        // IMB
+  EXPECT_EQ(find_collective("allgather").id, Collective::all_gather);         // OSU
+  EXPECT_EQ(find_collective("bcast").id, Collective::broadcast);              // OSU, MPI
+  EXPECT_EQ(find_collective("Reduce_scatter_block").id, Collective::reduce_scatter);  // IMB
+  EXPECT_EQ(find_collective("all_reduce").id, Collective::allreduce);         // nccl-tests
+  EXPECT_EQ(find_collective("REDUCE").id, Collective::reduce);
+  EXPECT_THROW(find_collective("alltoallw"), sp::Error);
+  EXPECT_THROW(find_collective("gather"), sp::Error);
+  EXPECT_THROW(find_collective(""), sp::Error);
 }
