@@ -10,6 +10,11 @@ expect_error "heads (5) must divide the width (32)"   $M -s 1 --heads 5
 expect_error "vocab size must be at least 2 (got 1)"     $M -s 1 --vocab 1
 expect_error "--steps"                                $M -s 0
 expect_error "--steps is required"                    $M
+# Real values: a NaN passes CLI11's < and > comparisons; our check refuses it up front.
+expect_error "--lr: nan is not a finite number"       $M -s 1 --lr nan
+expect_error "--lr: 0 is not > 0"                     $M -s 1 --lr 0
+expect_error "--beta2: nan is not a finite number"    $M -s 1 --beta2 nan
+expect_error "--min-lr-frac: 2 is not in [0 - 1]"     $M -s 1 --min-lr-frac 2
 expect_error "unknown model 'gpt-huge'"               $G -m gpt-huge -s 1
 expect_error "cannot read data file '$tmp/none.txt'"  $M -s 1 --data "$tmp/none.txt"
 : > "$tmp/empty.txt"

@@ -12,6 +12,8 @@ expect_error "depth 9 is not 6n+2"                     $M0 -s 1 --depth 9
 expect_error "depth 20 is not 10, 18 or 34"            $R -m resnet18 --depth 20 -s 1 -o "$tmp/t.h5"
 expect_error "--steps"                                 $M -s 0
 expect_error "--steps is required"                     $M
+expect_error "--lr: nan is not a finite number"        $M -s 1 --lr nan
+expect_error "--momentum: inf is not a finite number"  $M -s 1 --momentum inf
 expect_error "not expected"                            $M -s 1 --bogus
 expect_error "--schedule 'linear': choose cosine or step" $M -s 1 --schedule linear
 expect_error "--lr-steps needs --schedule step"        $M -s 4 --lr-steps 2

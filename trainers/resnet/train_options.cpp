@@ -80,7 +80,7 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
       ->required()
       ->check(CLI::Range(1, 100000000));
   train::add_bounded(app, "-B,--batch", o.batch, "images per rank per optimizer step (weak scaling)", 1, 1 << 20);
-  app.add_option("--lr", o.lr, "peak learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  train::add_positive(app, "--lr", o.lr, "peak learning rate");
   app.add_option("--schedule", o.schedule, "lr schedule after the warm-up: cosine or step")->capture_default_str();
   train::add_bounded(app, "--min-lr-frac", o.min_lr_frac, "cosine: final lr as a fraction of the peak", 0.0, 1.0);
   app.add_option("--lr-steps", o.lr_steps,
