@@ -273,3 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     except TraceError as exc:
         _error(str(exc))
         return 1
+    except OSError as exc:  # an output the system refused (-o in a missing folder, under a file, read-only)
+        output = getattr(args, "output", None) or exc.filename
+        _error(f"cannot write {output}: {exc.strerror}" if output else str(exc))
+        return 1

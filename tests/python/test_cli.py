@@ -60,6 +60,17 @@ def test_report_without_any_valid_trace_exits_1_with_one_line(tmp_path):
     assert proc.stderr == f"scaleprobe-analyze: error: {camp / 'a.h5'}: not a readable HDF5 file (corrupt or truncated)\n"
 
 
+def test_an_output_the_system_refuses_is_one_line(allreduce_trace, tmp_path):
+    over_a_file = tmp_path / "file"
+    over_a_file.write_text("")
+    for command, out in (("report", over_a_file / "rep"), ("plot", over_a_file / "figs"),
+                         ("export", tmp_path / "missing" / "x.json")):
+        proc = run_cli(command, str(allreduce_trace), "-o", str(out))
+        assert proc.returncode == 1, command
+        assert len(proc.stderr.splitlines()) == 1 and "Traceback" not in proc.stderr, (command, proc.stderr)
+        assert proc.stderr.startswith(f"scaleprobe-analyze: error: cannot write {out}: "), (command, proc.stderr)
+
+
 def test_fit_prints_each_algorithm(campaign_dir, capsys):
     assert main(["fit", str(campaign_dir)]) == 0
     lines = capsys.readouterr().out.splitlines()
