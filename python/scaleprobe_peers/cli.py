@@ -266,10 +266,17 @@ def main(argv: list[str] | None = None) -> int:
     work = out.with_name(out.name + ".partial")
     if out.exists():
         ap.error(f"{out} exists: choose another --out")
-    shutil.rmtree(work, ignore_errors=True)
-    (work / "raw").mkdir(parents=True)
     ctx = Context(Path(a.build_dir).resolve(), work / "raw",
                   Path(a.native_build_dir).resolve() if a.native_build_dir else None)
+    missing = [ctx.binary(k) for k in ("allreduce", "gpt", "resnet") if not Path(ctx.binary(k)).is_file()]
+    if missing:  # before anything is written: a wrong --build-dir is not a partial campaign
+        ap.error(f"--build-dir {a.build_dir}: {missing[0]} not found (build first: cmake --build build/release)")
+    shutil.rmtree(work, ignore_errors=True)
+    try:
+        (work / "raw").mkdir(parents=True)
+    except OSError as exc:
+        print(f"{PROG}: error: cannot create {work}: {exc.strerror}", file=sys.stderr)
+        return 1
     load0, t0 = Path("/proc/loadavg").read_text().split()[0], time.monotonic()
     try:
         blas = runs.blas_core_for_both_sides(ctx)

@@ -89,7 +89,13 @@ def import_node(tarball: Path, out_arg: str | None) -> int:
         write_tsv(rows, work / "summary.tsv")
         (work / "summary.md").write_text(summary_markdown(rows, work / "raw"))
         (work / "README.md").write_text(node_readme(work, tarball.name, plan, facts, cpu))
-    except (PeerError, OSError, KeyError, ValueError, tarfile.TarError) as exc:
+    except tarfile.TarError:  # its message lists every decompressor tried, one per line
+        print(f"{PROG}: error: {tarball}: not a readable tar archive (not a node-scaling.sh tarball)", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"{PROG}: error: {exc.filename or tarball}: {exc.strerror}", file=sys.stderr)
+        return 1
+    except (PeerError, KeyError, ValueError) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1
     return finish(work, out)

@@ -103,12 +103,23 @@ def test_stored_summary_is_what_the_raw_traces_say():
     (["--quick", "--ranks", "0,2"], "rank counts must be >= 1"),
     (["--quick", "--ranks", "two"], "not a comma list of rank counts"),
     (["--from-node", "/no/such/node-scaling.tgz"], "No such file"),
+    (["--from-node", str(REPO / "README.md")], "README.md: not a readable tar archive"),
+    (["--quick", "--build-dir", "/no/such/build"], "--build-dir /no/such/build: /no/such/build/collectives/allreduce_perf "
+     "not found"),
 ])
 def test_bad_command_lines_are_one_line_errors(args, message):
     proc = run_peers(*args)
     assert proc.returncode != 0
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_an_out_folder_that_cannot_be_made_is_one_line(tmp_path):
+    need_binary(build_dir() / "trainers" / "gpt" / "gpt_train")
+    (tmp_path / "file").write_text("")
+    proc = run_peers("--quick", "--only", "gloo", "--out", str(tmp_path / "file" / "c"), "--build-dir", str(build_dir()))
+    assert proc.returncode == 1
+    assert proc.stderr == f"bench-peers: error: cannot create {tmp_path / 'file' / 'c.partial'}: Not a directory\n"
 
 
 def test_wrapper_runs_the_package_with_scaleprobe_python(tmp_path):
