@@ -48,9 +48,10 @@ expect_data_parallel_errors() {
   # --shard (trainers/dp/shard.hpp).
   expect_error "--shard optimizer and --local-sgd exclude each other" "$@" -B 4 --shard optimizer --local-sgd 2
   expect_error "--shard gradients and --no-comm exclude each other" "$@" -B 4 --shard gradients --no-comm
-  expect_error "--shard optimizer: one --algorithm ring and one --bucket-cap-mb, not 2 case(s) of ring,tree" \
+  expect_error "--shard optimizer runs on --algorithm ring with one --bucket-cap-mb (got --algorithm ring,tree, --bucket-cap-mb 25)" \
     "$@" --shard optimizer -a ring,tree
-  expect_error "--shard optimizer: one --algorithm ring and one --bucket-cap-mb, not 1 case(s) of mpi" "$@" --shard optimizer -a mpi
+  expect_error "(got --algorithm mpi, --bucket-cap-mb 25)" "$@" --shard optimizer -a mpi
+  expect_error "(got --algorithm ring, --bucket-cap-mb 1,5)" "$@" --shard gradients --bucket-cap-mb 1,5
   expect_error "--shard"                                "$@" --shard everything
   expect_error "--shard-gather"                         "$@" --shard optimizer --shard-gather later
   # Overlap modes (trainers/dp/overlap.hpp): exit 2, one line.

@@ -41,6 +41,7 @@ expect_error "--shard optimizer and --pipeline-stages exclude each other" $N --p
 expect_error "--local-sgd and --pipeline-stages exclude each other" $N --pipeline-stages 1 --local-sgd 2
 expect_error "--accum-steps and --pipeline-stages exclude each other" $N --pipeline-stages 1 --accum-steps 2
 expect_error "--inject-fault and --pipeline-stages exclude each other" $N --pipeline-stages 1 --inject-fault exit:0:1
+expect_error "--no-comm and --pipeline-stages exclude each other" $N --pipeline-stages 1 --no-comm
 expect_error "--overlap thread: a pipeline stage sends and receives on its compute thread" $N --pipeline-stages 1 --overlap thread
 expect_error "--micro-batches requires --pipeline-stages" $N --micro-batches 2
 expect_error "--schedule"                             $N --pipeline-stages 1 --schedule zigzag

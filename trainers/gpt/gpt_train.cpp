@@ -31,7 +31,8 @@ int run(Session& s, TrainOptions& o) {
                               {.shard = o.parallel.shard,
                                .local_sgd = o.parallel.local_sgd,
                                .accum_steps = o.parallel.accum_steps,
-                               .inject_fault = !o.parallel.inject_fault.empty()},
+                               .inject_fault = !o.parallel.inject_fault.empty(),
+                               .no_comm = o.parallel.no_comm},
                               s.size, s.rank);
   auto start = train::begin_run<CheckpointInfo>(s, o, o.batch, read_checkpoint_info, pipe ? pipe->replicas : 0);
   start.plan.compute_thread_communicates = pipe.has_value();

@@ -76,6 +76,9 @@ PipelinePlan make_pipeline_plan(const PipelineOptions& o, const PipelineConflict
         "--accum-steps and --pipeline-stages exclude each other: the pipeline's --micro-batches are its "
         "accumulation steps");
   if (c.inject_fault) throw UsageError("--inject-fault and --pipeline-stages exclude each other");
+  if (c.no_comm)
+    throw UsageError("--no-comm and --pipeline-stages exclude each other: the stages exchange activations, no rank "
+                     "trains alone");
   PipelinePlan p;
   p.stages = S;
   p.replicas = nranks / S;

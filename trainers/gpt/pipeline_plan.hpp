@@ -63,12 +63,13 @@ struct PipelinePlan {
 };
 
 // The checks that need only the command line and the rank count (UsageError, one line naming the
-// problem): a stage count that does not divide the ranks, --shard, --local-sgd, --accum-steps and
-// --inject-fault (whose rank would be a stage's replica) beside stages.
+// problem): a stage count that does not divide the ranks, --shard, --local-sgd, --accum-steps,
+// --inject-fault (whose rank would be a stage's replica) and --no-comm (no rank of a pipeline trains
+// alone) beside stages.
 struct PipelineConflicts {
   std::string shard = "none";
   int local_sgd = 0, accum_steps = 1;
-  bool inject_fault = false;
+  bool inject_fault = false, no_comm = false;
 };
 PipelinePlan make_pipeline_plan(const PipelineOptions& o, const PipelineConflicts& c, int nranks, int rank);
 // Once the model is known: its layers split (UsageError when there are more stages than layers).
