@@ -165,9 +165,12 @@ def _positive_int(text: str) -> int:
 
 
 def _fraction(text: str) -> float:
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
     if not 0 <= value < 10:
-        raise argparse.ArgumentTypeError(f"a relative change such as 0.05 (5%%), got {text}")
+        raise argparse.ArgumentTypeError(f"a relative change such as 0.05 (5 %), got {text}")
     return value
 
 

@@ -150,8 +150,9 @@ def upgrade_files(paths: list[str], out, err) -> int:
         done = _upgrade([Path(n) for n in names])
         each = (time.perf_counter() - start) / len(names)
         for name, result in zip(names, done):
-            if isinstance(result, Exception):
-                print(f"{name}: {result}", file=err)
+            if isinstance(result, Exception):  # as `check` words a bad file: the program, then the file
+                reason = result.strerror if isinstance(result, OSError) and result.strerror else result
+                print(f"scaleprobe-analyze: error: {name}: {reason}", file=err)
                 status = 1
             else:
                 print(f"{name}: {result} ({each:.2f} s per file of {len(names)})", file=out)

@@ -99,6 +99,12 @@ def test_usage_errors_exit_2(capsys):
     with pytest.raises(SystemExit) as info:
         main(["check"])
     assert info.value.code == 2
+    for threshold in ("nan", "-0.1", "abc", "10"):
+        with pytest.raises(SystemExit) as info:
+            main(["compare", "a", "b", "--threshold", threshold])
+        assert info.value.code == 2
+        assert capsys.readouterr().err.splitlines()[-1].endswith(
+            f"--threshold: a relative change such as 0.05 (5 %), got {threshold}")
 
 
 def test_wrapper_script_and_module_entry(campaign_dir, allreduce_trace, tmp_path):

@@ -200,12 +200,14 @@ def test_upgrade_rewrites_an_undigested_trace_digested_and_identical_and_leaves_
     crasher_bytes = crasher.read_bytes()
     done = tmp_path / "done.h5"
     shutil.copyfile(DIGESTED_V3, done)
-    proc = run_cli("upgrade", str(old), str(crasher), str(done))
-    assert proc.returncode == 1  # the crasher could not be upgraded
+    missing = tmp_path / "missing.h5"
+    proc = run_cli("upgrade", str(old), str(crasher), str(done), str(missing))
+    assert proc.returncode == 1  # the crasher could not be upgraded, the missing file not read
     out, err = proc.stdout.splitlines(), proc.stderr.splitlines()
     assert len(out) == 2 and out[0].startswith(f"{old}: upgraded (trace, schema 1): ") and "read back identical" in out[0]
     assert out[1].startswith(f"{done}: has a digest already: left as is")
-    assert len(err) == 1 and err[0].startswith(f"{crasher}: ")
+    assert len(err) == 2 and err[0].startswith(f"scaleprobe-analyze: error: {crasher}: ")
+    assert err[1] == f"scaleprobe-analyze: error: {missing}: No such file or directory"
     assert crasher.read_bytes() == crasher_bytes and done.read_bytes() == DIGESTED_V3.read_bytes()
     assert digest.verify(old) is True
     data, verified = h5open.read_image(old)
