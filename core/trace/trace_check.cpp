@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
     const bool ok = guarded([&] {
       sp::TraceReader r(argv[i]);
       const std::size_t checked = r.verify_checksums();
-      std::string tables;
+      std::string tables = " tables:";  // labelled as scaleprobe-analyze check's: one table is named "ranks"
       for (auto& t : r.tables()) tables += fmt::format(" {}={}", t.name, t.rows);
       std::printf("ok: %s kind=%s ranks=%lld%s%s\n", argv[i], r.kind().c_str(), static_cast<long long>(r.nranks()),
                   tables.c_str(), checksum_note(r, checked).c_str());

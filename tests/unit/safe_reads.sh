@@ -24,6 +24,7 @@ expect_ok() {  # <text stdout must contain> <command...>
 # A fresh trace carries a digest and checksums, and trace_check verifies them.
 "$A" --sizes 8,4K -n 3 --no-membw -q -o "$tmp/t.h5" >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
 expect_ok " digest=crc32 verified checksums=" "$C" "$tmp/t.h5"
+expect_ok " ranks=1 tables: phases=1 ranks=1 samples=" "$C" "$tmp/t.h5"
 variant() { cp "$tmp/t.h5" "$tmp/$1.h5"; echo "$tmp/$1.h5"; }
 
 # One flipped byte anywhere: the digest block, the superblock, metadata, data, the last byte.
