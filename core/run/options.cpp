@@ -12,20 +12,15 @@
 
 namespace sp {
 
-namespace {
-
-// Refuses, before the run, a --json path that cannot be written: a directory, or a file in a
-// folder that does not exist (UsageError naming it).
-void check_json_path(const std::string& path) {
+void check_output_file(const std::string& flag, const std::string& path) {
   namespace fs = std::filesystem;
+  if (path.empty()) return;
   std::error_code ec;
   const fs::path p(path);
-  if (fs::is_directory(p, ec)) throw UsageError(fmt::format("--json {}: is a directory", path));
+  if (fs::is_directory(p, ec)) throw UsageError(fmt::format("{} {}: is a directory", flag, path));
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec)) throw UsageError(fmt::format("--json {}: no folder {}", path, dir.string()));
+  if (!fs::is_directory(dir, ec)) throw UsageError(fmt::format("{} {}: no folder {}", flag, path, dir.string()));
 }
-
-}  // namespace
 
 void SizeOptions::add_to(CLI::App& app) {
   // --minbytes, --maxbytes, --stepfactor, --warmup_iters: nccl-tests' names (docs/binaries.md's option map).
@@ -48,7 +43,7 @@ std::vector<std::uint64_t> SizeOptions::resolve() const {
 bool RunOptions::parse(CLI::App& app, const Session& s) const {
   if (!parse_command_line(app, s)) return false;
   apply_log_level();
-  if (!json.empty()) check_json_path(json);
+  check_output_file("--json", json);
   return true;
 }
 

@@ -45,6 +45,10 @@ struct RunOptions {
   bool parse(const Session& s, const std::string& description, const std::function<void(CLI::App&)>& add_options) const;
 };
 
+// Refuses, before a run, an output file that cannot be written at its end: a directory, or a file
+// in a folder that does not exist (UsageError "<flag> <path>: ..."). Empty: nothing asked.
+void check_output_file(const std::string& flag, const std::string& path);
+
 // The whole number in `text`, the value of the environment variable (or setting) `name`, within
 // [min, max]; otherwise sp::Error "<name>='<text>': expected <what> from <min> to <max>".
 long parse_bounded_integer(const std::string& name, const std::string& text, long min, long max,

@@ -75,6 +75,9 @@ expect_data_parallel_errors() {
 # if it cannot make one.
 expect_checkpoint_errors() {
   expect_error "cannot load checkpoint '$tmp/missing.h5': no such file" "$@" -s 2 --resume "$tmp/missing.h5"
+  # Paths the checkpoint cannot be written to: refused before the first step, not after the last.
+  expect_error "--save $tmp: is a directory"             "$@" -s 2 --save "$tmp"
+  expect_error "--save-init $tmp/none/i.h5: no folder $tmp/none" "$@" -s 2 --save-init "$tmp/none/i.h5"
   head -c 3000 /dev/urandom > "$tmp/garbage.h5"
   expect_error "not a readable HDF5 file"               "$@" -s 2 --resume "$tmp/garbage.h5"
   if ! "$@" -s 2 --save "$tmp/ck.h5" >/dev/null 2>"$tmp/err"; then

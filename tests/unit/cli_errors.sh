@@ -21,6 +21,7 @@ expect_error "--op"                      $A --op prod
 expect_error "--chunk must be"           $A --chunk 0
 expect_error "not expected"              $A --bogus
 expect_error "cannot create trace"       $A --sizes 8 -n 1 -o /proc/forbidden/x.h5 --no-membw
+expect_error "cannot write trace '$tmp': it is a directory" $A --sizes 8 -n 1 -o "$tmp" --no-membw
 expect_error "--scaling"                 $A --scaling medium
 expect_error "--membw-bytes 1K: at least 4K" $A --membw-bytes 1K
 expect_error "--membw-bytes: malformed size" $A --membw-bytes lots

@@ -94,6 +94,15 @@ template <typename Info, typename ReadInfo>
 RunStart<Info> begin_run(const Session& s, const RunControlOptions& o, int batch, ReadInfo&& read_info,
                          int replicas = 0) {
   check_run_control_options(o);
+  // Rank 0 writes the checkpoints: a path it cannot write fails now, not after the training.
+  std::string bad_output;
+  if (s.rank == 0) try {
+      check_output_file("--save", o.save);
+      check_output_file("--save-init", o.save_init);
+    } catch (const Error& e) {
+      bad_output = e.what();
+    }
+  fail_together(s.comm, bad_output, true);
   RunStart<Info> r;
   r.plan = dp::make_plan(o.parallel, batch, replicas > 0 ? replicas : s.size);
   r.threads = set_threads(o.threads);
