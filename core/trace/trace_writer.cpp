@@ -109,14 +109,17 @@ TraceWriter::TraceWriter(const Session& session, std::filesystem::path final_pat
   if (rank_ == 0 && final_path_.has_parent_path()) {
     std::error_code ec;
     std::filesystem::create_directories(final_path_.parent_path(), ec);
-    if (ec)
-      ok = 0, why = fmt::format("cannot create trace directory '{}': {}", final_path_.parent_path().string(),
-                                ec.message());
+    if (ec) {
+      ok = 0;
+      why = fmt::format("cannot create trace directory '{}': {}", final_path_.parent_path().string(), ec.message());
+    }
   }
   // A directory where the trace goes would be found only at commit(), after the whole run.
   std::error_code not_there;
-  if (rank_ == 0 && ok && std::filesystem::is_directory(final_path_, not_there))
-    ok = 0, why = fmt::format("cannot write trace '{}': it is a directory", final_path_.string());
+  if (rank_ == 0 && ok && std::filesystem::is_directory(final_path_, not_there)) {
+    ok = 0;
+    why = fmt::format("cannot write trace '{}': it is a directory", final_path_.string());
+  }
   SP_MPI_CHECK(MPI_Bcast(&ok, 1, MPI_INT, 0, comm_));
   if (!ok) throw CollectiveError(why);
 

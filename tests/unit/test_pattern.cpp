@@ -114,12 +114,12 @@ TEST(Harness, IterationCountsAdaptToSize) {
 // -c takes the peers' spellings (nccl-tests, OSU, IMB) and resolves each to one of ours.
 TEST(Harness, CollectiveNamesTakeThePeersSpellings) {
   EXPECT_EQ(find_collective("all_to_all").id, Collective::all_to_all);
-  EXPECT_EQ(find_collective("alltoall").id, Collective::all_to_all);          // nccl-tests, OSU
-  EXPECT_EQ(find_collective("Alltoallv").id, Collective::all_to_allv);        // IMB
-  EXPECT_EQ(find_collective("allgather").id, Collective::all_gather);         // OSU
-  EXPECT_EQ(find_collective("bcast").id, Collective::broadcast);              // OSU, MPI
+  EXPECT_EQ(find_collective("alltoall").id, Collective::all_to_all);                  // nccl-tests, OSU
+  EXPECT_EQ(find_collective("Alltoallv").id, Collective::all_to_allv);                // IMB
+  EXPECT_EQ(find_collective("allgather").id, Collective::all_gather);                 // OSU
+  EXPECT_EQ(find_collective("bcast").id, Collective::broadcast);                      // OSU, MPI
   EXPECT_EQ(find_collective("Reduce_scatter_block").id, Collective::reduce_scatter);  // IMB
-  EXPECT_EQ(find_collective("all_reduce").id, Collective::allreduce);         // nccl-tests
+  EXPECT_EQ(find_collective("all_reduce").id, Collective::allreduce);                 // nccl-tests
   EXPECT_EQ(find_collective("REDUCE").id, Collective::reduce);
   EXPECT_THROW(find_collective("alltoallw"), sp::Error);
   EXPECT_THROW(find_collective("gather"), sp::Error);

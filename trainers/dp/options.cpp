@@ -213,9 +213,10 @@ DataParallelPlan make_plan(const DataParallelOptions& o, int batch, int nranks) 
           fmt::format("--shard {} and {} exclude each other", o.shard, o.no_comm ? "--no-comm" : "--local-sgd"));
     // The shard follows the buckets, so one (algorithm, cap) case; the state would move otherwise.
     if (p.cases.size() != 1 || p.cases[0].algorithm->name != "ring")
-      throw UsageError(fmt::format("--shard {} runs on --algorithm ring with one --bucket-cap-mb (got --algorithm {}, "
-                                   "--bucket-cap-mb {})",
-                                   o.shard, o.algorithms, o.bucket_caps));
+      throw UsageError(
+          fmt::format("--shard {} runs on --algorithm ring with one --bucket-cap-mb (got --algorithm {}, "
+                      "--bucket-cap-mb {})",
+                      o.shard, o.algorithms, o.bucket_caps));
   }
   p.fault = parse_fault(o.inject_fault);
   if (p.fault.kind != Fault::Kind::none && p.fault.rank >= nranks)

@@ -77,8 +77,9 @@ PipelinePlan make_pipeline_plan(const PipelineOptions& o, const PipelineConflict
         "accumulation steps");
   if (c.inject_fault) throw UsageError("--inject-fault and --pipeline-stages exclude each other");
   if (c.no_comm)
-    throw UsageError("--no-comm and --pipeline-stages exclude each other: the stages exchange activations, no rank "
-                     "trains alone");
+    throw UsageError(
+        "--no-comm and --pipeline-stages exclude each other: the stages exchange activations, no rank "
+        "trains alone");
   PipelinePlan p;
   p.stages = S;
   p.replicas = nranks / S;
