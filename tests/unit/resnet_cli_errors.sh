@@ -14,6 +14,7 @@ expect_error "--steps"                                 $M -s 0
 expect_error "--steps is required"                     $M
 expect_error "--lr: nan is not a finite number"        $M -s 1 --lr nan
 expect_error "--momentum: inf is not a finite number"  $M -s 1 --momentum inf
+expect_error "--width: Value 0 not in range 1 to"       $M0 -s 1 --width 0
 expect_error "not expected"                            $M -s 1 --bogus
 expect_error "--schedule 'linear': choose cosine or step" $M -s 1 --schedule linear
 expect_error "--lr-steps needs --schedule step"        $M -s 4 --lr-steps 2

@@ -28,7 +28,8 @@ struct ConfigOverride {
 };
 
 // Declares -m,--model (model_given: whether the command line named one) and then every override
-// of the table, in its order, each from 0 (not given) to max.
+// of the table, in its order, each from 1 to max (0, the field's default, means not given, so an
+// explicit 0 is refused rather than silently read as "the preset's").
 template <typename Options, typename Config, std::size_t N>
 void add_model_options(CLI::App& app, Options& o, std::string& model, bool& model_given, const std::string& model_help,
                        const ConfigOverride<Options, Config> (&overrides)[N], int max) {
@@ -36,7 +37,7 @@ void add_model_options(CLI::App& app, Options& o, std::string& model, bool& mode
     model_given = true;
   });
   for (const auto& f : overrides)
-    if (f.flag) app.add_option(f.flag, o.*f.option, f.help)->check(CLI::Range(0, max));
+    if (f.flag) app.add_option(f.flag, o.*f.option, f.help)->check(CLI::Range(1, max));
 }
 
 // What a trainer's model offers the rule: its presets, its validation, and what its own options

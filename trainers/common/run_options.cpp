@@ -6,17 +6,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/run/log.hpp"
 #include "kernels/blas.hpp"
+#include "trainers/common/bounded_option.hpp"
 
 namespace sp::train {
 
 void add_run_control_options(CLI::App& app, RunControlOptions& o, const RunControlHelp& help) {
-  app.add_option("--seed", o.seed, "parameter initialisation seed")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  app.add_option("--data-seed", o.data_seed, help.data_seed)->check(CLI::NonNegativeNumber)->capture_default_str();
+  // Bounded as integers: CLI::NonNegativeNumber printed its bound as a 309-digit double.
+  add_bounded(app, "--seed", o.seed, "parameter initialisation seed", 0LL, std::numeric_limits<long long>::max());
+  add_bounded(app, "--data-seed", o.data_seed, help.data_seed, 0LL, std::numeric_limits<long long>::max());
   app.add_option("--threads", o.threads, "OpenMP and BLAS threads (default: OMP_NUM_THREADS)")
       ->check(CLI::Range(0, 4096));
   app.add_option("--save", o.save, "checkpoint file written at the end (and every --save-every steps)");
