@@ -17,6 +17,8 @@ expect_error "--beta2: nan is not a finite number"    $M -s 1 --beta2 nan
 expect_error "--min-lr-frac: 2 is not in [0 - 1]"     $M -s 1 --min-lr-frac 2
 expect_error "--depth: Value 0 not in range 1 to"      $M -s 1 --depth 0
 expect_error "--seed: Value -1 not in range 0 to 9223372036854775807" $M -s 1 --seed -1
+expect_error "--seq-len: Value 0 not in range 1 to"    $M -s 1 -T 0
+expect_error "--stop-after: Value 0 not in range 1 to" $M -s 1 --stop-after 0
 expect_error "unknown model 'gpt-huge'"               $G -m gpt-huge -s 1
 expect_error "cannot read data file '$tmp/none.txt'"  $M -s 1 --data "$tmp/none.txt"
 : > "$tmp/empty.txt"

@@ -29,7 +29,7 @@ void add_run_control_options(CLI::App& app, RunControlOptions& o, const RunContr
   app.add_option("--init-from", o.init_from, help.init_from);
   app.add_option("--stop-after", o.stop_after,
                  "stop after this step as if interrupted (the lr schedule still spans --steps)")
-      ->check(CLI::Range(0, 100000000));
+      ->check(CLI::Range(1, 100000000));  // 0, the default, is "not given"
   app.add_option("-o,--trace", o.run.trace,
                  fmt::format("HDF5 trace path (default traces/{}-<time>.h5)", app.get_name()));
   app.add_flag("-q,--quiet", o.run.quiet, "no progress lines (only the summary)");

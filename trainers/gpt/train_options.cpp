@@ -48,7 +48,7 @@ void add_train_options(CLI::App& app, TrainOptions& o) {
       ->check(CLI::Range(1, 100000000));
   train::add_bounded(app, "-B,--batch", o.batch, "sequences per rank per optimizer step (weak scaling)", 1, 1 << 20);
   app.add_option("-T,--seq-len", o.seq_len, "tokens per sequence (default: the context length)")
-      ->check(CLI::Range(0, 1 << 30));
+      ->check(CLI::Range(1, 1 << 30));  // 0, the default, is "not given"
   train::add_positive(app, "--lr", o.lr, "peak learning rate");
   train::add_bounded(app, "--min-lr-frac", o.min_lr_frac, "final lr as a fraction of the peak (cosine decay)", 0.0,
                      1.0);
