@@ -18,10 +18,11 @@ void add_run_control_options(CLI::App& app, RunControlOptions& o, const RunContr
   // Bounded as integers: CLI::NonNegativeNumber printed its bound as a 309-digit double.
   add_bounded(app, "--seed", o.seed, "parameter initialisation seed", 0LL, std::numeric_limits<long long>::max());
   add_bounded(app, "--data-seed", o.data_seed, help.data_seed, 0LL, std::numeric_limits<long long>::max());
-  app.add_option("--threads", o.threads, "OpenMP and BLAS threads (default: OMP_NUM_THREADS)")
+  app.add_option("--threads", o.threads, "OpenMP and BLAS threads (0, the default: OMP_NUM_THREADS)")
       ->check(CLI::Range(0, 4096));
   app.add_option("--save", o.save, "checkpoint file written at the end (and every --save-every steps)");
-  app.add_option("--save-every", o.save_every, "also checkpoint every N steps")->check(CLI::Range(0, 100000000));
+  app.add_option("--save-every", o.save_every, "also checkpoint every N steps (0, the default: at the end only)")
+      ->check(CLI::Range(0, 100000000));
   app.add_option("--save-init", o.save_init,
                  "also write the parameters the first step starts from as a checkpoint (step 0 of a fresh run), "
                  "so a peer implementation can start from the same weights");

@@ -68,13 +68,16 @@ void add_data_parallel_options(CLI::App& app, DataParallelOptions& o) {
       {"--accum-steps", &DataParallelOptions::accum_steps,
        "micro-batches per optimizer step; gradients are synchronised only after the last (DDP no_sync)", 1, 1 << 16},
       {"--local-sgd", &DataParallelOptions::local_sgd,
-       "local SGD: no gradient allreduce; ranks step independently and average parameters every N steps", 0, 1 << 24},
+       "local SGD: no gradient allreduce; ranks step independently and average parameters every N steps (0, "
+       "the default: off)",
+       0, 1 << 24},
       {"--verify-steps", &DataParallelOptions::verify_steps,
        "check the reduced gradients (or averaged parameters) of the first N synchronising steps against "
        "MPI_Allreduce",
        0, 1 << 24},
       {"--check-sync-every", &DataParallelOptions::check_sync_every,
-       "compare a hash of the parameters across ranks every N steps (always after the last step)", 0, 1 << 24},
+       "compare a hash of the parameters across ranks every N steps (0, the default: after the last step only)", 0,
+       1 << 24},
   };
   for (const Count& c : kCounts) {
     CLI::Option* opt = app.add_option(c.flag, o.*c.value, c.help)->check(CLI::Range(c.min, c.max));
