@@ -65,7 +65,7 @@ constexpr std::array kAlgorithms{
               "out of every rank's, then gathers all slices (host backends, one node)", .plan = plan_shm,
               .node_local = true},
     Algorithm{.name = "shm-seg", .description = "node-local, zero copy: the buffers live in shared memory; each rank "
-              "reduces its slice out of every rank's buffer, then gathers all slices", .plan = plan_shm_in_segment,
+              "reduces its slice out of every rank's buffer and writes it into every rank's", .plan = plan_shm_in_segment,
               .node_local = true, .buffers_in_segment = true},
     // Across nodes each slice goes through ring or Rabenseifner: at most the message's bytes.
     Algorithm{.name = "hier", .description = "node-aware: shm-seg's reduce-scatter inside each node, ring or "

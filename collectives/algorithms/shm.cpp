@@ -10,7 +10,7 @@
 //
 // Memory traffic per rank and byte of the message, p ranks: copy-in 1 read + 1 write; reduce
 // (p-1)/p x (2 reads + 1 write) of the own slice (pairwise); all-gather 1 read + 1 write —
-// 4 + 3(p-1)/p bytes moved per byte (shm-seg, below, moves 5(p-1)/p).
+// 4 + 3(p-1)/p bytes moved per byte (shm-seg, below, moves 2 in place).
 #include <algorithm>
 
 #include "collectives/algorithms/allreduce.hpp"
@@ -73,17 +73,19 @@ Program plan_shm(const Shape& s) {
 }
 
 // The zero-copy placement: send and receive buffers already lie in every rank's arena of the
-// segment (the harness or the data-parallel engine allocated them there), so no staging: each rank
-// reduces its slice of a chunk out of every rank's input into its own receive buffer, then copies
-// the other slices from their owners' receive buffers. Chunks go from the end of the buffer to its
-// start, the order in which backward finishes gradients, and each waits for this rank's input of
-// it (wait_input): the engine starts such a bucket while backward still writes it (a streamed
-// bucket) and reduces each chunk once every rank's copy of it is final. Signals: every rank's first
-// chunk final; one per chunk (its slices reduced and every rank's next chunk final); every rank
-// done reading (the call ends — the caller may overwrite its buffers once it returns). Memory
-// traffic per rank and byte of the message: reduce (p-1)/p x (2 reads + 1 write), gather (p-1)/p x
-// (1 read + 1 write) — 5(p-1)/p bytes moved per byte, no copy-in or copy-out (out of place adds 2/p
-// for the own slice).
+// segment (the harness or the data-parallel engine allocated them there), so no staging and no
+// gather: each rank reduces its slice of a chunk out of every rank's input and writes the result
+// straight into every rank's receive buffer. Chunks go from the end of the buffer to its start, the
+// order in which backward finishes gradients, and each waits for this rank's input of it
+// (wait_input): the engine starts such a bucket while backward still writes it (a streamed bucket)
+// and reduces each chunk once every rank's copy of it is final. Signals: every rank's first chunk
+// final (so every rank is inside the call and its receive buffer may be written); one per chunk
+// (every rank's next chunk final); every rank done (the result is complete everywhere, and nobody
+// reads or writes this rank's buffers any more). The slice is worked in blocks whose copies in all
+// ranks' buffers fit in L2 together, so each input is read from memory once and each result line
+// written back once. Memory traffic per rank and byte of the message, in place: 1 read + 1 write
+// (the lines written are the ones just read); the reduce-then-gather it replaces moved 5(p-1)/p
+// (results/2026-12-02-vm-f6m207-shm-seg-write-all).
 Program plan_shm_in_segment(const Shape& s) {
   ProgramBuilder b(s, 0);
   if (nothing_to_share(b)) return b.finish();
@@ -92,31 +94,33 @@ Program plan_shm_in_segment(const Shape& s) {
   // (16-64 MiB messages, results/2026-11-26-vm-f26m2-shm-chunks).
   const std::size_t chunk = b.segment_elements((std::size_t(1) << 20) / size_of(s.dtype));
   const std::size_t chunks = (n + chunk - 1) / chunk;
+  // A block's P copies within 256 KiB (every L2 this suite has met holds it), at least 4 KiB.
+  const std::size_t block = std::max<std::size_t>(4096, (std::size_t(256) << 10) / P) / size_of(s.dtype);
   auto chunk_offset = [&](std::size_t j) { return (chunks - 1 - j) * chunk; };  // the j-th processed
   auto input_of = [&](std::size_t q, std::size_t off, std::size_t len) {
     return s.in_place ? b.recv_buffer_of(int(q), off, len) : b.send_buffer_of(int(q), off, len);
   };
   b.wait_input(chunk_offset(0));
-  b.wait_signals(b.signal());  // every rank's first chunk is final
+  b.wait_signals(b.signal());  // every rank is in the call, its first chunk final
   for (std::size_t j = 0; j < chunks; ++j) {
     const std::size_t off = chunk_offset(j), len = std::min(chunk, n - off);
     const Blocks slices{len, P};
     const std::size_t mine = off + slices.begin(r), count = slices.size(r);
     b.step();
-    if (count > 0) {
-      if (!s.in_place) b.copy(b.recv_buffer(mine, count), b.send_buffer(mine, count));
-      for (std::size_t k = 1; k < P; ++k) b.reduce(b.recv_buffer(mine, count), input_of((r + k) % P, mine, count));
-      b.scale(b.recv_buffer(mine, count));
+    for (std::size_t at = mine; at < mine + count; at += block) {
+      const std::size_t m = std::min(block, mine + count - at);
+      if (!s.in_place) b.copy(b.recv_buffer(at, m), b.send_buffer(at, m));
+      for (std::size_t k = 1; k < P; ++k) b.reduce(b.recv_buffer(at, m), input_of((r + k) % P, at, m));
+      b.scale(b.recv_buffer(at, m));
+      for (std::size_t k = 1; k < P; ++k) b.copy(b.recv_buffer_of(int((r + k) % P), at, m), b.recv_buffer(at, m));
     }
-    b.step();
-    if (j + 1 < chunks) b.wait_input(chunk_offset(j + 1));
-    b.wait_signals(b.signal());  // every slice of this chunk reduced, every rank's next chunk final
-    for (std::size_t k = 1; k < P; ++k) {
-      const std::size_t q = (r + k) % P, at = off + slices.begin(q);
-      if (slices.size(q) > 0) b.copy(b.recv_buffer(at, slices.size(q)), b.recv_buffer_of(int(q), at, slices.size(q)));
+    if (j + 1 < chunks) {
+      b.step();
+      b.wait_input(chunk_offset(j + 1));
+      b.wait_signals(b.signal());  // every rank's next chunk final
     }
   }
-  b.wait_signals(b.signal());  // nobody reads this rank's buffers any more
+  b.wait_signals(b.signal());  // every slice written everywhere; nobody touches this rank's buffers
   b.scales_result();
   return b.finish();
 }

@@ -297,6 +297,43 @@ TEST(Programs, ScaledSchedulesScaleEveryElementOnce) {
         }
 }
 
+// shm-seg moves each byte of the message once each way: every rank works on its own slice of every
+// chunk in every rank's buffers (send and receive), no other element, and writes that slice into
+// every rank's receive buffer itself — no rank reads a slice another rank reduced (no gather),
+// which is what keeps its memory traffic at one read and one write per byte in place. One signal
+// per chunk and one at the end.
+TEST(Programs, ShmInSegmentTouchesOnlyItsOwnSliceOfEveryBuffer) {
+  const std::size_t chunk = (std::size_t(1) << 20) / sizeof(float);
+  for (int p : {2, 3, 5})
+    for (bool in_place : {true, false})
+      for (std::size_t count : {std::size_t(1), std::size_t(1000), 3 * chunk + 7}) {
+        std::vector<int> owner(count, -1);                                                  // who touched element e
+        std::vector<std::vector<int>> writer(std::size_t(p), std::vector<int>(count, -1));  // [buffer][e]
+        for (int r = 0; r < p; ++r) {
+          Shape s{count, Dtype::f32, Op::sum, r, p, 1 << 20, in_place, 0};
+          s.local_rank = r;
+          s.local_ranks = p;
+          const Program prog = plan_shm_in_segment(s);
+          EXPECT_EQ(prog.signals, int((count + chunk - 1) / chunk) + 1) << p << " " << count;
+          for (const Action& x : prog.actions) {
+            if (x.kind != ActionKind::reduce && x.kind != ActionKind::copy) continue;
+            for (const Span* span : {&x.a, &x.b})
+              for (std::size_t e = span->offset; e < span->offset + span->count; ++e) {
+                if (owner[e] < 0) owner[e] = r;
+                ASSERT_EQ(owner[e], r) << "p=" << p << " count=" << count << " element " << e;
+              }
+            if (x.a.buffer == Buffer::recv)
+              for (std::size_t e = x.a.offset; e < x.a.offset + x.a.count; ++e)
+                writer[std::size_t(x.a.owner < 0 ? r : x.a.owner)][e] = r;
+          }
+        }
+        for (int q = 0; q < p; ++q)
+          for (std::size_t e = 0; e < count; ++e)
+            ASSERT_EQ(writer[std::size_t(q)][e], owner[e])
+                << "p=" << p << " count=" << count << " buffer " << q << " element " << e;
+      }
+}
+
 TEST(Programs, OnlyFloatingPointResultsScale) {
   Shape s{8, Dtype::i32, Op::sum, 0, 2, 16, false, 0};
   s.scaled = true;

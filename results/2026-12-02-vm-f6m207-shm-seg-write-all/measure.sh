@@ -1,0 +1,20 @@
+#!/bin/bash
+# shm-seg before and after its reduced slices are written straight into every rank's buffer (no
+# gather phase), beside MPI_Allreduce and shm in the same run: 2 ranks bound one per core, both
+# placements, 1 KiB-64 MiB; interleaved passes, the side that runs first alternating.
+#   bash measure.sh BEFORE AFTER PASSES RAW > RAW.log   (traces and tables in RAW/; machine.txt here)
+set -u
+before=$(realpath "$1") after=$(realpath "$2") passes=${3:-5} raw=$(realpath -m "${4:-raw}") || exit 1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+mkdir -p "$raw" && cd "$(dirname "$0")" || exit 1
+{ lscpu; grep -m1 '^flags' /proc/cpuinfo; mpirun --version | head -1; } > machine.txt
+echo "start $(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg)"
+for p in $(seq 1 "$passes"); do
+  sides="before after"; [ $((p % 2)) -eq 0 ] && sides="after before"
+  for side in $sides; do
+    bin=$before; [ "$side" = after ] && bin=$after
+    mpirun -np 2 --bind-to core "$bin" -a mpi,shm,shm-seg --sizes 1K,64K,1M,16M,64M --placement both \
+      -o "$raw/$side-p$p.h5" > "$raw/$side-p$p.txt" 2>&1 || echo "FAILED $side-p$p"
+  done
+  echo "pass $p done $(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg)"
+done
