@@ -7,11 +7,13 @@
 //     per node), on the network transport: a ring, or Rabenseifner for slices under 512 KiB where
 //     its log2(nodes) latency term beats the ring's nodes - 1 — the point-to-point schedules
 //     themselves, appended as steps of this program;
-//  3. all-gather inside the node: every rank copies the other slices out of their owners' buffers.
+//  3. all-gather inside the node: local rank l writes its final slice into every local rank's
+//     receive buffer (as shm-seg does; only rank l touches slice l of any buffer, so no rank waits
+//     for another's slice to be final).
 // Each rank sends 2(N-1)/N of its slice over the network (N nodes) instead of 2(p-1)/p of the whole
 // buffer as the flat ring: the network carries 1/L of what it carries there, and its latency term
-// counts nodes, not ranks. Synchronisation: three signals (inputs in place; slices final; nobody
-// reads this rank's buffers any more).
+// counts nodes, not ranks. Synchronisation: two signals (every local rank in the call, its input in
+// place; every slice written everywhere, so nobody touches this rank's buffers any more).
 #include <algorithm>
 
 #include "collectives/algorithms/allreduce.hpp"
@@ -33,17 +35,27 @@ Program plan_hier(const Shape& s) {
     return s.in_place ? b.recv_buffer_of(int(q), off, len) : b.send_buffer_of(int(q), off, len);
   };
 
-  // 1. This rank's slice reduced over the node, in steps of 1 MiB (as shm-seg's chunks); final
-  // (so scaled here) when there is one node.
+  // 1. This rank's slice reduced over the node, in steps of 1 MiB (as shm-seg's chunks) and blocks
+  // whose L copies fit in L2 together; final (so scaled here, and written out at once, from cache)
+  // when there is one node.
   const bool one_node = s.nranks == 1;
-  b.wait_signals(b.signal());  // every local rank's input is in place
+  b.wait_signals(b.signal());  // every local rank is in the call, its input in place
   const std::size_t chunk = b.segment_elements((std::size_t(1) << 20) / size_of(s.dtype));
+  const std::size_t block = std::max<std::size_t>(4096, (std::size_t(256) << 10) / L) / size_of(s.dtype);
+  auto write_to_peers = [&](std::size_t off, std::size_t len) {
+    for (std::size_t k = 1; k < L; ++k) b.copy(b.recv_buffer_of(int((l + k) % L), off, len), b.recv_buffer(off, len));
+  };
   for (std::size_t off = mine; off < mine + count; off += chunk) {
-    const std::size_t len = std::min(chunk, mine + count - off);
     b.step();
-    if (!s.in_place) b.copy(b.recv_buffer(off, len), b.send_buffer(off, len));
-    for (std::size_t k = 1; k < L; ++k) b.reduce(b.recv_buffer(off, len), input_of((l + k) % L, off, len));
-    if (one_node) b.scale(b.recv_buffer(off, len));
+    for (std::size_t at = off; at < std::min(off + chunk, mine + count); at += block) {
+      const std::size_t len = std::min({block, off + chunk - at, mine + count - at});
+      if (!s.in_place) b.copy(b.recv_buffer(at, len), b.send_buffer(at, len));
+      for (std::size_t k = 1; k < L; ++k) b.reduce(b.recv_buffer(at, len), input_of((l + k) % L, at, len));
+      if (one_node) {
+        b.scale(b.recv_buffer(at, len));
+        write_to_peers(at, len);
+      }
+    }
   }
   // 2. Across the nodes: every rank of the rail has a slice of the same size (same L and n).
   if (!one_node && count > 0) {
@@ -54,16 +66,12 @@ Program plan_hier(const Shape& s) {
     rail.local_ranks = 1;  // (and scaled as this shape: the rail's last reductions are final)
     const bool small = count * size_of(s.dtype) < (std::size_t(512) << 10);
     b.append(small ? plan_rabenseifner(rail) : plan_ring(rail), mine);
+    // 3. The final slice into every local rank's buffer.
+    b.step();
+    for (std::size_t at = mine; at < mine + count; at += block) write_to_peers(at, std::min(block, mine + count - at));
   }
-  // 3. The other slices, from their owners.
   b.step();
-  b.wait_signals(b.signal());  // every slice final
-  for (std::size_t k = 1; k < L; ++k) {
-    const std::size_t q = (l + k) % L;
-    if (slices.size(q) > 0)
-      b.copy(b.recv_buffer(slices.begin(q), slices.size(q)), b.recv_buffer_of(int(q), slices.begin(q), slices.size(q)));
-  }
-  b.wait_signals(b.signal());  // nobody reads this rank's buffers any more
+  b.wait_signals(b.signal());  // every slice written everywhere; nobody touches this rank's buffers
   b.scales_result();
   return b.finish();
 }
