@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
 # The main local job: install what is missing, build, and run a small campaign on this machine
-# (allreduce sweep + DDP bucket sweep on 2 ranks, and data-parallel GPT training at 1 and NP
+# (allreduce sweep + DDP bucket sweep on NP ranks, and data-parallel GPT training at 1 and NP
 # ranks, weak scaling, two bucket caps), ending in a report with the scaling and breakdown figures.
 #   scripts/run-local.sh [campaign-dir]      (default results/local/<UTC time>)
+#   SCALEPROBE_NP=N: the ranks (2 to 64, default 2; more than the cores run oversubscribed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+NP=${SCALEPROBE_NP:-2}
+# Checked before the install and the build, which take minutes.
+if ! [[ $NP =~ ^[0-9]+$ ]] || ((10#$NP < 2 || 10#$NP > 64)); then
+  echo "run-local.sh: SCALEPROBE_NP=$NP: expected a whole number of ranks from 2 to 64" >&2
+  exit 2
+fi
+NP=$((10#$NP))
 scripts/install-deps.sh
 cmake --preset release >/dev/null
 cmake --build --preset release
 
-NP=${SCALEPROBE_NP:-2}
 campaign=${1:-results/local/$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$campaign"
 bin=build/release/collectives

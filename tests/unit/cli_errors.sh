@@ -93,6 +93,15 @@ for flag in --off-cache ""; do
     echo "FAIL: bucket_sweep $flag on a tiny layout did not run"; failures=$((failures + 1))
   fi
 done
+# The main local job checks SCALEPROBE_NP before its minutes of install and build: a copy of it
+# whose install step is a stub that fails, so a check that lets the value through fails here.
+mkdir -p "$tmp/job/scripts"
+cp "$(dirname "$0")/../../scripts/run-local.sh" "$tmp/job/scripts/"
+printf '#!/bin/sh\necho "reached the install step" >&2; exit 1\n' > "$tmp/job/scripts/install-deps.sh"
+chmod +x "$tmp/job/scripts/install-deps.sh"
+for np in 1 65 two; do
+  expect_error "SCALEPROBE_NP=$np: expected a whole number of ranks from 2 to 64" env SCALEPROBE_NP=$np "$tmp/job/scripts/run-local.sh"
+done
 # --help is not an error.
 expect_help "--sizes" $A
 finish cli_errors
