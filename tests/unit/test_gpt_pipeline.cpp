@@ -8,13 +8,28 @@
 #include <cstring>
 #include <vector>
 
+#include "collectives/algorithms/allreduce.hpp"
 #include "core/run/error.hpp"
+#include "trainers/common/run_report.hpp"
 #include "trainers/gpt/model.hpp"
 #include "trainers/gpt/pipeline_plan.hpp"
 
 namespace {
 
 using namespace sp::gpt;
+
+// A stage without replicas (or a one-rank run) allreduces nothing: its header says so instead of
+// naming the algorithm as if it ran.
+TEST(GptPipeline, HeaderSaysOneReplicaPerStageAllreducesNothing) {
+  sp::dp::DataParallelPlan plan;
+  plan.cases = {{&sp::coll::find_algorithm("ring"), sp::coll::parse_bucket_cap("25")}};
+  EXPECT_EQ(sp::train::gradient_plan_line(plan, 1, true),
+            "gradients: one data-parallel replica per stage, nothing to allreduce (cases ring/25 name the steps only)");
+  EXPECT_EQ(sp::train::gradient_plan_line(plan, 1),
+            "gradients: one data-parallel replica, nothing to allreduce "
+            "(cases ring/25 name the steps only)");
+  EXPECT_EQ(sp::train::gradient_plan_line(plan, 2, true), "gradients: bucketed allreduce (algorithm/cap MiB: ring/25)");
+}
 
 TEST(GptPipeline, LayersSplitEvenlyAndInOrder) {
   const std::vector<LayerRange> four = split_layers(4, 2);
