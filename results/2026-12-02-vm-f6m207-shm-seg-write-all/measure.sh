@@ -7,14 +7,10 @@ set -u
 before=$(realpath "$1") after=$(realpath "$2") passes=${3:-5} raw=$(realpath -m "${4:-raw}") || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
 mkdir -p "$raw" && cd "$(dirname "$0")" || exit 1
-{ lscpu; grep -m1 '^flags' /proc/cpuinfo; mpirun --version | head -1; } > machine.txt
-echo "start $(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg)"
-for p in $(seq 1 "$passes"); do
-  sides="before after"; [ $((p % 2)) -eq 0 ] && sides="after before"
-  for side in $sides; do
-    bin=$before; [ "$side" = after ] && bin=$after
-    mpirun -np 2 --bind-to core "$bin" -a mpi,shm,shm-seg --sizes 1K,64K,1M,16M,64M --placement both \
-      -o "$raw/$side-p$p.h5" > "$raw/$side-p$p.txt" 2>&1 || echo "FAILED $side-p$p"
-  done
-  echo "pass $p done $(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg)"
-done
+source ../lib/before_after.sh
+
+run() {  # BINARY NAME
+  mpirun -np 2 --bind-to core "$1" -a mpi,shm,shm-seg --sizes 1K,64K,1M,16M,64M --placement both \
+    -o "$raw/$2.h5" > "$raw/$2.txt" 2>&1
+}
+before_after "$passes" run "$before" "$after"
