@@ -41,7 +41,7 @@ Program plan_hier(const Shape& s) {
   const bool one_node = s.nranks == 1;
   b.wait_signals(b.signal());  // every local rank is in the call, its input in place
   const std::size_t chunk = b.segment_elements((std::size_t(1) << 20) / size_of(s.dtype));
-  const std::size_t block = std::max<std::size_t>(4096, (std::size_t(256) << 10) / L) / size_of(s.dtype);
+  const std::size_t block = l2_block_elements(L, size_of(s.dtype));
   auto write_to_peers = [&](std::size_t off, std::size_t len) {
     for (std::size_t k = 1; k < L; ++k) b.copy(b.recv_buffer_of(int((l + k) % L), off, len), b.recv_buffer(off, len));
   };

@@ -94,8 +94,7 @@ Program plan_shm_in_segment(const Shape& s) {
   // (16-64 MiB messages, results/2026-11-26-vm-f26m2-shm-chunks).
   const std::size_t chunk = b.segment_elements((std::size_t(1) << 20) / size_of(s.dtype));
   const std::size_t chunks = (n + chunk - 1) / chunk;
-  // A block's P copies within 256 KiB (every L2 this suite has met holds it), at least 4 KiB.
-  const std::size_t block = std::max<std::size_t>(4096, (std::size_t(256) << 10) / P) / size_of(s.dtype);
+  const std::size_t block = l2_block_elements(P, size_of(s.dtype));
   auto chunk_offset = [&](std::size_t j) { return (chunks - 1 - j) * chunk; };  // the j-th processed
   auto input_of = [&](std::size_t q, std::size_t off, std::size_t len) {
     return s.in_place ? b.recv_buffer_of(int(q), off, len) : b.send_buffer_of(int(q), off, len);

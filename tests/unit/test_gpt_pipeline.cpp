@@ -22,13 +22,15 @@ using namespace sp::gpt;
 // naming the algorithm as if it ran.
 TEST(GptPipeline, HeaderSaysOneReplicaPerStageAllreducesNothing) {
   sp::dp::DataParallelPlan plan;
+  plan.ranks = 1;
   plan.cases = {{&sp::coll::find_algorithm("ring"), sp::coll::parse_bucket_cap("25")}};
-  EXPECT_EQ(sp::train::gradient_plan_line(plan, 1, true),
+  EXPECT_EQ(sp::train::gradient_plan_line(plan, true),
             "gradients: one data-parallel replica per stage, nothing to allreduce (cases ring/25 name the steps only)");
-  EXPECT_EQ(sp::train::gradient_plan_line(plan, 1),
+  EXPECT_EQ(sp::train::gradient_plan_line(plan),
             "gradients: one data-parallel replica, nothing to allreduce "
             "(cases ring/25 name the steps only)");
-  EXPECT_EQ(sp::train::gradient_plan_line(plan, 2, true), "gradients: bucketed allreduce (algorithm/cap MiB: ring/25)");
+  plan.ranks = 2;
+  EXPECT_EQ(sp::train::gradient_plan_line(plan, true), "gradients: bucketed allreduce (algorithm/cap MiB: ring/25)");
 }
 
 TEST(GptPipeline, LayersSplitEvenlyAndInOrder) {

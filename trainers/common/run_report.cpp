@@ -25,7 +25,7 @@ TraceWriter open_train_trace(const Session& s, const RunOptions& run) {
   return TraceWriter(s, trace_output_path(run.trace, prov), "train", prov);
 }
 
-std::string gradient_plan_line(const dp::DataParallelPlan& plan, int replicas, bool pipeline) {
+std::string gradient_plan_line(const dp::DataParallelPlan& plan, bool pipeline) {
   if (plan.local_sgd > 0)
     return fmt::format("local SGD: parameters averaged every {} step(s) with {}{}", plan.local_sgd,
                        plan.cases[0].algorithm->name, plan.backend == "mpi" ? "" : fmt::format(" on {}", plan.backend));
@@ -34,7 +34,7 @@ std::string gradient_plan_line(const dp::DataParallelPlan& plan, int replicas, b
     cases += fmt::format("{}{}/{}", cases.empty() ? "" : ", ", c.algorithm->name, c.cap.label);
   if (plan.no_comm) return "gradients: not communicated (--no-comm: every rank trains alone)";
   // One replica (one rank, or one per pipeline stage): the cases still name the steps in the trace.
-  if (replicas == 1)
+  if (plan.ranks == 1)
     return fmt::format("gradients: one data-parallel replica{}, nothing to allreduce (cases {} name the steps only)",
                        pipeline ? " per stage" : "", cases);
   return fmt::format("gradients: bucketed allreduce (algorithm/cap MiB: {}){}", cases,

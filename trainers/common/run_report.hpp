@@ -22,7 +22,7 @@ TraceWriter open_train_trace(const Session& s, const RunOptions& run);
 
 // "local SGD: ...", "gradients: bucketed allreduce (...)" or, with one replica (a rank, or one per
 // pipeline stage), "gradients: one data-parallel replica, nothing to allreduce ...": the header line.
-std::string gradient_plan_line(const dp::DataParallelPlan& plan, int replicas, bool pipeline = false);
+std::string gradient_plan_line(const dp::DataParallelPlan& plan, bool pipeline = false);
 
 // The facts of a run every train trace records beside the options.
 struct RunFacts {

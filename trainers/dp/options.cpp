@@ -145,6 +145,7 @@ Fault parse_fault(const std::string& text) {
 DataParallelPlan make_plan(const DataParallelOptions& o, int batch, int nranks) {
   DataParallelPlan p;
   p.accum_steps = o.accum_steps;
+  p.ranks = nranks;
   p.local_sgd = o.local_sgd;
   if (o.no_overlap && o.overlap != "auto" && o.overlap != "none")
     throw UsageError(fmt::format("--no-overlap and --overlap {} contradict each other", o.overlap));

@@ -56,6 +56,7 @@ struct DataParallelPlan {
   int micro_batch = 0;   // rows each rank forwards at once
   int accum_steps = 1;   // micro-batches per optimizer step (no synchronisation before the last)
   int global_batch = 0;  // micro_batch x accum_steps x ranks: rows per optimizer step
+  int ranks = 1;         // the data-parallel ranks (replicas) the batch is planned over
   int local_sgd = 0;
   bool no_comm = false;          // every rank trains alone: the no-communication baseline
   std::string overlap = "auto";  // as requested; the engine resolves it (overlap.hpp)

@@ -131,7 +131,7 @@ int run(Session& s, TrainOptions& o) {
                  fmt::format("data: {} ({} train / {} val tokens); {} rank(s) x {} thread(s), BLAS: {}; GEMM: {}",
                              data_source, split.train.size(), split.val.size(), s.size, threads,
                              kernels::blas_description(), kernels::gemm_description()),
-                 batch_line, train::gradient_plan_line(plan, dp_ranks, pipe.has_value()),
+                 batch_line, train::gradient_plan_line(plan, pipe.has_value()),
                  fmt::format(
                      "AdamW lr {:g} (warm-up {}, cosine to {:g}), betas {:g}/{:g}, wd {:g}, clip {:g}; steps {}..{}{}",
                      o.lr, o.warmup_steps, o.lr * o.min_lr_frac, o.beta1, o.beta2, o.weight_decay, o.grad_clip,

@@ -102,7 +102,7 @@ int run(Session& s, TrainOptions& o) {
                plan.scaling, plan.global_batch, s.size, plan.accum_steps, B, S, S,
                o.bn_eval ? "frozen (--bn-eval: running statistics, batch-independent)"
                          : "batch statistics per rank (no SyncBN)"),
-           train::gradient_plan_line(plan, s.size),
+           train::gradient_plan_line(plan),
            fmt::format("SGD lr {:g} (warm-up {}, {}), momentum {:g}{}, wd {:g}, clip {:g}; steps {}..{}{}", o.lr,
                        o.warmup_steps, sched, o.momentum, o.nesterov ? " (Nesterov)" : "", o.weight_decay, o.grad_clip,
                        start_step + 1, last_step, !o.resume.empty() ? " (resumed from " + o.resume + ")" : "")},
