@@ -91,6 +91,7 @@ void ProgramBuilder::sendrecv(Span out, int to, Span in, int from) {
 }
 void ProgramBuilder::reduce(Span into, Span from) { add({ActionKind::reduce, -1, -1, into, from}); }
 void ProgramBuilder::copy(Span to, Span from) { add({ActionKind::copy, -1, -1, to, from}); }
+void ProgramBuilder::stream_copy(Span to, Span from) { add({ActionKind::stream_copy, -1, -1, to, from}); }
 
 void ProgramBuilder::scale(Span final_values) {
   if (p_.shape.scaled && final_values.count > 0) add({ActionKind::scale, -1, -1, final_values, {}});
@@ -195,6 +196,9 @@ void run_local(const Action& x, const Program& p, const Bindings& b, Transport& 
     case ActionKind::copy:
       t.copy(address(b, x.a, d), address(b, x.b, d), x.a.count * size_of(d));
       break;
+    case ActionKind::stream_copy:
+      t.stream_copy(address(b, x.a, d), address(b, x.b, d), x.a.count * size_of(d));
+      break;
     case ActionKind::scale:
       if (b.scale != 1.0) t.scale(address(b, x.a, d), x.a.count, d, b.scale);
       break;
@@ -255,6 +259,7 @@ void run_blocking(const Program& p, const Bindings& b, Transport& t) {
         break;
       case ActionKind::reduce:  // no default: the compiler names a kind a switch misses
       case ActionKind::copy:
+      case ActionKind::stream_copy:
       case ActionKind::scale:
         run_local(x, p, b, t);
         break;
@@ -362,6 +367,7 @@ bool ProgressedRun::advance(bool poll) {
         break;
       case ActionKind::reduce:
       case ActionKind::copy:
+      case ActionKind::stream_copy:
       case ActionKind::scale:
         run_local(x, p, bind_, t);
         break;

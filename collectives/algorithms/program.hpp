@@ -46,6 +46,7 @@ enum class ActionKind : std::uint8_t {
   sendrecv,            // send a to peer while receiving b from source(), one blocking call
   reduce,              // a[i] = op(a[i], b[i])
   copy,                // a = b
+  stream_copy,         // a = b with stores past the caches (Transport::stream_copy)
   scale,               // a[i] *= the run's scale (Bindings::scale): final values of a scaled program
   library_allreduce,   // the transport library's own allreduce of b into a (the same span: in place)
   library_collective,  // the library's own call of the shape's collective, b (send) into a (recv)
@@ -140,6 +141,9 @@ class ProgramBuilder {
   void sendrecv(Span out, int to, Span in, int from);
   void reduce(Span into, Span from);
   void copy(Span to, Span from);
+  // A copy whose destination is not read again soon (a result larger than the core's caches):
+  // written to memory without first being read into the cache.
+  void stream_copy(Span to, Span from);
   // For a scaled shape: the span holds final values of the call, to be scaled (nothing otherwise);
   // scales_result() says the program scales every element of its result (some rank's scale()).
   void scale(Span final_values);

@@ -3,10 +3,10 @@
 // pipelining chunk of the input is copied into this rank's staging slot; then every rank reduces
 // its slice of the chunk straight out of all the ranks' slots into its own slot (reduce-scatter),
 // and every rank copies each finished slice from its owner's slot into its receive buffer
-// (all-gather). Two slots per rank let the next chunk's copy-in overlap peers still gathering the
-// last one. Synchronisation is three counter signals per chunk: inputs staged, slices reduced,
-// slot read. A chunk is the pipelining segment (--chunk) up to NodeSegment::kSlotBytes, so memory
-// per rank is 2 x 256 KiB whatever the message size.
+// (all-gather; a large result out of place with non-temporal stores). Two slots per rank let the next chunk's copy-in
+// overlap peers still gathering the last one. Synchronisation is three counter signals per chunk: inputs staged, slices
+// reduced, slot read. A chunk is the pipelining segment (--chunk) up to NodeSegment::kSlotBytes, so memory per rank is
+// 2 x 256 KiB whatever the message size.
 //
 // Memory traffic per rank and byte of the message, p ranks: copy-in 1 read + 1 write; reduce
 // (p-1)/p x (2 reads + 1 write) of the own slice (pairwise); all-gather 1 read + 1 write —
@@ -16,6 +16,7 @@
 #include "collectives/algorithms/allreduce.hpp"
 #include "collectives/algorithms/blocks.hpp"
 #include "collectives/transports/node_segment.hpp"
+#include "core/measure/topology.hpp"
 
 namespace sp::coll {
 namespace {
@@ -25,6 +26,17 @@ bool nothing_to_share(ProgramBuilder& b) {
   const Shape& s = b.shape();
   if (s.count > 0 && s.nranks == 1 && !s.in_place) b.copy(b.recv_buffer(0, s.count), b.send_buffer(0, s.count));
   return s.count == 0 || s.nranks == 1;
+}
+
+// Out of place, a result far larger than the core's own caches is written with non-temporal
+// stores: its receive lines are not read first (from L3 or memory, only to be overwritten) and do
+// not push the staging slots out of L2. From 4x the core's private caches on: with 2 MiB of L2
+// (Xeon f6m207), 2 ranks, it took 0.826x the time at 16 MiB and 0.790x at 64 MiB, while up to
+// 8 MiB streaming every size gained nothing (results/2026-12-02-vm-f6m207-shm-stream). In place
+// the copy-in has just read those lines: nothing to save.
+bool streams_result(const Shape& s) {
+  const std::size_t private_cache = core_private_cache_bytes();
+  return !s.in_place && private_cache > 0 && s.count * size_of(s.dtype) > 4 * private_cache;
 }
 
 }  // namespace
@@ -39,6 +51,7 @@ Program plan_shm(const Shape& s) {
   auto input = [&](std::size_t off, std::size_t len) {
     return s.in_place ? b.recv_buffer(off, len) : b.send_buffer(off, len);
   };
+  const bool stream = streams_result(s);
   std::vector<int> slot_read;  // per chunk: its "slot read" signal
   for (std::size_t off = 0, i = 0; off < n; off += chunk, ++i) {
     const std::size_t len = std::min(chunk, n - off), slot = (i % NodeSegment::kSlots) * slot_elements;
@@ -62,9 +75,13 @@ Program plan_shm(const Shape& s) {
     b.wait_signals(b.signal());  // every slice reduced
     for (std::size_t k = 0; k < P; ++k) {
       const std::size_t q = (r + k) % P;
-      if (slices.size(q) > 0)
-        b.copy(b.recv_buffer(off + slices.begin(q), slices.size(q)),
-               b.segment(int(q), slot + slices.begin(q), slices.size(q)));
+      if (slices.size(q) == 0) continue;
+      const Span to = b.recv_buffer(off + slices.begin(q), slices.size(q));
+      const Span from = b.segment(int(q), slot + slices.begin(q), slices.size(q));
+      if (stream)
+        b.stream_copy(to, from);
+      else
+        b.copy(to, from);
     }
     slot_read.push_back(b.signal());
   }

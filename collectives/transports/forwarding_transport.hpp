@@ -42,6 +42,7 @@ class ForwardingTransport : public Transport {
   bool holds_data() const override { return t_.holds_data(); }
   TransportBuffer allocate(std::size_t bytes) const override { return t_.allocate(bytes); }
   void copy(void* dst, const void* src, std::size_t bytes) const override { t_.copy(dst, src, bytes); }
+  void stream_copy(void* dst, const void* src, std::size_t bytes) const override { t_.stream_copy(dst, src, bytes); }
   void from_host(void* dst, const void* host, std::size_t bytes) const override { t_.from_host(dst, host, bytes); }
   void to_host(void* host, const void* src, std::size_t bytes) const override { t_.to_host(host, src, bytes); }
   void synchronize() override { t_.synchronize(); }

@@ -4,7 +4,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <cstdint>
 #include <new>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "core/run/error.hpp"
 
@@ -18,6 +23,27 @@ TransportBuffer Transport::allocate(std::size_t bytes) const {
 
 void Transport::copy(void* dst, const void* src, std::size_t bytes) const {
   if (bytes) std::memcpy(dst, src, bytes);
+}
+
+void Transport::stream_copy(void* dst, const void* src, std::size_t bytes) const {
+  if (bytes == 0) return;
+#if defined(__SSE2__)
+  // The unaligned head and the tail go through memcpy; the body as 16-byte non-temporal stores,
+  // four per 64-byte line so that each line leaves the write-combining buffer whole.
+  auto* to = static_cast<std::byte*>(dst);
+  const auto* from = static_cast<const std::byte*>(src);
+  const std::size_t head = std::min(bytes, (64 - reinterpret_cast<std::uintptr_t>(to) % 64) % 64);
+  std::memcpy(to, from, head);
+  std::size_t done = head;
+  for (; done + 64 <= bytes; done += 64)
+    for (std::size_t k = 0; k < 64; k += 16)
+      _mm_stream_si128(reinterpret_cast<__m128i*>(to + done + k),
+                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + done + k)));
+  _mm_sfence();  // non-temporal stores are weakly ordered: make them visible before a later signal
+  std::memcpy(to + done, from + done, bytes - done);
+#else
+  copy(dst, src, bytes);
+#endif
 }
 
 std::size_t Transport::count_mismatches(const void* got, const void* want, std::size_t count, Dtype d) const {

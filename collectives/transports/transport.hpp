@@ -100,6 +100,10 @@ class Transport {
   virtual bool holds_data() const { return true; }
   virtual TransportBuffer allocate(std::size_t bytes) const;               // zeroed
   virtual void copy(void* dst, const void* src, std::size_t bytes) const;  // both the transport's memory
+  // A copy with non-temporal stores where the memory is the host's: the destination's lines are
+  // written to memory without being read first and leave the cache (for a large result nobody
+  // reads at once). Ordered before any later store, as copy is (a signal may follow).
+  virtual void stream_copy(void* dst, const void* src, std::size_t bytes) const;
   virtual void from_host(void* dst, const void* host, std::size_t bytes) const { copy(dst, host, bytes); }
   virtual void to_host(void* host, const void* src, std::size_t bytes) const { copy(host, src, bytes); }
   // Returns when every call made so far has completed: the end of a timed call.

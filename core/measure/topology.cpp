@@ -111,6 +111,13 @@ const CacheTopology& cache_topology() {
   return t;
 }
 
+std::size_t core_private_cache_bytes() {
+  const std::vector<CacheLevel>& levels = cache_topology().levels;
+  std::size_t bytes = 0;
+  for (std::size_t i = 0; i + 1 < levels.size(); ++i) bytes += levels[i].bytes;
+  return bytes;
+}
+
 const MachineCounts& machine_counts() {
   static const MachineCounts counts = [] {
     MachineCounts c;
@@ -154,7 +161,7 @@ RankCacheShare rank_cache_share(MPI_Comm comm) {
     s.llc_ranks = (s.node_ranks + llc->instances - 1) / std::max(1, llc->instances);
   }
   s.llc_ranks = std::max(1, s.llc_ranks);
-  for (std::size_t i = 0; i + 1 < topo.levels.size(); ++i) s.private_bytes += topo.levels[i].bytes;
+  s.private_bytes = core_private_cache_bytes();
   return s;
 }
 

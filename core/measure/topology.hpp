@@ -33,6 +33,10 @@ struct CacheTopology {
 // for machines whose hypervisor reports a wrong one; it is recorded in provenance.
 const CacheTopology& cache_topology();
 
+// The caches one core has to itself: every level below the last (L1d + L2 on most CPUs; 0 where
+// hwloc knows none). A result larger than that has left them before its caller reads it.
+std::size_t core_private_cache_bytes();
+
 // Counts hwloc reports for this machine (0 where unknown): what "cores and threads" means on it.
 struct MachineCounts {
   int packages = 0, numa_nodes = 0, cores = 0, pus = 0;

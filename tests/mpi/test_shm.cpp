@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 
 #include "collectives/algorithms/allreduce.hpp"
 #include "collectives/transports/node_segment.hpp"
+#include "core/measure/topology.hpp"
 #include "core/run/error.hpp"
 
 namespace {
@@ -186,6 +188,39 @@ TEST(Shm, AdvancedInSlicesTheResultIsExact) {
     EXPECT_EQ(wrong, 0u) << name << " after " << rounds << " unfinished rounds";
     PMPI_Barrier(MPI_COMM_WORLD);
   }
+}
+
+// Out of place, a result over 4x the core's private caches is gathered with non-temporal stores
+// (Transport::stream_copy): the program says so, and the result is exact (an odd count, so the
+// copies have unaligned heads and tails); in place and small results are copied through the cache.
+TEST(Shm, LargePrivateResultsAreStreamedAndExact) {
+  const std::size_t cache = core_private_cache_bytes();
+  if (cache == 0) GTEST_SKIP() << "hwloc reports no private cache level here";
+  static const std::unique_ptr<Transport> t = make_mpi_transport(MPI_COMM_WORLD);
+  int rank = 0, p = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  const std::size_t count = 4 * cache / 4 + 1001;
+  auto streams = [](const Program& prog) {
+    return std::any_of(prog.actions.begin(), prog.actions.end(),
+                       [](const Action& x) { return x.kind == ActionKind::stream_copy; });
+  };
+  const Shape large{count, Dtype::i32, Op::sum, rank, p, 1 << 20, false, 0};
+  Shape in_place = large, small = large;
+  in_place.in_place = true;
+  small.count = 1000;
+  EXPECT_EQ(streams(plan_shm(large)), p > 1);
+  EXPECT_FALSE(streams(plan_shm(in_place)));
+  EXPECT_FALSE(streams(plan_shm(small)));
+  TransportBuffer send = t->allocate(count * 4), recv = t->allocate(count * 4);
+  auto* in = reinterpret_cast<std::int32_t*>(send.data());
+  for (std::size_t i = 0; i < count; ++i) in[i] = std::int32_t(i % 1000) * (rank + 1);
+  run_blocking(plan_shm(large), {send.data(), recv.data(), nullptr, &world_segment()}, *t);
+  const auto* out = reinterpret_cast<const std::int32_t*>(recv.data());
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < count; ++i) wrong += out[i] != std::int32_t(i % 1000) * p * (p + 1) / 2;
+  EXPECT_EQ(wrong, 0u);
+  PMPI_Barrier(MPI_COMM_WORLD);
 }
 
 // The engine's mean (Shape::scaled): shm and shm-seg scale each rank's reduced slice once, before

@@ -334,6 +334,24 @@ TEST(Programs, ShmInSegmentTouchesOnlyItsOwnSliceOfEveryBuffer) {
       }
 }
 
+// The non-temporal copy (shm's large private results) is memcpy's equal at every alignment of
+// either end and every length around its 64-byte body, and writes nothing outside the destination.
+TEST(Programs, StreamCopyEqualsMemcpyAtEveryAlignment) {
+  Fabric fabric;
+  const LoopbackTransport t(fabric, 0, 1);
+  std::vector<unsigned char> src(1024), want(1100), got(1100);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 7 + 3);
+  for (std::size_t to : {0, 1, 15, 16, 63})
+    for (std::size_t from : {0, 5, 16})
+      for (std::size_t bytes : {0, 1, 63, 64, 65, 127, 200, 1000}) {
+        std::fill(want.begin(), want.end(), 0xAB);
+        std::fill(got.begin(), got.end(), 0xAB);
+        std::copy_n(src.begin() + long(from), bytes, want.begin() + long(to));
+        t.stream_copy(got.data() + to, src.data() + from, bytes);
+        ASSERT_EQ(got, want) << "to +" << to << ", from +" << from << ", " << bytes << " bytes";
+      }
+}
+
 TEST(Programs, OnlyFloatingPointResultsScale) {
   Shape s{8, Dtype::i32, Op::sum, 0, 2, 16, false, 0};
   s.scaled = true;

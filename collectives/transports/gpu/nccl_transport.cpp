@@ -197,6 +197,7 @@ class NcclTransport final : public Transport {
   void copy(void* dst, const void* src, std::size_t bytes) const override {
     if (bytes) check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_), "cudaMemcpyAsync");
   }
+  void stream_copy(void* dst, const void* src, std::size_t bytes) const override { copy(dst, src, bytes); }
   void from_host(void* dst, const void* host, std::size_t bytes) const override {
     if (bytes) check_cuda(cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync");
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
