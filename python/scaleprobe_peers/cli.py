@@ -268,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"{out} exists: choose another --out")
     ctx = Context(Path(a.build_dir).resolve(), work / "raw",
                   Path(a.native_build_dir).resolve() if a.native_build_dir else None)
-    missing = [ctx.binary(k) for k in ("allreduce", "gpt", "resnet") if not Path(ctx.binary(k)).is_file()]
+    missing = [b for b in map(ctx.binary, ("allreduce", "gpt", "resnet")) if not Path(b).is_file()]
     if missing:  # before anything is written: a wrong --build-dir is not a partial campaign
         ap.error(f"--build-dir {a.build_dir}: {missing[0]} not found (build first: cmake --build build/release)")
     shutil.rmtree(work, ignore_errors=True)

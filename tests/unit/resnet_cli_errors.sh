@@ -20,6 +20,7 @@ expect_error "--schedule 'linear': choose cosine or step" $M -s 1 --schedule lin
 expect_error "--lr-steps needs --schedule step"        $M -s 4 --lr-steps 2
 expect_error "--lr-steps: 'x' is not a positive step number" $M -s 4 --schedule step --lr-steps 2,x
 expect_error "--lr-steps: 2 after 3 (the steps must increase)" $M -s 4 --schedule step --lr-steps 3,2
+expect_error "--lr-steps: 4 is not before --steps 4 (it would never apply)" $M -s 4 --schedule step --lr-steps 2,4
 expect_error "--save-every needs --save"               $M -s 2 --save-every 1
 expect_error "smaller than the global batch of 128"    $M0 --depth 8 --width 4 -s 1 -B 128
 expect_error "GiB of activations"                      $R -m resnet18 -s 1 -B 100000 -o "$tmp/t.h5"

@@ -48,6 +48,8 @@ void resolve_schedule(TrainOptions& o) {
       throw UsageError(fmt::format("--lr-steps: '{}' is not a positive step number", item));
     if (!o.milestones.empty() && v <= o.milestones.back())
       throw UsageError(fmt::format("--lr-steps: {} after {} (the steps must increase)", v, o.milestones.back()));
+    if (v >= o.steps)  // the lr drops from step v on (counting from 0): never within --steps
+      throw UsageError(fmt::format("--lr-steps: {} is not before --steps {} (it would never apply)", v, o.steps));
     o.milestones.push_back(v);
   }
 }
