@@ -1,7 +1,8 @@
-"""Every pass from the stored traces: per placement and size, shm's median call time (slowest
-rank) over MPI_Allreduce's in the same run, before and after, and shm after / before in the same
-pass; then the median and range of each ratio over the passes. From the repository root:
-    PYTHONPATH=python /usr/bin/python3 results/2026-12-02-vm-f6m207-shm-stream/summarize.py RAW
+"""Every pass from the stored traces: per placement and size, the algorithm's (shm, or the one
+named second) median call time (slowest rank) over MPI_Allreduce's in the same run, before and
+after, and its after / before in the same pass; then the median and range of each ratio over the
+passes. From the repository root:
+    PYTHONPATH=python /usr/bin/python3 results/2026-12-02-vm-f6m207-shm-stream/summarize.py RAW [ALGORITHM]
 """
 import statistics
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 from scaleprobe_analysis.trace import load_trace
 
 raw = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent / "raw"
+alg = sys.argv[2] if len(sys.argv) > 2 else "shm"
 runs = {}  # (side, pass) -> {(placement, bytes, algorithm): p50_us}
 cpus, revisions = set(), {}
 for path in sorted(raw.glob("*.h5")):
@@ -24,7 +26,7 @@ for path in sorted(raw.glob("*.h5")):
 
 print(f"CPU: {', '.join(sorted(cpus))}; before {', '.join(sorted(revisions['before']))}, "
       f"after {', '.join(sorted(revisions['after']))}\n")
-print("| placement | bytes | pass | shm / MPI before | shm / MPI after | shm after / before |")
+print(f"| placement | bytes | pass | {alg} / MPI before | {alg} / MPI after | {alg} after / before |")
 print("|---|---|---|---|---|---|")
 ranges = {}
 passes = sorted({p for _, p in runs})
@@ -33,9 +35,9 @@ for placement, n in cases:
     for p in passes:
         b, a = runs[("before", p)], runs[("after", p)]
         row = {
-            "shm / MPI before": b[(placement, n, "shm")] / b[(placement, n, "mpi")],
-            "shm / MPI after": a[(placement, n, "shm")] / a[(placement, n, "mpi")],
-            "shm after / before": a[(placement, n, "shm")] / b[(placement, n, "shm")],
+            f"{alg} / MPI before": b[(placement, n, alg)] / b[(placement, n, "mpi")],
+            f"{alg} / MPI after": a[(placement, n, alg)] / a[(placement, n, "mpi")],
+            f"{alg} after / before": a[(placement, n, alg)] / b[(placement, n, alg)],
         }
         for k, v in row.items():
             ranges.setdefault((placement, n, k), []).append(v)
