@@ -4,13 +4,11 @@
 # placements, 1 KiB-64 MiB; interleaved passes, the side that runs first alternating.
 #   bash measure.sh BEFORE AFTER PASSES RAW > RAW.log   (traces and tables in RAW/; machine.txt here)
 set -u
-before=$(realpath "$1") after=$(realpath "$2") passes=${3:-5} raw=$(realpath -m "${4:-raw}") || exit 1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
-mkdir -p "$raw" && cd "$(dirname "$0")" || exit 1
-source ../lib/before_after.sh
+# shellcheck source=../lib/before_after.sh
+source "$(dirname "$0")/../lib/before_after.sh" || exit 1
 
 run() {  # BINARY NAME
   mpirun -np 2 --bind-to core "$1" -a mpi,shm,shm-seg --sizes 1K,64K,1M,16M,64M --placement both \
     -o "$raw/$2.h5" > "$raw/$2.txt" 2>&1
 }
-before_after "$passes" run "$before" "$after"
+before_after_main run "$@"

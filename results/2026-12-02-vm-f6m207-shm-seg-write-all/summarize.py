@@ -4,51 +4,33 @@ bandwidth (all ranks copying at once), and shm-seg after / before in the same pa
 ranges over the passes. From the repository root:
     PYTHONPATH=python /usr/bin/python3 results/2026-12-02-vm-f6m207-shm-seg-write-all/summarize.py RAW
 """
-import statistics
 import sys
 from pathlib import Path
 
-from scaleprobe_analysis.trace import load_trace
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lib"))
+from passes import p50_by_case, print_pass_tables, provenance_line, read_passes  # noqa: E402  (results/lib: shared with another campaign)
 
 raw = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent / "raw"
-runs = {}  # (side, pass) -> {(placement, bytes, algorithm): p50_us}, copy GB/s
-cpus, revisions = set(), {}
-for path in sorted(raw.glob("*.h5")):
-    side, p = path.stem.split("-p")
-    t = load_trace(path)
-    cpus.add(t.provenance["cpu_signature"])
-    revisions.setdefault(side, set()).add(t.provenance["git_revision"])
-    s = t.table("summary")
-    if (s["wrong"] != 0).any():
-        sys.exit(f"{path}: a wrong result")
-    p50 = {(r.placement, int(r.bytes), r.algorithm): r.p50_us for r in s.itertuples()}
-    runs[(side, int(p))] = (p50, t.memory_copy_GBps())
+traces, cpus, revisions = read_passes(raw)
+# (side, pass) -> {(placement, bytes, algorithm): p50_us}, copy GB/s
+runs = {key: (p50_by_case(t), t.memory_copy_GBps()) for key, t in traces.items()}
 
-print(f"CPU: {', '.join(sorted(cpus))}; before {', '.join(sorted(revisions['before']))}, "
-      f"after {', '.join(sorted(revisions['after']))}\n")
-print("| placement | bytes | pass | shm / MPI (after) | shm-seg / MPI before | shm-seg / MPI after "
-      "| shm-seg after / before | shm-seg busbw / copy before | after |")
-print("|---|---|---|---|---|---|---|---|---|")
-ranges = {}
-passes = sorted({p for _, p in runs})
+print(provenance_line(cpus, revisions))
 cases = sorted({(pl, n) for p50, _ in runs.values() for pl, n, _ in p50}, key=lambda c: (c[0] != "out", c[1]))
-for placement, n in cases:
-    for p in passes:
-        (b, copy_b), (a, copy_a) = runs[("before", p)], runs[("after", p)]
-        busbw = lambda p50, copy: n / (p50[(placement, n, "shm-seg")] * 1e-6) / 1e9 / copy  # 2 ranks: busbw = algbw
-        row = {
-            "shm / MPI (after)": a[(placement, n, "shm")] / a[(placement, n, "mpi")],
-            "shm-seg / MPI before": b[(placement, n, "shm-seg")] / b[(placement, n, "mpi")],
-            "shm-seg / MPI after": a[(placement, n, "shm-seg")] / a[(placement, n, "mpi")],
-            "after / before": a[(placement, n, "shm-seg")] / b[(placement, n, "shm-seg")],
-            "busbw / copy before": busbw(b, copy_b),
-            "busbw / copy after": busbw(a, copy_a),
-        }
-        for k, v in row.items():
-            ranges.setdefault((placement, n, k), []).append(v)
-        print(f"| {placement} | {n} | {p} | " + " | ".join(f"{v:.3f}" for v in row.values()) + " |")
 
-print("\n| placement | bytes | ratio | median | range |")
-print("|---|---|---|---|---|")
-for (placement, n, k), v in ranges.items():
-    print(f"| {placement} | {n} | {k} | {statistics.median(v):.3f} | {min(v):.3f}-{max(v):.3f} |")
+
+def ratios(before, after, placement, n):
+    (b, copy_b), (a, copy_a) = before, after
+    busbw = lambda p50, copy: n / (p50[(placement, n, "shm-seg")] * 1e-6) / 1e9 / copy  # 2 ranks: busbw = algbw
+    return {
+        "shm / MPI (after)": a[(placement, n, "shm")] / a[(placement, n, "mpi")],
+        "shm-seg / MPI before": b[(placement, n, "shm-seg")] / b[(placement, n, "mpi")],
+        "shm-seg / MPI after": a[(placement, n, "shm-seg")] / a[(placement, n, "mpi")],
+        "after / before": a[(placement, n, "shm-seg")] / b[(placement, n, "shm-seg")],
+        "busbw / copy before": busbw(b, copy_b),
+        "busbw / copy after": busbw(a, copy_a),
+    }
+
+
+print_pass_tables(runs, cases, ratios, header=["shm / MPI (after)", "shm-seg / MPI before", "shm-seg / MPI after",
+                                               "shm-seg after / before", "shm-seg busbw / copy before", "after"])
