@@ -22,7 +22,9 @@ Program plan_bruck_all_gather(const Shape& s) {
     const std::size_t blocks = std::min(d, P - have);
     const int to = static_cast<int>((r + P - d) % P), from = static_cast<int>((r + d) % P);
     int received = b.post_recv(held(have, blocks), from);
-    int sent = b.post_send(held(0, blocks), to);
+    // The first send is this rank's own block: from the send buffer, not the copy just written
+    // (ProgramBuilder::input says why).
+    int sent = b.post_send(d == 1 ? b.send_buffer(0, block) : held(0, blocks), to);
     b.wait(received);
     b.wait(sent);
     have += blocks;

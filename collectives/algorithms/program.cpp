@@ -148,10 +148,15 @@ void ProgramBuilder::append(const Program& sub, std::size_t recv_offset) {
   for (int k = p_.slots - 1; k >= 0; --k) free_slots_.push_back(k);
 }
 
-bool ProgramBuilder::begin_in_recv() {
+bool ProgramBuilder::begin_in_recv(std::size_t skip_offset, std::size_t skip_count) {
   const Shape& s = p_.shape;
   if (s.count == 0) return false;
-  if (!s.in_place) copy(recv_buffer(0, s.count), send_buffer(0, s.count));
+  if (s.nranks == 1 || skip_count == 0) skip_offset = s.count;  // nothing skipped
+  const std::size_t skip_end = std::min(s.count, skip_offset + skip_count);
+  if (!s.in_place) {
+    if (skip_offset > 0) copy(recv_buffer(0, skip_offset), send_buffer(0, skip_offset));
+    if (skip_end < s.count) copy(recv_buffer(skip_end, s.count - skip_end), send_buffer(skip_end, s.count - skip_end));
+  }
   return s.nranks > 1;
 }
 

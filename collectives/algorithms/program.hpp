@@ -168,8 +168,18 @@ class ProgramBuilder {
 
   // The start of the schedules that build their result in recv: nothing for no elements, the
   // input copied into recv unless in place; false when that completes the call (no elements, or
-  // a single rank).
-  bool begin_in_recv();
+  // a single rank). Elements [skip_offset, skip_offset + skip_count) are not copied when other
+  // ranks share the call: the schedule sends them from input() and overwrites them unread.
+  bool begin_in_recv(std::size_t skip_offset = 0, std::size_t skip_count = 0);
+  // This rank's input, elements [offset, offset + count): the send buffer out of place, recv in
+  // place. Input a schedule sends before changing it goes from here: out of place those lines are
+  // clean, where begin_in_recv's copy in recv is still dirty in this core's cache, and a peer's
+  // single-copy read of dirty lines (Open MPI's CMA) is slow — ring all-gather took 1.622 of
+  // MPI_Allgather's time at 1 MiB on 2 ranks sending its own block from the copy, 1.001 from the
+  // send buffer (results/2026-12-02-vm-f6m207-send-from-input).
+  Span input(std::size_t offset, std::size_t count) const {
+    return p_.shape.in_place ? recv_buffer(offset, count) : send_buffer(offset, count);
+  }
   // Elements per pipelined segment: chunk_bytes over the element size (at least 1), or all
   // max_elements when chunk_bytes is 0 (no pipelining); never more than max_elements or INT_MAX.
   std::size_t segment_elements(std::size_t max_elements) const;

@@ -23,7 +23,6 @@ namespace sp::coll {
 
 Program plan_rabenseifner(const Shape& s) {
   ProgramBuilder b(s, tag::rabenseifner);
-  if (!b.begin_in_recv()) return b.finish();
   const int rank = s.rank, p = s.nranks;
 
   int p2 = 1;
@@ -46,6 +45,14 @@ Program plan_rabenseifner(const Shape& s) {
     }
     return start;
   };
+  // What a rank sends first while its input is unchanged, from input() and not copied into recv
+  // (the result overwrites it unread): a folding even rank's whole buffer; the half given away at
+  // the first halving by a rank that did not fold.
+  const bool hands_over = rank < 2 * extra && rank % 2 == 0, halves_input = rank >= 2 * extra && p2 > 1;
+  const std::size_t given_away = halves_input ? blocks.begin(range_of(vrank ^ 1, 1)) : 0;
+  const std::size_t given_count = halves_input ? blocks.span(range_of(vrank ^ 1, 1), std::size_t(p2 / 2)) : 0;
+  if (!b.begin_in_recv(hands_over ? 0 : given_away, hands_over ? s.count : given_count)) return b.finish();
+
   // Scratch holds the largest half received during the halving (the lower half: earlier blocks
   // are the longer ones), or the partner's whole buffer when folding.
   b.scratch(0, extra ? s.count : blocks.begin(std::size_t(p2 / 2)));
@@ -54,7 +61,7 @@ Program plan_rabenseifner(const Shape& s) {
   if (rank < 2 * extra) {
     b.step();
     if (rank % 2 == 0) {
-      b.send(b.recv_buffer(0, s.count), rank + 1);
+      b.send(b.input(0, s.count), rank + 1);
     } else {
       b.recv(b.scratch(0, s.count), rank - 1);
       b.reduce(b.recv_buffer(0, s.count), b.scratch(0, s.count));
@@ -75,7 +82,8 @@ Program plan_rabenseifner(const Shape& s) {
       b.step();
       const int partner = vrank ^ (1 << j), half = p2 >> (j + 1);
       const Span kept = blocks_at(range_of(vrank, j + 1), half), theirs = b.scratch(0, kept.count);
-      b.sendrecv(blocks_at(range_of(partner, j + 1), half), theirs, real(partner));
+      const Span given = blocks_at(range_of(partner, j + 1), half);
+      b.sendrecv(j == 0 && halves_input ? b.input(given.offset, given.count) : given, theirs, real(partner));
       b.reduce(kept, theirs);
       if (j == steps - 1) b.scale(kept);  // the last halving: this rank's block is final
     }

@@ -18,10 +18,11 @@ namespace sp::coll {
 
 Program plan_ring(const Shape& s) {
   ProgramBuilder b(s, tag::ring);
-  if (!b.begin_in_recv()) return b.finish();
   const int rank = s.rank, p = s.nranks;
   const std::size_t P = static_cast<std::size_t>(p), r = static_cast<std::size_t>(rank);
   const Blocks blocks{s.count, P};
+  // Block r is sent first, from the input, and the all-gather overwrites it unread: not copied.
+  if (!b.begin_in_recv(blocks.begin(r), blocks.size(r))) return b.finish();
   // Segment size in elements; block 0 is the largest block.
   const std::size_t seg = b.segment_elements(blocks.size(0));
   b.scratch(0, 2 * seg);
@@ -31,8 +32,10 @@ Program plan_ring(const Shape& s) {
   // Reduce-scatter: at step s rank r passes on its partial sum of block r-s and folds the left
   // neighbour's partial sum of block r-s-1 into its own. After p-1 steps block r+1 has collected
   // every rank's contribution, on rank r.
-  for (std::size_t k = 0; k + 1 < P; ++k)
-    ring_step(b, block((r + P - k) % P), block((r + 2 * P - k - 1) % P), true, k + 2 == P, seg, left, right);
+  for (std::size_t k = 0; k + 1 < P; ++k) {
+    const Span out = k == 0 ? b.input(blocks.begin(r), blocks.size(r)) : block((r + P - k) % P);
+    ring_step(b, out, block((r + 2 * P - k - 1) % P), true, k + 2 == P, seg, left, right);
+  }
   b.scales_result();
   // Allgather: at step s rank r forwards finished block r+1-s and receives finished block r-s.
   for (std::size_t k = 0; k + 1 < P; ++k)

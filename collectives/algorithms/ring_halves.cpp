@@ -77,7 +77,10 @@ Program plan_ring_all_gather(const Shape& s) {
   const std::size_t seg = b.segment_elements(ring.largest);
   for (std::size_t k = 0; k + 1 < ring.P; ++k) {
     const std::size_t q = ring.r + ring.P - k;  // the block this step forwards; it receives block q - 1
-    ring_step(b, gathered(q), gathered(q - 1), false, false, seg, ring.left, ring.right);
+    // This rank's own block leaves from the send buffer, not from its copy just written into recv
+    // (ProgramBuilder::input says why).
+    const Span out = k == 0 && !s.in_place ? b.send_buffer(0, ring.size(ring.r)) : gathered(q);
+    ring_step(b, out, gathered(q - 1), false, false, seg, ring.left, ring.right);
   }
   return b.finish();
 }

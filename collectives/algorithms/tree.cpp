@@ -19,8 +19,10 @@ namespace sp::coll {
 
 Program plan_tree(const Shape& s) {
   ProgramBuilder b(s, tag::tree);
-  if (!b.begin_in_recv()) return b.finish();
   const int rank = s.rank, p = s.nranks;
+  // A leaf sends its input up unchanged and receives the whole result down: nothing to copy.
+  const bool leaf = 2 * rank + 1 >= p;
+  if (!b.begin_in_recv(0, leaf ? s.count : 0)) return b.finish();
 
   // Segments of seg elements (the last one shorter).
   const std::size_t seg = b.segment_elements(s.count);
@@ -50,7 +52,7 @@ Program plan_tree(const Shape& s) {
     }
     // One send in flight to the parent: segment k goes while we reduce segment k+1.
     b.wait(to_parent);
-    if (parent >= 0) to_parent = b.post_send(segment(k), parent);
+    if (parent >= 0) to_parent = b.post_send(leaf ? b.input(k * seg, segment(k).count) : segment(k), parent);
   }
   b.wait(to_parent);
 

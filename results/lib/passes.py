@@ -1,5 +1,6 @@
 """Shared by the summarize.py of the campaigns measured with before_after.sh (results/lib/README.md
 names them): every pass's allreduce_perf trace read back from RAW/SIDE-pP.h5, each verified."""
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -7,11 +8,15 @@ from pathlib import Path
 from scaleprobe_analysis.trace import load_trace
 
 
-def read_passes(raw: Path):
-    """{(side, pass): trace}, the CPUs and {side: revisions}; exits naming a trace with a wrong result."""
+def read_passes(raw: Path, suffix: str = ""):
+    """{(side, pass): trace} of RAW/SIDE-pPSUFFIX.h5, the CPUs and {side: revisions}; exits naming a
+    trace with a wrong result."""
     traces, cpus, revisions = {}, set(), {}
     for path in sorted(raw.glob("*.h5")):
-        side, p = path.stem.split("-p")
+        name = re.fullmatch(r"(\w+)-p(\d+)" + re.escape(suffix), path.stem)
+        if not name:
+            continue
+        side, p = name.groups()
         t = load_trace(path)
         cpus.add(t.provenance["cpu_signature"])
         revisions.setdefault(side, set()).add(t.provenance["git_revision"])
