@@ -43,28 +43,40 @@ Program plan_binomial_broadcast(const Shape& s) {
   return b.finish();
 }
 
-// Each rank sums its children's partial results into its own recv (its input copied there first:
-// a reduce's recv is undefined off the root), nearest child first, then sends it to its parent.
+// Each rank sums its children's partial results into its own recv, nearest child first, then sends
+// it to its parent (a reduce's recv is undefined off the root). Out of place the first child's part
+// is received straight into recv and this rank's input added to it there: no copy of the input and
+// no scratch for it (sum, prod, max and min commute, so the value is the same). A leaf sends its
+// input as it is, from input() (ProgramBuilder::input says why), and leaves its recv alone.
 Program plan_binomial_reduce(const Shape& s) {
   ProgramBuilder b(s, tag::binomial_reduce);
   if (s.count == 0) return b.finish();
   const Tree t = tree_of(s);
-  b.copy(b.recv_buffer(0, s.count), b.send_buffer(0, s.count));
-  if (t.p == 1) return b.finish();
+  if (t.p == 1) {
+    if (!s.in_place) b.copy(b.recv_buffer(0, s.count), b.send_buffer(0, s.count));
+    return b.finish();
+  }
+  const bool leaf = t.v % 2 == 1 || t.v + 1 >= t.p;  // no child: sends at once
   const std::size_t seg = b.segment_elements(s.count);
   for (std::size_t off = 0; off < s.count; off += seg) {
     b.step();
     const std::size_t n = std::min(seg, s.count - off);
     const Span part = b.recv_buffer(off, n);
+    bool summed = s.in_place;  // part holds this rank's input and what it has received so far
     for (int mask = 1; mask < t.p; mask <<= 1) {
       if (t.v & mask) {
-        b.send(part, t.real(t.v - mask));
+        b.send(leaf ? b.input(off, n) : part, t.real(t.v - mask));
         break;
       }
-      if (t.v + mask < t.p) {
+      if (t.v + mask >= t.p) continue;
+      if (summed) {
         const Span child = b.scratch(0, n);
         b.recv(child, t.real(t.v + mask));
         b.reduce(part, child);
+      } else {
+        b.recv(part, t.real(t.v + mask));
+        b.reduce(part, b.input(off, n));
+        summed = true;
       }
     }
   }

@@ -3,6 +3,7 @@ schedule's median call time (slowest rank) over the library's in the same run, b
 and its after / before in the same pass; then each ratio's median and range over the passes. From
 the repository root:
     PYTHONPATH=python /usr/bin/python3 results/2026-12-02-vm-f6m207-send-from-input/summarize.py RAW
+(RAW: raw, whose traces are allreduce and all-gather runs, or raw-reduce)
 """
 import sys
 from pathlib import Path
@@ -12,11 +13,12 @@ from passes import p50_by_case, print_pass_tables, provenance_line, read_passes 
 
 raw = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent / "raw"
 for title, suffix, schedules in (("allreduce", "", ("ring", "tree", "rabenseifner")),
-                                 ("all-gather", "-gather", ("ring", "bruck"))):
+                                 ("all-gather", "-gather", ("ring", "bruck")), ("reduce", "-reduce", ("binomial",))):
     traces, cpus, revisions = read_passes(raw, suffix)
+    if not traces:  # raw-reduce/ holds only the reduce runs, raw/ the others
+        continue
     runs = {key: p50_by_case(t) for key, t in traces.items()}
-    if title == "allreduce":
-        print(provenance_line(cpus, revisions))
+    print(provenance_line(cpus, revisions))
     cases = sorted({(pl, n) for p50 in runs.values() for pl, n, _ in p50}, key=lambda c: (c[0] != "out", c[1]))
     for alg in schedules:
         print(f"\n## {title}: {alg}\n")
