@@ -148,7 +148,7 @@ namespace tag {
 constexpr int naive = 0x5c01, tree = 0x5c02, ring = 0x5c03, rabenseifner = 0x5c04, hier = 0x5c05;
 constexpr int ring_reduce_scatter = 0x5c06, ring_all_gather = 0x5c07, binomial_broadcast = 0x5c08,
               binomial_reduce = 0x5c09, pairwise_all_to_all = 0x5c0a, halving_reduce_scatter = 0x5c0b,
-              bruck_all_gather = 0x5c0c;
+              bruck_all_gather = 0x5c0c, doubling = 0x5c0d;
 constexpr int kTagStride = 8;
 }  // namespace tag
 
@@ -168,6 +168,7 @@ Program plan_naive(const Shape& s);           // naive.cpp
 Program plan_tree(const Shape& s);            // tree.cpp
 Program plan_ring(const Shape& s);            // ring.cpp
 Program plan_rabenseifner(const Shape& s);    // rabenseifner.cpp
+Program plan_doubling(const Shape& s);        // doubling.cpp
 Program plan_shm(const Shape& s);             // shm.cpp (node-local)
 Program plan_shm_in_segment(const Shape& s);  // shm.cpp (node-local, buffers in the segment)
 Program plan_hier(const Shape& s);            // hier.cpp (in the segment inside nodes, rail across)

@@ -13,6 +13,7 @@
 // ranks halve over p' segments, a paired rank's segment being both its pair's blocks, and each odd
 // rank finally sends its partner's block back: 2 alpha + n beta + n gamma more.
 #include "collectives/algorithms/allreduce.hpp"
+#include "collectives/algorithms/power_of_two.hpp"
 
 namespace sp::coll {
 
@@ -26,18 +27,16 @@ Program plan_halving_reduce_scatter(const Shape& s) {
     b.copy(b.recv_buffer(0, block), b.send_buffer(0, block));
     return b.finish();
   }
-  int p2 = 1;
-  while (p2 * 2 <= p) p2 *= 2;
-  const int extra = p - p2;
-  const int vrank = rank < 2 * extra ? (rank % 2 ? rank / 2 : -1) : rank - extra;
-  auto real = [&](int v) { return v < extra ? 2 * v + 1 : v + extra; };
+  const PowerOfTwoRanks g = power_of_two_ranks(rank, p);
+  const int p2 = g.p2, extra = g.extra, vrank = g.vrank;
+  auto real = [&](int v) { return g.real(v); };
   // Virtual rank v's segment starts at the block of the first real rank it stands for.
   auto segment_begin = [&](int v) { return own(v < extra ? 2 * v : v + extra); };
   auto segments = [&](int v, int m) { return b.scratch(segment_begin(v), segment_begin(v + m) - segment_begin(v)); };
   const Span work = b.scratch(0, n), received = b.scratch(n, n);
   b.copy(work, b.send_buffer(0, n));
 
-  if (rank < 2 * extra) {  // fold
+  if (g.folds(rank)) {  // fold
     b.step();
     if (rank % 2 == 0) {
       b.send(work, rank + 1);
@@ -56,7 +55,7 @@ Program plan_halving_reduce_scatter(const Shape& s) {
       b.reduce(kept, theirs);
     }
   }
-  if (rank < 2 * extra) {  // unfold: the odd rank holds both blocks of the pair
+  if (g.folds(rank)) {  // unfold: the odd rank holds both blocks of the pair
     b.step();
     if (rank % 2 == 0) {
       b.recv(b.recv_buffer(0, block), rank + 1);

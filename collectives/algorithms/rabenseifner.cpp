@@ -10,14 +10,13 @@
 //   T = 2 log2(p) alpha + 2(p-1)/p n beta + (p-1)/p n gamma
 // The ring's bandwidth term with a logarithmic latency term.
 //
-// Other rank counts: with p' the largest power of two <= p and r = p - p', ranks 0..2r-1 pair up
-// (2i, 2i+1); the even rank hands its data to the odd one and sits out, the p' remaining ranks run
-// the algorithm above, and each odd rank finally returns the result to its even partner. This adds
-// 2 alpha + 2 n beta + n gamma, one extra round trip of the whole buffer.
+// Other rank counts fold and unfold around it (power_of_two.hpp): 2 alpha + 2 n beta + n gamma more,
+// one extra round trip of the whole buffer.
 #include <algorithm>
 
 #include "collectives/algorithms/allreduce.hpp"
 #include "collectives/algorithms/blocks.hpp"
+#include "collectives/algorithms/power_of_two.hpp"
 
 namespace sp::coll {
 
@@ -25,12 +24,9 @@ Program plan_rabenseifner(const Shape& s) {
   ProgramBuilder b(s, tag::rabenseifner);
   const int rank = s.rank, p = s.nranks;
 
-  int p2 = 1;
-  while (p2 * 2 <= p) p2 *= 2;
-  const int extra = p - p2;
-  // Rank inside the power-of-two group (-1: sits out), and back to the real rank.
-  const int vrank = rank < 2 * extra ? (rank % 2 ? rank / 2 : -1) : rank - extra;
-  auto real = [&](int v) { return v < extra ? 2 * v + 1 : v + extra; };
+  const PowerOfTwoRanks g = power_of_two_ranks(rank, p);
+  const int p2 = g.p2, extra = g.extra, vrank = g.vrank;
+  auto real = [&](int v) { return g.real(v); };
 
   const Blocks blocks{s.count, static_cast<std::size_t>(p2)};
   // m blocks from block k, in recv.
@@ -48,7 +44,7 @@ Program plan_rabenseifner(const Shape& s) {
   // What a rank sends first while its input is unchanged, from input() and not copied into recv
   // (the result overwrites it unread): a folding even rank's whole buffer; the half given away at
   // the first halving by a rank that did not fold.
-  const bool hands_over = rank < 2 * extra && rank % 2 == 0, halves_input = rank >= 2 * extra && p2 > 1;
+  const bool hands_over = g.hands_over(rank), halves_input = !g.folds(rank) && p2 > 1;
   const std::size_t given_away = halves_input ? blocks.begin(range_of(vrank ^ 1, 1)) : 0;
   const std::size_t given_count = halves_input ? blocks.span(range_of(vrank ^ 1, 1), std::size_t(p2 / 2)) : 0;
   if (!b.begin_in_recv(hands_over ? 0 : given_away, hands_over ? s.count : given_count)) return b.finish();
@@ -58,7 +54,7 @@ Program plan_rabenseifner(const Shape& s) {
   b.scratch(0, extra ? s.count : blocks.begin(std::size_t(p2 / 2)));
 
   // --- Fold: ranks 0..2r-1 pair up so that exactly p' ranks remain.
-  if (rank < 2 * extra) {
+  if (g.folds(rank)) {
     b.step();
     if (rank % 2 == 0) {
       b.send(b.input(0, s.count), rank + 1);
@@ -76,8 +72,7 @@ Program plan_rabenseifner(const Shape& s) {
     // exchanged halve each step. Nearest first: with ranks placed node by node the large early
     // halves stay inside a node and only the small late ones cross the network (farthest first,
     // every rank of a node sent its largest halves over the node's link at once).
-    int steps = 0;
-    while ((1 << steps) < p2) ++steps;
+    const int steps = g.steps;
     for (int j = 0; j < steps; ++j) {
       b.step();
       const int partner = vrank ^ (1 << j), half = p2 >> (j + 1);
@@ -99,7 +94,7 @@ Program plan_rabenseifner(const Shape& s) {
 
   b.scales_result();
   // --- Unfold: the ranks that sat out get the result from their partner.
-  if (rank < 2 * extra) {
+  if (g.folds(rank)) {
     b.step();
     if (rank % 2 == 0)
       b.recv(b.recv_buffer(0, s.count), rank + 1);

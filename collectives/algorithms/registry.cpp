@@ -58,6 +58,8 @@ constexpr std::array kAlgorithms{
               .plan = plan_ring, .workspace_bytes = two_segment_workspace},
     Algorithm{.name = "rabenseifner", .description = "recursive-halving reduce-scatter + recursive-doubling allgather",
               .plan = plan_rabenseifner, .workspace_bytes = message_workspace},
+    Algorithm{.name = "doubling", .description = "recursive doubling: log2 p exchanges of the whole message (small "
+              "messages)", .plan = plan_doubling, .workspace_bytes = message_workspace},
 #if !defined(SCALEPROBE_SIMULATED)
     // Not in the simulated build: SMPI times MPI calls only, and loads and stores in shared
     // memory would take no simulated time.

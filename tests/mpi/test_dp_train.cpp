@@ -35,12 +35,12 @@ namespace {
 // Every algorithm x three caps (one bucket per tensor, 10 KiB buckets, one bucket) is cycled
 // step by step, each step verified element by element against MPI_Allreduce.
 const std::string kAllCases =
-    "-s 15 --global-batch 12 -a all --bucket-cap-mb tensor,0.01,25 --verify-steps 15 --check-sync-every 1";
+    "-s 18 --global-batch 12 -a all --bucket-cap-mb tensor,0.01,25 --verify-steps 18 --check-sync-every 1";
 
 TEST_F(DataParallel, StrongScalingFollowsTheOneRankCurveForEveryAlgorithmAndCap) {
   ASSERT_EQ(train(1, kAllCases + " -o " + path("p1.h5"), "p1.log"), 0);
   const std::vector<double> reference = losses("p1.h5");
-  ASSERT_EQ(reference.size(), 15u);
+  ASSERT_EQ(reference.size(), 18u);
   EXPECT_LT(reference.back(), reference.front());  // it trains
   for (int p : {2, 3, 4}) {
     const std::string name = std::string("p").append(std::to_string(p));  // "p" + ...: GCC 12 -Wrestrict
@@ -50,7 +50,7 @@ TEST_F(DataParallel, StrongScalingFollowsTheOneRankCurveForEveryAlgorithmAndCap)
     EXPECT_EQ(r.root_attribute("scaling"), "strong");
     EXPECT_EQ(r.root_attribute("global_batch"), "12");
     EXPECT_EQ(r.root_attribute("micro_batch"), std::to_string(12 / p));
-    EXPECT_EQ(r.read_table("cases").rows(), 15u);  // 5 algorithms x 3 caps
+    EXPECT_EQ(r.read_table("cases").rows(), 18u);  // 6 algorithms x 3 caps
   }
 }
 
@@ -174,7 +174,7 @@ TEST_F(DataParallel, WeakScalingKeepsThePerRankBatchAndRecordsEveryBucket) {
 // machine this size has no spare core: one line, exit 2. (Progress, the default here, runs in every
 // other test of this file.) The exposed wait's split adds up.
 TEST_F(DataParallel, EveryOverlapModeTrainsAlike) {
-  const std::string cases = "-s 12 --global-batch 12 -a all --bucket-cap-mb tensor,25 --verify-steps 12";
+  const std::string cases = "-s 14 --global-batch 12 -a all --bucket-cap-mb tensor,25 --verify-steps 14";
   ASSERT_EQ(train(1, cases + " -o " + path("ref.h5"), "ref.log"), 0);
   const std::vector<double> reference = losses("ref.h5");
   struct Run {
@@ -342,7 +342,7 @@ TEST_F(DataParallel, GlooBackendFollowsTheOneRankCurve) {
   SP_SKIP_OPTIONAL_PART("gloo", "this build has no Gloo transport");
 #else
   const std::string cases =
-      "-s 18 --global-batch 12 -a all --bucket-cap-mb tensor,0.01,25 --verify-steps 18 --check-sync-every 1";
+      "-s 21 --global-batch 12 -a all --bucket-cap-mb tensor,0.01,25 --verify-steps 21 --check-sync-every 1";
   ASSERT_EQ(train(1, cases + " -o " + path("g1.h5"), "g1.log"), 0);
   const std::vector<double> reference = losses("g1.h5");
   for (int p : {2, 3}) {
@@ -351,7 +351,7 @@ TEST_F(DataParallel, GlooBackendFollowsTheOneRankCurve) {
     expect_same_curve(reference, losses(name + ".h5"), std::to_string(p) + " ranks on gloo");
     const sp::TraceReader r(path(name + ".h5"));
     EXPECT_EQ(r.root_attribute("backend"), "gloo");
-    EXPECT_EQ(r.read_table("cases").rows(), 18u);  // 6 algorithms (mpi, gloo and the 4 schedules) x 3 caps
+    EXPECT_EQ(r.read_table("cases").rows(), 21u);  // 7 algorithms (mpi, gloo and the 5 schedules) x 3 caps
   }
 #endif
 }

@@ -41,8 +41,9 @@ def test_allreduce_perf_on_gloo_runs_every_algorithm_and_verifies(tmp_path, gloo
     assert proc.returncode == 0, proc.stderr
     assert "# backend: gloo (Gloo " in proc.stdout
     rows = table_rows(proc.stdout)
-    assert {r[5] for r in rows} == {"mpi", "gloo", "naive", "tree", "ring", "rabenseifner", "shm", "shm-seg", "hier"}
-    assert len(rows) == 3 * 2 * 9 and all(r[-1] == "0" for r in rows), proc.stdout
+    assert {r[5] for r in rows} == {"mpi", "gloo", "naive", "tree", "ring", "rabenseifner", "doubling", "shm", "shm-seg",
+                                    "hier"}
+    assert len(rows) == 3 * 2 * 10 and all(r[-1] == "0" for r in rows), proc.stdout
     doc = json.loads(out.read_text())
     assert doc["provenance"]["run"]["backend"] == "gloo"
     assert doc["provenance"]["run"]["backend_library"].startswith("Gloo ")

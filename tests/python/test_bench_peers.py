@@ -141,8 +141,9 @@ def test_end_to_end_allreduce_only(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert not out.with_name(out.name + ".partial").exists()
     rows = read_tsv(out / "summary.tsv")
-    assert {r.case.split(" ")[0] for r in rows} == {"naive", "tree", "ring", "rabenseifner", "shm", "shm-seg", "hier"}
-    assert len(rows) == 7 * 3  # seven algorithms x three --quick sizes, one pass
+    assert {r.case.split(" ")[0] for r in rows} == {"naive", "tree", "ring", "rabenseifner", "doubling", "shm", "shm-seg",
+                                                    "hier"}
+    assert len(rows) == 8 * 3  # eight algorithms x three --quick sizes, one pass
     assert all(r.ours_value > 0 and r.peer_value > 0 for r in rows)
     readme = (out / "README.md").read_text()
     assert "cpu_signature" in readme and "git_revision" in readme
@@ -166,8 +167,9 @@ def test_end_to_end_gloo_only(tmp_path):
     rows = read_tsv(out / "summary.tsv")
     vs_mpi = [r for r in rows if r.peer == "MPI_Allreduce"]
     vs_torch = [r for r in rows if r.peer == "PyTorch Gloo allreduce"]
-    assert {r.case.split(" ")[0] for r in vs_mpi} == {"gloo", "naive", "tree", "ring", "rabenseifner", "shm", "shm-seg", "hier"}
-    assert len(vs_mpi) == 8 * 2 and len(vs_torch) == 2 * 2  # two --quick sizes, p50 and mean each
+    assert {r.case.split(" ")[0] for r in vs_mpi} == {"gloo", "naive", "tree", "ring", "rabenseifner", "doubling",
+                                                      "shm", "shm-seg", "hier"}
+    assert len(vs_mpi) == 9 * 2 and len(vs_torch) == 2 * 2  # two --quick sizes, p50 and mean each
     assert all(r.metric == "p50_us" for r in vs_mpi)
     assert sorted(r.metric for r in vs_torch) == ["p50_us", "p50_us", "t_mean_us", "t_mean_us"]
     assert all(r.ours_value > 0 and r.peer_value > 0 for r in rows)

@@ -28,7 +28,7 @@ run_allreduce a
 run_allreduce b
 grep -q '^# SIMULATED (SimGrid SMPI)' "$work/a.txt" || fail "no SIMULATED banner: $(head -2 "$work/a.txt")"
 rows=$(grep -vc '^#' "$work/a.txt")
-[ "$rows" = $((6 * 2 * 5)) ] || fail "expected 60 rows (6 sizes x 2 dtypes x 5 algorithms), got $rows"
+[ "$rows" = $((6 * 2 * 6)) ] || fail "expected 72 rows (6 sizes x 2 dtypes x 6 algorithms), got $rows"
 # Columns: ... t_mean(us) is the 9th; #wrong the last.
 awk '!/^#/ && $NF != 0 { bad = 1 } END { exit bad }' "$work/a.txt" || fail "wrong elements in a row"
 cmp -s <(grep -v '^#' "$work/a.txt") <(grep -v '^#' "$work/b.txt") || fail "two identical simulations differ: $(diff <(grep -v '^#' "$work/a.txt") <(grep -v '^#' "$work/b.txt") | head -4)"

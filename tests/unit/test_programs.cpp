@@ -283,7 +283,8 @@ TEST(Programs, AppendedScheduleReducesOnlyItsSlice) {
 }
 
 // The data-parallel engine's mean: a scaled program multiplies each element once, where its final
-// value is made (ring's last reduce-scatter step, Rabenseifner's last halving); the others leave
+// value is made (ring's last reduce-scatter step, Rabenseifner's last halving, doubling's last
+// exchange); the others leave
 // the scale to the caller (Program::scales false) and must not apply it at all. Every rank agrees.
 TEST(Programs, ScaledSchedulesScaleEveryElementOnce) {
   for (const Algorithm* a : schedules())
@@ -292,7 +293,7 @@ TEST(Programs, ScaledSchedulesScaleEveryElementOnce) {
         for (Dtype d : {Dtype::f32, Dtype::f64, Dtype::bf16}) {
           // 0.25: exact on the pattern's small integers.
           const Case c{a, p, count, 16, false, d, Op::sum, 0.25};
-          const bool own_final_step = a->name == "ring" || a->name == "rabenseifner";
+          const bool own_final_step = a->name == "ring" || a->name == "rabenseifner" || a->name == "doubling";
           EXPECT_EQ(run_lockstep(c).scales, own_final_step && p > 1) << c.name();
         }
 }
