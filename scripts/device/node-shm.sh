@@ -2,7 +2,9 @@
 # The node-local allreduces on the 16-core GPU node (issue 27's 16-rank targets): allreduce_perf
 # with MPI_Allreduce, ring, shm and shm-seg in the same run, 2, 4, 8 and N ranks (N = nproc), each
 # bound to one core, SP_PASSES passes (default 3) with the rank counts' order rotated each pass;
-# then hier beside MPI_Allreduce and ring at N ranks split into 2 and 4 nodes (node keys).
+# then hier beside MPI_Allreduce and ring at N ranks split into 2 and 4 nodes (node keys); then the
+# point-to-point schedules at small sizes, recursive doubling among them, at N ranks
+# (SP_SMALL_SIZES, default 8,1K,16K,64K).
 #
 # On the GPU node (repository root; the bundle made here by
 #   ../shared/device/make-bundle.sh build/release   carried as .device):
@@ -53,6 +55,17 @@ for pass in $(seq 1 "${SP_PASSES:-3}"); do
       "$SP_BIN/allreduce_perf" -a mpi,ring,hier --sizes "$sizes" -o "$traces/$(basename "$base").h5" --json "$base.json" >"$base.log" 2>&1
     el "  exit $? ($(grep -c ' hier' "$base.log") hier rows)"
   done
+done
+# Small messages at N ranks: recursive doubling (log2 N exchanges) beside tree, ring, Rabenseifner
+# and MPI_Allreduce in the same run.
+for pass in $(seq 1 "${SP_PASSES:-3}"); do
+  if [ $(( $(date +%s) - t0 )) -ge "$budget" ]; then el "budget spent: small pass $pass not run"; continue; fi
+  base=$OUT/node-shm/raw/small_np${n}_p${pass}
+  el "pass $pass: small messages, $n ranks"
+  timeout -k 5 "$run_limit" mpirun -np "$n" --bind-to core --map-by core "$SP_BIN/allreduce_perf" \
+    -a mpi,tree,ring,rabenseifner,doubling --sizes "${SP_SMALL_SIZES:-8,1K,16K,64K}" \
+    -o "$traces/$(basename "$base").h5" --json "$base.json" >"$base.log" 2>&1
+  el "  exit $? ($(grep -c ' doubling' "$base.log") doubling rows)"
 done
 tar -czf "$OUT/node-shm.tgz" -C "$OUT" node-shm && rm -rf "$OUT/node-shm"
 [ "$traces" = "$OUT/node-shm/raw" ] || rm -rf "$traces"

@@ -39,11 +39,14 @@ def members(tgz: Path) -> list[str]:
 def test_node_shm_brings_back_tables_and_summaries_and_they_summarise(tmp_path):
     need_binary(build_dir() / "bin" / "allreduce_perf")
     out = tmp_path / "out"
-    proc = run_script("node-shm.sh", out, SP_RANKS="2", SP_SIZES="8,64K", SP_PASSES="1", SP_BUDGET_S="60")
+    proc = run_script("node-shm.sh", out, SP_RANKS="2", SP_SIZES="8,64K", SP_SMALL_SIZES="8", SP_PASSES="1",
+                      SP_BUDGET_S="60")
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert sorted(p.name for p in out.iterdir()) == ["node-shm.log", "node-shm.tgz"]
-    assert members(out / "node-shm.tgz") == ["node-shm/node.txt", "node-shm/raw/np2_p1.json", "node-shm/raw/np2_p1.log"]
-    assert "(4 shm rows)" in (out / "node-shm.log").read_text()
+    assert members(out / "node-shm.tgz") == ["node-shm/node.txt", "node-shm/raw/np2_p1.json", "node-shm/raw/np2_p1.log",
+                                             "node-shm/raw/small_np2_p1.json", "node-shm/raw/small_np2_p1.log"]
+    log = (out / "node-shm.log").read_text()
+    assert "(4 shm rows)" in log and "(1 doubling rows)" in log
 
     campaign = tmp_path / "campaign"  # the stored summarize.py over this run's table
     (campaign / "raw" / "call1").mkdir(parents=True)
