@@ -19,15 +19,7 @@ Program plan_doubling(const Shape& s) {
   // A rank that hands its data over sends its input as it is and gets the result back whole.
   if (!b.begin_in_recv(0, g.hands_over(rank) ? s.count : 0)) return b.finish();
   const Span all = b.recv_buffer(0, s.count), theirs = b.scratch(0, s.count);
-  if (g.folds(rank)) {
-    b.step();
-    if (g.hands_over(rank)) {
-      b.send(b.input(0, s.count), rank + 1);
-    } else {
-      b.recv(theirs, rank - 1);
-      b.reduce(all, theirs);
-    }
-  }
+  fold(b, g, rank, s.count);
   if (g.vrank >= 0) {
     for (int j = 0; j < g.steps; ++j) {
       b.step();
@@ -39,13 +31,7 @@ Program plan_doubling(const Shape& s) {
     b.scale(all);
   }
   b.scales_result();
-  if (g.folds(rank)) {
-    b.step();
-    if (g.hands_over(rank))
-      b.recv(all, rank + 1);
-    else
-      b.send(all, rank - 1);
-  }
+  unfold(b, g, rank, s.count);
   return b.finish();
 }
 

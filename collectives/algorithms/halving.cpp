@@ -28,10 +28,8 @@ Program plan_halving_reduce_scatter(const Shape& s) {
     return b.finish();
   }
   const PowerOfTwoRanks g = power_of_two_ranks(rank, p);
-  const int p2 = g.p2, extra = g.extra, vrank = g.vrank;
-  auto real = [&](int v) { return g.real(v); };
   // Virtual rank v's segment starts at the block of the first real rank it stands for.
-  auto segment_begin = [&](int v) { return own(v < extra ? 2 * v : v + extra); };
+  auto segment_begin = [&](int v) { return own(v < g.extra ? 2 * v : v + g.extra); };
   auto segments = [&](int v, int m) { return b.scratch(segment_begin(v), segment_begin(v + m) - segment_begin(v)); };
   const Span work = b.scratch(0, n), received = b.scratch(n, n);
   b.copy(work, b.send_buffer(0, n));
@@ -45,13 +43,13 @@ Program plan_halving_reduce_scatter(const Shape& s) {
       b.reduce(work, received);
     }
   }
-  if (vrank >= 0) {
-    for (int m = p2 / 2; m >= 1; m /= 2) {
+  if (g.vrank >= 0) {
+    for (int m = g.p2 / 2; m >= 1; m /= 2) {
       b.step();
-      const int partner = vrank ^ m;
-      const Span kept = segments(vrank / m * m, m), given = segments(partner / m * m, m);
+      const int partner = g.vrank ^ m;
+      const Span kept = segments(g.vrank / m * m, m), given = segments(partner / m * m, m);
       const Span theirs = b.scratch(n, kept.count);
-      b.sendrecv(given, theirs, real(partner));
+      b.sendrecv(given, theirs, g.real(partner));
       b.reduce(kept, theirs);
     }
   }

@@ -4,6 +4,9 @@
 // fold), the p' remaining ranks, renumbered 0..p'-1, run the schedule, and each odd rank finally
 // returns the result to its even partner (the unfold). That adds 2 alpha + 2 n beta + n gamma.
 #pragma once
+#include <cstddef>
+
+#include "collectives/algorithms/program.hpp"
 
 namespace sp::coll {
 
@@ -26,6 +29,31 @@ inline PowerOfTwoRanks power_of_two_ranks(int rank, int p) {
   g.extra = p - g.p2;
   g.vrank = g.folds(rank) ? (rank % 2 ? rank / 2 : -1) : rank - g.extra;
   return g;
+}
+
+// The fold, in recv: the even rank of a pair sends its input as it is (untouched: the caller's
+// begin_in_recv skipped its copy), the odd one receives it at the start of scratch and adds it to
+// its own.
+inline void fold(ProgramBuilder& b, const PowerOfTwoRanks& g, int rank, std::size_t count) {
+  if (!g.folds(rank)) return;
+  b.step();
+  if (g.hands_over(rank)) {
+    b.send(b.input(0, count), rank + 1);
+  } else {
+    const Span theirs = b.scratch(0, count);
+    b.recv(theirs, rank - 1);
+    b.reduce(b.recv_buffer(0, count), theirs);
+  }
+}
+
+// The unfold: the odd rank returns the whole result in recv to its partner, which sat out.
+inline void unfold(ProgramBuilder& b, const PowerOfTwoRanks& g, int rank, std::size_t count) {
+  if (!g.folds(rank)) return;
+  b.step();
+  if (g.hands_over(rank))
+    b.recv(b.recv_buffer(0, count), rank + 1);
+  else
+    b.send(b.recv_buffer(0, count), rank - 1);
 }
 
 }  // namespace sp::coll

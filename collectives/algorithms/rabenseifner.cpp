@@ -25,16 +25,14 @@ Program plan_rabenseifner(const Shape& s) {
   const int rank = s.rank, p = s.nranks;
 
   const PowerOfTwoRanks g = power_of_two_ranks(rank, p);
-  const int p2 = g.p2, extra = g.extra, vrank = g.vrank;
-  auto real = [&](int v) { return g.real(v); };
 
-  const Blocks blocks{s.count, static_cast<std::size_t>(p2)};
+  const Blocks blocks{s.count, static_cast<std::size_t>(g.p2)};
   // m blocks from block k, in recv.
   auto blocks_at = [&](std::size_t k, int m) { return b.recv_buffer(blocks.begin(k), blocks.span(k, std::size_t(m))); };
   // The first block of the range a rank's low `bits` bits select: bit 0 picks the half of all p'
   // blocks, bit 1 the half of that, and so on (bit-reversed order, as the halving splits).
   auto range_of = [&](int v, int bits) {
-    std::size_t start = 0, size = static_cast<std::size_t>(p2);
+    std::size_t start = 0, size = static_cast<std::size_t>(g.p2);
     for (int j = 0; j < bits; ++j) {
       size /= 2;
       if ((v >> j) & 1) start += size;
@@ -44,27 +42,19 @@ Program plan_rabenseifner(const Shape& s) {
   // What a rank sends first while its input is unchanged, from input() and not copied into recv
   // (the result overwrites it unread): a folding even rank's whole buffer; the half given away at
   // the first halving by a rank that did not fold.
-  const bool hands_over = g.hands_over(rank), halves_input = !g.folds(rank) && p2 > 1;
-  const std::size_t given_away = halves_input ? blocks.begin(range_of(vrank ^ 1, 1)) : 0;
-  const std::size_t given_count = halves_input ? blocks.span(range_of(vrank ^ 1, 1), std::size_t(p2 / 2)) : 0;
+  const bool hands_over = g.hands_over(rank), halves_input = !g.folds(rank) && g.p2 > 1;
+  const std::size_t given_away = halves_input ? blocks.begin(range_of(g.vrank ^ 1, 1)) : 0;
+  const std::size_t given_count = halves_input ? blocks.span(range_of(g.vrank ^ 1, 1), std::size_t(g.p2 / 2)) : 0;
   if (!b.begin_in_recv(hands_over ? 0 : given_away, hands_over ? s.count : given_count)) return b.finish();
 
   // Scratch holds the largest half received during the halving (the lower half: earlier blocks
   // are the longer ones), or the partner's whole buffer when folding.
-  b.scratch(0, extra ? s.count : blocks.begin(std::size_t(p2 / 2)));
+  b.scratch(0, g.extra ? s.count : blocks.begin(std::size_t(g.p2 / 2)));
 
   // --- Fold: ranks 0..2r-1 pair up so that exactly p' ranks remain.
-  if (g.folds(rank)) {
-    b.step();
-    if (rank % 2 == 0) {
-      b.send(b.input(0, s.count), rank + 1);
-    } else {
-      b.recv(b.scratch(0, s.count), rank - 1);
-      b.reduce(b.recv_buffer(0, s.count), b.scratch(0, s.count));
-    }
-  }
+  fold(b, g, rank, s.count);
 
-  if (vrank >= 0) {
+  if (g.vrank >= 0) {
     // --- Reduce-scatter by recursive halving, nearest partners first. Before the step with
     // distance m = 2^j a rank is responsible for a range of p'/m blocks chosen by its low j bits
     // (range_of); it keeps the half its bit j selects, sends the other half to the partner (which
@@ -75,10 +65,10 @@ Program plan_rabenseifner(const Shape& s) {
     const int steps = g.steps;
     for (int j = 0; j < steps; ++j) {
       b.step();
-      const int partner = vrank ^ (1 << j), half = p2 >> (j + 1);
-      const Span kept = blocks_at(range_of(vrank, j + 1), half), theirs = b.scratch(0, kept.count);
+      const int partner = g.vrank ^ (1 << j), half = g.p2 >> (j + 1);
+      const Span kept = blocks_at(range_of(g.vrank, j + 1), half), theirs = b.scratch(0, kept.count);
       const Span given = blocks_at(range_of(partner, j + 1), half);
-      b.sendrecv(j == 0 && halves_input ? b.input(given.offset, given.count) : given, theirs, real(partner));
+      b.sendrecv(j == 0 && halves_input ? b.input(given.offset, given.count) : given, theirs, g.real(partner));
       b.reduce(kept, theirs);
       if (j == steps - 1) b.scale(kept);  // the last halving: this rank's block is final
     }
@@ -87,20 +77,14 @@ Program plan_rabenseifner(const Shape& s) {
     // swaps it for the partner's, so the owned range doubles each step.
     for (int j = steps - 1; j >= 0; --j) {
       b.step();
-      const int partner = vrank ^ (1 << j), half = p2 >> (j + 1);
-      b.sendrecv(blocks_at(range_of(vrank, j + 1), half), blocks_at(range_of(partner, j + 1), half), real(partner));
+      const int partner = g.vrank ^ (1 << j), half = g.p2 >> (j + 1);
+      b.sendrecv(blocks_at(range_of(g.vrank, j + 1), half), blocks_at(range_of(partner, j + 1), half), g.real(partner));
     }
   }
 
   b.scales_result();
   // --- Unfold: the ranks that sat out get the result from their partner.
-  if (g.folds(rank)) {
-    b.step();
-    if (rank % 2 == 0)
-      b.recv(b.recv_buffer(0, s.count), rank + 1);
-    else
-      b.send(b.recv_buffer(0, s.count), rank - 1);
-  }
+  unfold(b, g, rank, s.count);
   return b.finish();
 }
 
