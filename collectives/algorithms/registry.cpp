@@ -89,7 +89,7 @@ constexpr std::array kAlgorithms{
     schedule(Collective::all_gather, "ring", "ring all-gather (the second half of ring allreduce), pipelined",
              plan_ring_all_gather),
     schedule(Collective::all_gather, "bruck", "Bruck's all-gather: ceil(log2 p) steps at any rank count",
-             plan_bruck_all_gather, message_workspace),
+             plan_bruck_all_gather),
     // broadcast
     library(Collective::broadcast, "mpi", "MPI_Bcast, the reference of every backend"),
     SP_GLOO(Collective::broadcast, "Gloo's own broadcast")
