@@ -15,23 +15,25 @@ namespace {
 constexpr std::array kDtypeNames{"f32", "f64", "i32", "bf16"};
 constexpr std::array kOpNames{"sum", "max", "min"};
 
+// out may be a (a fold in place); no other overlap.
 template <typename T, typename F>
-void combine(void* inout, const void* in, std::size_t n, F f) {
-  T* a = static_cast<T*>(inout);
-  const T* b = static_cast<const T*>(in);
+void combine(void* out, const void* a, const void* b, std::size_t n, F f) {
+  T* o = static_cast<T*>(out);
+  const T* x = static_cast<const T*>(a);
+  const T* y = static_cast<const T*>(b);
 #pragma omp simd
-  for (std::size_t i = 0; i < n; ++i) a[i] = f(a[i], b[i]);
+  for (std::size_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
 }
 
 template <typename T>
-void reduce_typed(void* inout, const void* in, std::size_t n, Op o) {
+void reduce_typed(void* out, const void* a, const void* b, std::size_t n, Op o) {
   switch (o) {
     case Op::sum:
-      return combine<T>(inout, in, n, [](T x, T y) { return T(x + y); });
+      return combine<T>(out, a, b, n, [](T x, T y) { return T(x + y); });
     case Op::max:
-      return combine<T>(inout, in, n, [](T x, T y) { return std::max(x, y); });
+      return combine<T>(out, a, b, n, [](T x, T y) { return std::max(x, y); });
     case Op::min:
-      return combine<T>(inout, in, n, [](T x, T y) { return std::min(x, y); });
+      return combine<T>(out, a, b, n, [](T x, T y) { return std::min(x, y); });
   }
 }
 
@@ -61,22 +63,27 @@ MPI_Datatype transport_type(Dtype d) {
 void unknown_dtype(Dtype d) { fail("unknown dtype (value {})", static_cast<int>(d)); }
 
 void reduce_local(void* inout, const void* in, std::size_t count, Dtype d, Op o) {
+  reduce_local_into(inout, inout, in, count, d, o);
+}
+
+void reduce_local_into(void* out, const void* a, const void* b, std::size_t count, Dtype d, Op o) {
   switch (d) {
     case Dtype::f32:
-      return reduce_typed<float>(inout, in, count, o);
+      return reduce_typed<float>(out, a, b, count, o);
     case Dtype::f64:
-      return reduce_typed<double>(inout, in, count, o);
+      return reduce_typed<double>(out, a, b, count, o);
     case Dtype::i32:
       // Sum through uint32 so overflow wraps instead of being undefined behaviour.
-      if (o == Op::sum) return reduce_typed<std::uint32_t>(inout, in, count, o);
-      return reduce_typed<std::int32_t>(inout, in, count, o);
+      if (o == Op::sum) return reduce_typed<std::uint32_t>(out, a, b, count, o);
+      return reduce_typed<std::int32_t>(out, a, b, count, o);
     case Dtype::bf16: {
-      auto* a = static_cast<std::uint16_t*>(inout);
-      const auto* b = static_cast<const std::uint16_t*>(in);
+      auto* z = static_cast<std::uint16_t*>(out);
+      const auto* u = static_cast<const std::uint16_t*>(a);
+      const auto* v = static_cast<const std::uint16_t*>(b);
       for (std::size_t i = 0; i < count; ++i) {
-        float x = bf16_to_float(a[i]), y = bf16_to_float(b[i]);
+        float x = bf16_to_float(u[i]), y = bf16_to_float(v[i]);
         float r = o == Op::sum ? x + y : o == Op::max ? std::max(x, y) : std::min(x, y);
-        a[i] = float_to_bf16(r);
+        z[i] = float_to_bf16(r);
       }
       return;
     }

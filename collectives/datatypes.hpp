@@ -40,6 +40,9 @@ MPI_Datatype transport_type(Dtype d);
 
 // inout[i] = op(inout[i], in[i]) for i < count. int32 sum wraps (two's complement), never UB.
 void reduce_local(void* inout, const void* in, std::size_t count, Dtype d, Op o);
+// out[i] = op(a[i], b[i]): one pass where a copy of a followed by reduce_local would make two. out
+// may be a; it overlaps neither otherwise.
+void reduce_local_into(void* out, const void* a, const void* b, std::size_t count, Dtype d, Op o);
 // data[i] *= factor for i < count: the mean of a sum (floating-point dtypes only; i32 throws).
 void scale_local(void* data, std::size_t count, Dtype d, double factor);
 bool is_floating(Dtype d);

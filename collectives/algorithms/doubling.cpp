@@ -16,17 +16,19 @@ Program plan_doubling(const Shape& s) {
   ProgramBuilder b(s, tag::doubling);
   const int rank = s.rank;
   const PowerOfTwoRanks g = power_of_two_ranks(rank, s.nranks);
-  // A rank that hands its data over sends its input as it is and gets the result back whole.
-  if (!b.begin_in_recv(0, g.hands_over(rank) ? s.count : 0)) return b.finish();
+  // Nothing is copied into recv (with more than one rank): a rank that hands its data over sends
+  // its input as it is and gets the result back whole; every other one's first reduction reads
+  // its input.
+  if (!b.begin_in_recv(0, s.count)) return b.finish();
   const Span all = b.recv_buffer(0, s.count), theirs = b.scratch(0, s.count);
   fold(b, g, rank, s.count);
   if (g.vrank >= 0) {
     for (int j = 0; j < g.steps; ++j) {
       b.step();
-      // Until its first reduction a rank that did not fold sends its input unchanged.
+      // Until its first reduction a rank that did not fold has only its input.
       const Span mine = j == 0 && !g.folds(rank) ? b.input(0, s.count) : all;
       b.sendrecv(mine, theirs, g.real(g.vrank ^ (1 << j)));
-      b.reduce(all, theirs);
+      b.reduce_into(all, mine, theirs);
     }
     b.scale(all);
   }

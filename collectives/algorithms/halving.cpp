@@ -1,9 +1,10 @@
 // Reduce-scatter by recursive halving (Rabenseifner's first half, rabenseifner.cpp, as a collective
 // of its own): in the step at distance m, ranks that differ in bit m exchange half of the segments
 // they are still responsible for and each reduces the half it keeps; after log2(p) steps each rank
-// holds its own block fully reduced. The input is never written: the sums are made in a scratch
-// copy of it. Farthest partners first, unlike the allreduce's halving (nearest first, ending on
-// bit-reversed blocks): a reduce-scatter must leave block r on rank r.
+// holds its own block fully reduced. The input is never written: a rank's first reduction makes
+// the sums of the half it keeps from its input and the partner's half (one pass, no copy of the
+// input) in scratch, and its last one writes its own block into recv. Farthest partners first, unlike the allreduce's
+// halving (nearest first, ending on bit-reversed blocks): a reduce-scatter must leave block r on rank r.
 //
 // Cost (p a power of two): log2(p) alpha + (p-1)/p n beta + (p-1)/p n gamma — the ring's
 // bandwidth with a logarithmic latency term.
@@ -31,16 +32,20 @@ Program plan_halving_reduce_scatter(const Shape& s) {
   // Virtual rank v's segment starts at the block of the first real rank it stands for.
   auto segment_begin = [&](int v) { return own(v < g.extra ? 2 * v : v + g.extra); };
   auto segments = [&](int v, int m) { return b.scratch(segment_begin(v), segment_begin(v + m) - segment_begin(v)); };
-  const Span work = b.scratch(0, n), received = b.scratch(n, n);
-  b.copy(work, b.send_buffer(0, n));
+  const Span received = b.scratch(n, n);
+  // Until its first reduction a rank's partial sums are its input, in the send buffer; from then
+  // on in scratch (segments), at the same offsets.
+  bool summed = false;
+  auto sums = [&](const Span& at) { return summed ? at : b.send_buffer(at.offset, at.count); };
 
   if (g.folds(rank)) {  // fold
     b.step();
-    if (rank % 2 == 0) {
-      b.send(work, rank + 1);
+    if (g.hands_over(rank)) {
+      b.send(b.send_buffer(0, n), rank + 1);
     } else {
       b.recv(received, rank - 1);
-      b.reduce(work, received);
+      b.reduce_into(b.scratch(0, n), b.send_buffer(0, n), received);
+      summed = true;
     }
   }
   if (g.vrank >= 0) {
@@ -49,19 +54,22 @@ Program plan_halving_reduce_scatter(const Shape& s) {
       const int partner = g.vrank ^ m;
       const Span kept = segments(g.vrank / m * m, m), given = segments(partner / m * m, m);
       const Span theirs = b.scratch(n, kept.count);
-      b.sendrecv(given, theirs, g.real(partner));
-      b.reduce(kept, theirs);
+      b.sendrecv(sums(given), theirs, g.real(partner));
+      // The last step of a rank that did not fold: its own block, final, made in recv.
+      const bool own_block = m == 1 && !g.folds(rank);
+      b.reduce_into(own_block ? b.recv_buffer(0, block) : kept, sums(kept), theirs);
+      summed = true;
     }
   }
   if (g.folds(rank)) {  // unfold: the odd rank holds both blocks of the pair
     b.step();
-    if (rank % 2 == 0) {
+    if (g.hands_over(rank)) {
       b.recv(b.recv_buffer(0, block), rank + 1);
       return b.finish();
     }
     b.send(b.scratch(own(rank - 1), block), rank - 1);
+    b.copy(b.recv_buffer(0, block), b.scratch(own(rank), block));
   }
-  b.copy(b.recv_buffer(0, block), b.scratch(own(rank), block));
   return b.finish();
 }
 

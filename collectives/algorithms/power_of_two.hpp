@@ -31,9 +31,9 @@ inline PowerOfTwoRanks power_of_two_ranks(int rank, int p) {
   return g;
 }
 
-// The fold, in recv: the even rank of a pair sends its input as it is (untouched: the caller's
-// begin_in_recv skipped its copy), the odd one receives it at the start of scratch and adds it to
-// its own.
+// The fold, in recv: the even rank of a pair sends its input as it is, the odd one receives it at
+// the start of scratch and makes recv = its input + that (out of place, neither input was copied
+// into recv first: the caller's begin_in_recv skipped it).
 inline void fold(ProgramBuilder& b, const PowerOfTwoRanks& g, int rank, std::size_t count) {
   if (!g.folds(rank)) return;
   b.step();
@@ -42,7 +42,7 @@ inline void fold(ProgramBuilder& b, const PowerOfTwoRanks& g, int rank, std::siz
   } else {
     const Span theirs = b.scratch(0, count);
     b.recv(theirs, rank - 1);
-    b.reduce(b.recv_buffer(0, count), theirs);
+    b.reduce_into(b.recv_buffer(0, count), b.input(0, count), theirs);
   }
 }
 

@@ -90,6 +90,13 @@ void ProgramBuilder::sendrecv(Span out, int to, Span in, int from) {
   add({ActionKind::sendrecv, to, -1, out, in, from});
 }
 void ProgramBuilder::reduce(Span into, Span from) { add({ActionKind::reduce, -1, -1, into, from}); }
+void ProgramBuilder::reduce_into(Span to, Span a, Span b) {
+  const bool same = to.buffer == a.buffer && to.offset == a.offset && to.count == a.count && to.owner == a.owner;
+  if (same) return reduce(to, b);
+  Action x{ActionKind::reduce_into, -1, -1, to, a};
+  x.c = b;
+  add(x);
+}
 void ProgramBuilder::copy(Span to, Span from) { add({ActionKind::copy, -1, -1, to, from}); }
 void ProgramBuilder::stream_copy(Span to, Span from) { add({ActionKind::stream_copy, -1, -1, to, from}); }
 
@@ -135,7 +142,7 @@ void ProgramBuilder::append(const Program& sub, std::size_t recv_offset) {
   for (std::size_t i = 0, next_step = 0; i < sub.actions.size(); ++i) {
     for (; next_step < sub.steps.size() && sub.steps[next_step] <= i; ++next_step) step();
     Action a = sub.actions[i];
-    for (Span* s : {&a.a, &a.b}) {
+    for (Span* s : {&a.a, &a.b, &a.c}) {
       if (s->buffer == Buffer::recv && s->owner < 0) s->offset += recv_offset;
       if (s->buffer == Buffer::scratch) scratch(s->offset, s->count);
       if (s->buffer == Buffer::send || s->buffer == Buffer::segment || s->owner >= 0)
@@ -197,6 +204,9 @@ void run_local(const Action& x, const Program& p, const Bindings& b, Transport& 
   switch (x.kind) {
     case ActionKind::reduce:
       t.reduce(address(b, x.a, d), address(b, x.b, d), x.a.count, d, p.shape.op);
+      break;
+    case ActionKind::reduce_into:
+      t.reduce_into(address(b, x.a, d), address(b, x.b, d), address(b, x.c, d), x.a.count, d, p.shape.op);
       break;
     case ActionKind::copy:
       t.copy(address(b, x.a, d), address(b, x.b, d), x.a.count * size_of(d));
@@ -263,6 +273,7 @@ void run_blocking(const Program& p, const Bindings& b, Transport& t) {
           b.input_final_from->wait(seen, std::memory_order_acquire);
         break;
       case ActionKind::reduce:  // no default: the compiler names a kind a switch misses
+      case ActionKind::reduce_into:
       case ActionKind::copy:
       case ActionKind::stream_copy:
       case ActionKind::scale:
@@ -371,6 +382,7 @@ bool ProgressedRun::advance(bool poll) {
         if (!bind_.input_final(x.a.offset)) return false;
         break;
       case ActionKind::reduce:
+      case ActionKind::reduce_into:
       case ActionKind::copy:
       case ActionKind::stream_copy:
       case ActionKind::scale:

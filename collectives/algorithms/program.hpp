@@ -45,6 +45,7 @@ enum class ActionKind : std::uint8_t {
   recv,                // post_recv + wait, one blocking call
   sendrecv,            // send a to peer while receiving b from source(), one blocking call
   reduce,              // a[i] = op(a[i], b[i])
+  reduce_into,         // a[i] = op(b[i], c[i]): the first reduction of a block, straight from the input
   copy,                // a = b
   stream_copy,         // a = b with stores past the caches (Transport::stream_copy)
   scale,               // a[i] *= the run's scale (Bindings::scale): final values of a scaled program
@@ -61,6 +62,7 @@ struct Action {
   int slot = -1;
   Span a, b;
   int from = -1;  // sendrecv: the rank b comes from, when not peer (a ring step's left neighbour)
+  Span c = {};    // reduce_into's second operand
   int source() const { return from >= 0 ? from : peer; }
 };
 
@@ -140,6 +142,9 @@ class ProgramBuilder {
   void sendrecv(Span out, Span in, int peer);  // an exchange with peer
   void sendrecv(Span out, int to, Span in, int from);
   void reduce(Span into, Span from);
+  // to = op(a, b): a schedule's first reduction of a block reads the input where it is, so out of
+  // place nothing is copied into recv first. to == a is a plain reduce.
+  void reduce_into(Span to, Span a, Span b);
   void copy(Span to, Span from);
   // A copy whose destination is not read again soon (a result larger than the core's caches):
   // written to memory without first being read into the cache.

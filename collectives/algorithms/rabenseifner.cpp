@@ -39,13 +39,12 @@ Program plan_rabenseifner(const Shape& s) {
     }
     return start;
   };
-  // What a rank sends first while its input is unchanged, from input() and not copied into recv
-  // (the result overwrites it unread): a folding even rank's whole buffer; the half given away at
-  // the first halving by a rank that did not fold.
-  const bool hands_over = g.hands_over(rank), halves_input = !g.folds(rank) && g.p2 > 1;
-  const std::size_t given_away = halves_input ? blocks.begin(range_of(g.vrank ^ 1, 1)) : 0;
-  const std::size_t given_count = halves_input ? blocks.span(range_of(g.vrank ^ 1, 1), std::size_t(g.p2 / 2)) : 0;
-  if (!b.begin_in_recv(hands_over ? 0 : given_away, hands_over ? s.count : given_count)) return b.finish();
+  // Nothing is copied into recv (with more than one rank). What a rank sends while its input is
+  // unchanged goes from input() (a folding even rank's whole buffer; the half given away at the
+  // first halving by a rank that did not fold), and its first reduction reads the input (the fold
+  // of an odd rank; the kept half at the first halving).
+  const bool halves_input = !g.folds(rank) && g.p2 > 1;
+  if (!b.begin_in_recv(0, s.count)) return b.finish();
 
   // Scratch holds the largest half received during the halving (the lower half: earlier blocks
   // are the longer ones), or the partner's whole buffer when folding.
@@ -68,8 +67,9 @@ Program plan_rabenseifner(const Shape& s) {
       const int partner = g.vrank ^ (1 << j), half = g.p2 >> (j + 1);
       const Span kept = blocks_at(range_of(g.vrank, j + 1), half), theirs = b.scratch(0, kept.count);
       const Span given = blocks_at(range_of(partner, j + 1), half);
-      b.sendrecv(j == 0 && halves_input ? b.input(given.offset, given.count) : given, theirs, g.real(partner));
-      b.reduce(kept, theirs);
+      const bool from_input = j == 0 && halves_input;
+      b.sendrecv(from_input ? b.input(given.offset, given.count) : given, theirs, g.real(partner));
+      b.reduce_into(kept, from_input ? b.input(kept.offset, kept.count) : kept, theirs);
       if (j == steps - 1) b.scale(kept);  // the last halving: this rank's block is final
     }
     // --- Allgather by recursive doubling: the same pairs in reverse order (farthest first, the

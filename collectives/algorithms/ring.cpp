@@ -21,25 +21,28 @@ Program plan_ring(const Shape& s) {
   const int rank = s.rank, p = s.nranks;
   const std::size_t P = static_cast<std::size_t>(p), r = static_cast<std::size_t>(rank);
   const Blocks blocks{s.count, P};
-  // Block r is sent first, from the input, and the all-gather overwrites it unread: not copied.
-  if (!b.begin_in_recv(blocks.begin(r), blocks.size(r))) return b.finish();
+  // Nothing is copied into recv (with more than one rank): block r is sent first, from the input,
+  // and the all-gather overwrites it unread; every other block's one reduction reads the input.
+  if (!b.begin_in_recv(0, s.count)) return b.finish();
   // Segment size in elements; block 0 is the largest block.
   const std::size_t seg = b.segment_elements(blocks.size(0));
   b.scratch(0, 2 * seg);
   const int left = (rank + p - 1) % p, right = (rank + 1) % p;
   auto block = [&](std::size_t k) { return b.recv_buffer(blocks.begin(k), blocks.size(k)); };
+  auto input = [&](std::size_t k) { return b.input(blocks.begin(k), blocks.size(k)); };
 
   // Reduce-scatter: at step s rank r passes on its partial sum of block r-s and folds the left
   // neighbour's partial sum of block r-s-1 into its own. After p-1 steps block r+1 has collected
   // every rank's contribution, on rank r.
   for (std::size_t k = 0; k + 1 < P; ++k) {
-    const Span out = k == 0 ? b.input(blocks.begin(r), blocks.size(r)) : block((r + P - k) % P);
-    ring_step(b, out, block((r + 2 * P - k - 1) % P), true, k + 2 == P, seg, left, right);
+    const std::size_t q = (r + 2 * P - k - 1) % P;  // the block folded at this step
+    const Span out = k == 0 ? input(r) : block((r + P - k) % P), mine = input(q);
+    ring_step(b, out, block(q), &mine, k + 2 == P, seg, left, right);
   }
   b.scales_result();
   // Allgather: at step s rank r forwards finished block r+1-s and receives finished block r-s.
   for (std::size_t k = 0; k + 1 < P; ++k)
-    ring_step(b, block((r + 1 + P - k) % P), block((r + P - k) % P), false, false, seg, left, right);
+    ring_step(b, block((r + 1 + P - k) % P), block((r + P - k) % P), nullptr, false, seg, left, right);
   return b.finish();
 }
 

@@ -5,8 +5,9 @@
 // Reduce-scatter: at step k rank r passes on its partial sum of block r-k-1 and folds the left
 // neighbour's partial sum of block r-k-2 into its own input; after p-1 steps block r holds every
 // rank's contribution, and it is built in recv. Cost: (p-1) alpha + (p-1)/p n beta + (p-1)/p n gamma.
-// The input is never written: each step's partial sum is made in one of two scratch blocks (the
-// block sent at the next step, then reused two steps later, once its send has completed).
+// The input is never written: each step's partial sum (the left's plus this rank's input, one
+// pass) is made in one of two scratch blocks (the block sent at the next step, then reused two
+// steps later, once its send has completed).
 //
 // All-gather: rank r's block goes to its place in recv, then at step k rank r forwards block r-k and
 // receives block r-k-1. Cost: (p-1) alpha + (p-1)/p n beta, n being the gathered bytes.
@@ -60,9 +61,8 @@ Program plan_ring_reduce_scatter(const Shape& s) {
   for (std::size_t k = 0; k + 1 < P; ++k) {
     const bool last = k + 2 == P;
     const std::size_t q = r + 2 * P - k - 2;  // the block this step folds the left's partial sum into
-    const Span in = last ? result : partial(k, q);
-    if (!(last && s.in_place)) b.copy(in, input(q));  // this rank's contribution, the left's folded in below
-    ring_step(b, k == 0 ? input(r + P - 1) : partial(k - 1, q + 1), in, true, last, seg, ring.left, ring.right);
+    const Span in = last ? result : partial(k, q), mine = input(q);  // in = mine + the left's partial sum
+    ring_step(b, k == 0 ? input(r + P - 1) : partial(k - 1, q + 1), in, &mine, last, seg, ring.left, ring.right);
   }
   b.scales_result();  // the last step scales each final element (Shape::scaled)
   return b.finish();
@@ -80,7 +80,7 @@ Program plan_ring_all_gather(const Shape& s) {
     // This rank's own block leaves from the send buffer, not from its copy just written into recv
     // (ProgramBuilder::input says why).
     const Span out = k == 0 && !s.in_place ? b.send_buffer(0, ring.size(ring.r)) : gathered(q);
-    ring_step(b, out, gathered(q - 1), false, false, seg, ring.left, ring.right);
+    ring_step(b, out, gathered(q - 1), nullptr, false, seg, ring.left, ring.right);
   }
   return b.finish();
 }

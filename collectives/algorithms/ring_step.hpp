@@ -7,20 +7,23 @@
 
 namespace sp::coll {
 
-// One ring step: send the `out` block to the right while receiving the `in` block from the left,
-// both in segments of seg elements. With reduce, the incoming data lands in two scratch segments
-// and is reduced into `in` (reduce-scatter); without, it is received into `in` directly
-// (allgather). Send and receive sizes may differ by one element when blocks are uneven; both
-// sides compute the same block sizes, so the segment messages always match. last_reduce: the
-// reduce-scatter's last step, whose reductions make final values (scaled there, in cache).
-inline void ring_step(ProgramBuilder& b, Span out, Span in, bool reduce, bool last_reduce, std::size_t seg, int left,
-                      int right) {
+// One ring step: send the `out` block to the right while receiving a block from the left, both
+// in segments of seg elements. Without `mine` the incoming block is received into `in` directly
+// (all-gather); with it, it lands in two scratch segments and in = mine op received is made from
+// them (reduce-scatter; mine is this rank's own contribution to the block: its input the first
+// time a block is reduced, so out of place nothing is copied into recv first, or `in` itself).
+// Send and receive sizes may differ by one element when blocks are uneven; both sides compute the
+// same block sizes, so the segment messages always match. last_reduce: the reduce-scatter's last
+// step, whose reductions make final values (scaled there, in cache).
+inline void ring_step(ProgramBuilder& b, Span out, Span in, const Span* mine, bool last_reduce, std::size_t seg,
+                      int left, int right) {
   b.step();
   const std::size_t sends = (out.count + seg - 1) / seg, recvs = (in.count + seg - 1) / seg;
   auto part = [&](const Span& s, std::size_t k) {
     return Span{s.buffer, s.offset + k * seg, std::min(seg, s.count - k * seg)};
   };
   // Where segment k of the incoming block lands: a scratch half, or its final place.
+  const bool reduce = mine != nullptr;
   auto landing = [&](std::size_t k) { return reduce ? b.scratch((k % 2) * seg, part(in, k).count) : part(in, k); };
 
   // One segment each way (every block within the chunk): one blocking exchange, one call into the
@@ -28,7 +31,7 @@ inline void ring_step(ProgramBuilder& b, Span out, Span in, bool reduce, bool la
   // such steps simulated 1.42-1.46 times cheaper (results/2026-11-30-vm-f6m207-simulation-settings).
   if (sends == 1 && recvs == 1) {
     b.sendrecv(out, right, landing(0), left);
-    if (reduce) b.reduce(in, landing(0));
+    if (reduce) b.reduce_into(in, *mine, landing(0));
     if (last_reduce) b.scale(in);
     return;
   }
@@ -46,7 +49,7 @@ inline void ring_step(ProgramBuilder& b, Span out, Span in, bool reduce, bool la
     }
     if (k < recvs) {
       b.wait(recv[k % 2]);
-      if (reduce) b.reduce(part(in, k), landing(k));
+      if (reduce) b.reduce_into(part(in, k), part(*mine, k), landing(k));
       if (last_reduce) b.scale(part(in, k));
     }
   }

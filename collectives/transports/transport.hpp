@@ -120,6 +120,13 @@ class Transport {
   virtual void reduce(void* inout, const void* in, std::size_t count, Dtype d, Op o) const {
     reduce_local(inout, in, count, d, o);
   }
+  // out[i] = op(a[i], b[i]) (out may be a): on the host one pass (reduce_local_into); where the
+  // memory is a device's or holds no data, this transport's own copy and reduce.
+  virtual void reduce_into(void* out, const void* a, const void* b, std::size_t count, Dtype d, Op o) const {
+    if (!on_device() && holds_data()) return reduce_local_into(out, a, b, count, d, o);
+    if (out != a) copy(out, a, count * size_of(d));
+    reduce(out, b, count, d, o);
+  }
   // data[i] *= factor where the transport's buffers live: a scaled program's final values.
   virtual void scale(void* data, std::size_t count, Dtype d, double factor) const {
     scale_local(data, count, d, factor);
