@@ -20,9 +20,10 @@ namespace sp::coll {
 Program plan_tree(const Shape& s) {
   ProgramBuilder b(s, tag::tree);
   const int rank = s.rank, p = s.nranks;
-  // A leaf sends its input up unchanged and receives the whole result down: nothing to copy.
+  // Nothing is copied into recv (with more than one rank): a leaf sends its input up unchanged and
+  // receives the whole result down; every other rank's first reduction of a segment reads its input.
   const bool leaf = 2 * rank + 1 >= p;
-  if (!b.begin_in_recv(0, leaf ? s.count : 0)) return b.finish();
+  if (!b.begin_in_recv(0, s.count)) return b.finish();
 
   // Segments of seg elements (the last one shorter).
   const std::size_t seg = b.segment_elements(s.count);
@@ -48,7 +49,7 @@ Program plan_tree(const Shape& s) {
     // Children in a fixed order, so the floating-point result does not depend on timing.
     for (int c = 0; c < nchild; ++c) {
       b.wait(from_child[c][k % 2]);
-      b.reduce(segment(k), slot(c, k));
+      b.reduce_into(segment(k), c == 0 ? b.input(k * seg, segment(k).count) : segment(k), slot(c, k));
     }
     // One send in flight to the parent: segment k goes while we reduce segment k+1.
     b.wait(to_parent);
