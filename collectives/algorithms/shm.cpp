@@ -8,9 +8,10 @@
 // reduced, slot read. A chunk is the pipelining segment (--chunk) up to NodeSegment::kSlotBytes, so memory per rank is
 // 2 x 256 KiB whatever the message size.
 //
-// Memory traffic per rank and byte of the message, p ranks: copy-in 1 read + 1 write; reduce
-// (p-1)/p x (2 reads + 1 write) of the own slice (pairwise); all-gather 1 read + 1 write —
-// 4 + 3(p-1)/p bytes moved per byte (shm-seg, below, moves 2 in place).
+// Memory traffic per rank and byte of the message, p ranks: copy-in (p-1)/p x (1 read + 1 write)
+// (its own slice is not staged: its reduction reads it from the input); reduce (p-1)/p x (2 reads
+// + 1 write) of the own slice (pairwise); all-gather 1 read + 1 write — 2 + 5(p-1)/p bytes moved
+// per byte (shm-seg, below, moves 2 in place).
 #include <algorithm>
 
 #include "collectives/algorithms/allreduce.hpp"
@@ -62,14 +63,19 @@ Program plan_shm(const Shape& s) {
       b.wait_signals(slot_read[i - NodeSegment::kSlots]);
     else if (i == 0)
       b.wait_previous_runs();
-    b.copy(b.segment(me, slot, len), input(off, len));
-    b.wait_signals(b.signal());  // every rank's chunk staged
-    // Reduce-scatter: this rank's slice from every slot, peers in rank order from the next one so
-    // that the ranks do not all read the same slot at once.
+    // Staged: the chunk but this rank's own slice, which only it reads (from its input, below).
     const std::size_t mine = slices.begin(r), count = slices.size(r);
+    if (mine > 0) b.copy(b.segment(me, slot, mine), input(off, mine));
+    if (mine + count < len)
+      b.copy(b.segment(me, slot + mine + count, len - mine - count), input(off + mine + count, len - mine - count));
+    b.wait_signals(b.signal());  // every rank's chunk staged
+    // Reduce-scatter: this rank's slice from its input and every peer's slot, peers in rank order
+    // from the next one so that the ranks do not all read the same slot at once.
     if (count > 0)
-      for (std::size_t k = 1; k < P; ++k)
-        b.reduce(b.segment(me, slot + mine, count), b.segment(int((r + k) % P), slot + mine, count));
+      for (std::size_t k = 1; k < P; ++k) {
+        const Span sum = b.segment(me, slot + mine, count);
+        b.reduce_into(sum, k == 1 ? input(off + mine, count) : sum, b.segment(int((r + k) % P), slot + mine, count));
+      }
     b.scale(b.segment(me, slot + mine, count));
     b.step();
     b.wait_signals(b.signal());  // every slice reduced
@@ -125,8 +131,9 @@ Program plan_shm_in_segment(const Shape& s) {
     b.step();
     for (std::size_t at = mine; at < mine + count; at += block) {
       const std::size_t m = std::min(block, mine + count - at);
-      if (!s.in_place) b.copy(b.recv_buffer(at, m), b.send_buffer(at, m));
-      for (std::size_t k = 1; k < P; ++k) b.reduce(b.recv_buffer(at, m), input_of((r + k) % P, at, m));
+      for (std::size_t k = 1; k < P; ++k)
+        b.reduce_into(b.recv_buffer(at, m), k == 1 ? b.input(at, m) : b.recv_buffer(at, m),
+                      input_of((r + k) % P, at, m));
       b.scale(b.recv_buffer(at, m));
       for (std::size_t k = 1; k < P; ++k) b.copy(b.recv_buffer_of(int((r + k) % P), at, m), b.recv_buffer(at, m));
     }

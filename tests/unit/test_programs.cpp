@@ -317,8 +317,9 @@ TEST(Programs, ShmInSegmentTouchesOnlyItsOwnSliceOfEveryBuffer) {
           const Program prog = plan_shm_in_segment(s);
           EXPECT_EQ(prog.signals, int((count + chunk - 1) / chunk) + 1) << p << " " << count;
           for (const Action& x : prog.actions) {
-            if (x.kind != ActionKind::reduce && x.kind != ActionKind::copy) continue;
-            for (const Span* span : {&x.a, &x.b})
+            if (x.kind != ActionKind::reduce && x.kind != ActionKind::reduce_into && x.kind != ActionKind::copy)
+              continue;
+            for (const Span* span : {&x.a, &x.b, &x.c})
               for (std::size_t e = span->offset; e < span->offset + span->count; ++e) {
                 if (owner[e] < 0) owner[e] = r;
                 ASSERT_EQ(owner[e], r) << "p=" << p << " count=" << count << " element " << e;
