@@ -4,7 +4,7 @@
 // follow its run — so the run doubles each step. The blocks stay where the result wants them, in
 // recv: a run that wraps past the last block goes as two messages (the receiver's run wraps at the
 // same block, so the pieces pair up in order), and no final rotation is needed (the rotated
-// original gathered in scratch and copied the whole result once more: 2.1 of MPI_Allgather's time
+// original gathered in scratch and copied the whole result once more: 2.04 of MPI_Allgather's time
 // at 1 MiB on 2 ranks, results/2026-12-02-vm-f6m207-bruck-in-place).
 // Cost: ceil(log2 p) alpha + (p-1)/p n beta, plus at most one more message per step for the wrap:
 // the latency of recursive doubling at every rank count, against the ring's p-1 steps.
