@@ -45,6 +45,29 @@ TEST(ReduceLocal, Int32SumWrapsInsteadOfUndefinedBehaviour) {
   EXPECT_EQ(c[1], -9);
 }
 
+// The schedules' first reductions (reduce_into): out = a op b leaves both operands alone, and out
+// may be a (a plain reduce), for every dtype.
+TEST(ReduceLocal, IntoAThirdBufferLeavesBothOperands) {
+  float a[3] = {1, -2, 3}, b[3] = {4, 5, -6}, out[3] = {9, 9, 9};
+  reduce_local_into(out, a, b, 3, Dtype::f32, Op::max);
+  EXPECT_EQ(out[0], 4);
+  EXPECT_EQ(out[1], 5);
+  EXPECT_EQ(out[2], 3);
+  EXPECT_EQ(a[1], -2);
+  EXPECT_EQ(b[2], -6);
+  double x[2] = {0.5, 1}, y[2] = {0.25, 2};
+  reduce_local_into(x, x, y, 2, Dtype::f64, Op::sum);
+  EXPECT_EQ(x[0], 0.75);
+  EXPECT_EQ(x[1], 3);
+  std::int32_t i[1] = {std::numeric_limits<std::int32_t>::max()}, j[1] = {1}, k[1] = {0};
+  reduce_local_into(k, i, j, 1, Dtype::i32, Op::sum);
+  EXPECT_EQ(k[0], std::numeric_limits<std::int32_t>::min());
+  std::uint16_t u[1] = {float_to_bf16(3)}, v[1] = {float_to_bf16(-7)}, w[1] = {0};
+  reduce_local_into(w, u, v, 1, Dtype::bf16, Op::min);
+  EXPECT_EQ(bf16_to_float(w[0]), -7.0f);
+  EXPECT_EQ(bf16_to_float(u[0]), 3.0f);
+}
+
 TEST(Bf16, RoundTripAndRounding) {
   for (float f : {0.0f, 1.0f, -2.5f, 256.0f, -8.0f}) EXPECT_EQ(bf16_to_float(float_to_bf16(f)), f);
   // 1 + 2^-8 is halfway between bf16 neighbours 1 and 1+2^-7: ties to even -> 1.
