@@ -91,8 +91,7 @@ void ProgramBuilder::sendrecv(Span out, int to, Span in, int from) {
 }
 void ProgramBuilder::reduce(Span into, Span from) { add({ActionKind::reduce, -1, -1, into, from}); }
 void ProgramBuilder::reduce_into(Span to, Span a, Span b) {
-  const bool same = to.buffer == a.buffer && to.offset == a.offset && to.count == a.count && to.owner == a.owner;
-  if (same) return reduce(to, b);
+  if (to == a) return reduce(to, b);
   Action x{ActionKind::reduce_into, -1, -1, to, a};
   x.c = b;
   add(x);

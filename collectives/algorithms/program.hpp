@@ -35,6 +35,7 @@ struct Span {
   std::size_t offset = 0;
   std::size_t count = 0;
   int owner = -1;
+  bool operator==(const Span&) const = default;
 };
 
 enum class ActionKind : std::uint8_t {
