@@ -7,13 +7,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lib"))
-from passes import p50_by_case, print_pass_tables, provenance_line, read_passes  # noqa: E402  (results/lib: shared with other campaigns)
+from passes import print_pass_tables, read_runs  # noqa: E402  (results/lib: shared with other campaigns)
 
 raw = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent / "raw"
-traces, cpus, revisions = read_passes(raw)
-runs = {key: p50_by_case(t) for key, t in traces.items()}
-print(provenance_line(cpus, revisions))
-cases = sorted({(pl, n) for p50 in runs.values() for pl, n, _ in p50}, key=lambda c: (c[0] != "out", c[1]))
+runs, cases = read_runs(raw)
 print_pass_tables(runs, cases, lambda b, a, placement, n: {
     "gloo after / before": a[(placement, n, "gloo")] / b[(placement, n, "gloo")],
     "ring / gloo before": b[(placement, n, "ring")] / b[(placement, n, "gloo")],

@@ -26,6 +26,28 @@ def read_passes(raw: Path, suffix: str = ""):
     return traces, cpus, revisions
 
 
+def read_runs(raw: Path, suffix: str = ""):
+    """read_passes' traces as {(side, pass): p50_by_case}, with their provenance line printed, and
+    their (placement, bytes) cases, out of place first; ({}, []) when RAW holds none of them."""
+    traces, cpus, revisions = read_passes(raw, suffix)
+    if not traces:
+        return {}, []
+    runs = {key: p50_by_case(t) for key, t in traces.items()}
+    print(provenance_line(cpus, revisions))
+    cases = sorted({(pl, n) for p50 in runs.values() for pl, n, _ in p50}, key=lambda c: (c[0] != "out", c[1]))
+    return runs, cases
+
+
+def against_reference(alg: str, name: str = "library", reference: str = "mpi"):
+    """The ratios for print_pass_tables of one algorithm of runs read by read_runs: its median time
+    over the reference's in the same run, before and after, and its own after / before."""
+    return lambda b, a, placement, n: {
+        f"{alg} / {name} before": b[(placement, n, alg)] / b[(placement, n, reference)],
+        f"{alg} / {name} after": a[(placement, n, alg)] / a[(placement, n, reference)],
+        f"{alg} after / before": a[(placement, n, alg)] / b[(placement, n, alg)],
+    }
+
+
 def p50_by_case(trace) -> dict:
     """{(placement, bytes, algorithm): median call time in µs of the slowest rank}."""
     return {(r.placement, int(r.bytes), r.algorithm): r.p50_us for r in trace.table("summary").itertuples()}
