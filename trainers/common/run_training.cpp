@@ -105,7 +105,6 @@ int run_training(Session& s, const RunControlOptions& o, Trainer& t, const RunDe
     loop.after_step = [&](int step, const dp::StepReport& r) { profile.after_step(step, loop.first_step, r); };
   loop.after_run = [&] { t.share_buffers(); };                           // one model everywhere, and in the checkpoint
   if (!o.save_init.empty()) save_on_rank0(o.save_init, run.start_step);  // the broadcast weights
-  dp::DataParallelEngine::install_stop_handlers();
 
   dp::StepFunctions fn;
   fn.data = [&](int micro) { t.load(micro); };

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <limits>
 
@@ -15,13 +14,11 @@
 #include "core/measure/stats.hpp"
 #include "core/run/log.hpp"
 #include "core/measure/timer.hpp"
+#include "trainers/dp/stop_signals.hpp"
 
 namespace sp::dp {
 
 namespace {
-
-std::atomic<int> g_stop_signal{0};
-extern "C" void on_stop_signal(int sig) { g_stop_signal.store(sig); }
 
 double process_cpu_seconds() {
   timespec ts;
@@ -135,14 +132,9 @@ void DataParallelEngine::check_in_sync(int step) {
         fmt::format("parameters differ across ranks after step {} (hashes {:016x} to {:016x})", step, lo, hi));
 }
 
-void DataParallelEngine::install_stop_handlers() {
-  std::signal(SIGUSR1, on_stop_signal);
-  std::signal(SIGTERM, on_stop_signal);
-}
-
 int DataParallelEngine::end_of_step(int step, const StepReport& report) {
   if (plan_.sync_check_after(step) && !plan_.no_comm && (plan_.local_sgd == 0 || report.averaged)) check_in_sync(step);
-  int sig = g_stop_signal.load();
+  int sig = stop_signal_received();
   SP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, stop_comm_));
   return sig;
 }

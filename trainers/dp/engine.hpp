@@ -118,14 +118,13 @@ class DataParallelEngine {
   void complete_parameters();
   // Throws CollectiveError naming the step if the ranks' parameters differ (collective).
   void check_in_sync(int step);
-  // The run-control every trainer shares. install_stop_handlers: SIGUSR1 and SIGTERM (the SLURM
-  // time-limit warning) ask the run to stop after the current step. end_of_step (collective,
+  // The run-control every trainer shares. SIGUSR1 and SIGTERM (the SLURM time-limit warning; see
+  // stop_signals.hpp) ask the run to stop after the current step. end_of_step (collective,
   // after every step): compares the parameter hashes every --check-sync-every steps (under local
   // SGD only after an average) and returns the stop signal any rank has received, 0 if none, so
   // every rank stops after the same step. end_of_run (collective): a local-SGD run interrupted
   // between averages takes rank 0's parameters, so checkpoints hold one model; then the hashes
   // are compared.
-  static void install_stop_handlers();
   int end_of_step(int step, const StepReport& report);
   void end_of_run(int last_step, bool interrupted);
   // After the last step (collective, in end_of_run): each case's buckets allreduced kReferenceIterations
