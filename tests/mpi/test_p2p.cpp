@@ -5,8 +5,10 @@
 // element is counted where it lands.
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <sched.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -128,3 +130,17 @@ TEST(P2pTests, NamesRoundTripAndUnknownIsAnError) {
 }
 
 }  // namespace
+
+// Gloo's event loop runs at idle priority (SCALEPROBE_GLOO_LOOP's default; gloo_transport.cpp says
+// why): after the world's transport is made, a thread of this process has SCHED_IDLE under Gloo
+// and none under MPI.
+TEST_F(P2p, GlooEventLoopRunsAtIdlePriority) {
+  world_transport();
+  int idle = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task"))
+    if (sched_getscheduler(std::stoi(task.path().filename().string())) == SCHED_IDLE) ++idle;
+  if (transport_name() == "gloo")
+    EXPECT_GE(idle, 1);
+  else
+    EXPECT_EQ(idle, 0);
+}

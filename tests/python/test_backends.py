@@ -40,6 +40,7 @@ def test_allreduce_perf_on_gloo_runs_every_algorithm_and_verifies(tmp_path, gloo
                "--no-membw", "-o", str(tmp_path / "ar.h5"), "--json", str(out), ranks=3)
     assert proc.returncode == 0, proc.stderr
     assert "# backend: gloo (Gloo " in proc.stdout
+    assert "event loop at idle priority" in proc.stdout  # SCALEPROBE_GLOO_LOOP's default
     rows = table_rows(proc.stdout)
     assert {r[5] for r in rows} == {"mpi", "gloo", "naive", "tree", "ring", "rabenseifner", "doubling", "shm", "shm-seg",
                                     "hier"}
@@ -77,6 +78,27 @@ def test_backend_usage_errors_are_one_line(tmp_path, binary, args, message):
     errors = [line for line in proc.stderr.splitlines() if f"{binary}: error:" in line]
     assert len(errors) == 1 and message in errors[0], proc.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_gloo_loop_priority_is_idle_or_normal_else_one_line(tmp_path, gloo_built):
+    # SCALEPROBE_GLOO_LOOP=normal leaves Gloo's event loop at the rank's own priority (as Gloo
+    # starts it) and says so; anything but idle or normal is refused before a case runs, nothing written.
+    exe = build_dir() / "bin" / "allreduce_perf"
+
+    def run_with(value: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["mpirun", "-np", "2", str(exe), "--backend", "gloo", "-a", "gloo", "--sizes", "8", "-n",
+                               "3", "--no-membw", "-o", str(tmp_path / f"{value}.h5")], capture_output=True, text=True,
+                              timeout=300, env={**mpi_env(), "SCALEPROBE_GLOO_LOOP": value})
+
+    normal = run_with("normal")
+    assert normal.returncode == 0, normal.stderr
+    assert "event loop at normal priority" in normal.stdout
+    bad = run_with("fast")
+    assert bad.returncode == 1, (bad.stdout, bad.stderr)
+    errors = [line for line in bad.stderr.splitlines() if "allreduce_perf: error:" in line]
+    assert errors and all(e.endswith("SCALEPROBE_GLOO_LOOP is 'fast': expected idle or normal") for e in errors), \
+        bad.stderr
+    assert not (tmp_path / "fast.h5").exists()
 
 
 def nccl_built(binary: str = "allreduce_perf") -> bool:
