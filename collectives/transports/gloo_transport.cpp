@@ -51,8 +51,9 @@ std::chrono::milliseconds gloo_timeout() {
 // SCALEPROBE_GLOO_LOOP: "idle" (default) or "normal", the scheduling class of Gloo's event-loop
 // thread. Gloo's loop re-polls a socket whose data waits for a receive the rank has not posted yet
 // (level-triggered epoll), so it spins until the rank's own thread posts it; on the rank's one
-// core that thread then waits for the scheduler tick to preempt the loop (4 ms per message here:
-// a 1 MiB ring allreduce 7.1 ms instead of 0.30 ms, results/2026-12-02-vm-f25m17-gloo-loop-idle).
+// core that thread then waits for the scheduler tick to preempt the loop (about 4 ms a message: the
+// ring allreduce of 1 MiB took a median 8005.09 µs against 314.02 µs at idle priority, 2 ranks,
+// results/2026-12-02-vm-f25m17-gloo-loop-idle).
 // At idle priority the loop runs only when the core has nothing else to do, and any thread of the
 // rank that wakes preempts it at once.
 bool gloo_loop_idle() {
