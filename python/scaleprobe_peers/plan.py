@@ -12,7 +12,9 @@ same session, alternating which side runs first from pass to pass (A B, B A, A B
 - ``gloo``: on the Gloo backend (allreduce_perf --backend gloo), Gloo's own allreduce and each of
   scaleprobe's schedules against MPI_Allreduce in the same run, and Gloo's allreduce as timed by
   allreduce_perf against PyTorch's (torch.distributed gloo), 2 ranks, unbound (bound to one core
-  per rank Gloo's own allreduce takes a fixed 4 ms here: results/2026-11-25-vm-f25m17-gloo-vs-mpi);
+  per rank Gloo's own allreduce took a fixed 4 ms here, results/2026-11-25-vm-f25m17-gloo-vs-mpi:
+  Gloo's event loop spinning on the rank's core, which PyTorch's side still pays bound; scaleprobe
+  runs the loop at idle priority since 8d6fb8b);
 - ``isa`` (only when asked, with --native-build-dir): the portable build's trainers against a
   native build's, same model, weights and threads (the gpt and resnet settings, most threads);
 - ``scaling``: weak scaling of gpt-tiny and ResNet-20 at each rank count (``auto``: 1, N/2 when

@@ -277,7 +277,7 @@ TEST_P(AllreduceAlgorithms, ExactForEveryDtypeOpCountAndPlacement) {
   }
   // A schedule on a host transport other than MPI runs the same host reduction as on MPI, where
   // every op is checked; what the transport adds is moving bytes, which every dtype, count, chunk
-  // and placement still exercise — with one op (Gloo's ~4 ms per call made three a CI cost). A
+  // and placement still exercise — with one op (Gloo's calls over TCP made three a CI cost). A
   // library's own allreduce, and the device path's reduction kernels, keep every op.
   const bool one_op =
       GetParam().transport.empty() && transport_name() != "mpi" && find_transport(transport_name()).host_memory;

@@ -1,7 +1,7 @@
 // Every collective other than allreduce (collectives/collective.hpp), every algorithm of it that runs
 // on the transport SP_TRANSPORT names (default mpi; CTest runs gloo too), at whatever rank count
 // mpiexec started (CTest: 1, 2, 3, 4, 5 and 8): every dtype and op, counts around the rank count,
-// segmented and not, three roots (Gloo, at ~4 ms a call: sum, f32 and i32, one chunk size — the
+// segmented and not, three roots (Gloo, over TCP: sum, f32 and i32, one chunk size — the
 // host reduction is MPI's, checked there), through the harness's
 // CollectiveCase (collectives/bench/harness.hpp) — the library's own call (MPI_Reduce_scatter_block ...)
 // and the schedules checked against the same expected output, so the reference is itself checked
