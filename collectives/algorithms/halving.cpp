@@ -31,20 +31,33 @@ Program plan_halving_reduce_scatter(const Shape& s) {
   const PowerOfTwoRanks g = power_of_two_ranks(rank, p);
   // Virtual rank v's segment starts at the block of the first real rank it stands for.
   auto segment_begin = [&](int v) { return own(v < g.extra ? 2 * v : v + g.extra); };
-  auto segments = [&](int v, int m) { return b.scratch(segment_begin(v), segment_begin(v + m) - segment_begin(v)); };
-  const Span received = b.scratch(n, n);
-  // Until its first reduction a rank's partial sums are its input, in the send buffer; from then
-  // on in scratch (segments), at the same offsets.
+  // Scratch holds the partial sums, then the half received in a step. The sums span the whole
+  // message after a fold, else only the half kept in the first step (every later half lies inside
+  // it), and none when that step is the last (it writes recv): they sit at their message offset
+  // minus `base`, so scratch is n + that half after a fold and twice that half otherwise (n at
+  // most for p a power of two, n/2 at 2 ranks) instead of 2n.
+  const bool folded_in = g.folds(rank) && !g.hands_over(rank);
+  std::size_t base = 0, sums_extent = n;
+  if (!folded_in && g.vrank >= 0) {
+    const int m = g.p2 / 2, v = g.vrank / m * m;
+    base = segment_begin(v);
+    sums_extent = m == 1 ? 0 : segment_begin(v + m) - base;
+  }
+  // The partial sums of virtual ranks v..v+m-1's segments: until a rank's first reduction its
+  // input, in the send buffer; from then on in scratch.
   bool summed = false;
-  auto sums = [&](const Span& at) { return summed ? at : b.send_buffer(at.offset, at.count); };
+  auto sums = [&](int v, int m) {
+    const std::size_t begin = segment_begin(v), count = segment_begin(v + m) - begin;
+    return summed ? b.scratch(begin - base, count) : b.send_buffer(begin, count);
+  };
 
-  if (g.folds(rank)) {  // fold
+  if (g.folds(rank)) {  // fold: the pair's sums made in place over what the partner sent
     b.step();
     if (g.hands_over(rank)) {
       b.send(b.send_buffer(0, n), rank + 1);
     } else {
-      b.recv(received, rank - 1);
-      b.reduce_into(b.scratch(0, n), b.send_buffer(0, n), received);
+      b.recv(b.scratch(0, n), rank - 1);
+      b.reduce(b.scratch(0, n), b.send_buffer(0, n));
       summed = true;
     }
   }
@@ -52,12 +65,14 @@ Program plan_halving_reduce_scatter(const Shape& s) {
     for (int m = g.p2 / 2; m >= 1; m /= 2) {
       b.step();
       const int partner = g.vrank ^ m;
-      const Span kept = segments(g.vrank / m * m, m), given = segments(partner / m * m, m);
-      const Span theirs = b.scratch(n, kept.count);
-      b.sendrecv(sums(given), theirs, g.real(partner));
+      const int kept = g.vrank / m * m;
+      const std::size_t kept_count = segment_begin(kept + m) - segment_begin(kept);
+      const Span theirs = b.scratch(sums_extent, kept_count);
+      b.sendrecv(sums(partner / m * m, m), theirs, g.real(partner));
       // The last step of a rank that did not fold: its own block, final, made in recv.
       const bool own_block = m == 1 && !g.folds(rank);
-      b.reduce_into(own_block ? b.recv_buffer(0, block) : kept, sums(kept), theirs);
+      const Span to = own_block ? b.recv_buffer(0, block) : b.scratch(segment_begin(kept) - base, kept_count);
+      b.reduce_into(to, sums(kept, m), theirs);
       summed = true;
     }
   }
@@ -67,8 +82,8 @@ Program plan_halving_reduce_scatter(const Shape& s) {
       b.recv(b.recv_buffer(0, block), rank + 1);
       return b.finish();
     }
-    b.send(b.scratch(own(rank - 1), block), rank - 1);
-    b.copy(b.recv_buffer(0, block), b.scratch(own(rank), block));
+    b.send(b.scratch(own(rank - 1) - base, block), rank - 1);
+    b.copy(b.recv_buffer(0, block), b.scratch(own(rank) - base, block));
   }
   return b.finish();
 }

@@ -234,6 +234,25 @@ TEST(Programs, DeclaredWorkspaceCoversEveryProgramsScratch) {
   EXPECT_GT(shapes, 1000);
 }
 
+// The halving reduce-scatter's scratch: the partial sums span only the half a rank keeps in its
+// first step (the whole message after a fold) and the received half follows them, so no rank
+// needs more than the message on a power of two (half of it at 2 ranks), or 5/3 of it otherwise
+// (a fold, then a first half of at most 2/3 of the message at 3 ranks); it was 1.5-2 messages.
+TEST(Programs, HalvingReduceScatterScratchIsAtMostTheMessage) {
+  for (int p : {2, 3, 4, 5, 6, 7, 8}) {
+    const std::size_t n = 1200 * static_cast<std::size_t>(p);
+    for (int rank = 0; rank < p; ++rank) {
+      Shape s{n, Dtype::f32, Op::sum, rank, p, 1 << 20, false, 0};
+      s.collective = Collective::reduce_scatter;
+      const std::size_t scratch = plan_halving_reduce_scatter(s).scratch_elements;
+      if ((p & (p - 1)) == 0)
+        EXPECT_LE(scratch, p == 2 ? n / 2 : n) << "rank " << rank << " of " << p;
+      else
+        EXPECT_LE(3 * scratch, 5 * n) << "rank " << rank << " of " << p;
+    }
+  }
+}
+
 // A tag offset moves every message of a program to its own tags.
 TEST(Programs, TagOffsetSeparatesPrograms) {
   const Program a = plan_ring(Shape{100, Dtype::f32, Op::sum, 0, 4, 0, false, 0});
