@@ -63,14 +63,14 @@ bool gloo_loop_idle() {
   fail("SCALEPROBE_GLOO_LOOP is '{}': expected idle or normal", text);
 }
 
-std::shared_ptr<gloo::transport::Device> make_tcp_device() {
+std::shared_ptr<gloo::transport::Device> make_tcp_device(bool loop_idle) {
   gloo::transport::tcp::attr attr;
   if (const char* iface = std::getenv("GLOO_SOCKET_IFNAME"); iface && *iface) {
     attr.iface = iface;
   } else {
     attr.hostname = host_name();
   }
-  if (!gloo_loop_idle()) return gloo::transport::tcp::CreateDevice(attr);
+  if (!loop_idle) return gloo::transport::tcp::CreateDevice(attr);
   // The device starts its loop thread, which inherits the scheduling class of the thread that
   // creates it: a helper at idle priority (a thread cannot raise itself back from it unprivileged).
   std::shared_ptr<gloo::transport::Device> device;
@@ -92,9 +92,9 @@ std::shared_ptr<gloo::transport::Device> make_tcp_device() {
 // A gloo::Context whose pairs are connected by exchanging their addresses over MPI.
 class MpiConnectedContext final : public gloo::Context {
  public:
-  MpiConnectedContext(MPI_Comm comm, int rank, int size) : gloo::Context(rank, size) {
+  MpiConnectedContext(MPI_Comm comm, int rank, int size, bool loop_idle) : gloo::Context(rank, size) {
     setTimeout(gloo_timeout());
-    device_ = make_tcp_device();
+    device_ = make_tcp_device(loop_idle);
     transportContext_ = device_->createContext(rank, size);
     transportContext_->setTimeout(getTimeout());
     // Record i of what this rank sends is the address of its pair to rank i: rank i connects its
@@ -128,7 +128,7 @@ class GlooTransport final : public Transport {
   explicit GlooTransport(MPI_Comm comm) {
     SP_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
     SP_MPI_CHECK(MPI_Comm_size(comm, &size_));
-    guarded("connecting", [&] { context_ = std::make_shared<MpiConnectedContext>(comm, rank_, size_); });
+    guarded("connecting", [&] { context_ = std::make_shared<MpiConnectedContext>(comm, rank_, size_, loop_idle_); });
   }
   std::string_view name() const override { return "gloo"; }
   int rank() const override { return rank_; }
@@ -138,7 +138,7 @@ class GlooTransport final : public Transport {
     return fmt::format("Gloo {}.{}.{}, TCP {}, event loop at {} priority, ring allreduce", GLOO_VERSION_MAJOR,
                        GLOO_VERSION_MINOR, GLOO_VERSION_PATCH,
                        iface && *iface ? fmt::format("on interface {}", iface) : "on this host's name",
-                       gloo_loop_idle() ? "idle" : "normal");
+                       loop_idle_ ? "idle" : "normal");
   }
 
   // An empty message is not sent at all: both sides of a schedule compute the same count, so the
@@ -312,6 +312,7 @@ class GlooTransport final : public Transport {
 
   int rank_ = 0, size_ = 1;
   std::shared_ptr<gloo::Context> context_;
+  const bool loop_idle_ = gloo_loop_idle();  // decided once, before the device starts its loop
   std::vector<Slot> slots_;
 };
 

@@ -5,7 +5,6 @@
 #include <time.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <limits>
 
