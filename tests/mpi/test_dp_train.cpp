@@ -6,6 +6,7 @@
 // test_dp_shard.cpp.
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <map>
@@ -213,21 +214,47 @@ TEST_F(DataParallel, EveryOverlapModeTrainsAlike) {
   EXPECT_FALSE(fs::exists(path("thread2.h5")));
 }
 
-// A straggler (--inject-fault slow:1:3: rank 1 stalls 0.3 s inside step 3's backward, after its
-// first gradients are final) is what the exposed wait's split calls waiting for peers, in every way
-// a mode learns that every rank is ready: the nonblocking barrier (progress), the barrier (none),
-// the thread's handshakes and, when shm-seg's buckets stream in thread mode (their handshakes pass
-// before the stall), the ranks' marks in the node segment.
+// rank r's command prefixed so that it runs on the r-th CPU of this test's own (two ranks): with
+// one CPU each, a busy rank cannot lend its threads another's idle core. Empty with one CPU.
+std::string one_cpu_per_rank() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return "";
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  if (cpus.size() < 2) return "";
+  return "sh -c 'exec taskset -c $(( ${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}} == 0 ? " + std::to_string(cpus[0]) +
+         " : " + std::to_string(cpus[1]) + " )) \"$0\" \"$@\"' ";
+}
+
+// A straggler (--inject-fault slow:1:3: rank 1 is busy for 0.3 s inside step 3's backward, after
+// its first gradients are final) is what the exposed wait's split calls waiting for peers, in every
+// way a mode learns that every rank is ready: the nonblocking barrier (progress; thread over Gloo),
+// the barrier (none), the thread's handshakes and, when shm-seg's buckets stream in thread mode
+// (their handshakes pass before the stall), the ranks' marks in the node segment. slow_thread_cpu:
+// each rank on one CPU of its own, a bucket per tensor, so that buckets are in flight during the
+// stall and Gloo's event loop (idle priority) on the straggler's busy CPU cannot move them: they
+// finish after the straggler's backward, long after their handshakes, and the fast rank's wait
+// must still be waiting for peers, not communication after all were ready.
 TEST_F(DataParallel, AStragglersDelayIsWaitingForPeers) {
-  const std::string common = "-s 4 --global-batch 12 --bucket-cap-mb 25 --chunk-kib 4 --inject-fault slow:1:3 ";
-  std::vector<std::pair<std::string, std::string>> runs{{"slow_progress", "-a ring"},
-                                                        {"slow_none", "-a ring --overlap none"}};
+  const std::string common = "-s 4 --global-batch 12 --chunk-kib 4 --inject-fault slow:1:3 ";
+  std::vector<std::pair<std::string, std::string>> runs{{"slow_progress", "-a ring --bucket-cap-mb 25"},
+                                                        {"slow_none", "-a ring --bucket-cap-mb 25 --overlap none"}};
 #ifdef SCALEPROBE_HAVE_GLOO
-  runs.push_back({"slow_thread", "-a ring --backend gloo --overlap thread"});
-  runs.push_back({"slow_thread_stream", "-a shm-seg --backend gloo --overlap thread"});
+  runs.push_back({"slow_thread", "-a ring --bucket-cap-mb 25 --backend gloo --overlap thread"});
+  runs.push_back({"slow_thread_stream", "-a shm-seg --bucket-cap-mb 25 --backend gloo --overlap thread"});
+  const std::string pin = one_cpu_per_rank();
+  if (!pin.empty())
+    runs.push_back({"slow_thread_cpu", "-a ring --bucket-cap-mb tensor --backend gloo --overlap thread"});
 #endif
+  const double delay = std::chrono::duration<double>(sp::dp::kStragglerDelay).count();
   for (const auto& [name, args] : runs) {
-    ASSERT_EQ(train(2, common + args + " -o " + path(name + ".h5"), name + ".log"), 0);
+    const std::string launch = sp::test::mpirun(2) + (name == "slow_thread_cpu" ? pin : std::string());
+    ASSERT_EQ(run(launch + GPT_TRAIN_PATH " -m gpt-micro --synthetic-bytes 100000 --val-batches 0 -q " + common + args +
+                      " -o " + path(name + ".h5"),
+                  name + ".log"),
+              0);
     const sp::TraceReader r(path(name + ".h5"));
     if (name == "slow_thread_stream") {
       EXPECT_EQ(r.root_attribute("buckets_stream"), "1");
@@ -235,18 +262,23 @@ TEST_F(DataParallel, AStragglersDelayIsWaitingForPeers) {
     const sp::Table it = r.read_table("iterations");
     const auto rank = sp::test::column<std::int64_t>(it, "rank"), step = sp::test::column<std::int64_t>(it, "step");
     const auto peers = sp::test::column<double>(it, "exposed_wait_peers_s");
+    const auto after = sp::test::column<double>(it, "exposed_after_ready_s");
     // Step 3's waits for peers on the fast rank (0) and on the straggler (1). Bounds loose enough
     // for a loaded machine, where the allreduce after all are ready can take a tenth of a second.
-    double fast = -1, slow = -1;
+    double fast = -1, slow = -1, fast_after = -1, slow_after = -1;
     int checked = 0;
     for (std::size_t i = 0; i < it.rows(); ++i) {
       if (step[i] != 3) continue;
       ++checked;
       (rank[i] == 0 ? fast : slow) = peers[i];
+      (rank[i] == 0 ? fast_after : slow_after) = after[i];
     }
     EXPECT_EQ(checked, 2) << name;
-    EXPECT_GT(fast, 0.5 * std::chrono::duration<double>(sp::dp::kStragglerDelay).count()) << name;
+    EXPECT_GT(fast, 0.5 * delay) << name;
     EXPECT_LT(slow, fast / 2) << name;
+    // What both ranks waited for once every backward had ended is the same communication: the
+    // delay is not in the fast rank's share of it.
+    EXPECT_LT(fast_after, slow_after + 0.1 * delay) << name;
   }
 }
 

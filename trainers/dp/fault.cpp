@@ -1,7 +1,6 @@
 #include "trainers/dp/fault.hpp"
 
 #include <cstdlib>
-#include <thread>
 
 #include "core/run/error.hpp"
 #include "core/run/log.hpp"
@@ -16,7 +15,10 @@ void FaultInjector::before_step(int step, GradientReducer& reducer) const {
 void FaultInjector::in_backward(int step) {
   if (step != fault_.step || fault_.kind != Fault::Kind::slow || stalled_) return;
   stalled_ = true;
-  std::this_thread::sleep_for(kStragglerDelay);
+  // Busy, as a rank on a slower core computes: a sleep would hand its core to the threads that
+  // move its buckets (Gloo's event loop at idle priority) and hide what a real straggler delays.
+  const auto until = std::chrono::steady_clock::now() + kStragglerDelay;
+  while (std::chrono::steady_clock::now() < until) {}
 }
 
 void FaultInjector::after_backward(int step, int rank) const {

@@ -1,5 +1,5 @@
 // Test-only fault injection (--inject-fault, trainers/dp/options.cpp): one rank exits without a
-// word, raises an error, corrupts its gradient reduction, or stalls inside its backward (a
+// word, raises an error, corrupts its gradient reduction, or stalls inside its backward, busy (a
 // straggler, whose delay its peers' exposed time must count as waiting for peers) at one step.
 // The engine holds an injector only when a fault is asked for on this rank, so a normal step pays
 // one null check.

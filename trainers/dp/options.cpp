@@ -86,7 +86,7 @@ void add_data_parallel_options(CLI::App& app, DataParallelOptions& o) {
   app.add_option(
       "--inject-fault", o.inject_fault,
       "testing: KIND:RANK:STEP with KIND exit (process dies), error (rank fails), corrupt "
-      "(wrong gradient after the allreduce) or slow (the rank stalls 0.3 s inside its backward: a straggler)");
+      "(wrong gradient after the allreduce) or slow (the rank is busy 0.3 s inside its backward: a straggler)");
   app.add_option("--shard", o.shard,
                  "sharded data parallelism: optimizer (ZeRO-1): gradient buckets reduce-scattered (ring), each "
                  "rank's optimizer state and update for its blocks only, parameters all-gathered after the update; "

@@ -345,6 +345,16 @@ double GradientReducer::finish_progress(double t0) {
 }
 
 double GradientReducer::finish_thread(double t0) {
+  // Over a transport whose waits sleep (Gloo) the thread may share this rank's core, where a bucket
+  // in flight moves only when the core is free: it finishes after the slowest peer's backward, so
+  // the handshakes, passed long before, do not tell that wait apart. A nonblocking barrier entered
+  // now does, tested here between the thread's own MPI calls (its handshakes: MPI_THREAD_SERIALIZED).
+  const bool ended_barrier = nranks_ > 1 && !streams_ && !transport_->busy_polls();
+  MPI_Request ended = MPI_REQUEST_NULL;
+  if (ended_barrier) {
+    std::lock_guard mpi(mpi_calls_);
+    SP_MPI_CHECK(MPI_Ibarrier(ready_comm_, &ended));
+  }
   std::unique_lock lock(mutex_);
   num_ready_ = buckets_.size();
   cv_.notify_all();
@@ -357,11 +367,20 @@ double GradientReducer::finish_thread(double t0) {
     while (!done() && !transports_.node->all_marked(steps_all_final_))
       cv_.wait_for(lock, std::chrono::microseconds(50));
     all_ready = wall_seconds();
+  } else if (ended_barrier) {
+    for (int flag = 0; !flag && !error_;) {
+      {
+        std::lock_guard mpi(mpi_calls_);
+        SP_MPI_CHECK(MPI_Test(&ended, &flag, MPI_STATUS_IGNORE));
+      }
+      all_ready = wall_seconds();
+      if (!flag) cv_.wait_for(lock, std::chrono::microseconds(50));
+    }
   }
   cv_.wait(lock, done);
   if (error_) std::rethrow_exception(error_);
   const double t_end = wall_seconds();
-  const double peers = streams_ ? std::min(all_ready, t_end) - t0 : handshake_waits_after(t0, t_end);
+  const double peers = streams_ || ended_barrier ? std::min(all_ready, t_end) - t0 : handshake_waits_after(t0, t_end);
   exposed_ = {t_end - t0, peers, t_end - t0 - peers};
   return exposed_.total_s;
 }
@@ -389,9 +408,15 @@ void GradientReducer::communication_loop() {
       t.start_s = wall_seconds();
       if (nranks_ > 1) {
         MPI_Request handshake;
-        SP_MPI_CHECK(MPI_Ibarrier(comm_, &handshake));
+        {
+          std::lock_guard mpi(mpi_calls_);
+          SP_MPI_CHECK(MPI_Ibarrier(comm_, &handshake));
+        }
         for (int done = 0;;) {
-          SP_MPI_CHECK(MPI_Test(&handshake, &done, MPI_STATUS_IGNORE));
+          {
+            std::lock_guard mpi(mpi_calls_);
+            SP_MPI_CHECK(MPI_Test(&handshake, &done, MPI_STATUS_IGNORE));
+          }
           if (done) break;
           std::this_thread::sleep_for(std::chrono::microseconds(50));
         }

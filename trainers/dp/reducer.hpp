@@ -34,9 +34,12 @@
 // every rank had ended its backward is waiting for the slowest peer (imbalance), the rest is
 // communication. How "every rank ended" is known without comparing clocks across nodes: a
 // nonblocking barrier entered when backward ends and tested while finish() waits (progress), a
-// barrier before the buckets (none), or the handshakes the thread waits in after backward ended
-// (thread: the time they overlap the wait; when the buckets stream, whose handshakes pass before
-// their gradients are final, a mark per rank in the node segment set when its last are).
+// barrier before the buckets (none), or in thread mode: over MPI (the thread on a spare core, so its
+// buckets never wait on a peer's backward) the handshakes the thread waits in after backward ended
+// (the time they overlap the wait); over Gloo, where the thread may share the rank's core and a
+// bucket in flight then waits for the slowest peer's backward, the nonblocking barrier too; when
+// the buckets stream, whose handshakes pass before their gradients are final, a mark per rank in
+// the node segment set when its last are.
 #pragma once
 #include <mpi.h>
 
@@ -205,8 +208,9 @@ class GradientReducer {
 
   MPI_Comm comm_ = MPI_COMM_NULL;  // the buckets' MPI traffic (and thread mode's handshakes)
   // The "every rank finished backward" barriers: on a communicator of their own, since in progress
-  // mode a rank may enter one before or after starting a bucket's MPI_Iallreduce, and nonblocking
-  // collectives on one communicator must start in the same order on every rank.
+  // mode a rank may enter one before or after starting a bucket's MPI_Iallreduce (in thread mode
+  // before or after the thread's next handshake), and nonblocking collectives on one communicator
+  // must start in the same order on every rank.
   MPI_Comm ready_comm_ = MPI_COMM_NULL;
   coll::Backends transports_;             // the buckets' data, on comm_
   coll::Transport* transport_ = nullptr;  // the configured algorithm's
@@ -254,6 +258,9 @@ class GradientReducer {
   ExposedSplit exposed_;
 
   std::mutex mutex_;
+  // Thread mode: held around each MPI call of the thread's handshakes and of finish_thread's
+  // barrier, the only MPI calls the two threads can make at once (MPI_THREAD_SERIALIZED).
+  std::mutex mpi_calls_;
   std::condition_variable cv_;
   // Buckets [0, num_ready_) may be reduced (guarded by mutex_); streaming, the last of them may
   // still be partly written (its program waits for each chunk).
