@@ -2,15 +2,16 @@
 communication split into waiting for peers and after all were ready, the no-overlap allreduce of the
 same buckets, the hidden fraction and the step over the same pass's --no-comm step; then, for the
 overlapped (thread) runs, how much of the gradients was reduced before backward ended. From here:
-    /usr/bin/python3 summarize.py raw > summary.md
+    PYTHONPATH=../../python /usr/bin/python3 summarize.py raw > summary.md
 """
 import re
 import statistics
 import sys
 from pathlib import Path
 
-import h5py
 import numpy as np
+
+from scaleprobe_analysis.h5open import open_h5  # the one safe open
 
 raw = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent / "raw"
 NAME = re.compile(r"p(\d+)-(thread|none|nocomm)-(gpt|resnet)")
@@ -19,7 +20,7 @@ MODEL = {"gpt": "gpt-tiny, 8 rows of 128 tokens per rank", "resnet": "ResNet-20,
 
 
 def read(path: Path) -> dict:
-    with h5py.File(path, "r") as f:
+    with open_h5(path) as f:
         c = {k: f["cases"][k][0] for k in f["cases"]}
         out = {"step": c["iteration_median_s"] * 1e3, "compute": c["compute_mean_s"] * 1e3,
                "exposed": c["exposed_comm_mean_s"] * 1e3, "peers": c["exposed_wait_peers_mean_s"] * 1e3,
