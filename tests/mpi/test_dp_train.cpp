@@ -277,8 +277,10 @@ TEST_F(DataParallel, AStragglersDelayIsWaitingForPeers) {
     EXPECT_GT(fast, 0.5 * delay) << name;
     EXPECT_LT(slow, fast / 2) << name;
     // What both ranks waited for once every backward had ended is the same communication: the
-    // delay is not in the fast rank's share of it.
-    EXPECT_LT(fast_after, slow_after + 0.1 * delay) << name;
+    // delay is not in the fast rank's share of it. The slack grows with that communication: on a
+    // loaded machine (another test on the cores) Gloo's idle-priority loop starves and both
+    // ranks' share stretches alike (0.518 and 0.550 s in an ASan CI run of ac00304).
+    EXPECT_LT(fast_after, slow_after + 0.1 * delay + 0.1 * slow_after) << name;
   }
 }
 
